@@ -1,0 +1,19 @@
+#pragma once
+// Each subcommand registers its options on the app and a callback that fills a config struct and calls
+// one library function. The callbacks report their exit status through `exitCode`.
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace cuset::cli {
+
+struct CommandContext {
+  int exitCode = 0;
+  std::vector<std::string> argv;  // recorded in run.json
+};
+
+void registerProblemsCommand(CLI::App& app, CommandContext& context);
+void registerEvalCommand(CLI::App& app, CommandContext& context);
+
+}  // namespace cuset::cli

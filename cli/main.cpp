@@ -1,0 +1,34 @@
+// The cuset executable: subcommand dispatch only.
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "cuset/common/error.hpp"
+#include "cuset/common/log.hpp"
+#include "cuset/common/version.hpp"
+
+int main(int argc, char** argv) {
+  cuset::cli::CommandContext context;
+  context.argv.assign(argv, argv + argc);
+
+  CLI::App app{"CuSeT: fine-tune code LLMs to write CUDA kernels, and evaluate the kernels they write."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("cuset {} ({})", cuset::kVersion, cuset::gitRevision()));
+  std::string logLevel;
+  app.add_option("--log-level", logLevel, "debug, info, warn, error or off (default: $CUSET_LOG or info)");
+  app.parse_complete_callback([&] {
+    if (!logLevel.empty()) cuset::log::setLevel(cuset::log::parseLevel(logLevel));
+  });
+
+  cuset::cli::registerProblemsCommand(app, context);
+  cuset::cli::registerEvalCommand(app, context);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "cuset: error: {}\n", e.what());
+    return 2;
+  }
+  return context.exitCode;
+}

@@ -1,0 +1,33 @@
+# Every third-party dependency is found here, once. See docs/dependencies.md for why each was chosen.
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+
+# CUDA toolkit: only NVRTC is linked. The driver (libcuda.so.1) is loaded lazily at run time by the
+# cuda backend, so that cuset starts and compiles kernels on machines without a GPU (DESIGN §4).
+find_package(CUDAToolkit 12.0 REQUIRED)
+if(NOT TARGET CUDA::nvrtc)
+  message(FATAL_ERROR "CUDAToolkit found at ${CUDAToolkit_LIBRARY_ROOT} but it has no NVRTC library")
+endif()
+
+# LibTorch: Debian's libtorch-dev (CPU) here, a CUDA LibTorch 2.x via -DTorch_DIR=... elsewhere.
+# Torch's CMake config appends its flags to CMAKE_CXX_FLAGS; we keep them on the torch-facing target only.
+set(_cuset_saved_cxx_flags "${CMAKE_CXX_FLAGS}")
+find_package(Torch REQUIRED)
+set(CMAKE_CXX_FLAGS "${_cuset_saved_cxx_flags}")
+
+# xxHash: content hashing for the compile cache and input-mutation checks.
+find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
+find_library(XXHASH_LIBRARY xxhash REQUIRED)
+add_library(cuset_xxhash INTERFACE)
+target_include_directories(cuset_xxhash INTERFACE ${XXHASH_INCLUDE_DIR})
+target_link_libraries(cuset_xxhash INTERFACE ${XXHASH_LIBRARY})
+
+if(CUSET_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(CUSET_BUILD_BENCHMARKS)
+  find_package(benchmark REQUIRED)
+endif()

@@ -1,0 +1,23 @@
+#pragma once
+// Plain-text tables for terminal output: columns padded to their widest cell.
+#include <string>
+#include <vector>
+
+namespace cuset {
+
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
+  void addRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::size_t rowCount() const { return rows_.size(); }
+  std::string render() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Shortens `text` to at most `width` characters (on one line), marking the cut with "...".
+std::string ellipsize(const std::string& text, std::size_t width);
+
+}  // namespace cuset

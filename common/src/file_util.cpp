@@ -1,0 +1,104 @@
+#include "cuset/common/file_util.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <utility>
+
+#include "cuset/common/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cuset {
+namespace {
+
+// Owns a POSIX file descriptor.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+void writeAll(int fd, const char* data, std::size_t size, const fs::path& path) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw makeError("{}: write failed: {}", path.string(), std::strerror(errno));
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::string readFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (!fs::exists(path)) throw makeError("{}: file not found", path.string());
+    throw makeError("{}: cannot open for reading: {}", path.string(), std::strerror(errno));
+  }
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw makeError("{}: read failed", path.string());
+  return content;
+}
+
+std::vector<std::byte> readBinaryFile(const fs::path& path) {
+  const std::string text = readFile(path);
+  std::vector<std::byte> bytes(text.size());
+  std::memcpy(bytes.data(), text.data(), text.size());
+  return bytes;
+}
+
+void writeFileAtomic(const fs::path& path, const void* data, std::size_t size) {
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw makeError("{}: cannot create directory: {}", dir.string(), ec.message());
+  std::random_device rd;
+  const fs::path tmp = dir / fmt::format(".{}.tmp{:08x}", path.filename().string(), rd());
+  FileDescriptor fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (fd.get() < 0) throw makeError("{}: cannot create: {}", tmp.string(), std::strerror(errno));
+  try {
+    writeAll(fd.get(), static_cast<const char*>(data), size, tmp);
+    if (::fsync(fd.get()) != 0) throw makeError("{}: fsync failed: {}", tmp.string(), std::strerror(errno));
+    if (::close(fd.release()) != 0) throw makeError("{}: close failed: {}", tmp.string(), std::strerror(errno));
+    fs::rename(tmp, path);
+  } catch (...) {
+    fs::remove(tmp, ec);
+    throw;
+  }
+}
+
+void writeFileAtomic(const fs::path& path, std::string_view content) {
+  writeFileAtomic(path, content.data(), content.size());
+}
+
+fs::path defaultCacheDir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "cuset";
+  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "cuset";
+  return fs::temp_directory_path() / "cuset-cache";
+}
+
+std::string hostName() {
+  char buffer[256] = {};
+  if (::gethostname(buffer, sizeof(buffer) - 1) != 0) return "unknown";
+  return buffer;
+}
+
+}  // namespace cuset

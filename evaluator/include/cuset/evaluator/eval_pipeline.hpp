@@ -1,0 +1,52 @@
+#pragma once
+// `cuset eval`: candidates -> manifest -> NVRTC -> (backend) -> results.jsonl, in parallel, resumable.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/candidate.hpp"
+#include "cuset/evaluator/eval_result.hpp"
+#include "cuset/evaluator/nvrtc_compiler.hpp"
+#include "cuset/evaluator/problem_suite.hpp"
+
+namespace cuset {
+
+enum class BackendKind { compileOnly };  // sim and cuda arrive with their issues
+std::string_view backendName(BackendKind kind);
+
+struct EvalConfig {
+  std::filesystem::path problemsDir = "problems";
+  std::filesystem::path candidatesPath;
+  std::filesystem::path outDir;  // empty: runs/<timestamp>-<backend>
+  BackendKind backend = BackendKind::compileOnly;
+  std::string arch = "sm_90";
+  std::size_t jobs = 0;  // 0: one per core
+  bool resume = false;
+  std::optional<std::uint64_t> seed;  // per-run secret seed for inputs; random when absent
+  std::filesystem::path cacheDir;     // empty: defaultCacheDir()/nvrtc
+  bool useCache = true;
+  std::string defaultModel;           // for candidates that name none; empty: the candidates file's stem
+  std::vector<std::string> commandLine;
+  bool showProgress = true;
+};
+
+struct EvalRunSummary {
+  std::filesystem::path runDir;
+  std::vector<EvalResult> results;  // every result of the run, resumed ones included, in candidate order
+  std::size_t evaluatedNow = 0;
+  std::size_t skippedAsDone = 0;
+  std::map<Verdict, std::size_t> counts;
+  double seconds = 0.0;
+};
+
+// The per-candidate stages of the compile-only backend. Never throws for a bad candidate: every
+// problem with the candidate becomes its verdict and reason.
+EvalResult evaluateCandidate(const Candidate& candidate, const ProblemSuite& suite, const NvrtcCompiler& compiler);
+
+// Runs a whole evaluation and writes RUN_DIR/run.json and RUN_DIR/results.jsonl.
+EvalRunSummary runEvaluation(const EvalConfig& config);
+
+}  // namespace cuset

@@ -1,0 +1,36 @@
+#pragma once
+// Draws problem inputs. Every (run seed, trial, tensor name) triple gives its own independent stream,
+// so trials are reproducible from the run's secret seed and no two tensors share values.
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "cuset/evaluator/host_tensor.hpp"
+#include "cuset/evaluator/problem.hpp"
+
+namespace cuset {
+
+// xoshiro256** seeded through splitmix64: fast, well-distributed, and identical on every platform
+// (std::normal_distribution is not), which keeps inputs stable across compilers.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed);
+  std::uint64_t next();
+  double uniform01();  // [0, 1)
+  double normal();     // standard normal (Box-Muller, cached pair)
+
+ private:
+  std::uint64_t s_[4];
+  bool hasSpare_ = false;
+  double spare_ = 0.0;
+};
+
+std::uint64_t streamSeed(std::uint64_t runSeed, std::uint64_t trial, std::string_view tensorName);
+
+HostTensor generateTensor(const TensorSpec& spec, const std::vector<std::int64_t>& shape, std::uint64_t seed);
+
+// All inputs of `problem` for the given size set and trial, in problem order.
+std::vector<HostTensor> generateInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed,
+                                       std::uint64_t trial);
+
+}  // namespace cuset

@@ -1,0 +1,39 @@
+#pragma once
+// The LibTorch side of the evaluator, behind a pimpl: this header includes no LibTorch header, so only
+// torch_reference.cpp pays LibTorch's compile time (DEVELOPERS.md: keep <torch/torch.h> contained).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/host_tensor.hpp"
+#include "cuset/evaluator/problem.hpp"
+
+namespace cuset {
+
+// A problem's TorchScript `forward`, compiled with torch::jit::compile (no Python anywhere). Its
+// parameters are bound by name: a tensor parameter to the input of that name, an int parameter to the
+// size of that name.
+class TorchReference {
+ public:
+  // Throws cuset::Error naming the problem's file on a TorchScript error or a parameter that names
+  // neither an input nor a size.
+  static TorchReference compile(const Problem& problem);
+
+  TorchReference(TorchReference&&) noexcept;
+  TorchReference& operator=(TorchReference&&) noexcept;
+  ~TorchReference();
+
+  // Runs forward on `inputs` (problem order). Floating inputs are upcast to float32 (float64 if the
+  // problem asks); outputs are checked against the declared count, shapes and dtype kinds, then rounded
+  // to the declared dtypes. Throws cuset::Error on any mismatch.
+  std::vector<HostTensor> run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes) const;
+
+ private:
+  struct Impl;
+  explicit TorchReference(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+std::string libtorchVersion();
+
+}  // namespace cuset

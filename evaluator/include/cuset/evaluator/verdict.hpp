@@ -1,0 +1,29 @@
+#pragma once
+// Exactly one verdict per candidate (DESIGN §4). `compiled` is the compile-only backend's success.
+#include <optional>
+#include <string_view>
+
+namespace cuset {
+
+enum class Verdict {
+  correct,
+  wrong_answer,
+  compile_error,
+  invalid_submission,
+  runtime_error,
+  timeout,
+  sandbox_violation,
+  hack_suspected,
+  compiled,
+};
+
+inline constexpr Verdict kAllVerdicts[] = {Verdict::correct,      Verdict::wrong_answer,      Verdict::compile_error,
+                                           Verdict::invalid_submission, Verdict::runtime_error, Verdict::timeout,
+                                           Verdict::sandbox_violation,  Verdict::hack_suspected, Verdict::compiled};
+
+std::string_view verdictName(Verdict verdict);
+std::optional<Verdict> parseVerdict(std::string_view text);
+// correct and compiled are successes; everything else must carry a reason.
+bool isSuccess(Verdict verdict);
+
+}  // namespace cuset

@@ -1,0 +1,210 @@
+#include "cuset/evaluator/eval_pipeline.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/hash.hpp"
+#include "cuset/common/json_util.hpp"
+#include "cuset/common/log.hpp"
+#include "cuset/common/progress.hpp"
+#include "cuset/common/thread_pool.hpp"
+#include "cuset/evaluator/launch_manifest.hpp"
+#include "cuset/evaluator/results_log.hpp"
+#include "cuset/evaluator/run_environment.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cuset {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// The line of an NVRTC log a reader needs first: the first error.
+std::string firstErrorLine(const std::string& log) {
+  std::size_t start = 0;
+  while (start < log.size()) {
+    std::size_t end = log.find('\n', start);
+    if (end == std::string::npos) end = log.size();
+    const std::string line = log.substr(start, end - start);
+    if (line.find("error") != std::string::npos) return line;
+    start = end + 1;
+  }
+  return log.empty() ? "NVRTC rejected the source without a log" : log.substr(0, log.find('\n'));
+}
+
+std::string defaultRunDir(BackendKind backend) {
+  std::string stamp = utcTimestamp();
+  std::erase(stamp, ':');
+  std::erase(stamp, '-');
+  return fmt::format("runs/{}-{}", stamp, backendName(backend));
+}
+
+// Reads the seed recorded by an earlier run in the same folder, so a resumed run draws the same inputs.
+std::optional<std::uint64_t> recordedSeed(const fs::path& runJson) {
+  if (!fs::exists(runJson)) return std::nullopt;
+  const nlohmann::json j = readJsonFile(runJson);
+  if (!j.contains("seed") || !j["seed"].is_string()) throw makeError("{}: has no seed to resume with", runJson.string());
+  return std::stoull(j["seed"].get<std::string>());
+}
+
+}  // namespace
+
+std::string_view backendName(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::compileOnly: return "compile-only";
+  }
+  return "?";
+}
+
+EvalResult evaluateCandidate(const Candidate& candidate, const ProblemSuite& suite, const NvrtcCompiler& compiler) {
+  const auto start = Clock::now();
+  EvalResult r;
+  r.problem = candidate.problemId;
+  r.sample = candidate.sample;
+  r.model = candidate.model;
+  r.backend = "compile-only";
+  r.origin = candidate.origin;
+  r.source = candidate.source;
+  r.sourceHash = hashString(candidate.source).hex();
+  auto finish = [&](Verdict v, std::string reason) {
+    r.verdict = v;
+    r.reason = std::move(reason);
+    r.timings.totalMs = msSince(start);
+    return r;
+  };
+
+  if (!candidate.readError.empty()) return finish(Verdict::invalid_submission, candidate.readError);
+  const Problem* problem = suite.find(candidate.problemId);
+  if (problem == nullptr) {
+    return finish(Verdict::invalid_submission,
+                  fmt::format("unknown problem id '{}' ({} problems loaded from {})", candidate.problemId, suite.problems().size(),
+                              suite.root().string()));
+  }
+
+  auto manifest = parseLaunchManifest(candidate.source, *problem);
+  r.timings.manifestMs = msSince(start);
+  if (!manifest) return finish(Verdict::invalid_submission, manifest.error());
+
+  CompileOutput compiled = compiler.compile(candidate.source, manifest->kernelNames());
+  r.timings.compileMs = compiled.milliseconds;
+  r.compileLog = std::move(compiled.log);
+  r.compileCacheHit = compiled.cacheHit;
+  switch (compiled.status) {
+    case CompileOutput::Status::compileError:
+      return finish(Verdict::compile_error, firstErrorLine(r.compileLog));
+    case CompileOutput::Status::missingKernels: {
+      std::string names;
+      for (const auto& n : compiled.missingKernels) names += fmt::format("{}'{}'", names.empty() ? "" : ", ", n);
+      return finish(Verdict::invalid_submission,
+                    fmt::format("manifest names kernel(s) {} that the compiled module does not define as __global__ "
+                                "(check the name, extern \"C\", or template arguments)", names));
+    }
+    case CompileOutput::Status::ok:
+      break;
+  }
+  return finish(Verdict::compiled, "");
+}
+
+EvalRunSummary runEvaluation(const EvalConfig& config) {
+  const auto start = Clock::now();
+  EvalRunSummary summary;
+  summary.runDir = config.outDir.empty() ? fs::path(defaultRunDir(config.backend)) : config.outDir;
+
+  const ProblemSuite suite = ProblemSuite::load(config.problemsDir);
+  suite.requireNoErrors();
+  std::string model = config.defaultModel;
+  if (model.empty()) {
+    fs::path p = config.candidatesPath;
+    if (p.filename().empty()) p = p.parent_path();
+    model = p.stem().string();
+  }
+  std::vector<Candidate> candidates = readCandidates(config.candidatesPath, model);
+
+  fs::create_directories(summary.runDir);
+  const fs::path runJsonPath = summary.runDir / "run.json";
+  ResultsLog results(summary.runDir / "results.jsonl", config.resume);
+
+  std::optional<std::uint64_t> seed = config.resume ? recordedSeed(runJsonPath) : std::nullopt;
+  if (seed && config.seed && *seed != *config.seed) {
+    throw makeError("{} records seed {}; resuming with --seed {} would mix two input draws in one run", runJsonPath.string(), *seed,
+                    *config.seed);
+  }
+  if (!seed) seed = config.seed ? *config.seed : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
+
+  const NvrtcCompiler compiler(CompileOptions{.arch = config.arch},
+                               config.useCache ? (config.cacheDir.empty() ? defaultCacheDir() / "nvrtc" : config.cacheDir) : fs::path());
+
+  nlohmann::json runJson = {
+      {"schema_version", 1},
+      {"status", "running"},
+      {"started", utcTimestamp()},
+      {"backend", backendName(config.backend)},
+      {"arch", config.arch},
+      {"seed", std::to_string(*seed)},  // a string: JSON readers lose precision above 2^53
+      {"problems_dir", fs::absolute(config.problemsDir).string()},
+      {"candidates", fs::absolute(config.candidatesPath).string()},
+      {"command_line", config.commandLine},
+      {"environment", describeEnvironment()},
+      {"compile_cache", compiler.cacheDir().empty() ? nlohmann::json(nullptr) : nlohmann::json(compiler.cacheDir().string())},
+  };
+  if (config.resume && fs::exists(runJsonPath)) runJson["started"] = readJsonFile(runJsonPath).value("started", runJson["started"]);
+  writeJsonFileAtomic(runJsonPath, runJson);
+
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (results.contains(candidates[i].key())) ++summary.skippedAsDone;
+    else todo.push_back(i);
+  }
+  if (summary.skippedAsDone > 0) log::info("resuming: {} of {} candidates already done", summary.skippedAsDone, candidates.size());
+
+  std::vector<std::optional<EvalResult>> fresh(candidates.size());  // one slot per candidate: no locking
+  {
+    ThreadPool pool(config.jobs);
+    ProgressBar progress("eval", todo.size(), "cand", config.showProgress);
+    std::vector<std::future<void>> pending;
+    pending.reserve(todo.size());
+    for (std::size_t index : todo) {
+      pending.push_back(pool.submit([&, index] {
+        EvalResult r = evaluateCandidate(candidates[index], suite, compiler);
+        results.append(r);
+        fresh[index] = std::move(r);
+        progress.advance();
+      }));
+    }
+    for (auto& f : pending) f.get();  // rethrows harness errors (e.g. a full disk), not candidate failures
+    summary.evaluatedNow = todo.size();
+  }
+
+  // Report in candidate order, whichever run produced each result.
+  std::map<std::string, const EvalResult*> previous;
+  for (const auto& r : results.previousResults()) previous[r.key()] = &r;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const EvalResult* r = fresh[i] ? &*fresh[i] : nullptr;
+    if (!r) {
+      auto it = previous.find(candidates[i].key());
+      if (it == previous.end()) continue;
+      r = it->second;
+    }
+    summary.results.push_back(*r);
+    ++summary.counts[r->verdict];
+  }
+  summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+  runJson["status"] = "finished";
+  runJson["finished"] = utcTimestamp();
+  runJson["candidates_total"] = candidates.size();
+  nlohmann::json counts = nlohmann::json::object();
+  for (const auto& [v, n] : summary.counts) counts[std::string(verdictName(v))] = n;
+  runJson["verdict_counts"] = counts;
+  writeJsonFileAtomic(runJsonPath, runJson);
+  return summary;
+}
+
+}  // namespace cuset
