@@ -42,13 +42,20 @@ void YamlReader::expectSequence(const YAML::Node& node, std::string_view path) c
 void YamlReader::onlyKeys(const YAML::Node& map, std::string_view path,
                           std::initializer_list<std::string_view> allowed) const {
   expectMap(map, path);
+  std::vector<std::string> seen;
   for (const auto& entry : map) {
     const std::string key = entry.first.as<std::string>();
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
       for (auto a : allowed) list += fmt::format("{}{}", list.empty() ? "" : ", ", a);
-      fail(entry.first, joinPath(path, key), fmt::format("unknown key (allowed: {})", list));
+      // YAML splits `{grid: ceil_div(N, 16)}` at the comma, leaving "16)" as a key.
+      const bool splitExpression = key.find_first_of("()") != std::string::npos;
+      fail(entry.first, joinPath(path, key),
+           fmt::format("unknown key (allowed: {}){}", list,
+                       splitExpression ? "; an expression with commas inside a {...} mapping must be quoted" : ""));
     }
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) fail(entry.first, joinPath(path, key), "duplicate key");
+    seen.push_back(key);
   }
 }
 

@@ -46,6 +46,7 @@ Candidate parseJsonLine(const std::string& line, const std::string& origin, cons
   Candidate c;
   c.origin = origin;
   c.model = defaultModel;
+  c.sample = -1;  // assigned by the reader unless the record gives one
   nlohmann::json record;
   try {
     record = nlohmann::json::parse(line);
@@ -78,8 +79,6 @@ Candidate parseJsonLine(const std::string& line, const std::string& origin, cons
       return c;
     }
     c.sample = it->get<std::int64_t>();
-  } else {
-    c.sample = -1;  // assigned by the reader
   }
   std::string response;
   const bool hasSource = stringField("source", c.source);

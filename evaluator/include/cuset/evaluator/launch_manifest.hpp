@@ -33,7 +33,7 @@ struct KernelLaunch {
 struct LaunchManifest {
   std::vector<KernelLaunch> launches;
   std::vector<TensorSpec> workspace;  // zero-filled scratch buffers
-  int firstLine = 0;                  // 1-based line of the manifest's first YAML line in the source
+  int firstLine = 0;                  // 1-based line of the /*@cuset marker in the source
 
   // Distinct kernel names in launch order.
   std::vector<std::string> kernelNames() const;

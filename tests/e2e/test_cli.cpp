@@ -1,0 +1,96 @@
+// Whole-CLI tests: run the real `cuset` binary as a user would.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+struct CliRun {
+  int exitCode = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CliRun cuset(const std::string& args) {
+  const std::string command = std::string("cd ") + CUSET_SOURCE_DIR + " && " + CUSET_BINARY + " " + args + " 2>&1";
+  CliRun r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buffer{};
+  while (std::size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) r.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(Cli, HelpListsSubcommands) {
+  const CliRun r = cuset("--help");
+  EXPECT_EQ(r.exitCode, 0);
+  EXPECT_NE(r.output.find("problems"), std::string::npos);
+  EXPECT_NE(r.output.find("eval"), std::string::npos);
+  EXPECT_EQ(cuset("eval --help").exitCode, 0);
+  EXPECT_NE(cuset("").exitCode, 0);
+}
+
+TEST(Cli, ProblemsListShowCheck) {
+  const CliRun list = cuset("problems list");
+  EXPECT_EQ(list.exitCode, 0) << list.output;
+  EXPECT_NE(list.output.find("level1/softmax_rows"), std::string::npos);
+  const CliRun show = cuset("problems show level1/softmax_rows");
+  EXPECT_EQ(show.exitCode, 0);
+  EXPECT_NE(show.output.find("torch.softmax"), std::string::npos);
+  const CliRun missing = cuset("problems show level1/nope");
+  EXPECT_NE(missing.exitCode, 0);
+  EXPECT_NE(missing.output.find("no problem 'level1/nope'"), std::string::npos);
+  const CliRun check = cuset("problems check --seed 7");
+  EXPECT_EQ(check.exitCode, 0) << check.output;
+  EXPECT_NE(check.output.find("0 failed"), std::string::npos);
+}
+
+TEST(Cli, ProblemsCheckFailsOnADegenerateProblem) {
+  test::TempDir dir;
+  test::writeText(dir / "level1/zero/problem.yaml",
+                  "name: zero\nlevel: 1\nsizes: {small: {N: 100}}\ninputs: {x: {dtype: float32, shape: [N]}}\n"
+                  "outputs: {y: {dtype: float32, shape: [N]}}\nreference: |\n  def forward(x: Tensor) -> Tensor:\n      return x * 0.0\n");
+  const CliRun r = cuset("problems check --problems " + dir.path().string());
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("degenerate"), std::string::npos) << r.output;
+}
+
+TEST(Cli, EvalBundledSolutionsAllCompile) {
+  test::TempDir dir;
+  const CliRun r = cuset("eval --candidates problems --out " + (dir / "run").string() + " --cache-dir " + (dir / "cache").string());
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("compiled"), std::string::npos);
+  EXPECT_EQ(r.output.find("compile_error"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("invalid_submission"), std::string::npos) << r.output;
+  const std::string results = test::readText(dir / "run/results.jsonl");
+  std::size_t lines = 0;
+  for (std::size_t pos = 0; (pos = results.find('\n', pos)) != std::string::npos; ++pos) ++lines;
+  EXPECT_GE(lines, 5u);
+  // The same run again refuses to overwrite; --resume finishes at once.
+  EXPECT_NE(cuset("eval --candidates problems --out " + (dir / "run").string()).exitCode, 0);
+  const CliRun resumed = cuset("eval --candidates problems --resume --out " + (dir / "run").string());
+  EXPECT_EQ(resumed.exitCode, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("0 evaluated now"), std::string::npos) << resumed.output;
+}
+
+TEST(Cli, EvalBadInputsGiveOneClearError) {
+  test::TempDir dir;
+  const CliRun missing = cuset("eval --candidates /nonexistent.jsonl --out " + (dir / "r").string());
+  EXPECT_EQ(missing.exitCode, 2);
+  EXPECT_NE(missing.output.find("/nonexistent.jsonl"), std::string::npos);
+  const CliRun arch = cuset("eval --candidates problems --arch sm_1 --no-cache --out " + (dir / "r2").string());
+  EXPECT_EQ(arch.exitCode, 2);
+  EXPECT_NE(arch.output.find("does not support"), std::string::npos) << arch.output;
+  const CliRun backend = cuset("eval --candidates problems --backend magic");
+  EXPECT_NE(backend.exitCode, 0);
+}
+
+}  // namespace
+}  // namespace cuset

@@ -1,0 +1,59 @@
+#pragma once
+// Helpers shared by the test suites.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "cuset/common/error.hpp"
+
+namespace cuset::test {
+
+// A fresh directory under the system temp dir, removed with everything in it at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() / ("cuset-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& child) const { return path_ / child; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline void writeText(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+inline std::string readText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Asserts that `statement` throws an exception whose message contains every one of `needles`.
+#define CUSET_EXPECT_THROW_WITH(statement, ...)                                          \
+  do {                                                                                   \
+    try {                                                                                \
+      statement;                                                                         \
+      ADD_FAILURE() << "expected an exception from: " #statement;                        \
+    } catch (const std::exception& cuset_e_) {                                           \
+      for (const std::string& needle : {__VA_ARGS__}) {                                  \
+        EXPECT_NE(std::string(cuset_e_.what()).find(needle), std::string::npos)          \
+            << "message: " << cuset_e_.what() << "\nmissing: " << needle;                \
+      }                                                                                  \
+    }                                                                                    \
+  } while (0)
+
+}  // namespace cuset::test
