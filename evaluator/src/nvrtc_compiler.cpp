@@ -198,7 +198,9 @@ CompileOutput NvrtcCompiler::compileUncached(std::string_view source, const std:
   const bool cubin = options_.arch.rfind("sm_", 0) == 0;
   CompileOutput out;
   out.isCubin = cubin;
-  RawCompile raw = runNvrtc(source, optionStrings_, kernelNames, cubin);
+  std::vector<std::string> options = optionStrings_;
+  if (sourceNeedsHalfTypes(source)) options.emplace_back("-DCUSET_NEEDS_HALF_TYPES");
+  RawCompile raw = runNvrtc(source, options, kernelNames, cubin);
   if (!raw.ok) {
     if (raw.log.find("__nv_name_map") == std::string::npos) {
       out.status = CompileOutput::Status::compileError;
@@ -207,7 +209,7 @@ CompileOutput NvrtcCompiler::compileUncached(std::string_view source, const std:
     }
     // A manifest kernel name did not resolve. Compile without the names to tell "the source is broken"
     // (compile_error with a clean log) from "the source is fine but lacks that kernel".
-    RawCompile plain = runNvrtc(source, optionStrings_, {}, cubin);
+    RawCompile plain = runNvrtc(source, options, {}, cubin);
     out.log = std::move(plain.log);
     if (!plain.ok) {
       out.status = CompileOutput::Status::compileError;

@@ -12,8 +12,10 @@ namespace {
 constexpr std::string_view kPrelude = R"(#pragma once
 #ifndef CUSET_PRELUDE
 #define CUSET_PRELUDE 1
+#ifdef CUSET_NEEDS_HALF_TYPES
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#endif
 typedef signed char int8_t;
 typedef short int16_t;
 typedef int int32_t;
@@ -128,6 +130,13 @@ std::string computeVersion() {
 }
 
 }  // namespace
+
+bool sourceNeedsHalfTypes(std::string_view source) {
+  for (std::string_view marker : {"half", "bfloat16", "bf16", "__h"}) {
+    if (source.find(marker) != std::string_view::npos) return true;
+  }
+  return false;
+}
 
 const std::vector<VirtualHeader>& nvrtcVirtualHeaders() {
   static const std::vector<VirtualHeader> headers = {

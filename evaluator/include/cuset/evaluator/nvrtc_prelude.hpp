@@ -17,6 +17,12 @@ inline constexpr std::string_view kPreludeHeaderName = "cuset_prelude.cuh";
 // The prelude first, then the stand-in headers.
 const std::vector<VirtualHeader>& nvrtcVirtualHeaders();
 
+// cuda_fp16.h and cuda_bf16.h are a third of NVRTC's time on a small kernel, so the prelude includes
+// them only when the source can use them: when it mentions "half", "bfloat16", "bf16" or an "__h"
+// intrinsic (a false positive costs ~10 ms, a false negative cannot happen for code that names the
+// types). The compiler then defines CUSET_NEEDS_HALF_TYPES.
+bool sourceNeedsHalfTypes(std::string_view source);
+
 // Changes whenever any virtual header changes, so compile-cache keys do too.
 std::string_view nvrtcPreludeVersion();
 
