@@ -33,19 +33,18 @@ class FileDescriptor {
   int fd_;
 };
 
-void writeAll(int fd, const char* data, std::size_t size, const fs::path& path) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
+}  // namespace
+
+void writeAll(int fd, std::string_view data, const fs::path& path) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
       throw makeError("{}: write failed: {}", path.string(), std::strerror(errno));
     }
-    data += n;
-    size -= static_cast<std::size_t>(n);
+    data.remove_prefix(static_cast<std::size_t>(n));
   }
 }
-
-}  // namespace
 
 std::string readFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -75,7 +74,7 @@ void writeFileAtomic(const fs::path& path, const void* data, std::size_t size) {
   FileDescriptor fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (fd.get() < 0) throw makeError("{}: cannot create: {}", tmp.string(), std::strerror(errno));
   try {
-    writeAll(fd.get(), static_cast<const char*>(data), size, tmp);
+    writeAll(fd.get(), std::string_view(static_cast<const char*>(data), size), tmp);
     if (::fsync(fd.get()) != 0) throw makeError("{}: fsync failed: {}", tmp.string(), std::strerror(errno));
     if (::close(fd.release()) != 0) throw makeError("{}: close failed: {}", tmp.string(), std::strerror(errno));
     fs::rename(tmp, path);

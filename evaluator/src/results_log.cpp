@@ -69,17 +69,7 @@ void ResultsLog::append(const EvalResult& result) {
   std::lock_guard lock(mutex_);
   // O_APPEND with one write per record: a record is either wholly in the file or (if the process dies
   // inside the call) a torn tail that the next --resume cuts off.
-  const char* data = line.data();
-  std::size_t left = line.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, data, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw makeError("{}: cannot append result: {}", path_.string(), std::strerror(errno));
-    }
-    data += n;
-    left -= static_cast<std::size_t>(n);
-  }
+  writeAll(fd_, line, path_);
   done_.insert(result.key());
 }
 

@@ -15,6 +15,9 @@ std::vector<std::byte> readBinaryFile(const std::filesystem::path& path);
 void writeFileAtomic(const std::filesystem::path& path, std::string_view content);
 void writeFileAtomic(const std::filesystem::path& path, const void* data, std::size_t size);
 
+// Writes all of `data` to `fd`, retrying short writes and EINTR; throws cuset::Error naming `path`.
+void writeAll(int fd, std::string_view data, const std::filesystem::path& path);
+
 // $XDG_CACHE_HOME/cuset, else $HOME/.cache/cuset, else a folder under the system temp directory.
 std::filesystem::path defaultCacheDir();
 
