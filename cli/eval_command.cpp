@@ -18,20 +18,36 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
   CLI::App* eval = app.add_subcommand("eval", "Compile and judge candidate kernels, writing RUN_DIR/results.jsonl");
   eval->add_option("--problems", config->problemsDir, "Problem suite folder")->capture_default_str();
   eval->add_option("--candidates", config->candidatesPath, "JSONL file of candidates, or a folder of .cu files")->required();
-  eval->add_option("--backend", *backend, "Backend")->check(CLI::IsMember({"compile-only"}))->capture_default_str();
+  eval->add_option("--backend", *backend, "compile-only (NVRTC verdicts) or sim (run on the CPU simulator, full correctness checks)")
+      ->check(CLI::IsMember({"compile-only", "sim"}))
+      ->capture_default_str();
   eval->add_option("--out", config->outDir, "Run folder (default: runs/<timestamp>-<backend>)");
   eval->add_option("--arch", config->arch, "Target architecture: sm_XX (cubin) or compute_XX (PTX)")->capture_default_str();
   eval->add_option("--jobs,-j", config->jobs, "Parallel compiles (0 = one per core)")->capture_default_str();
   eval->add_flag("--resume", config->resume, "Continue an interrupted run in --out, skipping finished candidates");
   eval->add_option("--seed", *seed, "Secret per-run input seed (default: random, recorded in run.json)");
-  eval->add_option("--cache-dir", config->cacheDir, "Compile cache folder (default: $XDG_CACHE_HOME/cuset/nvrtc)");
+  eval->add_option("--cache-dir", config->cacheDir, "Cache folder for compiled kernels (default: $XDG_CACHE_HOME/cuset)");
   eval->add_flag("--no-cache", *noCache, "Do not read or write the compile cache");
   eval->add_option("--model", config->defaultModel, "Model name for candidates that give none (default: the candidates' file or folder name)");
   eval->add_option("--max-rows", *maxRows, "Print one row per candidate up to this many candidates")->capture_default_str();
   eval->add_flag("--quiet,-q", *quiet, "No progress bar");
+  auto timeoutSeconds = std::make_shared<double>(10.0);
+  auto memoryGiB = std::make_shared<double>(16.0);
+  eval->add_option("--trials", config->trials, "Correctness trials with fresh inputs (plus one determinism rerun)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  eval->add_option("--timeout", *timeoutSeconds, "Wall-time limit in seconds for one trial of one candidate")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  eval->add_option("--sim-threads", config->sandbox.hostThreads, "Host threads per simulated launch (blocks run in parallel)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  eval->add_option("--memory-limit", *memoryGiB, "Address-space limit of each sandbox worker, GiB")->check(CLI::Range(0.5, 4096.0))->capture_default_str();
 
   eval->callback([=, &context] {
-    config->backend = BackendKind::compileOnly;  // the only member --backend accepts for now
+    config->backend = *parseBackend(*backend);
+    config->sandbox.timeout = std::chrono::milliseconds(static_cast<long long>(*timeoutSeconds * 1000));
+    config->sandbox.memoryBytes = static_cast<std::size_t>(*memoryGiB * static_cast<double>(std::size_t{1} << 30));
     if (*seed != 0) config->seed = *seed;
     config->useCache = !*noCache;
     config->showProgress = !*quiet;

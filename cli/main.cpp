@@ -5,8 +5,13 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/common/version.hpp"
+#include "cuset/evaluator/sandbox.hpp"
 
 int main(int argc, char** argv) {
+  // Sandbox workers re-execute this binary; they take no user options (DESIGN §4 "Sandbox").
+  if (argc == 4 && std::string_view(argv[1]) == "__worker" && std::string_view(argv[2]) == "--memory-bytes") {
+    return cuset::runSandboxWorker(std::stoull(argv[3]));
+  }
   cuset::cli::CommandContext context;
   context.argv.assign(argv, argv + argc);
 

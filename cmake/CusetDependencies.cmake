@@ -25,6 +25,10 @@ add_library(cuset_xxhash INTERFACE)
 target_include_directories(cuset_xxhash INTERFACE ${XXHASH_INCLUDE_DIR})
 target_link_libraries(cuset_xxhash INTERFACE ${XXHASH_LIBRARY})
 
+# libseccomp: the system-call allow-list of sandboxed simulator workers.
+find_path(SECCOMP_INCLUDE_DIR seccomp.h REQUIRED)
+find_library(SECCOMP_LIBRARY seccomp REQUIRED)
+
 if(CUSET_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

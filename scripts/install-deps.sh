@@ -8,6 +8,8 @@ packages=(
   libtorch-dev            # LibTorch 1.13 (CPU); a CUDA LibTorch 2.x is used instead via -DTorch_DIR
   libopenblas0-pthread    # without it LibTorch's fp32 matmul falls back to reference BLAS (~24x slower)
   libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev libxxhash-dev
+  libboost-context-dev    # fibers for the CPU simulator
+  libseccomp-dev          # system-call allow-list for sandboxed simulator workers
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <thread>
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
@@ -13,7 +14,10 @@
 #include "cuset/common/log.hpp"
 #include "cuset/common/progress.hpp"
 #include "cuset/common/thread_pool.hpp"
+#include "cuset/evaluator/compiler_log.hpp"
 #include "cuset/evaluator/launch_manifest.hpp"
+#include "cuset/evaluator/sim_backend.hpp"
+#include "cuset/evaluator/source_policy.hpp"
 #include "cuset/evaluator/results_log.hpp"
 #include "cuset/evaluator/run_environment.hpp"
 
@@ -25,19 +29,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-// The line of an NVRTC log a reader needs first: the first error.
-std::string firstErrorLine(const std::string& log) {
-  std::size_t start = 0;
-  while (start < log.size()) {
-    std::size_t end = log.find('\n', start);
-    if (end == std::string::npos) end = log.size();
-    const std::string line = log.substr(start, end - start);
-    if (line.find("error") != std::string::npos) return line;
-    start = end + 1;
-  }
-  return log.empty() ? "NVRTC rejected the source without a log" : log.substr(0, log.find('\n'));
-}
 
 std::string defaultRunDir(BackendKind backend) {
   std::string stamp = utcTimestamp();
@@ -59,17 +50,26 @@ std::optional<std::uint64_t> recordedSeed(const fs::path& runJson) {
 std::string_view backendName(BackendKind kind) {
   switch (kind) {
     case BackendKind::compileOnly: return "compile-only";
+    case BackendKind::sim: return "sim";
   }
   return "?";
 }
 
-EvalResult evaluateCandidate(const Candidate& candidate, const ProblemSuite& suite, const NvrtcCompiler& compiler) {
+std::optional<BackendKind> parseBackend(std::string_view name) {
+  for (BackendKind k : {BackendKind::compileOnly, BackendKind::sim}) {
+    if (backendName(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
+EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& services) {
+  const ProblemSuite& suite = services.suite;
   const auto start = Clock::now();
   EvalResult r;
   r.problem = candidate.problemId;
   r.sample = candidate.sample;
   r.model = candidate.model;
-  r.backend = "compile-only";
+  r.backend = std::string(backendName(services.backend));
   r.origin = candidate.origin;
   r.source = candidate.source;
   r.sourceHash = hashString(candidate.source).hex();
@@ -91,8 +91,9 @@ EvalResult evaluateCandidate(const Candidate& candidate, const ProblemSuite& sui
   auto manifest = parseLaunchManifest(candidate.source, *problem);
   r.timings.manifestMs = msSince(start);
   if (!manifest) return finish(Verdict::invalid_submission, manifest.error());
+  if (auto include = disallowedInclude(candidate.source)) return finish(Verdict::invalid_submission, *include);
 
-  CompileOutput compiled = compiler.compile(candidate.source, manifest->kernelNames());
+  CompileOutput compiled = services.nvrtc.compile(candidate.source, manifest->kernelNames());
   r.timings.compileMs = compiled.milliseconds;
   r.compileLog = std::move(compiled.log);
   r.compileCacheHit = compiled.cacheHit;
@@ -109,7 +110,17 @@ EvalResult evaluateCandidate(const Candidate& candidate, const ProblemSuite& sui
     case CompileOutput::Status::ok:
       break;
   }
-  return finish(Verdict::compiled, "");
+  if (services.backend == BackendKind::compileOnly) return finish(Verdict::compiled, "");
+  try {
+    runSimBackend(*problem, *manifest, candidate.source, *services.simCompiler, *services.sandbox, *services.references,
+                  services.correctness, r);
+  } catch (const std::exception& e) {
+    // A harness failure (the host compiler missing, a reference that cannot run) is not the
+    // candidate's fault: it stops the run with the reason rather than recording a verdict.
+    throw makeError("{} sample {} ({}): {}", candidate.problemId, candidate.sample, candidate.origin, e.what());
+  }
+  r.timings.totalMs = msSince(start);
+  return r;
 }
 
 EvalRunSummary runEvaluation(const EvalConfig& config) {
@@ -138,8 +149,19 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   }
   if (!seed) seed = config.seed ? *config.seed : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
 
-  const NvrtcCompiler compiler(CompileOptions{.arch = config.arch},
-                               config.useCache ? (config.cacheDir.empty() ? defaultCacheDir() / "nvrtc" : config.cacheDir) : fs::path());
+  const fs::path cacheRoot = config.cacheDir.empty() ? defaultCacheDir() : config.cacheDir;
+  const NvrtcCompiler compiler(CompileOptions{.arch = config.arch}, config.useCache ? cacheRoot / "nvrtc" : fs::path());
+  std::unique_ptr<SimCompiler> simCompiler;
+  std::unique_ptr<SandboxPool> sandbox;
+  ReferenceCache references;
+  const std::size_t jobs = config.jobs ? config.jobs : std::max(1u, std::thread::hardware_concurrency());
+  if (config.backend == BackendKind::sim) {
+    // The sim cache is never disabled: the worker loads the library from it.
+    simCompiler = std::make_unique<SimCompiler>(SimToolchain::fromBuild(), cacheRoot / "sim");
+    sandbox = std::make_unique<SandboxPool>(jobs, config.sandbox);
+  }
+  EvalServices services{suite, compiler, config.backend, simCompiler.get(), sandbox.get(), &references,
+                        CorrectnessOptions{*seed, config.trials, "small"}};
 
   nlohmann::json runJson = {
       {"schema_version", 1},
@@ -154,6 +176,14 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
       {"environment", describeEnvironment()},
       {"compile_cache", compiler.cacheDir().empty() ? nlohmann::json(nullptr) : nlohmann::json(compiler.cacheDir().string())},
   };
+  if (config.backend == BackendKind::sim) {
+    runJson["sim"] = {{"trials", config.trials},
+                      {"size_set", "small"},
+                      {"timeout_ms", config.sandbox.timeout.count()},
+                      {"host_threads", config.sandbox.hostThreads},
+                      {"memory_bytes", config.sandbox.memoryBytes},
+                      {"timing", "CPU simulator wall time; never reported as a speedup"}};
+  }
   if (config.resume && fs::exists(runJsonPath)) runJson["started"] = readJsonFile(runJsonPath).value("started", runJson["started"]);
   writeJsonFileAtomic(runJsonPath, runJson);
 
@@ -166,13 +196,13 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
 
   std::vector<std::optional<EvalResult>> fresh(candidates.size());  // one slot per candidate: no locking
   {
-    ThreadPool pool(config.jobs);
+    ThreadPool pool(jobs);
     ProgressBar progress("eval", todo.size(), "cand", config.showProgress);
     std::vector<std::future<void>> pending;
     pending.reserve(todo.size());
     for (std::size_t index : todo) {
       pending.push_back(pool.submit([&, index] {
-        EvalResult r = evaluateCandidate(candidates[index], suite, compiler);
+        EvalResult r = evaluateCandidate(candidates[index], services);
         results.append(r);
         fresh[index] = std::move(r);
         progress.advance();

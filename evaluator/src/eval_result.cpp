@@ -1,5 +1,6 @@
 #include "cuset/evaluator/eval_result.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "cuset/common/error.hpp"
@@ -10,7 +11,7 @@ namespace cuset {
 std::string EvalResult::key() const { return candidateKey(model, problem, sample); }
 
 nlohmann::json toJson(const EvalResult& r) {
-  return {
+  nlohmann::json j = {
       {"problem", r.problem},
       {"sample", r.sample},
       {"model", r.model},
@@ -19,11 +20,29 @@ nlohmann::json toJson(const EvalResult& r) {
       {"backend", r.backend},
       {"origin", r.origin},
       {"source_hash", r.sourceHash},
-      {"timings_ms", {{"manifest", r.timings.manifestMs}, {"compile", r.timings.compileMs}, {"total", r.timings.totalMs}}},
+      {"timings_ms",
+       {{"manifest", r.timings.manifestMs},
+        {"compile", r.timings.compileMs},
+        {"sim_compile", r.timings.simCompileMs},
+        {"run", r.timings.runMs},
+        {"total", r.timings.totalMs}}},
       {"compile_cache_hit", r.compileCacheHit},
       {"compile_log", r.compileLog},
       {"source", r.source},
+      {"trials", r.trials},
+      {"nondeterministic", r.nondeterministic},
   };
+  nlohmann::json comparisons = nlohmann::json::array();
+  for (const auto& c : r.comparisons) comparisons.push_back(toJson(c));
+  j["comparisons"] = comparisons;
+  if (!r.timingKind.empty()) {
+    std::vector<double> sorted = r.timingSamplesMs;
+    std::sort(sorted.begin(), sorted.end());
+    j["timing"] = {{"kind", r.timingKind},
+                   {"samples_ms", r.timingSamplesMs},
+                   {"median_ms", sorted.empty() ? 0.0 : sorted[sorted.size() / 2]}};
+  }
+  return j;
 }
 
 EvalResult evalResultFromJson(const nlohmann::json& j) {
@@ -43,9 +62,20 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
     r.source = j.value("source", "");
     r.compileLog = j.value("compile_log", "");
     r.compileCacheHit = j.value("compile_cache_hit", false);
+    r.trials = j.value("trials", 0);
+    r.nondeterministic = j.value("nondeterministic", false);
+    if (auto c = j.find("comparisons"); c != j.end()) {
+      for (const auto& item : *c) r.comparisons.push_back(outputComparisonFromJson(item));
+    }
+    if (auto t = j.find("timing"); t != j.end()) {
+      r.timingKind = t->at("kind").get<std::string>();
+      r.timingSamplesMs = t->at("samples_ms").get<std::vector<double>>();
+    }
     if (auto t = j.find("timings_ms"); t != j.end()) {
       r.timings.manifestMs = t->value("manifest", 0.0);
       r.timings.compileMs = t->value("compile", 0.0);
+      r.timings.simCompileMs = t->value("sim_compile", 0.0);
+      r.timings.runMs = t->value("run", 0.0);
       r.timings.totalMs = t->value("total", 0.0);
     }
     return r;

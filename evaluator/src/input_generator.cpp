@@ -1,5 +1,6 @@
 #include "cuset/evaluator/input_generator.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -20,7 +21,10 @@ std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); 
 
 double draw(const Distribution& d, Rng& rng) {
   switch (d.kind) {
-    case Distribution::Kind::normal: return d.mean + d.stddev * rng.normal();
+    case Distribution::Kind::normal: {
+      const double v = d.mean + d.stddev * rng.normal();
+      return d.clamped ? std::clamp(v, d.low, d.high) : v;
+    }
     case Distribution::Kind::uniform: return d.low + (d.high - d.low) * rng.uniform01();
     case Distribution::Kind::randint: {
       const auto span = static_cast<std::uint64_t>(d.high - d.low);
@@ -98,12 +102,31 @@ HostTensor generateTensor(const TensorSpec& spec, const std::vector<std::int64_t
   return t;
 }
 
+Distribution alternateDistribution(const Distribution& d) {
+  Distribution a = d;
+  const double sqrt3 = std::sqrt(3.0);
+  if (d.kind == Distribution::Kind::normal) {
+    a.kind = Distribution::Kind::uniform;
+    a.low = d.mean - sqrt3 * d.stddev;
+    a.high = d.mean + sqrt3 * d.stddev;
+    if (!(a.low < a.high)) a = d;  // std 0: a constant stays a constant
+  } else if (d.kind == Distribution::Kind::uniform) {
+    a.kind = Distribution::Kind::normal;
+    a.mean = (d.low + d.high) / 2;
+    a.stddev = (d.high - d.low) / (2 * sqrt3);
+    a.clamped = true;  // keep the support: inputs of log() stay positive
+  }
+  return a;
+}
+
 std::vector<HostTensor> generateInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed,
-                                       std::uint64_t trial) {
+                                       std::uint64_t trial, bool alternate) {
   std::vector<HostTensor> inputs;
-  for (const auto& spec : problem.inputs) {
-    auto shape = evaluateShape(spec, sizes);
+  for (const auto& declared : problem.inputs) {
+    auto shape = evaluateShape(declared, sizes);
     if (!shape) throw makeError("problem {}: {}", problem.id, shape.error());
+    TensorSpec spec = declared;
+    if (alternate) spec.init = alternateDistribution(declared.init);
     inputs.push_back(generateTensor(spec, *shape, streamSeed(runSeed, trial, spec.name)));
   }
   return inputs;

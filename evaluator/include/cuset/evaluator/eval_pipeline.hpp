@@ -11,11 +11,15 @@
 #include "cuset/evaluator/eval_result.hpp"
 #include "cuset/evaluator/nvrtc_compiler.hpp"
 #include "cuset/evaluator/problem_suite.hpp"
+#include "cuset/evaluator/sandbox.hpp"
+#include "cuset/evaluator/sim_backend.hpp"
+#include "cuset/evaluator/sim_compiler.hpp"
 
 namespace cuset {
 
-enum class BackendKind { compileOnly };  // sim and cuda arrive with their issues
+enum class BackendKind { compileOnly, sim };  // cuda arrives with its issue
 std::string_view backendName(BackendKind kind);
+std::optional<BackendKind> parseBackend(std::string_view name);
 
 struct EvalConfig {
   std::filesystem::path problemsDir = "problems";
@@ -31,6 +35,9 @@ struct EvalConfig {
   std::string defaultModel;           // for candidates that name none; empty: the candidates file's stem
   std::vector<std::string> commandLine;
   bool showProgress = true;
+  // sim backend
+  int trials = 5;                       // correctness trials (plus one determinism rerun)
+  SandboxLimits sandbox;                // per-job time limit, memory, host threads, stack size
 };
 
 struct EvalRunSummary {
@@ -42,9 +49,20 @@ struct EvalRunSummary {
   double seconds = 0.0;
 };
 
-// The per-candidate stages of the compile-only backend. Never throws for a bad candidate: every
-// problem with the candidate becomes its verdict and reason.
-EvalResult evaluateCandidate(const Candidate& candidate, const ProblemSuite& suite, const NvrtcCompiler& compiler);
+// What evaluating a candidate needs besides the candidate. The sim members are null for compile-only.
+struct EvalServices {
+  const ProblemSuite& suite;
+  const NvrtcCompiler& nvrtc;
+  BackendKind backend = BackendKind::compileOnly;
+  const SimCompiler* simCompiler = nullptr;
+  SandboxPool* sandbox = nullptr;
+  ReferenceCache* references = nullptr;
+  CorrectnessOptions correctness;
+};
+
+// The per-candidate stages. Never throws for a bad candidate: every problem with the candidate becomes
+// its verdict and reason.
+EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& services);
 
 // Runs a whole evaluation and writes RUN_DIR/run.json and RUN_DIR/results.jsonl.
 EvalRunSummary runEvaluation(const EvalConfig& config);

@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
+#include "cuset/evaluator/output_comparison.hpp"
 #include "cuset/evaluator/verdict.hpp"
 
 namespace cuset {
@@ -11,6 +13,8 @@ namespace cuset {
 struct StageTimings {
   double manifestMs = 0.0;  // read, extract and validate the manifest
   double compileMs = 0.0;   // NVRTC (or cache lookup)
+  double simCompileMs = 0.0;  // host compiler for the sim backend (or cache lookup)
+  double runMs = 0.0;       // trials: inputs, reference, sandboxed runs, checks
   double totalMs = 0.0;     // whole candidate, harness bookkeeping included
 };
 
@@ -27,6 +31,13 @@ struct EvalResult {
   std::string compileLog;
   bool compileCacheHit = false;
   StageTimings timings;
+  // Correctness (sim and cuda backends)
+  int trials = 0;                             // trials run, the determinism rerun included
+  std::vector<OutputComparison> comparisons;  // of the failing trial, else of the last one
+  bool nondeterministic = false;              // the rerun differed bitwise, within tolerance
+  // Timing. "cpu_simulator" samples are CPU wall times and never give a speedup.
+  std::string timingKind;  // empty: not timed
+  std::vector<double> timingSamplesMs;
 
   std::string key() const;  // candidateKey(model, problem, sample)
 };

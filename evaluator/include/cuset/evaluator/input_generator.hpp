@@ -29,8 +29,14 @@ std::uint64_t streamSeed(std::uint64_t runSeed, std::uint64_t trial, std::string
 
 HostTensor generateTensor(const TensorSpec& spec, const std::vector<std::int64_t>& shape, std::uint64_t seed);
 
-// All inputs of `problem` for the given size set and trial, in problem order.
+// A second distribution with the same mean and variance and the same support, so correctness is tested
+// on two input distributions without changing what a problem's inputs mean: normal(m, s) <->
+// uniform(m - sqrt(3)s, m + sqrt(3)s); randint and mixes are kept (integers are often indices).
+Distribution alternateDistribution(const Distribution& d);
+
+// All inputs of `problem` for the given size set and trial, in problem order. `alternate` draws from
+// alternateDistribution of each input's distribution.
 std::vector<HostTensor> generateInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed,
-                                       std::uint64_t trial);
+                                       std::uint64_t trial, bool alternate = false);
 
 }  // namespace cuset

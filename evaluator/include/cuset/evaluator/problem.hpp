@@ -18,7 +18,8 @@ struct Distribution {
   enum class Kind { normal, uniform, randint, mix };
   Kind kind = Kind::normal;
   double mean = 0.0, stddev = 1.0;  // normal
-  double low = 0.0, high = 1.0;     // uniform [low, high); randint [low, high)
+  double low = 0.0, high = 1.0;     // uniform [low, high); randint [low, high); normal: clamp bounds if `clamped`
+  bool clamped = false;             // normal draws clamped to [low, high] (alternate of a uniform)
   std::vector<std::pair<double, Distribution>> components;  // mix: (weight, component)
   std::string describe() const;
 };

@@ -1,0 +1,33 @@
+#pragma once
+// Comparing a kernel's outputs with the reference (DESIGN §4): NaN/Inf positions must match, floating
+// values must satisfy |got - want| <= atol + rtol*|want| elementwise, integers and bools exactly.
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/host_tensor.hpp"
+#include "cuset/evaluator/problem.hpp"
+
+namespace cuset {
+
+struct OutputComparison {
+  std::string output;
+  std::int64_t elements = 0;
+  std::int64_t mismatches = 0;
+  double maxAbsError = 0.0;
+  double maxRelError = 0.0;  // over elements with want != 0
+  std::int64_t firstMismatch = -1;
+  std::vector<std::int64_t> firstMismatchIndex;  // multi-dimensional
+  double firstGot = 0.0, firstWant = 0.0;
+  bool passed() const { return mismatches == 0; }
+  double mismatchFraction() const { return elements ? static_cast<double>(mismatches) / static_cast<double>(elements) : 0.0; }
+  std::string describe() const;  // "y: 12 of 64000 elements (0.019%) differ; first at [3, 17]: got nan, want 0.25; max abs err ..."
+};
+
+OutputComparison compareOutput(const std::string& name, const HostTensor& got, const HostTensor& want, const Tolerance& tolerance);
+
+nlohmann::json toJson(const OutputComparison& c);
+OutputComparison outputComparisonFromJson(const nlohmann::json& j);
+
+}  // namespace cuset

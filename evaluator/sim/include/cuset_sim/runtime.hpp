@@ -1,0 +1,97 @@
+#pragma once
+// The CUDA execution model on the CPU: the part of the simulator shared by candidate kernels (compiled
+// by the host compiler against prelude.hpp) and the worker that launches them. Built as
+// libcuset_sim.so, which both the cuset executable and every candidate library link, so there is one
+// copy of its state per process.
+//
+// A block runs on one host thread; its CUDA threads are fibers (Boost.Context) when the kernel can
+// reach a barrier or warp collective, and plain calls otherwise. Blocks are spread over host threads.
+#include <vector_types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace cuset_sim {
+
+struct BlockInfo {
+  uint3 blockIdx;
+  dim3 blockDim;
+  dim3 gridDim;
+  void* dynamicShared;
+};
+
+// Per CUDA thread. `tls_thread` points at the running thread's context on every host thread.
+struct ThreadContext {
+  uint3 threadIdx;
+  const BlockInfo* block;
+  unsigned linear;  // linear thread index within the block
+  unsigned lane;    // linear % 32
+  void* impl;       // scheduler state (runtime.cpp)
+};
+
+// initial-exec: libcuset_sim.so is loaded with the process, so its TLS is static and every access from
+// candidate code is one instruction, which keeps plain (fiber-less) threads cheap.
+extern thread_local ThreadContext* tls_thread __attribute__((tls_model("initial-exec")));
+
+// --- kernel entry points, generated for each manifest kernel in the candidate library ---
+enum class ParamKind : unsigned char { pointer, integer, floating, other };
+
+struct KernelEntry {
+  const char* name;                // as written in the manifest
+  void (*invoke)(void** args);     // args[i] points at parameter i's value, as cuLaunchKernel's kernelParams
+  int paramCount;
+  const unsigned* paramSizes;
+  const ParamKind* paramKinds;
+};
+
+// --- collectives, called by the prelude's intrinsics ---
+enum class WarpOp : int {
+  sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all, match_any, match_all,
+  reduce_add, reduce_min, reduce_max, reduce_min_signed, reduce_max_signed, reduce_and, reduce_or, reduce_xor,
+};
+const char* warpOpName(WarpOp op);
+
+struct WarpResult {
+  std::uint64_t value;
+  int predicate;
+};
+
+// Blocks the calling thread until every lane named in `mask` has reached a warp collective with the
+// same op and mask, then returns this lane's result. `value` holds up to 8 bytes of the lane's data.
+WarpResult warp_collective(WarpOp op, unsigned mask, std::uint64_t value, int arg, int width, int line);
+
+enum class BlockOp : int { sync, count, all, any };
+// __syncthreads and its _count/_and/_or forms. `line` identifies the call site (-1: any site).
+int block_barrier(BlockOp op, int predicate, int line);
+
+unsigned active_mask();
+void* dynamic_shared();
+[[noreturn]] void trap(const char* what, int line);
+
+// --- launching, called by the worker ---
+struct LaunchSpec {
+  const KernelEntry* kernel = nullptr;
+  void** args = nullptr;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  std::size_t dynamicSharedBytes = 0;
+};
+
+struct LaunchOptions {
+  bool useFibers = true;
+  std::size_t stackBytes = 256 * 1024;  // per fiber; a guard page below each stack
+  bool reverseThreadOrder = false;      // start threads last-to-first (exposes missing barriers)
+};
+
+struct LaunchOutcome {
+  bool ok = true;
+  std::string error;  // "kernel k: block (3,0,0) thread (17,0,0): divergent __syncthreads ..."
+};
+
+// Starts the host threads that run blocks. Call once, before the process restricts its system calls
+// (no thread can be created after). `threads` >= 1.
+void start_host_threads(int threads);
+LaunchOutcome run_launch(const LaunchSpec& spec, const LaunchOptions& options);
+
+}  // namespace cuset_sim

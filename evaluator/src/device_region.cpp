@@ -1,0 +1,103 @@
+#include "cuset/evaluator/device_region.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "cuset/common/error.hpp"
+
+namespace cuset {
+namespace {
+
+std::size_t alignUp(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
+
+std::string_view roleName(BufferSlot::Role r) {
+  switch (r) {
+    case BufferSlot::Role::input: return "input";
+    case BufferSlot::Role::output: return "output";
+    case BufferSlot::Role::workspace: return "workspace";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::byte outputCanary(int trial, DType dtype) {
+  if (trial % 2 == 0) return std::byte{0xFF};
+  return dtype == DType::boolean ? std::byte{0x00} : std::byte{0x7F};
+}
+
+RegionLayout RegionLayout::plan(const Problem& problem, const LaunchManifest& manifest, const SizeBindings& sizes) {
+  RegionLayout layout;
+  std::size_t cursor = kGuardBytes;  // front guard of the first buffer
+  auto add = [&](const TensorSpec& spec, BufferSlot::Role role) {
+    auto shape = evaluateShape(spec, sizes);
+    if (!shape) throw makeError("problem {}: {}", problem.id, shape.error());
+    BufferSlot slot{spec.name, role, spec.dtype, *shape, cursor, 0};
+    slot.bytes = static_cast<std::size_t>(*elementCount(*shape)) * dtypeSize(spec.dtype);
+    // Back guard from the data end to the next alignment boundary plus a full band; that band is also
+    // the next buffer's front guard.
+    cursor = alignUp(cursor + slot.bytes, kBufferAlignment) + kGuardBytes;
+    layout.slots_.push_back(std::move(slot));
+  };
+  for (const auto& t : problem.inputs) add(t, BufferSlot::Role::input);
+  for (const auto& t : problem.outputs) add(t, BufferSlot::Role::output);
+  for (const auto& t : manifest.workspace) add(t, BufferSlot::Role::workspace);
+  layout.totalBytes_ = cursor;
+  return layout;
+}
+
+const BufferSlot* RegionLayout::find(std::string_view name) const {
+  for (const auto& s : slots_) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+std::vector<std::byte> RegionLayout::fill(const std::vector<HostTensor>& inputs, int trial) const {
+  std::vector<std::byte> region(totalBytes_, kGuardByte);
+  std::size_t inputIndex = 0;
+  for (const auto& s : slots_) {
+    std::byte* data = region.data() + s.offset;
+    switch (s.role) {
+      case BufferSlot::Role::input: {
+        const HostTensor& t = inputs.at(inputIndex++);
+        if (t.byteSize() != s.bytes) throw makeError("input '{}' has {} bytes, layout expects {}", s.name, t.byteSize(), s.bytes);
+        std::memcpy(data, t.data(), s.bytes);
+        break;
+      }
+      case BufferSlot::Role::output: std::memset(data, std::to_integer<int>(outputCanary(trial, s.dtype)), s.bytes); break;
+      case BufferSlot::Role::workspace: std::memset(data, 0, s.bytes); break;
+    }
+  }
+  return region;
+}
+
+std::optional<std::string> RegionLayout::findGuardViolation(const std::vector<std::byte>& region) const {
+  if (region.size() != totalBytes_) return fmt::format("the worker returned {} bytes of device memory, expected {}", region.size(), totalBytes_);
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    const BufferSlot& s = slots_[i];
+    const std::size_t frontStart = s.offset - kGuardBytes;
+    for (std::size_t b = s.offset; b-- > frontStart;) {
+      if (region[b] != kGuardByte) {
+        return fmt::format("out-of-bounds write {} byte(s) before the start of {} '{}'", s.offset - b, roleName(s.role), s.name);
+      }
+    }
+    const std::size_t backEnd = alignUp(s.offset + s.bytes, kBufferAlignment) + kGuardBytes;
+    for (std::size_t b = s.offset + s.bytes; b < backEnd; ++b) {
+      if (region[b] != kGuardByte) {
+        return fmt::format("out-of-bounds write {} byte(s) past the end of {} '{}' ({} bytes)", b - (s.offset + s.bytes) + 1,
+                           roleName(s.role), s.name, s.bytes);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+HostTensor RegionLayout::extract(const std::vector<std::byte>& region, const BufferSlot& slot) const {
+  HostTensor t(slot.dtype, slot.shape);
+  std::memcpy(t.data(), region.data() + slot.offset, slot.bytes);
+  return t;
+}
+
+}  // namespace cuset

@@ -1,0 +1,85 @@
+#include "cuset/evaluator/output_comparison.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cuset/common/error.hpp"
+
+namespace cuset {
+
+OutputComparison compareOutput(const std::string& name, const HostTensor& got, const HostTensor& want, const Tolerance& tolerance) {
+  if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
+    throw makeError("comparing '{}': got {} {} but want {} {}", name, dtypeName(got.dtype()), got.shapeString(), dtypeName(want.dtype()),
+                    want.shapeString());
+  }
+  OutputComparison c;
+  c.output = name;
+  c.elements = got.numel();
+  const bool exact = !isFloating(want.dtype());
+  for (std::int64_t i = 0; i < c.elements; ++i) {
+    const double g = got.valueAsDouble(i), w = want.valueAsDouble(i);
+    bool ok;
+    if (std::isnan(w) || std::isnan(g)) {
+      ok = std::isnan(w) && std::isnan(g);
+    } else if (std::isinf(w) || std::isinf(g)) {
+      ok = g == w;
+    } else {
+      const double err = std::abs(g - w);
+      c.maxAbsError = std::max(c.maxAbsError, err);
+      if (w != 0.0) c.maxRelError = std::max(c.maxRelError, err / std::abs(w));
+      ok = exact ? g == w : err <= tolerance.atol + tolerance.rtol * std::abs(w);
+    }
+    if (!ok) {
+      if (c.mismatches == 0) {
+        c.firstMismatch = i;
+        c.firstGot = g;
+        c.firstWant = w;
+      }
+      ++c.mismatches;
+    }
+  }
+  if (c.firstMismatch >= 0) {
+    std::int64_t rest = c.firstMismatch;
+    c.firstMismatchIndex.assign(want.shape().size(), 0);
+    for (std::size_t d = want.shape().size(); d-- > 0;) {
+      c.firstMismatchIndex[d] = rest % want.shape()[d];
+      rest /= want.shape()[d];
+    }
+  }
+  return c;
+}
+
+std::string OutputComparison::describe() const {
+  if (passed()) return fmt::format("{}: all {} elements match (max abs err {:.3g})", output, elements, maxAbsError);
+  return fmt::format("{}: {} of {} elements differ ({:.3g}%); first at [{}]: got {:.7g}, want {:.7g}; max abs err {:.3g}, max rel err {:.3g}",
+                     output, mismatches, elements, 100.0 * mismatchFraction(), fmt::join(firstMismatchIndex, ", "), firstGot, firstWant,
+                     maxAbsError, maxRelError);
+}
+
+nlohmann::json toJson(const OutputComparison& c) {
+  // JSON has no NaN or Inf: such values are written as strings.
+  auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(fmt::format("{}", v)); };
+  return {{"output", c.output},          {"elements", c.elements},         {"mismatches", c.mismatches},
+          {"max_abs_error", number(c.maxAbsError)}, {"max_rel_error", number(c.maxRelError)}, {"first_mismatch", c.firstMismatch},
+          {"first_mismatch_index", c.firstMismatchIndex}, {"first_got", number(c.firstGot)}, {"first_want", number(c.firstWant)}};
+}
+
+OutputComparison outputComparisonFromJson(const nlohmann::json& j) {
+  auto number = [](const nlohmann::json& v) { return v.is_string() ? std::stod(v.get<std::string>()) : v.get<double>(); };
+  OutputComparison c;
+  c.output = j.at("output").get<std::string>();
+  c.elements = j.at("elements").get<std::int64_t>();
+  c.mismatches = j.at("mismatches").get<std::int64_t>();
+  c.maxAbsError = number(j.at("max_abs_error"));
+  c.maxRelError = number(j.at("max_rel_error"));
+  c.firstMismatch = j.at("first_mismatch").get<std::int64_t>();
+  c.firstMismatchIndex = j.at("first_mismatch_index").get<std::vector<std::int64_t>>();
+  c.firstGot = number(j.at("first_got"));
+  c.firstWant = number(j.at("first_want"));
+  return c;
+}
+
+}  // namespace cuset

@@ -1,0 +1,67 @@
+#include "sandbox_protocol.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+
+namespace cuset::sandbox {
+namespace {
+
+constexpr std::uint64_t kMaxHeaderBytes = 16u << 20;
+constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{64} << 30;
+
+// false on EOF or timeout.
+bool readExact(int fd, void* buffer, std::size_t size, std::optional<std::chrono::steady_clock::time_point> deadline) {
+  auto* out = static_cast<char*>(buffer);
+  while (size > 0) {
+    if (deadline) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) return false;
+      pollfd p{fd, POLLIN, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+      if (ready < 0 && errno != EINTR) return false;
+      if (ready <= 0) continue;
+    }
+    const ssize_t n = ::read(fd, out, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    out += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+void writeMessage(int fd, const Message& message) {
+  const std::string header = message.header.dump();
+  const std::uint64_t headerSize = header.size(), payloadSize = message.payload.size();
+  std::string frame(reinterpret_cast<const char*>(&headerSize), sizeof(headerSize));
+  frame += header;
+  frame.append(reinterpret_cast<const char*>(&payloadSize), sizeof(payloadSize));
+  writeAll(fd, frame, "sandbox pipe");
+  writeAll(fd, std::string_view(reinterpret_cast<const char*>(message.payload.data()), message.payload.size()), "sandbox pipe");
+}
+
+std::optional<Message> readMessage(int fd, std::optional<std::chrono::steady_clock::time_point> deadline) {
+  std::uint64_t headerSize = 0;
+  if (!readExact(fd, &headerSize, sizeof(headerSize), deadline)) return std::nullopt;
+  if (headerSize > kMaxHeaderBytes) throw makeError("sandbox protocol: header of {} bytes", headerSize);
+  std::string header(headerSize, '\0');
+  if (!readExact(fd, header.data(), header.size(), deadline)) return std::nullopt;
+  std::uint64_t payloadSize = 0;
+  if (!readExact(fd, &payloadSize, sizeof(payloadSize), deadline)) return std::nullopt;
+  if (payloadSize > kMaxPayloadBytes) throw makeError("sandbox protocol: payload of {} bytes", payloadSize);
+  Message m;
+  m.header = nlohmann::json::parse(header);
+  m.payload.resize(payloadSize);
+  if (!readExact(fd, m.payload.data(), m.payload.size(), deadline)) return std::nullopt;
+  return m;
+}
+
+}  // namespace cuset::sandbox

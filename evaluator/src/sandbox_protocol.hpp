@@ -1,0 +1,22 @@
+#pragma once
+// Messages between supervisor and worker: [u64 header length][JSON header][u64 payload length][payload].
+#include <chrono>
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cuset::sandbox {
+
+struct Message {
+  nlohmann::json header;
+  std::vector<std::byte> payload;
+};
+
+// Throws cuset::Error when the pipe breaks.
+void writeMessage(int fd, const Message& message);
+// nullopt on EOF or when `deadline` passes first; throws on a malformed frame.
+std::optional<Message> readMessage(int fd, std::optional<std::chrono::steady_clock::time_point> deadline);
+
+}  // namespace cuset::sandbox
