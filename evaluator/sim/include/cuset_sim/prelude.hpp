@@ -143,7 +143,7 @@ inline T atomic_update(T* address, F f) {
 #define __syncthreads_count(p) ::cuset_sim::block_barrier(::cuset_sim::BlockOp::count, (p) ? 1 : 0, __LINE__)
 #define __syncthreads_and(p) ::cuset_sim::block_barrier(::cuset_sim::BlockOp::all, (p) ? 1 : 0, __LINE__)
 #define __syncthreads_or(p) ::cuset_sim::block_barrier(::cuset_sim::BlockOp::any, (p) ? 1 : 0, __LINE__)
-#define __syncwarp(...) ::cuset_sim::syncwarp(__LINE__, ##__VA_ARGS__)
+#define __syncwarp(...) ::cuset_sim::syncwarp(__LINE__ __VA_OPT__(, ) __VA_ARGS__)
 #define __shfl_sync(...) ::cuset_sim::shfl<::cuset_sim::WarpOp::shfl_idx>(__LINE__, __VA_ARGS__)
 #define __shfl_up_sync(...) ::cuset_sim::shfl<::cuset_sim::WarpOp::shfl_up>(__LINE__, __VA_ARGS__)
 #define __shfl_down_sync(...) ::cuset_sim::shfl<::cuset_sim::WarpOp::shfl_down>(__LINE__, __VA_ARGS__)

@@ -1,0 +1,168 @@
+// The sim backend end to end: real candidates through runEvaluation, in sandboxed workers. Every
+// adversarial kernel gets its verdict and the run survives all of them.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "cuset/evaluator/eval_pipeline.hpp"
+#include "cuset/evaluator/sandbox.hpp"
+#include "cuset/evaluator/sim_compiler.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+const std::string kReluManifest =
+    "/*@cuset\nlaunches:\n  - {kernel: relu, grid: [ceil_div(M*N, 256)], block: [256], args: [x, y, M*N]}\n*/\n";
+
+std::string relu(const std::string& body) {
+  return kReluManifest + "extern \"C\" __global__ void relu(float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n" +
+         body + "\n}\n";
+}
+
+const std::string kRowSumManifest = "/*@cuset\nlaunches:\n  - {kernel: row_sum, grid: [M], block: [256], args: [x, y, M, N]}\n*/\n";
+
+std::string rowSum(const std::string& barrier) {
+  return kRowSumManifest + R"(extern "C" __global__ void row_sum(const float* x, float* y, int M, int N) {
+  __shared__ float partial[256];
+  float s = 0.0f;
+  for (int i = threadIdx.x; i < N; i += blockDim.x) s += x[(size_t)blockIdx.x * N + i];
+  partial[threadIdx.x] = s;
+  )" + barrier + R"(
+  if (threadIdx.x == 0) {
+    float t = 0.0f;
+    for (int i = 0; i < blockDim.x; ++i) t += partial[i];
+    y[blockIdx.x] = t;
+  }
+})";
+}
+
+struct Case {
+  std::string name;
+  std::string problem;
+  std::string source;
+  Verdict expected;
+  std::string reasonNeedle;
+};
+
+std::vector<Case> adversarialCases() {
+  return {
+      {"correct", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f);"), Verdict::correct, ""},
+      {"no_op", "level1/relu", relu(""), Verdict::wrong_answer, "nan, want"},
+      {"partial_write", "level1/relu", relu("if (i < n / 2) y[i] = fmaxf(x[i], 0.0f);"), Verdict::wrong_answer, "differ"},
+      {"out_of_bounds", "level1/relu", relu("if (i < n) { y[i] = fmaxf(x[i], 0.0f); if (i == n - 1) y[n] = 0.0f; }"), Verdict::runtime_error,
+       "past the end of output 'y'"},
+      {"input_mutation", "level1/relu", relu("if (i < n) { y[i] = fmaxf(x[i], 0.0f); x[i] = 0.0f; }"), Verdict::hack_suspected,
+       "modified its input 'x'"},
+      {"infinite_loop", "level1/relu", relu("while (i >= 0) { i = i * 1; }"), Verdict::timeout, "time limit"},
+      {"wild_pointer", "level1/relu", relu("if (i == 0) *(volatile int*)(16) = 1;"), Verdict::runtime_error, "SIGSEGV"},
+      {"divergent_barrier", "level1/relu", relu("if (i % 2) {\n    __syncthreads();\n  } else {\n    __syncthreads();\n  }\n  if (i < n) y[i] = fmaxf(x[i], 0.0f);"),
+       Verdict::runtime_error, "divergent __syncthreads"},
+      {"missing_barrier", "level1/row_sum", rowSum(""), Verdict::wrong_answer, "differ"},
+      {"row_sum_correct", "level1/row_sum", rowSum("__syncthreads();"), Verdict::correct, ""},
+      {"bad_manifest", "level1/relu", "/*@cuset\nlaunches: [{kernel: relu}]\n*/\n__global__ void relu() {}", Verdict::invalid_submission,
+       "required but missing"},
+      {"oversize_block", "level1/relu",
+       "/*@cuset\nlaunches:\n  - {kernel: relu, grid: [1], block: [2048], args: [x, y, M*N]}\n*/\n"
+       "extern \"C\" __global__ void relu(float* x, float* y, int n) {}",
+       Verdict::invalid_submission, "block.x = 2048"},
+      {"parameter_mismatch", "level1/relu",
+       kReluManifest + "extern \"C\" __global__ void relu(float* x, float* y, long long n) { }", Verdict::invalid_submission,
+       "8-byte integer but the manifest passes a 32-bit int"},
+      {"host_include", "level1/relu", "#include <stdlib.h>\n" + relu(""), Verdict::invalid_submission, "<stdlib.h> is not available"},
+  };
+}
+
+class SimBackend : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ::setenv("CUSET_WORKER", CUSET_BINARY, 1); }
+};
+
+TEST_F(SimBackend, EveryAdversarialKernelGetsItsVerdict) {
+  test::TempDir dir;
+  const auto cases = adversarialCases();
+  std::string batch;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    batch += nlohmann::json{{"problem", cases[i].problem}, {"sample", i}, {"model", "adversary"}, {"source", cases[i].source}}.dump() + "\n";
+  }
+  test::writeText(dir / "batch.jsonl", batch);
+  EvalConfig c;
+  c.problemsDir = CUSET_PROBLEMS_DIR;
+  c.candidatesPath = dir / "batch.jsonl";
+  c.outDir = dir / "run";
+  c.cacheDir = dir / "cache";
+  c.backend = BackendKind::sim;
+  c.jobs = 2;
+  c.trials = 3;
+  c.seed = 7;
+  c.showProgress = false;
+  c.sandbox.timeout = std::chrono::milliseconds(1500);
+  const EvalRunSummary s = runEvaluation(c);
+  ASSERT_EQ(s.results.size(), cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const EvalResult& r = s.results[i];
+    EXPECT_EQ(verdictName(r.verdict), verdictName(cases[i].expected)) << cases[i].name << ": " << r.reason << "\n" << r.compileLog;
+    EXPECT_NE(r.reason.find(cases[i].reasonNeedle), std::string::npos) << cases[i].name << ": " << r.reason;
+  }
+  const EvalResult& good = s.results[0];
+  EXPECT_EQ(good.trials, 4);  // 3 trials and the determinism rerun
+  EXPECT_EQ(good.timingKind, "cpu_simulator");
+  EXPECT_EQ(good.timingSamplesMs.size(), 4u);
+  ASSERT_EQ(good.comparisons.size(), 1u);
+  EXPECT_TRUE(good.comparisons[0].passed());
+  const EvalResult& partial = s.results[2];
+  ASSERT_EQ(partial.comparisons.size(), 1u);
+  EXPECT_GT(partial.comparisons[0].mismatches, 0);
+  EXPECT_EQ(partial.comparisons[0].firstMismatchIndex.size(), 2u);
+}
+
+TEST_F(SimBackend, AForbiddenSystemCallIsASandboxViolation) {
+  // NVRTC would refuse a host call in device code, so this drives the sandbox directly with a library
+  // built from host code, as a hostile source reaching the host compiler would.
+  test::TempDir dir;
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "cache");
+  const auto built = compiler.compile(R"(extern "C" int getuid();
+extern "C" __global__ void k(int* out) { out[0] = getuid(); })", {"k"});
+  ASSERT_TRUE(built.ok) << built.log;
+  const Problem p = parseProblem("name: t\nlevel: 1\nsizes: {small: {N: 4}}\ninputs: {}\noutputs: {y: {dtype: int32, shape: [N]}}\n"
+                                 "reference: |\n  def forward(N: int) -> Tensor:\n      return torch.zeros(N, dtype=torch.int32)\n",
+                                 "t/problem.yaml", "t");
+  auto manifest = parseLaunchManifest("/*@cuset\nlaunches: [{kernel: k, grid: [1], block: [1], args: [y]}]\n*/", p);
+  ASSERT_TRUE(manifest.ok()) << manifest.error();
+  const RegionLayout layout = RegionLayout::plan(p, *manifest, p.sizes("small"));
+  SandboxPool pool(1, SandboxLimits{});
+  SimJob job;
+  job.library = built.library;
+  job.fibers = built.needsFibers;
+  job.launches = *resolveLaunches(*manifest, p.sizes("small"));
+  job.layout = &layout;
+  job.region = layout.fill({}, 0);
+  const SimJobResult r = pool.run(job);
+  EXPECT_EQ(r.status, SimJobResult::Status::sandboxViolation) << r.message;
+  EXPECT_NE(r.message.find("getuid"), std::string::npos) << r.message;
+  // The worker survives and serves the next job.
+  const auto good = compiler.compile("extern \"C\" __global__ void k(int* out) { out[0] = 5; }", {"k"});
+  job.library = good.library;
+  job.region = layout.fill({}, 0);
+  EXPECT_EQ(pool.run(job).status, SimJobResult::Status::ok);
+  EXPECT_EQ(layout.extract(job.region, *layout.find("y")).as<std::int32_t>()[0], 5);
+}
+
+TEST_F(SimBackend, BundledSolutionsAreAllCorrect) {
+  test::TempDir dir;
+  EvalConfig c;
+  c.problemsDir = CUSET_PROBLEMS_DIR;
+  c.candidatesPath = CUSET_PROBLEMS_DIR;
+  c.outDir = dir / "run";
+  c.cacheDir = dir / "cache";
+  c.backend = BackendKind::sim;
+  c.jobs = 2;
+  c.showProgress = false;
+  const EvalRunSummary s = runEvaluation(c);
+  ASSERT_FALSE(s.results.empty());
+  for (const auto& r : s.results) EXPECT_EQ(r.verdict, Verdict::correct) << r.problem << " " << r.origin << ": " << r.reason;
+}
+
+}  // namespace
+}  // namespace cuset

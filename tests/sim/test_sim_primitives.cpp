@@ -1,0 +1,282 @@
+// Every simulator primitive against a known answer, run in-process through the runtime.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "sim_test_util.hpp"
+
+namespace cuset {
+namespace {
+
+using test::SimModule;
+
+class SimPrimitives : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cuset_sim::start_host_threads(4); }  // blocks really run concurrently
+};
+
+TEST_F(SimPrimitives, BuiltInsIn3D) {
+  SimModule m(R"(extern "C" __global__ void ids(int* out) {
+    const int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const int thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const int n = blockDim.x * blockDim.y * blockDim.z;
+    out[block * n + thread] = threadIdx.x + 10 * threadIdx.y + 100 * threadIdx.z + 1000 * blockIdx.x + 10000 * blockIdx.y + 100000 * blockIdx.z + warpSize * 0;
+  })", {"ids"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  EXPECT_FALSE(m.fibers);  // no barrier anywhere: threads run as plain calls
+  std::vector<int> out(2 * 3 * 2 * 4 * 2 * 3, -1);
+  int* p = out.data();
+  ASSERT_TRUE(m.launch("ids", dim3(2, 3, 2), dim3(4, 2, 3), {&p}).ok);
+  // block (1,2,1), thread (3,1,2)
+  const int block = 1 + 2 * (2 + 3 * 1), thread = 3 + 4 * (1 + 2 * 2);
+  EXPECT_EQ(out[block * 24 + thread], 3 + 10 + 200 + 1000 + 20000 + 100000);
+  EXPECT_EQ(std::count(out.begin(), out.end(), -1), 0);
+}
+
+TEST_F(SimPrimitives, SyncthreadsWithStaticSharedMemoryReversesABlock) {
+  SimModule m(R"(extern "C" __global__ void rev(const float* in, float* out) {
+    __shared__ float tile[256];
+    const int t = threadIdx.x;
+    tile[t] = in[blockIdx.x * blockDim.x + t];
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + t] = tile[blockDim.x - 1 - t];
+  })", {"rev"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> in(1024), out(1024);
+  std::iota(in.begin(), in.end(), 0.0f);
+  float *pi = in.data(), *po = out.data();
+  for (bool reverse : {false, true}) {
+    ASSERT_TRUE(m.launch("rev", dim3(4), dim3(256), {&pi, &po}, 0, reverse).ok);
+    for (int b = 0; b < 4; ++b) {
+      for (int t = 0; t < 256; ++t) ASSERT_EQ(out[b * 256 + t], in[b * 256 + 255 - t]);
+    }
+  }
+}
+
+TEST_F(SimPrimitives, DynamicSharedMemoryAndBarrierPredicates) {
+  SimModule m(R"(extern "C" __global__ void k(int* out) {
+    extern __shared__ int buf[];
+    buf[threadIdx.x] = threadIdx.x * 2;
+    const int count = __syncthreads_count(threadIdx.x % 3 == 0);
+    const int all = __syncthreads_and(threadIdx.x < 1000);
+    const int any = __syncthreads_or(threadIdx.x == 5);
+    if (threadIdx.x == 0) {
+      int s = 0;
+      for (int i = 0; i < blockDim.x; ++i) s += buf[i];
+      out[0] = s; out[1] = count; out[2] = all; out[3] = any;
+    }
+  })", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<int> out(4);
+  int* p = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(100), {&p}, 100 * sizeof(int)).ok);
+  EXPECT_EQ(out[0], 2 * 4950);
+  EXPECT_EQ(out[1], 34);
+  EXPECT_EQ(out[2], 1);
+  EXPECT_EQ(out[3], 1);
+}
+
+TEST_F(SimPrimitives, WarpShuffles) {
+  SimModule m(R"(extern "C" __global__ void k(int* out) {
+    const int lane = threadIdx.x % 32;
+    const int w = threadIdx.x / 32;
+    out[0 * 64 + threadIdx.x] = __shfl_sync(0xffffffffu, lane * 10, 3);
+    out[1 * 64 + threadIdx.x] = __shfl_up_sync(0xffffffffu, lane, 2);
+    out[2 * 64 + threadIdx.x] = __shfl_down_sync(0xffffffffu, lane, 4);
+    out[3 * 64 + threadIdx.x] = __shfl_xor_sync(0xffffffffu, lane, 1);
+    out[4 * 64 + threadIdx.x] = __shfl_sync(0xffffffffu, lane, 0, 8);   // segments of 8
+    float f = lane + 0.5f;
+    for (int o = 16; o > 0; o /= 2) f += __shfl_xor_sync(0xffffffffu, f, o);
+    out[5 * 64 + threadIdx.x] = (int)f + w * 0;
+  })", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<int> out(6 * 64);
+  int* p = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(64), {&p}).ok);
+  for (int t = 0; t < 64; ++t) {
+    const int lane = t % 32;
+    EXPECT_EQ(out[t], 30);
+    EXPECT_EQ(out[64 + t], lane >= 2 ? lane - 2 : lane);
+    EXPECT_EQ(out[128 + t], lane + 4 < 32 ? lane + 4 : lane);
+    EXPECT_EQ(out[192 + t], lane ^ 1);
+    EXPECT_EQ(out[256 + t], lane / 8 * 8);
+    EXPECT_EQ(out[320 + t], 512);  // sum of lane + 0.5 over 32 lanes
+  }
+}
+
+TEST_F(SimPrimitives, VotesMatchAndReduce) {
+  SimModule m(R"(extern "C" __global__ void k(unsigned* out) {
+    const unsigned lane = threadIdx.x;
+    const unsigned b = __ballot_sync(0xffffffffu, lane % 2 == 0);
+    const int any = __any_sync(0xffffffffu, lane == 7);
+    const int all = __all_sync(0xffffffffu, lane < 32);
+    const unsigned active = __activemask();
+    const unsigned match = __match_any_sync(0xffffffffu, lane / 4);
+    const unsigned sum = __reduce_add_sync(0xffffffffu, lane);
+    const unsigned mx = __reduce_max_sync(0xffffffffu, lane * 3);
+    __syncwarp();
+    if (lane == 5) { out[0] = b; out[1] = any; out[2] = all; out[3] = active; out[4] = match; out[5] = sum; out[6] = mx; }
+  })", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<unsigned> out(7);
+  unsigned* p = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(32), {&p}).ok);
+  EXPECT_EQ(out[0], 0x55555555u);
+  EXPECT_EQ(out[1], 1u);
+  EXPECT_EQ(out[2], 1u);
+  EXPECT_EQ(out[3], 0xffffffffu);
+  EXPECT_EQ(out[4], 0xf0u);
+  EXPECT_EQ(out[5], 496u);
+  EXPECT_EQ(out[6], 93u);
+}
+
+TEST_F(SimPrimitives, AtomicsAreAtomicAcrossConcurrentBlocks) {
+  SimModule m(R"(extern "C" __global__ void k(int* counter, float* fsum, unsigned* mx, int* cas, unsigned* inc) {
+    atomicAdd(counter, 1);
+    atomicAdd(fsum, 0.5f);
+    atomicMax(mx, blockIdx.x * blockDim.x + threadIdx.x);
+    atomicCAS(cas, 0, 42);
+    atomicInc(inc, 9);
+    __threadfence();
+  })", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  int counter = 0, cas = 0;
+  float fsum = 0;
+  unsigned mx = 0, inc = 0;
+  int* pc = &counter;
+  float* pf = &fsum;
+  unsigned* pm = &mx;
+  int* pcas = &cas;
+  unsigned* pinc = &inc;
+  ASSERT_TRUE(m.launch("k", dim3(64), dim3(128), {&pc, &pf, &pm, &pcas, &pinc}).ok);
+  EXPECT_EQ(counter, 64 * 128);
+  EXPECT_EQ(fsum, 64 * 128 * 0.5f);
+  EXPECT_EQ(mx, 64u * 128 - 1);
+  EXPECT_EQ(cas, 42);
+  EXPECT_EQ(inc, (64u * 128) % 10);
+}
+
+TEST_F(SimPrimitives, CooperativeGroupsTileReduce) {
+  SimModule m(R"(#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void k(int* out) {
+  cg::thread_block block = cg::this_thread_block();
+  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(block);
+  int v = cg::reduce(tile, (int)block.thread_rank(), cg::plus<int>());
+  block.sync();
+  if (tile.thread_rank() == 0) out[tile.meta_group_rank()] = v;
+  cg::thread_block_tile<8> small = cg::tiled_partition<8>(block);
+  int s = small.shfl_down((int)small.thread_rank(), 1);
+  if (block.thread_rank() == 9) out[2] = s;
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<int> out(3);
+  int* p = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(64), {&p}).ok);
+  EXPECT_EQ(out[0], 496);
+  EXPECT_EQ(out[1], 496 + 32 * 32);
+  EXPECT_EQ(out[2], 2);
+}
+
+TEST_F(SimPrimitives, MathAndIntegerIntrinsics) {
+  SimModule m(R"(extern "C" __global__ void k(float* f, int* i) {
+    f[0] = __saturatef(1.7f); f[1] = __saturatef(-2.0f); f[2] = rsqrtf(4.0f); f[3] = __expf(0.0f);
+    f[4] = __fdividef(1.0f, 4.0f); f[5] = fmaf(2.0f, 3.0f, 1.0f); f[6] = __int_as_float(0x3f800000);
+    f[7] = __half2float(__hadd(__float2half(1.5f), __float2half(2.25f)));
+    f[8] = __bfloat162float(__float2bfloat16(3.0f)); f[9] = INFINITY;
+    float2 v = make_float2(1.0f, 2.0f); f[10] = v.x + v.y; f[11] = __ldg(&f[5]);
+    i[0] = __popc(0xF0F0u); i[1] = __clz(1); i[2] = __ffs(8); i[3] = (int)__brev(1u); i[4] = (int)__umulhi(0x80000000u, 4u);
+    i[5] = min(3, 7); i[6] = max(-2, -9); i[7] = __float2int_rn(2.5f); i[8] = __float_as_int(1.0f);
+  })", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> f(12);
+  std::vector<int> i(9);
+  float* pf = f.data();
+  int* pi = i.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(1), {&pf, &pi}).ok);
+  EXPECT_EQ(f[0], 1.0f);
+  EXPECT_EQ(f[1], 0.0f);
+  EXPECT_FLOAT_EQ(f[2], 0.5f);
+  EXPECT_EQ(f[3], 1.0f);
+  EXPECT_EQ(f[4], 0.25f);
+  EXPECT_EQ(f[5], 7.0f);
+  EXPECT_EQ(f[6], 1.0f);
+  EXPECT_EQ(f[7], 3.75f);
+  EXPECT_EQ(f[8], 3.0f);
+  EXPECT_TRUE(std::isinf(f[9]));
+  EXPECT_EQ(f[10], 3.0f);
+  EXPECT_EQ(f[11], 7.0f);
+  EXPECT_EQ(i, (std::vector<int>{8, 31, 4, static_cast<int>(0x80000000u), 2, 3, -2, 2, 0x3f800000}));
+}
+
+TEST_F(SimPrimitives, TemplateKernelsAndParameterMetadata) {
+  SimModule m(R"(template <int B, typename T> __global__ void fill(T* out, long long n) {
+    long long i = (long long)blockIdx.x * B + threadIdx.x;
+    if (i < n) out[i] = (T)B;
+  }
+  template __global__ void fill<64, float>(float*, long long);)", {"fill<64, float>"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  const auto* e = m.entry("fill<64, float>");
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(e->paramCount, 2);
+  EXPECT_EQ(e->paramKinds[0], cuset_sim::ParamKind::pointer);
+  EXPECT_EQ(e->paramKinds[1], cuset_sim::ParamKind::integer);
+  EXPECT_EQ(e->paramSizes[1], 8u);
+  std::vector<float> out(100);
+  float* p = out.data();
+  long long n = 100;
+  ASSERT_TRUE(m.launch("fill<64, float>", dim3(2), dim3(64), {&p, &n}).ok);
+  EXPECT_EQ(std::count(out.begin(), out.end(), 64.0f), 100);
+}
+
+TEST_F(SimPrimitives, DivergentBarrierAndDeadlockAreRuntimeErrorsNotHangs) {
+  SimModule m(R"(extern "C" __global__ void divergent(int* out) {
+    if (threadIdx.x < 16) { __syncthreads(); out[0] = 1; }
+    else { __syncthreads(); out[1] = 1; }
+  }
+  extern "C" __global__ void deadlock(int* out) {
+    if (threadIdx.x < 16) out[0] = __shfl_sync(0xffffffffu, 1, 0);
+    else __syncthreads();
+  }
+  extern "C" __global__ void early_exit_ok(int* out) {
+    if (threadIdx.x >= 40) return;
+    __syncthreads();
+    atomicAdd(out, 1);
+  }
+  extern "C" __global__ void trap(int* out) { if (threadIdx.x == 3) __trap(); })",
+              {"divergent", "deadlock", "early_exit_ok", "trap"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<int> out(2);
+  int* p = out.data();
+  auto divergent = m.launch("divergent", dim3(1), dim3(32), {&p});
+  EXPECT_FALSE(divergent.ok);
+  EXPECT_NE(divergent.error.find("kernel divergent"), std::string::npos) << divergent.error;
+  EXPECT_NE(divergent.error.find("divergent __syncthreads"), std::string::npos) << divergent.error;
+  auto deadlock = m.launch("deadlock", dim3(1), dim3(32), {&p});
+  EXPECT_FALSE(deadlock.ok);
+  EXPECT_NE(deadlock.error.find("deadlock"), std::string::npos) << deadlock.error;
+  out[0] = 0;
+  auto ok = m.launch("early_exit_ok", dim3(1), dim3(64), {&p});
+  EXPECT_TRUE(ok.ok) << ok.error;  // exited threads do not hold a barrier up
+  EXPECT_EQ(out[0], 40);
+  auto trapped = m.launch("trap", dim3(1), dim3(8), {&p});
+  EXPECT_FALSE(trapped.ok);
+  EXPECT_NE(trapped.error.find("thread (3,0,0): __trap() called"), std::string::npos) << trapped.error;
+}
+
+TEST_F(SimPrimitives, AMillionPlainThreads) {
+  SimModule m(R"(extern "C" __global__ void axpy(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.0f * x[i] + y[i];
+  })", {"axpy"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  const int n = 1 << 20;
+  std::vector<float> x(n, 1.0f), y(n, 3.0f);
+  float *px = x.data(), *py = y.data();
+  int nn = n;
+  ASSERT_TRUE(m.launch("axpy", dim3(n / 256), dim3(256), {&px, &py, &nn}).ok);
+  EXPECT_EQ(std::count(y.begin(), y.end(), 5.0f), n);
+}
+
+}  // namespace
+}  // namespace cuset
