@@ -1,6 +1,5 @@
 // The worker's side of the sandbox (`cuset __worker`). Never runs candidate code itself: each job runs
 // in a forked child that loads the candidate library, restricts itself, and runs the launches.
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -17,6 +16,7 @@
 #include <string>
 
 #include "cuset/evaluator/sandbox.hpp"
+#include "cuset/evaluator/sim_library.hpp"
 #include "cuset_sim/runtime.hpp"
 #include "sandbox_protocol.hpp"
 
@@ -98,19 +98,11 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
     ::dup2(devnull, 2);
     ::closefrom(3);  // the supervisor's pipes above all: the candidate reaches no channel
 
-    void* library = ::dlopen(job.at("library").get<std::string>().c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-      setMessage(status, ChildStatus::setupError, std::string("cannot load the kernel library: ") + ::dlerror());
+    auto library = SimLibrary::open(job.at("library").get<std::string>());
+    if (!library) {
+      setMessage(status, ChildStatus::setupError, library.error());
       ::_exit(0);
     }
-    using TableFn = const cuset_sim::KernelEntry* (*)(int*);
-    auto table = reinterpret_cast<TableFn>(::dlsym(library, "cuset_sim_kernels"));
-    if (table == nullptr) {
-      setMessage(status, ChildStatus::setupError, "the kernel library has no cuset_sim_kernels table");
-      ::_exit(0);
-    }
-    int count = 0;
-    const cuset_sim::KernelEntry* entries = table(&count);
 
     struct Prepared {
       cuset_sim::LaunchSpec spec;
@@ -123,10 +115,7 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
     for (std::size_t i = 0; i < launches.size(); ++i) {
       const auto& l = launches[i];
       const std::string name = l.at("kernel").get<std::string>();
-      const cuset_sim::KernelEntry* entry = nullptr;
-      for (int e = 0; e < count; ++e) {
-        if (name == entries[e].name) entry = &entries[e];
-      }
+      const cuset_sim::KernelEntry* entry = library->entry(name);
       if (entry == nullptr) {
         setMessage(status, ChildStatus::setupError, "kernel '" + name + "' is missing from the kernel library");
         ::_exit(0);

@@ -1,13 +1,14 @@
 #pragma once
 // Compiles CUDA source for the simulator and runs its kernels in this process, for tests of the
 // simulator's primitives with known answers.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cuset/evaluator/sim_compiler.hpp"
+#include "cuset/evaluator/sim_library.hpp"
 #include "cuset_sim/runtime.hpp"
 #include "test_util.hpp"
 
@@ -22,27 +23,16 @@ class SimModule {
     compileLog = out.log;
     fibers = out.needsFibers;
     if (!out.ok) return;
-    handle_ = ::dlopen(out.library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle_) {
-      compileLog = ::dlerror();
+    auto lib = SimLibrary::open(out.library);
+    if (!lib) {
+      compileLog = lib.error();
       return;
     }
-    auto table = reinterpret_cast<const cuset_sim::KernelEntry* (*)(int*)>(::dlsym(handle_, "cuset_sim_kernels"));
-    entries_ = table(&count_);
+    library_.emplace(std::move(lib).value());
   }
-  ~SimModule() {
-    if (handle_) ::dlclose(handle_);
-  }
-  SimModule(const SimModule&) = delete;
-  SimModule& operator=(const SimModule&) = delete;
 
-  bool ok() const { return entries_ != nullptr; }
-  const cuset_sim::KernelEntry* entry(const std::string& name) const {
-    for (int i = 0; i < count_; ++i) {
-      if (name == entries_[i].name) return &entries_[i];
-    }
-    return nullptr;
-  }
+  bool ok() const { return library_.has_value(); }
+  const cuset_sim::KernelEntry* entry(const std::string& name) const { return library_->entry(name); }
 
   // args: pointers to each parameter's value, as cuLaunchKernel takes them.
   cuset_sim::LaunchOutcome launch(const std::string& name, dim3 grid, dim3 block, std::vector<void*> args, std::size_t shared = 0,
@@ -63,9 +53,7 @@ class SimModule {
   bool fibers = true;
 
  private:
-  void* handle_ = nullptr;
-  const cuset_sim::KernelEntry* entries_ = nullptr;
-  int count_ = 0;
+  std::optional<SimLibrary> library_;
 };
 
 }  // namespace cuset::test

@@ -1,0 +1,172 @@
+// CPU simulator throughput: simulated CUDA threads per second for an elementwise kernel (plain calls,
+// no fibers), a shared-memory block reduction (__syncthreads, fibers) and a warp-shuffle reduction
+// (fibers, warp collectives), on 1 and 2 host threads; then the bundled suite end to end on the sim
+// backend with a cold cache (host compile, 5 trials + rerun each, sandboxed), as candidates per minute.
+// Targets (issue #3): a 1M-thread elementwise kernel under 1 s on one core; the bundled solutions in a
+// few minutes on 2 cores.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "cuset/evaluator/eval_pipeline.hpp"
+#include "cuset/evaluator/sim_compiler.hpp"
+#include "cuset/evaluator/sim_library.hpp"
+
+namespace fs = std::filesystem;
+using namespace cuset;
+
+namespace {
+
+const char* kSource = R"(
+extern "C" __global__ void axpy(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i] + y[i];
+}
+extern "C" __global__ void block_sum(const float* x, float* out) {
+  __shared__ float s[256];
+  s[threadIdx.x] = x[blockIdx.x * blockDim.x + threadIdx.x];
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) s[threadIdx.x] += s[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = s[0];
+}
+extern "C" __global__ void warp_sum(const float* x, float* out) {
+  float v = x[blockIdx.x * blockDim.x + threadIdx.x];
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+  if (threadIdx.x % 32 == 0) out[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = v;
+}
+)";
+
+fs::path scratch() {
+  static const fs::path dir = fs::temp_directory_path() / fmt::format("cuset-bench-sim-{}", ::getpid());
+  return dir;
+}
+
+struct Kernels {
+  SimLibrary plain;   // built from axpy alone: no barrier in the source, so threads are plain calls
+  SimLibrary fibers;  // built with the barrier kernels
+};
+
+Kernels& kernels() {
+  static Kernels k = [] {
+    const SimCompiler compiler(SimToolchain::fromBuild(), scratch() / "sim");
+    const std::string plainSource = std::string(kSource).substr(0, std::string(kSource).find("extern \"C\" __global__ void block_sum"));
+    auto a = compiler.compile(plainSource, {"axpy"});
+    auto b = compiler.compile(kSource, {"block_sum", "warp_sum"});
+    if (!a.ok || !b.ok) throw std::runtime_error(a.log + b.log);
+    return Kernels{std::move(SimLibrary::open(a.library)).value(), std::move(SimLibrary::open(b.library)).value()};
+  }();
+  return k;
+}
+
+void runKernel(benchmark::State& state, const SimLibrary& lib, const char* name, bool fibers, int blocks, int threads, std::vector<void*> args) {
+  cuset_sim::LaunchSpec spec;
+  spec.kernel = lib.entry(name);
+  spec.args = args.data();
+  spec.grid[0] = static_cast<unsigned>(blocks);
+  spec.block[0] = static_cast<unsigned>(threads);
+  cuset_sim::LaunchOptions options;
+  options.useFibers = fibers;
+  for (auto _ : state) {
+    auto outcome = cuset_sim::run_launch(spec, options);
+    if (!outcome.ok) state.SkipWithError(outcome.error.c_str());
+  }
+  state.SetItemsProcessed(state.iterations() * std::int64_t{blocks} * threads);
+}
+
+void BM_Elementwise(benchmark::State& state) {
+  const int n = 1 << 20;
+  std::vector<float> x(n, 1.0f), y(n, 0.0f);
+  float *px = x.data(), *py = y.data();
+  int nn = n;
+  runKernel(state, kernels().plain, "axpy", false, n / 256, 256, {&px, &py, &nn});
+}
+
+void BM_SharedReduction(benchmark::State& state) {
+  const int blocks = 1024, threads = 256;
+  std::vector<float> x(blocks * threads, 1.0f), out(blocks);
+  float *px = x.data(), *po = out.data();
+  runKernel(state, kernels().fibers, "block_sum", true, blocks, threads, {&px, &po});
+}
+
+void BM_WarpShuffle(benchmark::State& state) {
+  const int blocks = 1024, threads = 256;
+  std::vector<float> x(blocks * threads, 1.0f), out(blocks * threads / 32);
+  float *px = x.data(), *po = out.data();
+  runKernel(state, kernels().fibers, "warp_sum", true, blocks, threads, {&px, &po});
+}
+
+// The bundled suite on the sim backend, cold caches, two jobs: what `cuset eval --backend sim
+// --candidates problems` costs on a fresh machine.
+void BM_SuiteEndToEnd(benchmark::State& state) {
+  std::size_t candidates = 0;
+  int round = 0;
+  double seconds = 0.0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    EvalConfig c;
+    c.problemsDir = CUSET_PROBLEMS_DIR;
+    c.candidatesPath = CUSET_PROBLEMS_DIR;
+    c.outDir = scratch() / fmt::format("run{}", round);
+    c.cacheDir = scratch() / fmt::format("cache{}", round++);
+    c.backend = BackendKind::sim;
+    c.jobs = 2;
+    c.showProgress = false;
+    const EvalRunSummary s = runEvaluation(c);
+    candidates = s.results.size();
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (const auto& r : s.results) {
+      if (r.verdict != Verdict::correct) state.SkipWithError((r.problem + ": " + r.reason).c_str());
+    }
+  }
+  state.counters["candidates"] = static_cast<double>(candidates);
+  state.counters["candidates_per_min"] = static_cast<double>(candidates) * 60.0 * static_cast<double>(state.iterations()) / seconds;
+}
+
+class RecordingReporter : public benchmark::ConsoleReporter {
+ public:
+  std::map<std::string, benchmark::BenchmarkReporter::Run> runs;
+  void ReportRuns(const std::vector<Run>& rs) override {
+    for (const auto& r : rs) runs[r.benchmark_name()] = r;
+    ConsoleReporter::ReportRuns(rs);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::setenv("CUSET_WORKER", CUSET_BINARY, 0);
+  for (int hostThreads : {1, 2}) {
+    // One pool of host threads at a time: the runtime's pool is process-wide.
+    cuset_sim::start_host_threads(hostThreads);
+    benchmark::Initialize(&argc, argv);
+    RecordingReporter reporter;
+    benchmark::RegisterBenchmark(fmt::format("elementwise_1M/host_threads:{}", hostThreads).c_str(), BM_Elementwise)->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(fmt::format("shared_reduction_256K/host_threads:{}", hostThreads).c_str(), BM_SharedReduction)->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(fmt::format("warp_shuffle_256K/host_threads:{}", hostThreads).c_str(), BM_WarpShuffle)->Unit(benchmark::kMillisecond)->UseRealTime();
+    if (hostThreads == 2) benchmark::RegisterBenchmark("suite_end_to_end/jobs:2", BM_SuiteEndToEnd)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::ClearRegisteredBenchmarks();
+    fmt::print("\n{:<40} {:>12} {:>22}\n", "benchmark", "ms/launch", "simulated threads/s");
+    for (const auto& [name, r] : reporter.runs) {
+      if (r.error_occurred || name.rfind("suite", 0) == 0) continue;
+      const double ms = r.GetAdjustedRealTime();
+      const double rate = r.counters.count("items_per_second") ? static_cast<double>(r.counters.at("items_per_second")) : 0.0;
+      fmt::print("{:<40} {:>12.1f} {:>22.3g}\n", name, ms, rate);
+    }
+    fmt::print("\n");
+  }
+  std::error_code ec;
+  fs::remove_all(scratch(), ec);
+  benchmark::Shutdown();
+  return 0;
+}
