@@ -80,6 +80,20 @@ TEST(Cli, EvalBundledSolutionsAllCompile) {
   EXPECT_NE(resumed.output.find("0 evaluated now"), std::string::npos) << resumed.output;
 }
 
+TEST(Cli, EvalSimBackendJudgesTheBundledSolutionsCorrect) {
+  test::TempDir dir;
+  const CliRun r = cuset("eval --backend sim --candidates problems --jobs 2 --out " + (dir / "run").string() + " --cache-dir " +
+                         (dir / "cache").string());
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  for (const char* bad : {"wrong_answer", "runtime_error", "compile_error", "invalid_submission", "timeout", "sandbox_violation"}) {
+    EXPECT_EQ(r.output.find(bad), std::string::npos) << r.output;
+  }
+  const std::string results = test::readText(dir / "run/results.jsonl");
+  EXPECT_NE(results.find("\"verdict\":\"correct\""), std::string::npos);
+  EXPECT_NE(results.find("\"kind\":\"cpu_simulator\""), std::string::npos);
+  EXPECT_NE(test::readText(dir / "run/run.json").find("never reported as a speedup"), std::string::npos);
+}
+
 TEST(Cli, EvalBadInputsGiveOneClearError) {
   test::TempDir dir;
   const CliRun missing = cuset("eval --candidates /nonexistent.jsonl --out " + (dir / "r").string());
