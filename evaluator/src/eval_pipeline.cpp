@@ -110,6 +110,20 @@ EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& ser
     case CompileOutput::Status::ok:
       break;
   }
+  // A launch needs its kernel's static shared memory plus the manifest's dynamic bytes on one SM.
+  for (const auto& launch : manifest->launches) {
+    const auto it = compiled.staticSharedBytes.find(launch.kernel);
+    if (it == compiled.staticSharedBytes.end()) continue;
+    for (const auto& set : problem->sizeSets) {
+      const std::int64_t dynamic = *launch.sharedBytes.evaluate(set.sizes);  // validated with the manifest
+      if (static_cast<std::int64_t>(it->second) + dynamic > LaunchLimits::maxSharedBytes + LaunchLimits::reservedSharedBytes) {
+        return finish(Verdict::invalid_submission,
+                      fmt::format("kernel {} uses {} bytes of static and, with sizes '{}', {} bytes of dynamic shared memory: over the "
+                                  "{} bytes a block can have",
+                                  launch.kernel, it->second, set.name, dynamic, LaunchLimits::maxSharedBytes));
+      }
+    }
+  }
   if (services.backend == BackendKind::compileOnly) return finish(Verdict::compiled, "");
   try {
     runSimBackend(*problem, *manifest, candidate.source, *services.simCompiler, *services.sandbox, *services.references,

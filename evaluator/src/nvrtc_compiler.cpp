@@ -234,6 +234,14 @@ CompileOutput NvrtcCompiler::compileUncached(std::string_view source, const std:
   for (const auto& [name, symbol] : out.loweredNames) {
     if (std::find(entries.begin(), entries.end(), symbol) == entries.end()) out.missingKernels.push_back(name);
   }
+  if (cubin) {
+    auto shared = cubinStaticSharedBytes(out.image);
+    if (!shared) throw makeError("NVRTC produced an unreadable cubin: {}", shared.error());
+    for (const auto& [name, symbol] : out.loweredNames) {
+      auto it = shared->find(symbol);
+      out.staticSharedBytes[name] = it == shared->end() ? 0 : it->second;
+    }
+  }
   if (!out.missingKernels.empty()) out.status = CompileOutput::Status::missingKernels;
   return out;
 }
@@ -241,7 +249,7 @@ CompileOutput NvrtcCompiler::compileUncached(std::string_view source, const std:
 std::string NvrtcCompiler::cacheKey(std::string_view source, const std::vector<std::string>& kernelNames) const {
   static const std::string version = nvrtcVersion();
   ContentHasher h;
-  h.add("cuset-compile-cache-v1").add(version).add(nvrtcPreludeVersion());
+  h.add("cuset-compile-cache-v2").add(version).add(nvrtcPreludeVersion());
   for (const auto& o : optionStrings_) h.add(o);
   h.add("names");
   for (const auto& n : kernelNames) h.add(n);
@@ -265,6 +273,7 @@ std::optional<CompileOutput> NvrtcCompiler::loadCached(const std::string& key) c
     out.isCubin = j.at("is_cubin").get<bool>();
     out.loweredNames = j.at("lowered_names").get<std::map<std::string, std::string>>();
     out.missingKernels = j.at("missing_kernels").get<std::vector<std::string>>();
+    out.staticSharedBytes = j.value("static_shared_bytes", std::map<std::string, std::size_t>{});
     if (j.contains("image_hash")) {
       out.image = readBinaryFile(cacheDir_ / key.substr(0, 2) / (key + ".bin"));
       if (hashBytes(out.image.data(), out.image.size()).hex() != j.at("image_hash").get<std::string>()) {
@@ -284,7 +293,8 @@ void NvrtcCompiler::storeCached(const std::string& key, const CompileOutput& out
                       {"log", output.log},
                       {"is_cubin", output.isCubin},
                       {"lowered_names", output.loweredNames},
-                      {"missing_kernels", output.missingKernels}};
+                      {"missing_kernels", output.missingKernels},
+                      {"static_shared_bytes", output.staticSharedBytes}};
   if (!output.image.empty()) {
     // The image goes first: the metadata file's presence is what marks an entry complete.
     writeFileAtomic(dir / (key + ".bin"), output.image.data(), output.image.size());

@@ -267,7 +267,11 @@ int runSandboxWorker(std::size_t memoryBytes) {
   ::signal(SIGPIPE, SIG_IGN);
   setLimit(RLIMIT_CORE, 0);
   setLimit(RLIMIT_FSIZE, 0);
+#if defined(__SANITIZE_ADDRESS__)
+  (void)memoryBytes;  // AddressSanitizer reserves terabytes of shadow address space: no RLIMIT_AS under it
+#else
   setLimit(RLIMIT_AS, memoryBytes);
+#endif
   for (;;) {
     std::optional<sandbox::Message> request;
     try {

@@ -22,7 +22,11 @@ std::string mixedBatch() {
          line("level1/relu", 1, kManifest + "extern \"C\" __global__ void relu_kernel(float* x) { x[0] = nope; }") +
          line("level1/relu", 2, kManifest + "extern \"C\" __global__ void other(const float* x, float* y, int n) {}") +
          line("level1/relu", 3, "extern \"C\" __global__ void relu_kernel() {}") + line("level9/unknown", 0, kGood) +
-         "this line is not json\n";
+         "this line is not json\n" +
+         line("level1/relu", 4,
+              "/*@cuset\nlaunches:\n  - {kernel: k, grid: [1], block: [32], shared_bytes: 200000, args: [x, y]}\n*/\n"
+              "extern \"C\" __global__ void k(const float* x, float* y) { __shared__ float big[10000]; big[threadIdx.x] = x[0]; "
+              "__syncthreads(); y[0] = big[3]; }");
 }
 
 EvalConfig configFor(const test::TempDir& dir) {
@@ -41,7 +45,7 @@ TEST(EvalPipeline, GivesEachCandidateOneVerdictWithAReason) {
   test::TempDir dir;
   test::writeText(dir / "batch.jsonl", mixedBatch());
   const EvalRunSummary s = runEvaluation(configFor(dir));
-  ASSERT_EQ(s.results.size(), 6u);
+  ASSERT_EQ(s.results.size(), 7u);
   EXPECT_EQ(s.results[0].verdict, Verdict::compiled) << s.results[0].reason;
   EXPECT_EQ(s.results[1].verdict, Verdict::compile_error);
   EXPECT_NE(s.results[1].reason.find("nope"), std::string::npos) << s.results[1].reason;
@@ -54,15 +58,17 @@ TEST(EvalPipeline, GivesEachCandidateOneVerdictWithAReason) {
   EXPECT_NE(s.results[4].reason.find("unknown problem id 'level9/unknown'"), std::string::npos);
   EXPECT_EQ(s.results[5].verdict, Verdict::invalid_submission);
   EXPECT_NE(s.results[5].reason.find("batch.jsonl:6"), std::string::npos);
+  EXPECT_EQ(s.results[6].verdict, Verdict::invalid_submission);
+  EXPECT_NE(s.results[6].reason.find("bytes of static"), std::string::npos) << s.results[6].reason;
   for (const auto& r : s.results) {
     if (!isSuccess(r.verdict)) {
       EXPECT_FALSE(r.reason.empty()) << r.key();
     }
   }
-  EXPECT_EQ(s.counts.at(Verdict::invalid_submission), 4u);
+  EXPECT_EQ(s.counts.at(Verdict::invalid_submission), 5u);
 
   const std::string results = test::readText(dir / "run/results.jsonl");
-  EXPECT_EQ(std::count(results.begin(), results.end(), '\n'), 6);
+  EXPECT_EQ(std::count(results.begin(), results.end(), '\n'), 7);
   const nlohmann::json run = readJsonFile(dir / "run/run.json");
   EXPECT_EQ(run["status"], "finished");
   EXPECT_EQ(run["seed"], "1234");

@@ -39,6 +39,18 @@ TEST(NvrtcCompiler, CompilesWithThePreludeAndFindsKernels) {
   EXPECT_FALSE(out.cacheHit);
 }
 
+TEST(NvrtcCompiler, ReportsStaticSharedMemoryPerKernel) {
+  const CompileOutput out = uncached().compile(
+      "extern \"C\" __global__ void k(float* y) { __shared__ float tile[1024]; tile[threadIdx.x] = 1; __syncthreads(); y[0] = tile[5]; }\n"
+      "extern \"C\" __global__ void none(float* y) { y[0] = 1; }\n",
+      {"k", "none"});
+  ASSERT_EQ(out.status, CompileOutput::Status::ok) << out.log;
+  // The cubin's section includes the 1 KiB sm_80+ reserves per block.
+  EXPECT_GE(out.staticSharedBytes.at("k"), 4096u);
+  EXPECT_LE(out.staticSharedBytes.at("k"), 4096u + 1024u);
+  EXPECT_EQ(out.staticSharedBytes.at("none"), 0u);
+}
+
 TEST(NvrtcCompiler, CompileErrorKeepsTheLogWithCandidateLineNumbers) {
   const CompileOutput out = uncached().compile("extern \"C\" __global__ void k(float* y) {\n  y[0] = undefined_name;\n}\n", {"k"});
   EXPECT_EQ(out.status, CompileOutput::Status::compileError);

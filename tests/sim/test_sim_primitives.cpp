@@ -209,6 +209,26 @@ TEST_F(SimPrimitives, MathAndIntegerIntrinsics) {
   EXPECT_EQ(i, (std::vector<int>{8, 31, 4, static_cast<int>(0x80000000u), 2, 3, -2, 2, 0x3f800000}));
 }
 
+TEST_F(SimPrimitives, HalfAndBfloat16Math) {
+  SimModule m(R"(extern "C" __global__ void k(float* f) {
+    const __half a = __float2half(1.5f), c = __float2half(4.0f);
+    f[0] = __half2float(hsqrt(c));
+    f[1] = __half2float(__hfma(a, c, a));
+    f[2] = __half2float(hexp(__float2half(0.0f)));
+    const __half2 p = h2exp(__floats2half2_rn(0.0f, 0.0f));
+    f[3] = __low2float(p) + __high2float(p);
+    const __nv_bfloat16 b = __float2bfloat16(2.0f);
+    f[4] = __bfloat162float(hrcp(b));
+    f[5] = __half2float(__hmax(a, c)) + (__hgt(a, c) ? 100.0f : 0.0f);
+    f[6] = __half2float(a * c + a);
+  })", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> f(7);
+  float* p = f.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(1), {&p}).ok);
+  EXPECT_EQ(f, (std::vector<float>{2.0f, 7.5f, 1.0f, 2.0f, 0.5f, 4.0f, 7.5f}));
+}
+
 TEST_F(SimPrimitives, TemplateKernelsAndParameterMetadata) {
   SimModule m(R"(template <int B, typename T> __global__ void fill(T* out, long long n) {
     long long i = (long long)blockIdx.x * B + threadIdx.x;

@@ -45,6 +45,8 @@ struct LaunchLimits {
   static constexpr std::array<std::int64_t, 3> maxBlock{1024, 1024, 64};
   static constexpr std::array<std::int64_t, 3> maxGrid{2147483647, 65535, 65535};
   static constexpr std::int64_t maxSharedBytes = 227 * 1024;  // opt-in maximum on sm_90
+  // A cubin's static shared section also holds the 1 KiB that sm_80+ reserves per block.
+  static constexpr std::int64_t reservedSharedBytes = 1024;
 };
 
 // Finds and parses the manifest of `source` and checks it against `problem`: buffer names exist, size

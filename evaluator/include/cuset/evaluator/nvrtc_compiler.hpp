@@ -28,6 +28,7 @@ struct CompileOutput {
   bool isCubin = true;
   std::map<std::string, std::string> loweredNames;  // manifest kernel name -> symbol in the module
   std::vector<std::string> missingKernels;          // status == missingKernels
+  std::map<std::string, std::size_t> staticSharedBytes;  // manifest kernel name -> bytes (cubin targets)
   bool cacheHit = false;
   double milliseconds = 0.0;  // wall time of this call (NVRTC, or the cache lookup)
 };

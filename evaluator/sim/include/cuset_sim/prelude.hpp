@@ -371,3 +371,39 @@ inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {
 }
 inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned shift) { return __funnelshift_l(lo, hi, shift > 32 ? 32 : shift); }
 inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned shift) { return __funnelshift_r(lo, hi, shift > 32 ? 32 : shift); }
+
+// ---- half and bfloat16 math that CUDA's headers define only for device code; computed in float ----
+#define CUSET_SIM_HALF_UNARY(scalar, pair, fn)                                                                          \
+  inline __half scalar(__half x) { return __float2half(fn(__half2float(x))); }                                         \
+  inline __nv_bfloat16 scalar(__nv_bfloat16 x) { return __float2bfloat16(fn(__bfloat162float(x))); }                   \
+  inline __half2 pair(__half2 v) { return __halves2half2(scalar(v.x), scalar(v.y)); }                                  \
+  inline __nv_bfloat162 pair(__nv_bfloat162 v) { return __halves2bfloat162(scalar(v.x), scalar(v.y)); }
+namespace cuset_sim {
+inline float rcp(float x) { return 1.0f / x; }
+inline float rsqrt_(float x) { return 1.0f / sqrtf(x); }
+}  // namespace cuset_sim
+CUSET_SIM_HALF_UNARY(hexp, h2exp, expf)
+CUSET_SIM_HALF_UNARY(hexp2, h2exp2, exp2f)
+CUSET_SIM_HALF_UNARY(hexp10, h2exp10, exp10f)
+CUSET_SIM_HALF_UNARY(hlog, h2log, logf)
+CUSET_SIM_HALF_UNARY(hlog2, h2log2, log2f)
+CUSET_SIM_HALF_UNARY(hlog10, h2log10, log10f)
+CUSET_SIM_HALF_UNARY(hsqrt, h2sqrt, sqrtf)
+CUSET_SIM_HALF_UNARY(hrsqrt, h2rsqrt, ::cuset_sim::rsqrt_)
+CUSET_SIM_HALF_UNARY(hrcp, h2rcp, ::cuset_sim::rcp)
+CUSET_SIM_HALF_UNARY(hsin, h2sin, sinf)
+CUSET_SIM_HALF_UNARY(hcos, h2cos, cosf)
+CUSET_SIM_HALF_UNARY(htanh, h2tanh, tanhf)
+CUSET_SIM_HALF_UNARY(htrunc, h2trunc, truncf)
+CUSET_SIM_HALF_UNARY(hceil, h2ceil, ceilf)
+CUSET_SIM_HALF_UNARY(hfloor, h2floor, floorf)
+CUSET_SIM_HALF_UNARY(hrint, h2rint, nearbyintf)
+#undef CUSET_SIM_HALF_UNARY
+inline __half __hfma(__half a, __half b, __half c) { return __float2half(fmaf(__half2float(a), __half2float(b), __half2float(c))); }
+inline __nv_bfloat16 __hfma(__nv_bfloat16 a, __nv_bfloat16 b, __nv_bfloat16 c) {
+  return __float2bfloat16(fmaf(__bfloat162float(a), __bfloat162float(b), __bfloat162float(c)));
+}
+inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) { return __halves2half2(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y)); }
+inline __nv_bfloat162 __hfma2(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162 c) {
+  return __halves2bfloat162(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y));
+}
