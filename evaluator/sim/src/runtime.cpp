@@ -559,8 +559,6 @@ int block_barrier(BlockOp op, int predicate, int line) {
 
 unsigned active_mask() {
   Lane& lane = currentLane("__activemask");
-  BlockRunner* runner = lane.runner;
-  (void)runner;
   // Threads of a warp that have not exited; the simulator does not model divergence within a warp.
   const ThreadContext& c = lane.ctx;
   const std::size_t n = std::size_t{c.block->blockDim.x} * c.block->blockDim.y * c.block->blockDim.z;
