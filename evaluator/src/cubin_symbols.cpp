@@ -49,25 +49,34 @@ Expected<std::vector<std::string>> cubinKernelNames(std::span<const std::byte> i
   return names;
 }
 
-Expected<std::map<std::string, std::size_t>> cubinStaticSharedBytes(std::span<const std::byte> image) {
+Expected<std::map<std::string, std::size_t>> elfSectionSizes(std::span<const std::byte> image) {
   Elf64_Ehdr header{};
   if (!readAt(image, 0, header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) {
-    return Unexpected{"not a 64-bit ELF cubin"};
+    return Unexpected{"not a 64-bit ELF image"};
   }
   Elf64_Shdr names{};
   if (!readAt(image, header.e_shoff + std::uint64_t{header.e_shstrndx} * sizeof(Elf64_Shdr), names) || names.sh_offset > image.size() ||
       image.size() - names.sh_offset < names.sh_size) {
-    return Unexpected{"cubin section names are missing"};
+    return Unexpected{"ELF section names are missing"};
   }
-  constexpr std::string_view kPrefix = ".nv.shared.";
   std::map<std::string, std::size_t> sizes;
   for (std::uint16_t i = 0; i < header.e_shnum; ++i) {
     Elf64_Shdr section{};
-    if (!readAt(image, header.e_shoff + std::uint64_t{i} * sizeof(Elf64_Shdr), section)) return Unexpected{"cubin section table is truncated"};
+    if (!readAt(image, header.e_shoff + std::uint64_t{i} * sizeof(Elf64_Shdr), section)) return Unexpected{"ELF section table is truncated"};
     if (section.sh_name >= names.sh_size) continue;
     const char* begin = reinterpret_cast<const char*>(image.data() + names.sh_offset + section.sh_name);
-    const std::string name(begin, strnlen(begin, names.sh_size - section.sh_name));
-    if (name.rfind(kPrefix, 0) == 0) sizes[name.substr(kPrefix.size())] = section.sh_size;
+    sizes[std::string(begin, strnlen(begin, names.sh_size - section.sh_name))] = section.sh_size;
+  }
+  return sizes;
+}
+
+Expected<std::map<std::string, std::size_t>> cubinStaticSharedBytes(std::span<const std::byte> image) {
+  auto sections = elfSectionSizes(image);
+  if (!sections) return sections;
+  constexpr std::string_view kPrefix = ".nv.shared.";
+  std::map<std::string, std::size_t> sizes;
+  for (const auto& [name, size] : *sections) {
+    if (name.rfind(kPrefix, 0) == 0) sizes[name.substr(kPrefix.size())] = size;
   }
   return sizes;
 }

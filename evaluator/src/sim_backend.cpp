@@ -48,6 +48,7 @@ void runSimBackend(const Problem& problem, const LaunchManifest& manifest, std::
   };
   const SimCompileOutput built = compiler.compile(source, manifest.kernelNames());
   result.timings.simCompileMs = built.milliseconds;
+  if (!built.rejection.empty()) return finish(Verdict::invalid_submission, built.rejection);
   if (!built.ok) {
     result.compileLog += "\n--- host compiler (sim backend) ---\n" + built.log;
     return finish(Verdict::compile_error, "the CPU simulator cannot compile this kernel: " + firstErrorLine(built.log));

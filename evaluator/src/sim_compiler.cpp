@@ -10,6 +10,7 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/hash.hpp"
 #include "cuset/common/subprocess.hpp"
+#include "cuset/evaluator/cubin_symbols.hpp"
 
 #ifndef CUSET_SIM_INCLUDE_DIR
 #error "CUSET_SIM_INCLUDE_DIR must be defined by the build"
@@ -46,6 +47,9 @@ int braceDepthAt(std::string_view s, std::size_t pos) {
   }
   return depth;
 }
+
+// Marks a cached failure that is a refusal of the source rather than a compiler error.
+constexpr std::string_view kRejected = "cuset: refused: ";
 
 int lineAt(std::string_view s, std::size_t pos) { return 1 + static_cast<int>(std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(pos), '\n')); }
 
@@ -111,7 +115,29 @@ SimCompiler::SimCompiler(SimToolchain toolchain, fs::path cacheDir, std::chrono:
   fs::create_directories(cacheDir_);
 }
 
+bool SimCompiler::hasStaticInitializers(const fs::path& library) const {
+  auto initArraySize = [](const fs::path& path) {
+    const auto image = readBinaryFile(path);
+    auto sections = elfSectionSizes(image);
+    if (!sections) throw makeError("{}: {}", path.string(), sections.error());
+    const auto it = sections->find(".init_array");
+    return it == sections->end() ? std::size_t{0} : it->second;
+  };
+  // The toolchain's own start-up code contributes entries too; a library built from an empty
+  // candidate tells how many.
+  std::call_once(baselineOnce_, [&] {
+    const SimCompileOutput empty = build("", {}, false);
+    if (!empty.ok) throw makeError("the simulator cannot build an empty library: {}", empty.log);
+    baselineInitArray_ = initArraySize(empty.library);
+  });
+  return initArraySize(library) > baselineInitArray_;
+}
+
 SimCompileOutput SimCompiler::compile(std::string_view source, const std::vector<std::string>& kernelNames) const {
+  return build(source, kernelNames, true);
+}
+
+SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers) const {
   const auto start = std::chrono::steady_clock::now();
   SimCompileOutput out;
   out.needsFibers = simNeedsFibers(source);
@@ -137,6 +163,7 @@ SimCompileOutput SimCompiler::compile(std::string_view source, const std::vector
   if (fs::exists(failure)) {
     out.cacheHit = true;
     out.log = readFile(failure);
+    if (out.log.rfind(kRejected, 0) == 0) out.rejection = out.log.substr(kRejected.size(), out.log.find('\n') - kRejected.size());
     return finish();
   }
   const fs::path source_path = cacheDir_ / (key + ".cpp");
@@ -152,7 +179,16 @@ SimCompileOutput SimCompiler::compile(std::string_view source, const std::vector
   const SubprocessResult r = runSubprocess(argv, timeout_);
   out.log = r.output;
   if (r.timedOut) out.log += fmt::format("\nhost compiler timed out after {} s", timeout_.count() / 1000);
-  if (r.ok()) {
+  if (r.ok() && checkInitializers && hasStaticInitializers(temporary)) {
+    // Code that runs when the library is loaded would run before the sandbox's system-call
+    // allow-list is in place.
+    out.rejection = "host code with static initialization (a namespace-scope object with a constructor, or a "
+                    "constructor function) is not allowed: it would run outside the kernel sandbox";
+    out.log = std::string(kRejected) + out.rejection + "\n" + out.log;
+    std::error_code ec;
+    fs::remove(temporary, ec);
+    writeFileAtomic(failure, out.log);
+  } else if (r.ok()) {
     fs::rename(temporary, library);
     out.ok = true;
     out.library = library;

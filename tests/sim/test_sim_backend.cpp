@@ -7,6 +7,7 @@
 
 #include "cuset/evaluator/eval_pipeline.hpp"
 #include "cuset/evaluator/sandbox.hpp"
+#include "cuset/common/subprocess.hpp"
 #include "cuset/evaluator/sim_compiler.hpp"
 #include "test_util.hpp"
 
@@ -141,12 +142,48 @@ extern "C" __global__ void k(int* out) { out[0] = getuid(); })", {"k"});
   const SimJobResult r = pool.run(job);
   EXPECT_EQ(r.status, SimJobResult::Status::sandboxViolation) << r.message;
   EXPECT_NE(r.message.find("getuid"), std::string::npos) << r.message;
+  // Code that would run when the library loads, before the allow-list, never gets built.
+  const auto constructor = compiler.compile(R"(extern "C" int getuid();
+int stolen = getuid();
+extern "C" __global__ void k(int* out) { out[0] = stolen; })", {"k"});
+  EXPECT_FALSE(constructor.ok);
+  EXPECT_NE(constructor.rejection.find("static initialization"), std::string::npos) << constructor.log;
   // The worker survives and serves the next job.
   const auto good = compiler.compile("extern \"C\" __global__ void k(int* out) { out[0] = 5; }", {"k"});
   job.library = good.library;
   job.region = layout.fill({}, 0);
   EXPECT_EQ(pool.run(job).status, SimJobResult::Status::ok);
   EXPECT_EQ(layout.extract(job.region, *layout.find("y")).as<std::int32_t>()[0], 5);
+}
+
+TEST_F(SimBackend, CodeRunningAtLoadTimeCannotCreateProcesses) {
+  // SimCompiler refuses libraries with static initializers; this builds one anyway, by hand, to show the
+  // allow-list in force while the library loads.
+  test::TempDir dir;
+  const SimToolchain tc = SimToolchain::fromBuild();
+  test::writeText(dir / "tu.cpp", simTranslationUnit(R"(extern "C" int fork();
+int child = fork();
+extern "C" __global__ void k(int* out) { out[0] = child; })", {"k"}));
+  const auto built = runSubprocess({tc.compiler.string(), "-std=c++20", "-O1", "-fPIC", "-shared", "-w", "-I" + tc.simInclude.string(),
+                                    "-I" + tc.cudaInclude.string(), (dir / "tu.cpp").string(), "-o", (dir / "lib.so").string(),
+                                    "-L" + tc.simLibraryDir.string(), "-lcuset_sim", "-Wl,-rpath," + tc.simLibraryDir.string()},
+                                   std::chrono::seconds(120));
+  ASSERT_TRUE(built.ok()) << built.output;
+  const Problem p = parseProblem("name: t\nlevel: 1\nsizes: {small: {N: 4}}\ninputs: {}\noutputs: {y: {dtype: int32, shape: [N]}}\n"
+                                 "reference: |\n  def forward(N: int) -> Tensor:\n      return torch.zeros(N, dtype=torch.int32)\n",
+                                 "t/problem.yaml", "t");
+  auto manifest = parseLaunchManifest("/*@cuset\nlaunches: [{kernel: k, grid: [1], block: [1], args: [y]}]\n*/", p);
+  ASSERT_TRUE(manifest.ok());
+  const RegionLayout layout = RegionLayout::plan(p, *manifest, p.sizes("small"));
+  SandboxPool pool(1, SandboxLimits{});
+  SimJob job;
+  job.library = dir / "lib.so";
+  job.launches = *resolveLaunches(*manifest, p.sizes("small"));
+  job.layout = &layout;
+  job.region = layout.fill({}, 0);
+  const SimJobResult r = pool.run(job);
+  EXPECT_EQ(r.status, SimJobResult::Status::sandboxViolation) << r.message;
+  EXPECT_NE(r.message.find("clone"), std::string::npos) << r.message;
 }
 
 TEST_F(SimBackend, BundledSolutionsAreAllCorrect) {

@@ -15,6 +15,9 @@ namespace cuset {
 // Every offset is bounds-checked: a truncated or corrupt image gives an error, never a crash.
 Expected<std::vector<std::string>> cubinKernelNames(std::span<const std::byte> image);
 
+// Every section of a 64-bit ELF image (a cubin, or a host shared library) by name, with its size.
+Expected<std::map<std::string, std::size_t>> elfSectionSizes(std::span<const std::byte> image);
+
 // Static shared memory of each kernel of a cubin: the size of its `.nv.shared.<symbol>` section
 // (kernels without one use none). On sm_80+ the section includes the 1 KiB reserved per block.
 Expected<std::map<std::string, std::size_t>> cubinStaticSharedBytes(std::span<const std::byte> image);

@@ -4,6 +4,7 @@
 // it, compiled by the host C++ compiler and linked against libcuset_sim.so. Cached by content.
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,7 @@ struct SimCompileOutput {
   bool ok = false;
   std::string log;                     // the host compiler's messages
   std::filesystem::path library;       // the .so, when ok
+  std::string rejection;                // non-empty: the source is refused (not a compiler failure)
   bool needsFibers = true;
   bool cacheHit = false;
   double milliseconds = 0.0;
@@ -32,12 +34,19 @@ struct SimCompileOutput {
 class SimCompiler {
  public:
   SimCompiler(SimToolchain toolchain, std::filesystem::path cacheDir, std::chrono::milliseconds timeout = std::chrono::seconds(120));
+  // A source whose library would run code when loaded (static initializers, constructor functions) is
+  // refused: that code would run before the sandbox restricts system calls.
   SimCompileOutput compile(std::string_view source, const std::vector<std::string>& kernelNames) const;
 
  private:
+  SimCompileOutput build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers) const;
+  bool hasStaticInitializers(const std::filesystem::path& library) const;
+
   SimToolchain toolchain_;
   std::filesystem::path cacheDir_;
   std::chrono::milliseconds timeout_;
+  mutable std::once_flag baselineOnce_;
+  mutable std::size_t baselineInitArray_ = 0;
 };
 
 // The translation unit the host compiler sees (exposed for tests).
