@@ -75,6 +75,25 @@ std::vector<Case> adversarialCases() {
   };
 }
 
+// One launch of `k(int* y)` with y of 4 ints, for driving the sandbox without a real problem.
+struct OneKernelJob {
+  Problem problem = parseProblem(
+      "name: t\nlevel: 1\nsizes: {small: {N: 4}}\ninputs: {}\noutputs: {y: {dtype: int32, shape: [N]}}\n"
+      "reference: |\n  def forward(N: int) -> Tensor:\n      return torch.zeros(N, dtype=torch.int32)\n",
+      "t/problem.yaml", "t");
+  LaunchManifest manifest = std::move(parseLaunchManifest("/*@cuset\nlaunches: [{kernel: k, grid: [1], block: [1], args: [y]}]\n*/", problem)).value();
+  RegionLayout layout = RegionLayout::plan(problem, manifest, problem.sizes("small"));
+
+  SimJob job(const std::filesystem::path& library) const {
+    SimJob j;
+    j.library = library;
+    j.launches = *resolveLaunches(manifest, problem.sizes("small"));
+    j.layout = &layout;
+    j.region = layout.fill({}, 0);
+    return j;
+  }
+};
+
 class SimBackend : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { ::setenv("CUSET_WORKER", CUSET_BINARY, 1); }
@@ -126,19 +145,9 @@ TEST_F(SimBackend, AForbiddenSystemCallIsASandboxViolation) {
   const auto built = compiler.compile(R"(extern "C" int getuid();
 extern "C" __global__ void k(int* out) { out[0] = getuid(); })", {"k"});
   ASSERT_TRUE(built.ok) << built.log;
-  const Problem p = parseProblem("name: t\nlevel: 1\nsizes: {small: {N: 4}}\ninputs: {}\noutputs: {y: {dtype: int32, shape: [N]}}\n"
-                                 "reference: |\n  def forward(N: int) -> Tensor:\n      return torch.zeros(N, dtype=torch.int32)\n",
-                                 "t/problem.yaml", "t");
-  auto manifest = parseLaunchManifest("/*@cuset\nlaunches: [{kernel: k, grid: [1], block: [1], args: [y]}]\n*/", p);
-  ASSERT_TRUE(manifest.ok()) << manifest.error();
-  const RegionLayout layout = RegionLayout::plan(p, *manifest, p.sizes("small"));
+  const OneKernelJob fixture;
   SandboxPool pool(1, SandboxLimits{});
-  SimJob job;
-  job.library = built.library;
-  job.fibers = built.needsFibers;
-  job.launches = *resolveLaunches(*manifest, p.sizes("small"));
-  job.layout = &layout;
-  job.region = layout.fill({}, 0);
+  SimJob job = fixture.job(built.library);
   const SimJobResult r = pool.run(job);
   EXPECT_EQ(r.status, SimJobResult::Status::sandboxViolation) << r.message;
   EXPECT_NE(r.message.find("getuid"), std::string::npos) << r.message;
@@ -150,10 +159,9 @@ extern "C" __global__ void k(int* out) { out[0] = stolen; })", {"k"});
   EXPECT_NE(constructor.rejection.find("static initialization"), std::string::npos) << constructor.log;
   // The worker survives and serves the next job.
   const auto good = compiler.compile("extern \"C\" __global__ void k(int* out) { out[0] = 5; }", {"k"});
-  job.library = good.library;
-  job.region = layout.fill({}, 0);
+  job = fixture.job(good.library);
   EXPECT_EQ(pool.run(job).status, SimJobResult::Status::ok);
-  EXPECT_EQ(layout.extract(job.region, *layout.find("y")).as<std::int32_t>()[0], 5);
+  EXPECT_EQ(fixture.layout.extract(job.region, *fixture.layout.find("y")).as<std::int32_t>()[0], 5);
 }
 
 TEST_F(SimBackend, CodeRunningAtLoadTimeCannotCreateProcesses) {
@@ -169,18 +177,9 @@ extern "C" __global__ void k(int* out) { out[0] = child; })", {"k"}));
                                     "-L" + tc.simLibraryDir.string(), "-lcuset_sim", "-Wl,-rpath," + tc.simLibraryDir.string()},
                                    std::chrono::seconds(120));
   ASSERT_TRUE(built.ok()) << built.output;
-  const Problem p = parseProblem("name: t\nlevel: 1\nsizes: {small: {N: 4}}\ninputs: {}\noutputs: {y: {dtype: int32, shape: [N]}}\n"
-                                 "reference: |\n  def forward(N: int) -> Tensor:\n      return torch.zeros(N, dtype=torch.int32)\n",
-                                 "t/problem.yaml", "t");
-  auto manifest = parseLaunchManifest("/*@cuset\nlaunches: [{kernel: k, grid: [1], block: [1], args: [y]}]\n*/", p);
-  ASSERT_TRUE(manifest.ok());
-  const RegionLayout layout = RegionLayout::plan(p, *manifest, p.sizes("small"));
+  const OneKernelJob fixture;
   SandboxPool pool(1, SandboxLimits{});
-  SimJob job;
-  job.library = dir / "lib.so";
-  job.launches = *resolveLaunches(*manifest, p.sizes("small"));
-  job.layout = &layout;
-  job.region = layout.fill({}, 0);
+  SimJob job = fixture.job(dir / "lib.so");
   const SimJobResult r = pool.run(job);
   EXPECT_EQ(r.status, SimJobResult::Status::sandboxViolation) << r.message;
   EXPECT_NE(r.message.find("clone"), std::string::npos) << r.message;
