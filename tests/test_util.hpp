@@ -49,7 +49,7 @@ inline std::string readText(const std::filesystem::path& path) {
       statement;                                                                         \
       ADD_FAILURE() << "expected an exception from: " #statement;                        \
     } catch (const std::exception& cuset_e_) {                                           \
-      for (const std::string& needle : {__VA_ARGS__}) {                                  \
+      for (const std::string& needle : std::initializer_list<std::string>{__VA_ARGS__}) {  \
         EXPECT_NE(std::string(cuset_e_.what()).find(needle), std::string::npos)          \
             << "message: " << cuset_e_.what() << "\nmissing: " << needle;                \
       }                                                                                  \
