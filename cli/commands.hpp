@@ -15,5 +15,6 @@ struct CommandContext {
 
 void registerProblemsCommand(CLI::App& app, CommandContext& context);
 void registerEvalCommand(CLI::App& app, CommandContext& context);
+void registerTokenizeCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

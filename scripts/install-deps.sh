@@ -10,6 +10,7 @@ packages=(
   libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev libxxhash-dev
   libboost-context-dev    # fibers for the CPU simulator
   libseccomp-dev          # system-call allow-list for sandboxed simulator workers
+  libicu-dev              # Unicode regex and NFC for the tokenizer
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

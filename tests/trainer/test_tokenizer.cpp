@@ -1,0 +1,105 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cuset/trainer/tokenizer.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+const std::vector<std::string> kCorpus = {
+    "extern \"C\" __global__ void relu(const float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}\n",
+    "__global__ void add(const float* a, const float* b, float* c, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) c[i] = a[i] + b[i];\n}\n",
+    "Write a CUDA kernel that computes the row-wise softmax of a matrix.",
+};
+
+BpeTokenizer trained() { return trainBpeTokenizer(kCorpus, 320, {"<|im_start|>", "<|im_end|>"}); }
+
+TEST(BpeTrainer, LearnsMergesAndRoundTripsThroughTokenizerJson) {
+  test::TempDir dir;
+  const BpeTokenizer t = trained();
+  EXPECT_EQ(t.vocabSize(), 320u);
+  EXPECT_GE(t.tokenId("<|im_end|>"), 256);
+  t.save(dir / "tokenizer.json");
+  const BpeTokenizer loaded = BpeTokenizer::load(dir / "tokenizer.json");
+  const std::string text = "<|im_start|>int i = blockIdx.x * blockDim.x + threadIdx.x; // ünïcödé 🚀<|im_end|>";
+  const Encoding a = t.encode(text), b = loaded.encode(text);
+  EXPECT_EQ(a.ids, b.ids);
+  EXPECT_EQ(loaded.decode(a.ids), text);
+  EXPECT_EQ(a.ids.front(), t.tokenId("<|im_start|>"));
+  // Merges learned from CUDA code compress it: far fewer tokens than bytes.
+  const Encoding code = t.encode("int i = blockIdx.x * blockDim.x + threadIdx.x;");
+  EXPECT_LT(code.ids.size(), 20u);
+  // Training is deterministic.
+  EXPECT_EQ(trained().toJson().dump(), t.toJson().dump());
+}
+
+TEST(BpeTokenizer, SpansCoverTheInputInOrder) {
+  const BpeTokenizer t = trained();
+  const std::string text = "  if (i < n) y[i] = x[i];<|im_end|>\n\nçà 🚀";
+  const Encoding e = t.encode(text);
+  ASSERT_EQ(e.ids.size(), e.spans.size());
+  std::size_t pos = 0;
+  std::string rebuilt;
+  for (std::size_t k = 0; k < e.ids.size(); ++k) {
+    EXPECT_EQ(e.spans[k].first, pos);
+    EXPECT_GT(e.spans[k].second, e.spans[k].first);
+    pos = e.spans[k].second;
+  }
+  EXPECT_EQ(pos, text.size());
+  // The special token's span is exactly its text.
+  const auto special = std::find(e.ids.begin(), e.ids.end(), t.tokenId("<|im_end|>")) - e.ids.begin();
+  const auto [b, end] = e.spans[static_cast<std::size_t>(special)];
+  EXPECT_EQ(text.substr(b, end - b), "<|im_end|>");
+}
+
+TEST(BpeTokenizer, SpecialTokensAreTextWhenNotParsedAndSkippableInDecode) {
+  const BpeTokenizer t = trained();
+  const Encoding parsed = t.encode("a<|im_end|>b");
+  const Encoding literal = t.encode("a<|im_end|>b", false);
+  EXPECT_LT(parsed.ids.size(), literal.ids.size());
+  EXPECT_EQ(t.decode(literal.ids), "a<|im_end|>b");
+  EXPECT_EQ(t.decode(parsed.ids, true), "ab");
+}
+
+TEST(BpeTokenizer, DecodeOfAPartialCharacterIsLossyNotACrash) {
+  const BpeTokenizer t = trained();
+  const Encoding e = t.encode("🚀");
+  ASSERT_GT(e.ids.size(), 1u);  // four bytes, no merge for them in this small vocabulary
+  const std::vector<std::int32_t> half(e.ids.begin(), e.ids.begin() + 1);
+  EXPECT_EQ(t.decode(half), "\xEF\xBF\xBD");  // U+FFFD
+  EXPECT_THROW(t.decode(std::vector<std::int32_t>{999999}), Error);
+}
+
+TEST(BpeTokenizer, UnsupportedOrMalformedFilesSayWhy) {
+  CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(nlohmann::json{{"model", {{"type", "WordPiece"}}}}, "tok.json"), "tok.json",
+                          "only byte-level BPE");
+  CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(nlohmann::json{{"model", {{"type", "BPE"}, {"vocab", nlohmann::json::object()}}}}, "tok.json"),
+                          "no model.merges", "WordPiece");
+  CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(nlohmann::json::array(), "tok.json"), "is this a tokenizer.json");
+  nlohmann::json j = trained().toJson();
+  j["normalizer"] = {{"type", "NFKC"}};
+  CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(j, "tok.json"), "normalizer 'NFKC' is not supported");
+  j = trained().toJson();
+  j["model"]["merges"][0] = 5;
+  CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(j, "tok.json"), "malformed tokenizer.json");
+  test::TempDir dir;
+  test::writeText(dir / "broken.json", "{\"model\": ");
+  CUSET_EXPECT_THROW_WITH(BpeTokenizer::load(dir / "broken.json"), "broken.json", "invalid JSON");
+}
+
+TEST(BpeTokenizer, AcceptsBothMergeFormats) {
+  nlohmann::json j = trained().toJson();
+  nlohmann::json asStrings = nlohmann::json::array();
+  for (const auto& m : j["model"]["merges"]) asStrings.push_back(m[0].get<std::string>() + " " + m[1].get<std::string>());
+  nlohmann::json k = j;
+  k["model"]["merges"] = asStrings;
+  const std::string text = "threadIdx.x + blockIdx.x";
+  EXPECT_EQ(BpeTokenizer::fromJson(j, "a").encode(text).ids, BpeTokenizer::fromJson(k, "b").encode(text).ids);
+}
+
+}  // namespace
+}  // namespace cuset

@@ -1,0 +1,429 @@
+#include "cuset/trainer/tokenizer.hpp"
+
+#include <fmt/format.h>
+#include <unicode/normalizer2.h>
+#include <unicode/regex.h>
+#include <unicode/unistr.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/json_util.hpp"
+
+namespace cuset {
+namespace {
+
+constexpr std::string_view kGpt2SplitPattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+std::string codePointToUtf8(UChar32 c) {
+  std::string out;
+  icu::UnicodeString(c).toUTF8String(out);
+  return out;
+}
+
+// GPT-2's reversible map from bytes to printable code points, used by every byte-level BPE.
+struct ByteAlphabet {
+  std::array<std::string, 256> byteToSymbol;
+  std::unordered_map<UChar32, std::uint8_t> codePointToByte;
+  ByteAlphabet() {
+    std::vector<int> bs;
+    for (int b = '!'; b <= '~'; ++b) bs.push_back(b);
+    for (int b = 0xA1; b <= 0xAC; ++b) bs.push_back(b);
+    for (int b = 0xAE; b <= 0xFF; ++b) bs.push_back(b);
+    std::vector<int> cs = bs;
+    int n = 0;
+    for (int b = 0; b < 256; ++b) {
+      if (std::find(bs.begin(), bs.end(), b) == bs.end()) {
+        bs.push_back(b);
+        cs.push_back(256 + n++);
+      }
+    }
+    for (std::size_t i = 0; i < bs.size(); ++i) {
+      byteToSymbol[static_cast<std::size_t>(bs[i])] = codePointToUtf8(cs[i]);
+      codePointToByte[cs[i]] = static_cast<std::uint8_t>(bs[i]);
+    }
+  }
+};
+
+const ByteAlphabet& alphabet() {
+  static const ByteAlphabet a;
+  return a;
+}
+
+std::string mergeKey(std::string_view a, std::string_view b) {
+  std::string k(a);
+  k += '\x1f';
+  k += b;
+  return k;
+}
+
+// Replaces invalid UTF-8 with U+FFFD, as HF's byte-level decoder does.
+std::string lossyUtf8(const std::string& bytes) {
+  std::string out;
+  icu::UnicodeString::fromUTF8(bytes).toUTF8String(out);
+  return out;
+}
+
+}  // namespace
+
+struct BpeTokenizer::Impl {
+  std::unordered_map<std::string, std::int32_t> vocab;
+  std::vector<std::string> idToToken;
+  std::unordered_map<std::string, std::int32_t> mergeRank;
+  struct Added {
+    std::string content;
+    std::int32_t id;
+    bool special;
+  };
+  std::vector<Added> added;  // longest first, for matching
+  std::map<std::int32_t, std::size_t> addedById;
+  bool nfc = false;
+  bool ignoreMerges = false;
+  std::unique_ptr<icu::RegexPattern> split;
+  nlohmann::json json;
+  mutable std::mutex cacheMutex;
+  mutable std::unordered_map<std::string, std::vector<std::pair<std::int32_t, std::size_t>>> cache;
+
+  void setSplitPattern(std::string_view pattern, const std::string& source) {
+    UErrorCode status = U_ZERO_ERROR;
+    UParseError parseError{};
+    split.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(icu::StringPiece(pattern.data(), static_cast<int32_t>(pattern.size()))), 0,
+                                           parseError, status));
+    if (U_FAILURE(status)) throw makeError("{}: the pre-tokenizer regex does not compile in ICU: {}", source, u_errorName(status));
+  }
+
+  // BPE on one pre-token: (token id, byte length) pairs.
+  std::vector<std::pair<std::int32_t, std::size_t>> bpe(std::string_view piece) const {
+    {
+      std::lock_guard lock(cacheMutex);
+      if (auto it = cache.find(std::string(piece)); it != cache.end()) return it->second;
+    }
+    struct Symbol {
+      std::string text;
+      std::size_t bytes;
+    };
+    std::vector<Symbol> symbols;
+    std::string whole;
+    for (unsigned char b : piece) {
+      symbols.push_back({alphabet().byteToSymbol[b], 1});
+      whole += alphabet().byteToSymbol[b];
+    }
+    if (!(ignoreMerges && vocab.contains(whole))) {
+      for (;;) {
+        std::int32_t best = INT32_MAX;
+        std::size_t at = 0;
+        for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
+          auto it = mergeRank.find(mergeKey(symbols[i].text, symbols[i + 1].text));
+          if (it != mergeRank.end() && it->second < best) {
+            best = it->second;
+            at = i;
+          }
+        }
+        if (best == INT32_MAX) break;
+        symbols[at].text += symbols[at + 1].text;
+        symbols[at].bytes += symbols[at + 1].bytes;
+        symbols.erase(symbols.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+      }
+    } else {
+      symbols = {{whole, piece.size()}};
+    }
+    std::vector<std::pair<std::int32_t, std::size_t>> out;
+    for (const auto& s : symbols) {
+      auto it = vocab.find(s.text);
+      if (it == vocab.end()) throw makeError("tokenizer: symbol '{}' is not in the vocabulary (a byte missing from the alphabet?)", s.text);
+      out.emplace_back(it->second, s.bytes);
+    }
+    std::lock_guard lock(cacheMutex);
+    if (cache.size() < 200000) cache.emplace(std::string(piece), out);
+    return out;
+  }
+
+  void encodeSegment(std::string_view segment, std::size_t base, Encoding& out) const {
+    auto emitPiece = [&](std::size_t begin, std::size_t end) {
+      std::size_t pos = begin;
+      for (const auto& [id, bytes] : bpe(segment.substr(begin, end - begin))) {
+        out.ids.push_back(id);
+        out.spans.emplace_back(base + pos, base + pos + bytes);
+        pos += bytes;
+      }
+    };
+    if (!split) {
+      emitPiece(0, segment.size());
+      return;
+    }
+    const icu::UnicodeString text = icu::UnicodeString::fromUTF8(icu::StringPiece(segment.data(), static_cast<int32_t>(segment.size())));
+    // UTF-16 index -> UTF-8 byte offset
+    std::vector<std::size_t> byteAt(static_cast<std::size_t>(text.length()) + 1, 0);
+    std::size_t bytes = 0;
+    for (int32_t i = 0; i < text.length();) {
+      const UChar32 c = text.char32At(i);
+      const int32_t units = U16_LENGTH(c);
+      for (int32_t k = 0; k < units; ++k) byteAt[static_cast<std::size_t>(i + k)] = bytes;
+      bytes += static_cast<std::size_t>(U8_LENGTH(c));
+      i += units;
+    }
+    byteAt[static_cast<std::size_t>(text.length())] = bytes;
+    UErrorCode status = U_ZERO_ERROR;
+    std::unique_ptr<icu::RegexMatcher> matcher(split->matcher(text, status));
+    std::size_t last = 0;
+    while (matcher->find(status) && U_SUCCESS(status)) {
+      const std::size_t s = byteAt[static_cast<std::size_t>(matcher->start(status))];
+      const std::size_t e = byteAt[static_cast<std::size_t>(matcher->end(status))];
+      if (s > last) emitPiece(last, s);  // "Isolated": the gap is a piece of its own
+      if (e > s) emitPiece(s, e);
+      last = e;
+    }
+    if (last < segment.size()) emitPiece(last, segment.size());
+  }
+};
+
+BpeTokenizer::BpeTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+BpeTokenizer::BpeTokenizer(BpeTokenizer&&) noexcept = default;
+BpeTokenizer& BpeTokenizer::operator=(BpeTokenizer&&) noexcept = default;
+BpeTokenizer::~BpeTokenizer() = default;
+
+BpeTokenizer BpeTokenizer::load(const std::filesystem::path& path) { return fromJson(readJsonFile(path), path.string()); }
+
+BpeTokenizer BpeTokenizer::fromJson(const nlohmann::json& j, const std::string& source) {
+  auto impl = std::make_unique<Impl>();
+  impl->json = j;
+  try {
+    if (!j.is_object() || !j.contains("model")) throw makeError("{}: no 'model' object: is this a tokenizer.json?", source);
+    const auto& model = j.at("model");
+    if (model.value("type", "BPE") != "BPE") {
+      throw makeError("{}: model.type is '{}'; only byte-level BPE tokenizers are supported", source, model.value("type", ""));
+    }
+    if (!model.contains("merges")) throw makeError("{}: tokenizer.json has no model.merges: is this a WordPiece or Unigram tokenizer?", source);
+    if (model.value("byte_fallback", false)) throw makeError("{}: byte_fallback BPE (SentencePiece style) is not supported", source);
+    if (!model.value("continuing_subword_prefix", nlohmann::json("")).is_null() && !model.value("continuing_subword_prefix", std::string()).empty()) {
+      throw makeError("{}: continuing_subword_prefix is not supported", source);
+    }
+    impl->ignoreMerges = model.value("ignore_merges", false);
+    for (const auto& [token, id] : model.at("vocab").items()) {
+      const auto i = id.get<std::int32_t>();
+      if (i < 0 || i > 10'000'000) throw makeError("{}: vocab id {} of '{}' is out of range", source, i, token);
+      impl->vocab[token] = i;
+      if (impl->idToToken.size() <= static_cast<std::size_t>(i)) impl->idToToken.resize(static_cast<std::size_t>(i) + 1);
+      impl->idToToken[static_cast<std::size_t>(i)] = token;
+    }
+    std::int32_t rank = 0;
+    for (const auto& m : model.at("merges")) {
+      std::string a, b;
+      if (m.is_string()) {  // "a b"
+        const std::string s = m.get<std::string>();
+        const auto space = s.find(' ');
+        if (space == std::string::npos) throw makeError("{}: merge '{}' has no space", source, s);
+        a = s.substr(0, space);
+        b = s.substr(space + 1);
+      } else {  // ["a", "b"]
+        a = m.at(0).get<std::string>();
+        b = m.at(1).get<std::string>();
+      }
+      impl->mergeRank.emplace(mergeKey(a, b), rank++);
+    }
+    if (j.contains("added_tokens")) {
+      for (const auto& t : j.at("added_tokens")) {
+        Impl::Added a{t.at("content").get<std::string>(), t.at("id").get<std::int32_t>(), t.value("special", false)};
+        if (impl->idToToken.size() <= static_cast<std::size_t>(a.id)) impl->idToToken.resize(static_cast<std::size_t>(a.id) + 1);
+        impl->idToToken[static_cast<std::size_t>(a.id)] = a.content;
+        impl->vocab[a.content] = a.id;
+        impl->added.push_back(std::move(a));
+      }
+      std::sort(impl->added.begin(), impl->added.end(), [](const auto& x, const auto& y) { return x.content.size() > y.content.size(); });
+      for (std::size_t i = 0; i < impl->added.size(); ++i) impl->addedById[impl->added[i].id] = i;
+    }
+    const auto& normalizer = j.value("normalizer", nlohmann::json());
+    if (!normalizer.is_null()) {
+      if (normalizer.value("type", "") != "NFC") throw makeError("{}: normalizer '{}' is not supported (NFC or none)", source, normalizer.value("type", ""));
+      impl->nfc = true;
+    }
+    const auto& pre = j.value("pre_tokenizer", nlohmann::json());
+    std::vector<nlohmann::json> steps;
+    if (pre.is_object() && pre.value("type", "") == "Sequence") {
+      for (const auto& s : pre.at("pretokenizers")) steps.push_back(s);
+    } else if (!pre.is_null()) {
+      steps.push_back(pre);
+    }
+    for (const auto& s : steps) {
+      const std::string type = s.value("type", "");
+      if (type == "Split") {
+        if (!s.at("pattern").contains("Regex")) throw makeError("{}: Split pre-tokenizer without a Regex pattern is not supported", source);
+        if (s.value("behavior", "") != "Isolated" || s.value("invert", false)) {
+          throw makeError("{}: Split pre-tokenizer behaviour '{}' is not supported (Isolated)", source, s.value("behavior", ""));
+        }
+        impl->setSplitPattern(s.at("pattern").at("Regex").get<std::string>(), source);
+      } else if (type == "ByteLevel") {
+        if (s.value("add_prefix_space", false)) throw makeError("{}: ByteLevel add_prefix_space is not supported", source);
+        if (s.value("use_regex", true)) impl->setSplitPattern(kGpt2SplitPattern, source);
+      } else {
+        throw makeError("{}: pre-tokenizer '{}' is not supported", source, type);
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw makeError("{}: malformed tokenizer.json: {}", source, e.what());
+  }
+  return BpeTokenizer(std::move(impl));
+}
+
+Encoding BpeTokenizer::encode(std::string_view input, bool parseSpecial) const {
+  std::string normalized(input);
+  if (impl_->nfc) {
+    UErrorCode status = U_ZERO_ERROR;
+    const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(status);
+    const icu::UnicodeString u = icu::UnicodeString::fromUTF8(icu::StringPiece(input.data(), static_cast<int32_t>(input.size())));
+    if (U_SUCCESS(status) && !nfc->isNormalized(u, status)) {
+      normalized.clear();
+      nfc->normalize(u, status).toUTF8String(normalized);
+    }
+  }
+  Encoding out;
+  const std::string_view text = normalized;
+  std::size_t segmentStart = 0, pos = 0;
+  while (pos < text.size()) {
+    const Impl::Added* match = nullptr;
+    if (parseSpecial) {
+      for (const auto& a : impl_->added) {
+        if (!a.content.empty() && text.compare(pos, a.content.size(), a.content) == 0) {
+          match = &a;
+          break;  // longest first
+        }
+      }
+    }
+    if (!match) {
+      ++pos;
+      continue;
+    }
+    if (pos > segmentStart) impl_->encodeSegment(text.substr(segmentStart, pos - segmentStart), segmentStart, out);
+    out.ids.push_back(match->id);
+    out.spans.emplace_back(pos, pos + match->content.size());
+    pos += match->content.size();
+    segmentStart = pos;
+  }
+  if (segmentStart < text.size()) impl_->encodeSegment(text.substr(segmentStart), segmentStart, out);
+  return out;
+}
+
+std::string BpeTokenizer::decode(std::span<const std::int32_t> ids, bool skipSpecial) const {
+  std::string bytes;
+  for (std::int32_t id : ids) {
+    if (auto it = impl_->addedById.find(id); it != impl_->addedById.end()) {
+      if (!(skipSpecial && impl_->added[it->second].special)) bytes += impl_->added[it->second].content;
+      continue;
+    }
+    if (id < 0 || static_cast<std::size_t>(id) >= impl_->idToToken.size()) throw makeError("decode: token id {} is out of range", id);
+    const icu::UnicodeString symbol = icu::UnicodeString::fromUTF8(impl_->idToToken[static_cast<std::size_t>(id)]);
+    for (int32_t i = 0; i < symbol.length();) {
+      const UChar32 c = symbol.char32At(i);
+      auto b = alphabet().codePointToByte.find(c);
+      if (b != alphabet().codePointToByte.end()) bytes += static_cast<char>(b->second);
+      i += U16_LENGTH(c);
+    }
+  }
+  return lossyUtf8(bytes);
+}
+
+std::size_t BpeTokenizer::vocabSize() const { return impl_->idToToken.size(); }
+
+std::int32_t BpeTokenizer::tokenId(std::string_view token) const {
+  auto it = impl_->vocab.find(std::string(token));
+  return it == impl_->vocab.end() ? -1 : it->second;
+}
+
+nlohmann::json BpeTokenizer::toJson() const { return impl_->json; }
+
+void BpeTokenizer::save(const std::filesystem::path& path) const { writeFileAtomic(path, impl_->json.dump(2) + "\n"); }
+
+BpeTokenizer trainBpeTokenizer(const std::vector<std::string>& texts, std::size_t vocabSize, const std::vector<std::string>& specialTokens) {
+  // Pre-tokenise with an empty-vocabulary tokenizer's splitter and count the pieces.
+  auto splitter = std::make_unique<BpeTokenizer::Impl>();
+  splitter->setSplitPattern(kQwen2SplitPattern, "trainer");
+  std::map<std::string, std::int64_t> pieceCounts;
+  for (const auto& text : texts) {
+    UErrorCode status = U_ZERO_ERROR;
+    const icu::UnicodeString u = icu::UnicodeString::fromUTF8(text);
+    std::unique_ptr<icu::RegexMatcher> m(splitter->split->matcher(u, status));
+    while (m->find(status) && U_SUCCESS(status)) {
+      std::string piece;
+      u.tempSubStringBetween(m->start(status), m->end(status)).toUTF8String(piece);
+      ++pieceCounts[piece];
+    }
+  }
+  std::vector<std::string> tokens;  // id -> token text
+  for (int b = 0; b < 256; ++b) tokens.push_back(alphabet().byteToSymbol[static_cast<std::size_t>(b)]);
+  struct Word {
+    std::vector<std::string> symbols;
+    std::int64_t count;
+  };
+  std::vector<Word> words;
+  for (const auto& [piece, count] : pieceCounts) {
+    Word w{{}, count};
+    for (unsigned char b : piece) w.symbols.push_back(alphabet().byteToSymbol[b]);
+    words.push_back(std::move(w));
+  }
+  std::vector<std::pair<std::string, std::string>> merges;
+  while (tokens.size() + specialTokens.size() < vocabSize) {
+    std::map<std::pair<std::string, std::string>, std::int64_t> pairs;
+    for (const auto& w : words) {
+      for (std::size_t i = 0; i + 1 < w.symbols.size(); ++i) pairs[{w.symbols[i], w.symbols[i + 1]}] += w.count;
+    }
+    if (pairs.empty()) break;
+    // The most frequent pair; ties go to the smallest pair, so training is deterministic.
+    auto best = std::max_element(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) { return x.second < y.second || (x.second == y.second && x.first > y.first); });
+    const auto [a, b] = best->first;
+    merges.emplace_back(a, b);
+    tokens.push_back(a + b);
+    for (auto& w : words) {
+      for (std::size_t i = 0; i + 1 < w.symbols.size();) {
+        if (w.symbols[i] == a && w.symbols[i + 1] == b) {
+          w.symbols[i] += b;
+          w.symbols.erase(w.symbols.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        } else {
+          ++i;
+        }
+      }
+    }
+  }
+  nlohmann::json vocab = nlohmann::json::object();
+  for (std::size_t i = 0; i < tokens.size(); ++i) vocab[tokens[i]] = i;
+  nlohmann::json mergeList = nlohmann::json::array();
+  for (const auto& [a, b] : merges) mergeList.push_back({a, b});
+  nlohmann::json added = nlohmann::json::array();
+  for (std::size_t i = 0; i < specialTokens.size(); ++i) {
+    added.push_back({{"id", tokens.size() + i}, {"content", specialTokens[i]}, {"single_word", false}, {"lstrip", false},
+                     {"rstrip", false}, {"normalized", false}, {"special", true}});
+  }
+  const nlohmann::json byteLevel = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}};
+  const nlohmann::json j = {
+      {"version", "1.0"},
+      {"truncation", nullptr},
+      {"padding", nullptr},
+      {"added_tokens", added},
+      {"normalizer", {{"type", "NFC"}}},
+      {"pre_tokenizer",
+       {{"type", "Sequence"},
+        {"pretokenizers",
+         {{{"type", "Split"}, {"pattern", {{"Regex", std::string(kQwen2SplitPattern)}}}, {"behavior", "Isolated"}, {"invert", false}},
+          byteLevel}}}},
+      {"post_processor", byteLevel},
+      {"decoder", byteLevel},
+      {"model",
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"unk_token", nullptr},
+        {"continuing_subword_prefix", ""},
+        {"end_of_word_suffix", ""},
+        {"fuse_unk", false},
+        {"byte_fallback", false},
+        {"ignore_merges", false},
+        {"vocab", vocab},
+        {"merges", mergeList}}},
+  };
+  return BpeTokenizer::fromJson(j, "trained tokenizer");
+}
+
+}  // namespace cuset
