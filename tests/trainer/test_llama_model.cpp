@@ -1,0 +1,141 @@
+// The decoder against its own definitions: KV-cache decoding equals a full forward, checkpoints
+// round-trip bitwise, gradients reach every parameter, RoPE is the closed-form rotation.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cuset/trainer/llama_model.hpp"
+#include "cuset/trainer/safetensors.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+ModelConfig tinyConfig(bool tied = false, const std::string& type = "qwen2") {
+  return ModelConfig::fromJson({{"model_type", type},
+                                {"vocab_size", 61},
+                                {"hidden_size", 32},
+                                {"intermediate_size", 48},
+                                {"num_hidden_layers", 2},
+                                {"num_attention_heads", 4},
+                                {"num_key_value_heads", 2},
+                                {"rope_theta", 10000.0},
+                                {"rms_norm_eps", 1e-6},
+                                {"tie_word_embeddings", tied}},
+                               "tiny");
+}
+
+CausalLm tinyModel(bool tied = false) {
+  torch::manual_seed(3);
+  CausalLm m(tinyConfig(tied));
+  m->eval();
+  return m;
+}
+
+TEST(ModelConfig, ParsesAndValidates) {
+  const ModelConfig c = tinyConfig();
+  EXPECT_EQ(c.headDim(), 8);
+  EXPECT_TRUE(c.attentionBias);  // Qwen2 has q/k/v biases
+  EXPECT_FALSE(tinyConfig(false, "llama").attentionBias);
+  auto bad = c.toJson();
+  bad["num_key_value_heads"] = 3;
+  CUSET_EXPECT_THROW_WITH(ModelConfig::fromJson(bad, "config.json"), "config.json", "not a multiple of num_key_value_heads");
+  bad = c.toJson();
+  bad.erase("hidden_size");
+  CUSET_EXPECT_THROW_WITH(ModelConfig::fromJson(bad, "config.json"), "no 'hidden_size'");
+  bad = c.toJson();
+  bad["model_type"] = "gpt2";
+  CUSET_EXPECT_THROW_WITH(ModelConfig::fromJson(bad, "config.json"), "model_type 'gpt2' is not supported");
+}
+
+TEST(CausalLm, IncrementalDecodingWithTheKvCacheMatchesAFullForward) {
+  auto m = tinyModel();
+  torch::NoGradGuard noGrad;
+  const auto ids = torch::randint(0, 61, {2, 9}, torch::kInt64);
+  const auto full = m->forward(ids);  // (2, 9, 61)
+  KvCache cache;
+  std::vector<torch::Tensor> steps = {m->forward(ids.narrow(1, 0, 5), &cache)};
+  for (int t = 5; t < 9; ++t) steps.push_back(m->forward(ids.narrow(1, t, 1), &cache));
+  EXPECT_EQ(cache.length(), 9);
+  const auto incremental = torch::cat(steps, 1);
+  EXPECT_TRUE(torch::allclose(full, incremental, 1e-5, 1e-5)) << (full - incremental).abs().max().item<float>();
+}
+
+TEST(CausalLm, CausalMaskMakesEarlyLogitsIgnoreLaterTokens) {
+  auto m = tinyModel();
+  torch::NoGradGuard noGrad;
+  auto ids = torch::randint(0, 61, {1, 6}, torch::kInt64);
+  const auto a = m->forward(ids);
+  ids[0][5] = (ids[0][5].item<std::int64_t>() + 1) % 61;
+  const auto b = m->forward(ids);
+  EXPECT_TRUE(torch::equal(a.narrow(1, 0, 5), b.narrow(1, 0, 5)));
+  EXPECT_FALSE(torch::equal(a.narrow(1, 5, 1), b.narrow(1, 5, 1)));
+}
+
+TEST(CausalLm, CheckpointRoundTripsBitwiseWithHfNames) {
+  test::TempDir dir;
+  for (bool tied : {false, true}) {
+    auto m = tinyModel(tied);
+    saveCheckpoint(m, dir / (tied ? "tied" : "untied"));
+    torch::manual_seed(99);
+    CausalLm other(tinyConfig(tied));
+    loadWeights(other, dir / (tied ? "tied" : "untied"));
+    for (const auto& p : m->named_parameters()) {
+      EXPECT_TRUE(torch::equal(p.value(), other->named_parameters()[p.key()])) << p.key();
+    }
+    const auto config = nlohmann::json::parse(test::readText(dir / (tied ? "tied" : "untied") / "config.json"));
+    EXPECT_EQ(config["architectures"][0], "Qwen2ForCausalLM");
+  }
+  const auto names = safetensors::Checkpoint::open(dir / "untied").names();
+  for (const char* hf : {"model.embed_tokens.weight", "model.layers.1.self_attn.q_proj.bias", "model.layers.0.mlp.gate_proj.weight",
+                         "model.layers.0.post_attention_layernorm.weight", "model.norm.weight", "lm_head.weight"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), hf), names.end()) << hf;
+  }
+  const auto tiedNames = safetensors::Checkpoint::open(dir / "tied").names();
+  EXPECT_EQ(std::find(tiedNames.begin(), tiedNames.end(), "lm_head.weight"), tiedNames.end());
+}
+
+TEST(CausalLm, LoadingAMismatchedCheckpointNamesTheTensor) {
+  test::TempDir dir;
+  auto m = tinyModel();
+  saveCheckpoint(m, dir.path());
+  ModelConfig bigger = tinyConfig();
+  bigger.intermediateSize = 64;
+  CausalLm other(bigger);
+  CUSET_EXPECT_THROW_WITH(loadWeights(other, dir.path()), "mlp.gate_proj.weight", "needs [64, 32]");
+}
+
+TEST(CausalLm, GradientsReachEveryParameter) {
+  torch::manual_seed(5);
+  CausalLm m(tinyConfig());
+  const auto ids = torch::randint(0, 61, {2, 7}, torch::kInt64);
+  const auto logits = m->forward(ids.narrow(1, 0, 6));
+  const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, 61}), ids.narrow(1, 1, 6).reshape({-1}));
+  loss.backward();
+  for (const auto& p : m->named_parameters()) {
+    ASSERT_TRUE(p.value().grad().defined()) << p.key();
+    EXPECT_GT(p.value().grad().abs().sum().item<double>(), 0.0) << p.key();
+  }
+}
+
+TEST(Rope, IsTheClosedFormRotation) {
+  const std::int64_t D = 8;
+  const double theta = 10000.0;
+  const Rope rope(D, theta);
+  const auto x = torch::randn({1, 1, 3, D});
+  const auto y = rope.apply(x, 4);  // positions 4, 5, 6
+  for (std::int64_t t = 0; t < 3; ++t) {
+    for (std::int64_t i = 0; i < D / 2; ++i) {
+      const double angle = static_cast<double>(4 + t) / std::pow(theta, 2.0 * static_cast<double>(i) / D);
+      const double a = x[0][0][t][i].item<double>(), b = x[0][0][t][i + D / 2].item<double>();
+      EXPECT_NEAR(y[0][0][t][i].item<double>(), a * std::cos(angle) - b * std::sin(angle), 1e-5);
+      EXPECT_NEAR(y[0][0][t][i + D / 2].item<double>(), b * std::cos(angle) + a * std::sin(angle), 1e-5);
+    }
+  }
+  // A rotation keeps norms, and position 0 is the identity.
+  EXPECT_TRUE(torch::allclose(y.norm(2, -1), x.norm(2, -1), 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(rope.apply(x, 0).narrow(2, 0, 1), x.narrow(2, 0, 1)));
+}
+
+}  // namespace
+}  // namespace cuset

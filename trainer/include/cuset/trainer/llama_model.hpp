@@ -1,0 +1,96 @@
+#pragma once
+// A Llama/Qwen2-family decoder in LibTorch, laid out with Hugging Face's module names so that
+// named_parameters() are HF tensor names ("model.layers.0.self_attn.q_proj.weight").
+// Includes LibTorch: only the trainer's model, training and generation files include this header.
+//
+// Dimensions: B batch, T new tokens, P tokens already cached, C hidden, H heads, Hkv kv heads,
+// D head dim, V vocab.
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "cuset/trainer/model_config.hpp"
+
+namespace cuset {
+
+// Keys and values of every layer for the tokens seen so far, for incremental decoding.
+struct KvCache {
+  std::vector<torch::Tensor> keys;    // per layer (B, Hkv, P, D)
+  std::vector<torch::Tensor> values;  // per layer (B, Hkv, P, D)
+  std::int64_t length() const { return keys.empty() || !keys[0].defined() ? 0 : keys[0].size(2); }
+};
+
+struct RmsNormImpl : torch::nn::Module {
+  RmsNormImpl(std::int64_t size, double eps);
+  torch::Tensor forward(const torch::Tensor& x);  // (..., C)
+  torch::Tensor weight;                           // (C)
+  double eps;
+};
+TORCH_MODULE(RmsNorm);
+
+// Rotary position embedding, HF "rotate_half" convention: dimension i pairs with i + D/2.
+class Rope {
+ public:
+  Rope(std::int64_t headDim, double theta);
+  // x: (B, heads, T, D), positions offset..offset+T-1
+  torch::Tensor apply(const torch::Tensor& x, std::int64_t offset) const;
+
+ private:
+  torch::Tensor invFreq_;  // (D/2)
+};
+
+struct AttentionImpl : torch::nn::Module {
+  AttentionImpl(const ModelConfig& c, const Rope* rope);
+  // x (B, T, C) -> (B, T, C); appends this step's keys/values to cache slots when given.
+  torch::Tensor forward(const torch::Tensor& x, torch::Tensor* cachedK, torch::Tensor* cachedV);
+  torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
+  std::int64_t heads, kvHeads, headDim;
+  const Rope* rope;
+};
+TORCH_MODULE(Attention);
+
+struct MlpImpl : torch::nn::Module {
+  explicit MlpImpl(const ModelConfig& c);
+  torch::Tensor forward(const torch::Tensor& x);  // SwiGLU: down(silu(gate(x)) * up(x))
+  torch::nn::Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
+};
+TORCH_MODULE(Mlp);
+
+struct DecoderLayerImpl : torch::nn::Module {
+  DecoderLayerImpl(const ModelConfig& c, const Rope* rope);
+  torch::Tensor forward(const torch::Tensor& x, torch::Tensor* cachedK, torch::Tensor* cachedV);
+  RmsNorm input_layernorm{nullptr}, post_attention_layernorm{nullptr};
+  Attention self_attn{nullptr};
+  Mlp mlp{nullptr};
+};
+TORCH_MODULE(DecoderLayer);
+
+struct DecoderImpl : torch::nn::Module {  // HF's "model"
+  DecoderImpl(const ModelConfig& c, const Rope* rope);
+  torch::nn::Embedding embed_tokens{nullptr};
+  torch::nn::ModuleList layers;
+  RmsNorm norm{nullptr};
+};
+TORCH_MODULE(Decoder);
+
+struct CausalLmImpl : torch::nn::Module {
+  explicit CausalLmImpl(ModelConfig config);
+  // ids (B, T) int64 -> logits (B, T, V). With a cache, ids are the tokens after the cached ones and
+  // the cache grows by T.
+  torch::Tensor forward(const torch::Tensor& ids, KvCache* cache = nullptr);
+
+  ModelConfig config;
+  std::unique_ptr<Rope> rope;
+  Decoder model{nullptr};
+  torch::nn::Linear lm_head{nullptr};  // absent when embeddings are tied
+};
+TORCH_MODULE(CausalLm);
+
+// Loads every parameter by its HF name from a checkpoint folder (model.safetensors or a sharded
+// index); shapes must match, dtypes are converted. Throws cuset::Error naming the tensor otherwise.
+void loadWeights(CausalLm& model, const std::filesystem::path& directory);
+// Writes config.json and model.safetensors (float32 or bfloat16) into `directory`, atomically per file.
+void saveCheckpoint(CausalLm& model, const std::filesystem::path& directory, torch::Dtype dtype = torch::kFloat32);
+
+}  // namespace cuset

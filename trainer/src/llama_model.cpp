@@ -1,0 +1,186 @@
+#include "cuset/trainer/llama_model.hpp"
+
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/json_util.hpp"
+#include "cuset/trainer/safetensors.hpp"
+
+namespace cuset {
+namespace {
+
+torch::nn::Linear linear(std::int64_t in, std::int64_t out, bool bias) {
+  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
+}
+
+torch::Dtype torchDtype(safetensors::DType d) {
+  switch (d) {
+    case safetensors::DType::F64: return torch::kFloat64;
+    case safetensors::DType::F32: return torch::kFloat32;
+    case safetensors::DType::F16: return torch::kFloat16;
+    case safetensors::DType::BF16: return torch::kBFloat16;
+    case safetensors::DType::I64: return torch::kInt64;
+    case safetensors::DType::I32: return torch::kInt32;
+    case safetensors::DType::I16: return torch::kInt16;
+    case safetensors::DType::I8: return torch::kInt8;
+    case safetensors::DType::U8: return torch::kUInt8;
+    case safetensors::DType::BOOL: return torch::kBool;
+  }
+  return torch::kFloat32;
+}
+
+}  // namespace
+
+RmsNormImpl::RmsNormImpl(std::int64_t size, double eps_) : eps(eps_) { weight = register_parameter("weight", torch::ones({size})); }
+
+torch::Tensor RmsNormImpl::forward(const torch::Tensor& x) {
+  // In float32 whatever the input dtype, as HF does, then back.
+  const torch::Tensor x32 = x.to(torch::kFloat32);
+  const torch::Tensor normed = x32 * torch::rsqrt(x32.pow(2).mean(-1, true) + eps);
+  return weight * normed.to(x.scalar_type());
+}
+
+Rope::Rope(std::int64_t headDim, double theta) {
+  invFreq_ = 1.0 / torch::pow(theta, torch::arange(0, headDim, 2, torch::kFloat64) / static_cast<double>(headDim));
+  invFreq_ = invFreq_.to(torch::kFloat32);
+}
+
+torch::Tensor Rope::apply(const torch::Tensor& x, std::int64_t offset) const {
+  const std::int64_t T = x.size(2);
+  const auto positions = torch::arange(offset, offset + T, torch::TensorOptions().dtype(torch::kFloat32).device(x.device()));
+  const auto freqs = torch::outer(positions, invFreq_.to(x.device()));  // (T, D/2)
+  const auto angles = torch::cat({freqs, freqs}, -1);                  // (T, D)
+  const auto cos = angles.cos().to(x.scalar_type()), sin = angles.sin().to(x.scalar_type());
+  const std::int64_t half = x.size(3) / 2;
+  const auto rotated = torch::cat({-x.narrow(3, half, half), x.narrow(3, 0, half)}, -1);  // rotate_half
+  return x * cos + rotated * sin;
+}
+
+AttentionImpl::AttentionImpl(const ModelConfig& c, const Rope* rope_)
+    : heads(c.numHeads), kvHeads(c.numKvHeads), headDim(c.headDim()), rope(rope_) {
+  q_proj = register_module("q_proj", linear(c.hiddenSize, heads * headDim, c.attentionBias));
+  k_proj = register_module("k_proj", linear(c.hiddenSize, kvHeads * headDim, c.attentionBias));
+  v_proj = register_module("v_proj", linear(c.hiddenSize, kvHeads * headDim, c.attentionBias));
+  o_proj = register_module("o_proj", linear(heads * headDim, c.hiddenSize, false));
+}
+
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x, torch::Tensor* cachedK, torch::Tensor* cachedV) {
+  const std::int64_t B = x.size(0), T = x.size(1);
+  const std::int64_t P = (cachedK && cachedK->defined()) ? cachedK->size(2) : 0;
+  auto q = q_proj(x).view({B, T, heads, headDim}).transpose(1, 2);    // (B, H, T, D)
+  auto k = k_proj(x).view({B, T, kvHeads, headDim}).transpose(1, 2);  // (B, Hkv, T, D)
+  auto v = v_proj(x).view({B, T, kvHeads, headDim}).transpose(1, 2);  // (B, Hkv, T, D)
+  q = rope->apply(q, P);
+  k = rope->apply(k, P);
+  if (cachedK) {
+    if (P > 0) {
+      k = torch::cat({*cachedK, k}, 2);  // (B, Hkv, P+T, D)
+      v = torch::cat({*cachedV, v}, 2);
+    }
+    *cachedK = k;
+    *cachedV = v;
+  }
+  if (kvHeads != heads) {  // grouped-query attention: each kv head serves H/Hkv query heads
+    k = k.repeat_interleave(heads / kvHeads, 1);
+    v = v.repeat_interleave(heads / kvHeads, 1);
+  }
+  auto scores = torch::matmul(q, k.transpose(2, 3)) / std::sqrt(static_cast<double>(headDim));  // (B, H, T, P+T)
+  // Query i (absolute position P+i) sees keys 0..P+i.
+  const auto causal = torch::ones({T, P + T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(P + 1);
+  scores = scores.masked_fill(causal, -std::numeric_limits<float>::infinity());
+  const auto probs = torch::softmax(scores.to(torch::kFloat32), -1).to(q.scalar_type());
+  const auto out = torch::matmul(probs, v).transpose(1, 2).reshape({B, T, heads * headDim});  // (B, T, H*D)
+  return o_proj(out);
+}
+
+MlpImpl::MlpImpl(const ModelConfig& c) {
+  gate_proj = register_module("gate_proj", linear(c.hiddenSize, c.intermediateSize, false));
+  up_proj = register_module("up_proj", linear(c.hiddenSize, c.intermediateSize, false));
+  down_proj = register_module("down_proj", linear(c.intermediateSize, c.hiddenSize, false));
+}
+
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return down_proj(torch::silu(gate_proj(x)) * up_proj(x)); }
+
+DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& c, const Rope* rope) {
+  input_layernorm = register_module("input_layernorm", RmsNorm(c.hiddenSize, c.rmsNormEps));
+  self_attn = register_module("self_attn", Attention(c, rope));
+  post_attention_layernorm = register_module("post_attention_layernorm", RmsNorm(c.hiddenSize, c.rmsNormEps));
+  mlp = register_module("mlp", Mlp(c));
+}
+
+torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, torch::Tensor* cachedK, torch::Tensor* cachedV) {
+  const auto h = x + self_attn(input_layernorm(x), cachedK, cachedV);
+  return h + mlp(post_attention_layernorm(h));
+}
+
+DecoderImpl::DecoderImpl(const ModelConfig& c, const Rope* rope) {
+  embed_tokens = register_module("embed_tokens", torch::nn::Embedding(c.vocabSize, c.hiddenSize));
+  layers = register_module("layers", torch::nn::ModuleList());
+  for (std::int64_t i = 0; i < c.numLayers; ++i) layers->push_back(DecoderLayer(c, rope));
+  norm = register_module("norm", RmsNorm(c.hiddenSize, c.rmsNormEps));
+}
+
+CausalLmImpl::CausalLmImpl(ModelConfig c) : config(std::move(c)), rope(std::make_unique<Rope>(config.headDim(), config.ropeTheta)) {
+  model = register_module("model", Decoder(config, rope.get()));
+  if (!config.tieWordEmbeddings) lm_head = register_module("lm_head", linear(config.hiddenSize, config.vocabSize, false));
+  // HF's initialisation: normal(0, 0.02) for linear and embedding weights, zeros for biases.
+  torch::NoGradGuard noGrad;
+  for (auto& p : named_parameters()) {
+    if (p.key().find("layernorm") != std::string::npos || p.key().find("norm.weight") != std::string::npos) continue;
+    if (p.key().ends_with(".bias")) p.value().zero_();
+    else p.value().normal_(0.0, 0.02);
+  }
+}
+
+torch::Tensor CausalLmImpl::forward(const torch::Tensor& ids, KvCache* cache) {
+  if (cache && cache->keys.empty()) {
+    cache->keys.resize(static_cast<std::size_t>(config.numLayers));
+    cache->values.resize(static_cast<std::size_t>(config.numLayers));
+  }
+  auto x = model->embed_tokens(ids);  // (B, T, C)
+  for (std::size_t i = 0; i < model->layers->size(); ++i) {
+    auto layer = model->layers[i]->as<DecoderLayerImpl>();
+    x = layer->forward(x, cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
+  }
+  x = model->norm(x);
+  return config.tieWordEmbeddings ? torch::matmul(x, model->embed_tokens->weight.t()) : lm_head(x);  // (B, T, V)
+}
+
+void loadWeights(CausalLm& model, const std::filesystem::path& directory) {
+  const auto checkpoint = safetensors::Checkpoint::open(directory);
+  torch::NoGradGuard noGrad;
+  for (auto& p : model->named_parameters()) {
+    const safetensors::TensorView* t = checkpoint.find(p.key());
+    if (!t) throw makeError("{}: checkpoint has no tensor '{}'", directory.string(), p.key());
+    const std::vector<std::int64_t> expected(p.value().sizes().begin(), p.value().sizes().end());
+    if (t->shape != expected) {
+      throw makeError("{}: tensor '{}' has shape [{}] but the model (from config.json) needs [{}]", directory.string(), p.key(),
+                      fmt::join(t->shape, ", "), fmt::join(expected, ", "));
+    }
+    const auto source = torch::from_blob(const_cast<std::byte*>(t->data.data()), t->shape, torchDtype(t->dtype));
+    p.value().copy_(source.to(p.value().scalar_type()));
+  }
+}
+
+void saveCheckpoint(CausalLm& model, const std::filesystem::path& directory, torch::Dtype dtype) {
+  std::filesystem::create_directories(directory);
+  std::vector<torch::Tensor> keepAlive;
+  std::vector<safetensors::TensorToWrite> tensors;
+  for (const auto& p : model->named_parameters()) {
+    keepAlive.push_back(p.value().detach().to(torch::kCPU, dtype).contiguous());
+    const auto& t = keepAlive.back();
+    tensors.push_back({p.key(), dtype == torch::kBFloat16 ? safetensors::DType::BF16 : safetensors::DType::F32,
+                       std::vector<std::int64_t>(t.sizes().begin(), t.sizes().end()),
+                       std::span<const std::byte>(static_cast<const std::byte*>(t.data_ptr()), t.nbytes())});
+  }
+  safetensors::write(directory / "model.safetensors", tensors, {{"format", "pt"}});
+  nlohmann::json config = model->config.toJson();
+  config["torch_dtype"] = dtype == torch::kBFloat16 ? "bfloat16" : "float32";
+  writeJsonFileAtomic(directory / "config.json", config);
+}
+
+}  // namespace cuset
