@@ -118,6 +118,53 @@ TEST(CausalLm, GradientsReachEveryParameter) {
   }
 }
 
+std::string runCommand(const std::string& command, int& status) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
+  status = pclose(pipe);
+  return out;
+}
+
+TEST(CausalLm, AgreesWithAnIndependentPythonImplementation) {
+  int status = 0;
+  runCommand("/usr/bin/python3 -c 'import torch' 2>/dev/null", status);
+  if (status != 0) GTEST_SKIP() << "Debian's python3-torch is not installed (scripts/install-deps.sh installs it)";
+  test::TempDir dir;
+  for (bool tied : {false, true}) {
+    auto m = tinyModel(tied);
+    {
+      // Weights well away from the initialisation (norm gains and biases too), so logits are O(1) and
+      // any convention mismatch shows.
+      torch::NoGradGuard noGrad;
+      for (auto& p : m->parameters()) p.normal_(0.0, 0.3);
+    }
+    const auto where = dir / (tied ? "tied" : "untied");
+    saveCheckpoint(m, where);
+    const std::vector<std::int64_t> ids = {3, 17, 42, 0, 60, 5, 9};
+    std::string command = std::string("/usr/bin/python3 ") + CUSET_SOURCE_DIR + "/tests/trainer/reference/llama_forward.py " + where.string();
+    for (auto id : ids) command += " " + std::to_string(id);
+    const std::string out = runCommand(command + " 2>&1", status);
+    ASSERT_EQ(status, 0) << out;
+    const auto reference = nlohmann::json::parse(out);
+    torch::NoGradGuard noGrad;
+    const auto logits = m->forward(torch::tensor(ids).unsqueeze(0))[0];  // (T, V)
+    ASSERT_EQ(reference.size(), ids.size());
+    double worst = 0, largest = 0;
+    for (std::size_t t = 0; t < ids.size(); ++t) {
+      for (std::int64_t v = 0; v < 61; ++v) {
+        const double want = reference[t][static_cast<std::size_t>(v)].get<double>();
+        largest = std::max(largest, std::abs(want));
+        worst = std::max(worst, std::abs(want - logits[static_cast<std::int64_t>(t)][v].item<double>()) / std::max(1.0, std::abs(want)));
+      }
+    }
+    EXPECT_GT(largest, 0.5);  // a meaningful comparison, not of near-zero logits
+    EXPECT_LT(worst, 1e-4) << (tied ? "tied" : "untied");
+  }
+}
+
 TEST(Rope, IsTheClosedFormRotation) {
   const std::int64_t D = 8;
   const double theta = 10000.0;
