@@ -16,5 +16,6 @@ struct CommandContext {
 void registerProblemsCommand(CLI::App& app, CommandContext& context);
 void registerEvalCommand(CLI::App& app, CommandContext& context);
 void registerTokenizeCommand(CLI::App& app, CommandContext& context);
+void registerTrainCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

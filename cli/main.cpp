@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerProblemsCommand(app, context);
   cuset::cli::registerEvalCommand(app, context);
   cuset::cli::registerTokenizeCommand(app, context);
+  cuset::cli::registerTrainCommand(app, context);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,48 @@
+#pragma once
+// `cuset train --config FILE`: everything a training run needs, read from YAML and validated (every
+// error names the file, field and line).
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cuset/trainer/model_config.hpp"
+
+namespace cuset {
+
+struct TrainConfig {
+  std::uint64_t seed = 1;
+  // model: `path` (an HF folder: config.json, model.safetensors, tokenizer.json) or `config` (random init)
+  std::filesystem::path modelPath;
+  std::optional<nlohmann::json> modelConfig;  // HF config.json fields; vocab_size defaults to the tokenizer's
+  // tokenizer: `path`, else the model folder's tokenizer.json, else learned from the data
+  std::filesystem::path tokenizerPath;
+  std::size_t trainVocabSize = 0;
+  // data
+  std::filesystem::path trainData;
+  std::size_t maxTokens = 512;
+  // optimisation
+  double lr = 3e-4;
+  double weightDecay = 0.01;
+  std::array<double, 2> betas{0.9, 0.95};
+  std::int64_t warmupSteps = 0;
+  double minLrRatio = 0.1;
+  double gradClip = 1.0;
+  std::int64_t batchSize = 8;
+  std::int64_t accumulation = 1;
+  std::int64_t maxSteps = 100;
+  std::int64_t logEvery = 10;
+  std::int64_t saveEvery = 100;
+  std::string objective = "sft";
+  int threads = 0;  // 0: LibTorch's default
+  std::filesystem::path source;  // the YAML file, for messages
+
+  static TrainConfig load(const std::filesystem::path& path);
+  // Learning rate at `step`: linear warm-up, then cosine decay to lr * minLrRatio at maxSteps.
+  double learningRate(std::int64_t step) const;
+};
+
+}  // namespace cuset

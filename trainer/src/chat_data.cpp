@@ -1,0 +1,90 @@
+#include "cuset/trainer/chat_data.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cuset/common/error.hpp"
+
+namespace cuset {
+
+std::vector<ChatExample> readChatJsonl(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw makeError("{}: cannot open training data", path.string());
+  std::vector<ChatExample> out;
+  std::string line;
+  std::size_t lineNo = 0;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = fmt::format("{}:{}", path.string(), lineNo);
+    nlohmann::json r;
+    try {
+      r = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw makeError("{}: malformed JSON: {}", where, e.what());
+    }
+    ChatExample ex;
+    try {
+      if (r.contains("messages")) {
+        for (const auto& m : r.at("messages")) {
+          ChatMessage msg{m.at("role").get<std::string>(), m.at("content").get<std::string>()};
+          if (msg.role != "system" && msg.role != "user" && msg.role != "assistant") {
+            throw makeError("role '{}' (expected system, user or assistant)", msg.role);
+          }
+          ex.messages.push_back(std::move(msg));
+        }
+      } else if (r.contains("instruction") && r.contains("response")) {
+        if (r.contains("system")) ex.messages.push_back({"system", r.at("system").get<std::string>()});
+        ex.messages.push_back({"user", r.at("instruction").get<std::string>()});
+        ex.messages.push_back({"assistant", r.at("response").get<std::string>()});
+      } else {
+        throw Error("needs \"instruction\" and \"response\", or \"messages\"");
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw makeError("{}: {}", where, e.what());
+    } catch (const Error& e) {
+      throw makeError("{}: {}", where, e.what());
+    }
+    const bool hasAssistant = std::any_of(ex.messages.begin(), ex.messages.end(), [](auto& m) { return m.role == "assistant"; });
+    if (!hasAssistant) throw makeError("{}: no assistant message, so nothing to learn from", where);
+    out.push_back(std::move(ex));
+  }
+  if (out.empty()) throw makeError("{}: no training examples", path.string());
+  return out;
+}
+
+TokenizedExample tokenizeChatMl(const BpeTokenizer& tokenizer, const ChatExample& example, std::size_t maxTokens) {
+  TokenizedExample t;
+  std::vector<std::pair<std::size_t, std::size_t>> learn;  // byte ranges of assistant content + <|im_end|>
+  for (const auto& m : example.messages) {
+    t.text += "<|im_start|>" + m.role + "\n";
+    const std::size_t start = t.text.size();
+    t.text += m.content + "<|im_end|>";
+    if (m.role == "assistant") learn.emplace_back(start, t.text.size());
+    t.text += "\n";
+  }
+  Encoding e = tokenizer.encode(t.text);
+  t.ids = std::move(e.ids);
+  t.spans = std::move(e.spans);
+  t.lossMask.resize(t.ids.size());
+  for (std::size_t i = 0; i < t.ids.size(); ++i) {
+    const std::size_t begin = t.spans[i].first;
+    t.lossMask[i] = std::any_of(learn.begin(), learn.end(), [&](auto& r) { return begin >= r.first && begin < r.second; }) ? 1 : 0;
+  }
+  if (t.ids.size() > maxTokens) {
+    t.ids.resize(maxTokens);
+    t.lossMask.resize(maxTokens);
+    t.spans.resize(maxTokens);
+  }
+  return t;
+}
+
+std::string renderChatMlPrompt(const std::vector<ChatMessage>& messages) {
+  std::string text;
+  for (const auto& m : messages) text += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+  return text + "<|im_start|>assistant\n";
+}
+
+}  // namespace cuset

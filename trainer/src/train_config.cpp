@@ -1,0 +1,123 @@
+#include "cuset/trainer/train_config.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <numbers>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/yaml_util.hpp"
+
+namespace cuset {
+namespace {
+
+nlohmann::json yamlToJson(const YAML::Node& node) {
+  if (node.IsMap()) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& kv : node) j[kv.first.as<std::string>()] = yamlToJson(kv.second);
+    return j;
+  }
+  if (node.IsSequence()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& item : node) j.push_back(yamlToJson(item));
+    return j;
+  }
+  if (node.IsNull()) return nullptr;
+  const std::string s = node.Scalar();
+  try {
+    std::size_t used = 0;
+    const long long i = std::stoll(s, &used);
+    if (used == s.size()) return i;
+  } catch (...) {
+  }
+  try {
+    std::size_t used = 0;
+    const double d = std::stod(s, &used);
+    if (used == s.size()) return d;
+  } catch (...) {
+  }
+  if (s == "true") return true;
+  if (s == "false") return false;
+  return s;
+}
+
+}  // namespace
+
+TrainConfig TrainConfig::load(const std::filesystem::path& path) {
+  YamlReader y(path.string());
+  const YAML::Node root = y.parse(readFile(path));
+  y.onlyKeys(root, "", {"seed", "model", "tokenizer", "data", "optimizer", "batch", "steps", "objective", "threads"});
+  TrainConfig c;
+  c.source = path;
+  const auto base = path.parent_path();
+  auto resolve = [&](const std::string& p) { return std::filesystem::path(p).is_absolute() ? std::filesystem::path(p) : base / p; };
+  if (auto n = root["seed"]) c.seed = static_cast<std::uint64_t>(y.asInt64(n, "seed"));
+  if (auto n = root["threads"]) c.threads = static_cast<int>(y.asInt64(n, "threads"));
+
+  const YAML::Node model = y.require(root, "model", "");
+  y.onlyKeys(model, "model", {"path", "config"});
+  if (auto n = model["path"]) c.modelPath = resolve(y.asString(n, "model.path"));
+  if (auto n = model["config"]) {
+    y.expectMap(n, "model.config");
+    c.modelConfig = yamlToJson(n);
+  }
+  if (c.modelPath.empty() == !c.modelConfig) y.fail(model, "model", "give exactly one of 'path' (a pretrained HF folder) or 'config' (random init)");
+
+  if (auto t = root["tokenizer"]) {
+    y.onlyKeys(t, "tokenizer", {"path", "train_vocab_size"});
+    if (auto n = t["path"]) c.tokenizerPath = resolve(y.asString(n, "tokenizer.path"));
+    if (auto n = t["train_vocab_size"]) {
+      const auto v = y.asInt64(n, "tokenizer.train_vocab_size");
+      if (v < 260 || v > 1'000'000) y.fail(n, "tokenizer.train_vocab_size", "must be between 260 and 1000000");
+      c.trainVocabSize = static_cast<std::size_t>(v);
+    }
+  }
+  const YAML::Node data = y.require(root, "data", "");
+  y.onlyKeys(data, "data", {"train", "max_tokens"});
+  c.trainData = resolve(y.asString(y.require(data, "train", "data"), "data.train"));
+  if (auto n = data["max_tokens"]) c.maxTokens = static_cast<std::size_t>(y.asInt64(n, "data.max_tokens"));
+
+  if (auto o = root["optimizer"]) {
+    y.onlyKeys(o, "optimizer", {"lr", "weight_decay", "betas", "warmup_steps", "min_lr_ratio", "grad_clip"});
+    if (auto n = o["lr"]) c.lr = y.asDouble(n, "optimizer.lr");
+    if (auto n = o["weight_decay"]) c.weightDecay = y.asDouble(n, "optimizer.weight_decay");
+    if (auto n = o["betas"]) {
+      y.expectSequence(n, "optimizer.betas");
+      if (n.size() != 2) y.fail(n, "optimizer.betas", "needs two numbers");
+      c.betas = {y.asDouble(n[0], "optimizer.betas[0]"), y.asDouble(n[1], "optimizer.betas[1]")};
+    }
+    if (auto n = o["warmup_steps"]) c.warmupSteps = y.asInt64(n, "optimizer.warmup_steps");
+    if (auto n = o["min_lr_ratio"]) c.minLrRatio = y.asDouble(n, "optimizer.min_lr_ratio");
+    if (auto n = o["grad_clip"]) c.gradClip = y.asDouble(n, "optimizer.grad_clip");
+  }
+  if (!(c.lr > 0 && c.lr < 1)) y.fail(root["optimizer"], "optimizer.lr", "must be in (0, 1)");
+  if (auto b = root["batch"]) {
+    y.onlyKeys(b, "batch", {"size", "accumulation"});
+    if (auto n = b["size"]) c.batchSize = y.asInt64(n, "batch.size");
+    if (auto n = b["accumulation"]) c.accumulation = y.asInt64(n, "batch.accumulation");
+  }
+  if (c.batchSize < 1 || c.accumulation < 1) y.fail(root["batch"], "batch", "size and accumulation must be >= 1");
+  if (auto s = root["steps"]) {
+    y.onlyKeys(s, "steps", {"max", "log_every", "save_every"});
+    if (auto n = s["max"]) c.maxSteps = y.asInt64(n, "steps.max");
+    if (auto n = s["log_every"]) c.logEvery = y.asInt64(n, "steps.log_every");
+    if (auto n = s["save_every"]) c.saveEvery = y.asInt64(n, "steps.save_every");
+  }
+  if (c.maxSteps < 1 || c.logEvery < 1 || c.saveEvery < 1) y.fail(root["steps"], "steps", "max, log_every and save_every must be >= 1");
+  if (auto o = root["objective"]) {
+    y.onlyKeys(o, "objective", {"type"});
+    c.objective = y.asString(y.require(o, "type", "objective"), "objective.type");
+    if (c.objective != "sft") y.fail(o["type"], "objective.type", "only 'sft' exists so far (CuSeT and the other baselines arrive with issue #8)");
+  }
+  return c;
+}
+
+double TrainConfig::learningRate(std::int64_t step) const {
+  if (warmupSteps > 0 && step < warmupSteps) return lr * static_cast<double>(step + 1) / static_cast<double>(warmupSteps);
+  const double span = std::max<double>(1.0, static_cast<double>(maxSteps - warmupSteps));
+  const double progress = std::min(1.0, static_cast<double>(step - warmupSteps) / span);
+  const double minLr = lr * minLrRatio;
+  return minLr + 0.5 * (lr - minLr) * (1.0 + std::cos(std::numbers::pi * progress));
+}
+
+}  // namespace cuset

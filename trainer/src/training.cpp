@@ -1,0 +1,275 @@
+// The SFT training loop. Per-token losses pass through weightedTokenLoss, so objectives that mask
+// tokens or weight samples (CuSeT, issue #8) plug in without touching the loop.
+#include "cuset/trainer/training.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/json_util.hpp"
+#include "cuset/common/log.hpp"
+#include "cuset/common/progress.hpp"
+#include "cuset/trainer/chat_data.hpp"
+#include "cuset/trainer/llama_model.hpp"
+#include "cuset/trainer/tokenizer.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cuset {
+namespace {
+
+// Σ_s w_s Σ_t m_t ℓ_t / Σ_s Σ_t m_t. losses, mask: (B, T); weights: (B).
+torch::Tensor weightedTokenLoss(const torch::Tensor& losses, const torch::Tensor& mask, const torch::Tensor& weights) {
+  const auto denominator = mask.sum().clamp_min(1.0);
+  return (weights.unsqueeze(1) * mask * losses).sum() / denominator;
+}
+
+struct Batch {
+  torch::Tensor inputs;   // (B, T) int64
+  torch::Tensor targets;  // (B, T) int64, inputs shifted left by one
+  torch::Tensor mask;     // (B, T) float32: 1 where the target token is in the loss
+  std::int64_t tokens = 0;
+};
+
+// A fixed order of micro-batches for every epoch, derived from the seed alone, so a resumed run sees
+// exactly the batches the uninterrupted run would: shuffle, sort chunks by length (bucketing, less
+// padding), shuffle the batches.
+class BatchPlan {
+ public:
+  BatchPlan(const std::vector<TokenizedExample>& data, std::int64_t batchSize, std::uint64_t seed)
+      : data_(data), batchSize_(batchSize), seed_(seed) {}
+
+  Batch batch(std::int64_t index, std::int32_t padId) {
+    const std::int64_t perEpoch = std::max<std::int64_t>(1, static_cast<std::int64_t>(data_.size()) / batchSize_);
+    const std::int64_t epoch = index / perEpoch;
+    if (epoch != cachedEpoch_) buildEpoch(epoch);
+    const auto& members = batches_[static_cast<std::size_t>(index % perEpoch)];
+    std::size_t longest = 0;
+    for (auto m : members) longest = std::max(longest, data_[m].ids.size());
+    const auto T = static_cast<std::int64_t>(longest) - 1;
+    Batch b;
+    b.inputs = torch::full({batchSize_, T}, padId, torch::kInt64);
+    b.targets = torch::zeros({batchSize_, T}, torch::kInt64);
+    b.mask = torch::zeros({batchSize_, T}, torch::kFloat32);
+    auto in = b.inputs.accessor<std::int64_t, 2>();
+    auto out = b.targets.accessor<std::int64_t, 2>();
+    auto mk = b.mask.accessor<float, 2>();
+    for (std::size_t r = 0; r < members.size(); ++r) {
+      const auto& ex = data_[members[r]];
+      for (std::size_t t = 0; t + 1 < ex.ids.size(); ++t) {
+        in[static_cast<std::int64_t>(r)][static_cast<std::int64_t>(t)] = ex.ids[t];
+        out[static_cast<std::int64_t>(r)][static_cast<std::int64_t>(t)] = ex.ids[t + 1];
+        mk[static_cast<std::int64_t>(r)][static_cast<std::int64_t>(t)] = ex.lossMask[t + 1];
+        b.tokens += 1;
+      }
+    }
+    return b;
+  }
+
+ private:
+  void buildEpoch(std::int64_t epoch) {
+    std::vector<std::size_t> order(data_.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 rng(seed_ * 1000003u + static_cast<std::uint64_t>(epoch));
+    std::shuffle(order.begin(), order.end(), rng);
+    const std::size_t chunk = static_cast<std::size_t>(batchSize_) * 8;
+    for (std::size_t c = 0; c < order.size(); c += chunk) {
+      const auto end = order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), c + chunk));
+      std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(c), end, [&](auto a, auto b) { return data_[a].ids.size() < data_[b].ids.size(); });
+    }
+    batches_.clear();
+    for (std::size_t i = 0; i + static_cast<std::size_t>(batchSize_) <= order.size(); i += static_cast<std::size_t>(batchSize_)) {
+      batches_.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(i), order.begin() + static_cast<std::ptrdiff_t>(i) + batchSize_);
+    }
+    if (batches_.empty()) batches_.emplace_back(order.begin(), order.end());
+    std::shuffle(batches_.begin(), batches_.end(), rng);
+    cachedEpoch_ = epoch;
+  }
+
+  const std::vector<TokenizedExample>& data_;
+  std::int64_t batchSize_;
+  std::uint64_t seed_;
+  std::int64_t cachedEpoch_ = -1;
+  std::vector<std::vector<std::size_t>> batches_;
+};
+
+std::optional<fs::path> latestCheckpoint(const fs::path& outDir) {
+  const fs::path latest = outDir / "checkpoints" / "latest";
+  if (!fs::exists(latest)) return std::nullopt;
+  return outDir / "checkpoints" / readFile(latest);
+}
+
+void saveTrainingCheckpoint(const fs::path& outDir, const std::string& name, CausalLm& model, torch::optim::Optimizer& optimizer,
+                            const BpeTokenizer& tokenizer, std::int64_t step, const TrainConfig& config) {
+  const fs::path dir = outDir / "checkpoints" / name;
+  const fs::path tmp = outDir / "checkpoints" / (name + ".tmp");
+  fs::remove_all(tmp);
+  saveCheckpoint(model, tmp);
+  tokenizer.save(tmp / "tokenizer.json");
+  torch::save(optimizer, (tmp / "optimizer.pt").string());
+  writeJsonFileAtomic(tmp / "trainer_state.json", {{"step", step}, {"seed", config.seed}, {"config", config.source.string()}});
+  fs::remove_all(dir);
+  fs::rename(tmp, dir);
+  writeFileAtomic(outDir / "checkpoints" / "latest", name);
+}
+
+// metrics.jsonl without records past `step` (a resumed run redoes them).
+void truncateMetrics(const fs::path& path, std::int64_t step) {
+  if (!fs::exists(path)) return;
+  std::string kept;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    try {
+      if (nlohmann::json::parse(line).at("step").get<std::int64_t>() <= step) kept += line + "\n";
+    } catch (const std::exception&) {
+      break;  // a torn last line
+    }
+  }
+  writeFileAtomic(path, kept);
+}
+
+}  // namespace
+
+TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& options) {
+  if (config.threads > 0) torch::set_num_threads(config.threads);
+  const std::int64_t maxSteps = options.maxSteps.value_or(config.maxSteps);
+  fs::create_directories(options.outDir / "checkpoints");
+  const auto resumeFrom = options.resume ? latestCheckpoint(options.outDir) : std::nullopt;
+  if (!options.resume && fs::exists(options.outDir / "metrics.jsonl")) {
+    throw makeError("{} already holds a training run; pass --resume to continue it, or choose another --out", options.outDir.string());
+  }
+
+  // Data and tokenizer.
+  const std::vector<ChatExample> examples = readChatJsonl(config.trainData);
+  std::optional<BpeTokenizer> tokenizer;
+  if (resumeFrom) {
+    tokenizer.emplace(BpeTokenizer::load(*resumeFrom / "tokenizer.json"));
+  } else if (!config.tokenizerPath.empty()) {
+    tokenizer.emplace(BpeTokenizer::load(config.tokenizerPath));
+  } else if (!config.modelPath.empty() && fs::exists(config.modelPath / "tokenizer.json")) {
+    tokenizer.emplace(BpeTokenizer::load(config.modelPath / "tokenizer.json"));
+  } else if (config.trainVocabSize > 0) {
+    std::vector<std::string> texts;
+    for (const auto& ex : examples) {
+      for (const auto& m : ex.messages) texts.push_back(m.content);
+    }
+    tokenizer.emplace(trainBpeTokenizer(texts, config.trainVocabSize, {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}));
+  } else {
+    throw makeError("{}: no tokenizer: give tokenizer.path, a model.path with tokenizer.json, or tokenizer.train_vocab_size",
+                    config.source.string());
+  }
+  for (const char* special : {"<|im_start|>", "<|im_end|>"}) {
+    if (tokenizer->tokenId(special) < 0) throw makeError("the tokenizer has no {} token, which the ChatML template needs", special);
+  }
+  std::vector<TokenizedExample> data;
+  for (const auto& ex : examples) data.push_back(tokenizeChatMl(*tokenizer, ex, config.maxTokens));
+
+  // Model.
+  torch::manual_seed(config.seed);
+  ModelConfig modelConfig;
+  if (resumeFrom) {
+    modelConfig = ModelConfig::load(*resumeFrom / "config.json");
+  } else if (!config.modelPath.empty()) {
+    modelConfig = ModelConfig::load(config.modelPath / "config.json");
+  } else {
+    nlohmann::json j = *config.modelConfig;
+    if (!j.contains("vocab_size")) j["vocab_size"] = tokenizer->vocabSize();
+    modelConfig = ModelConfig::fromJson(j, config.source.string() + " model.config");
+  }
+  if (static_cast<std::size_t>(modelConfig.vocabSize) < tokenizer->vocabSize()) {
+    throw makeError("the model's vocab_size {} is smaller than the tokenizer's {}", modelConfig.vocabSize, tokenizer->vocabSize());
+  }
+  CausalLm model(modelConfig);
+  if (resumeFrom) loadWeights(model, *resumeFrom);
+  else if (!config.modelPath.empty()) loadWeights(model, config.modelPath);
+  model->train();
+
+  // Optimiser: no weight decay on norms and biases.
+  std::vector<torch::Tensor> decay, noDecay;
+  for (auto& p : model->named_parameters()) {
+    (p.key().find("norm") != std::string::npos || p.key().ends_with(".bias") ? noDecay : decay).push_back(p.value());
+  }
+  auto options_ = torch::optim::AdamWOptions(config.lr).betas({config.betas[0], config.betas[1]}).weight_decay(config.weightDecay);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(options_));
+  groups.emplace_back(noDecay, std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(options_).weight_decay(0.0)));
+  torch::optim::AdamW optimizer(std::move(groups));
+  std::int64_t step = 0;
+  if (resumeFrom) {
+    torch::load(optimizer, (*resumeFrom / "optimizer.pt").string());
+    step = readJsonFile(*resumeFrom / "trainer_state.json").at("step").get<std::int64_t>();
+    truncateMetrics(options.outDir / "metrics.jsonl", step);
+    log::info("resuming from {} (step {})", resumeFrom->string(), step);
+  }
+
+  TrainRunSummary summary;
+  summary.startStep = step;
+  BatchPlan plan(data, config.batchSize, config.seed);
+  const std::int32_t padId = tokenizer->tokenId("<|im_end|>");
+  std::ofstream metrics(options.outDir / "metrics.jsonl", std::ios::app);
+  ProgressBar progress("train", static_cast<std::size_t>(std::max<std::int64_t>(0, maxSteps - step)), "step", options.showProgress);
+  auto windowStart = std::chrono::steady_clock::now();
+  std::int64_t windowTokens = 0;
+  double windowLoss = 0.0;
+  int windowSteps = 0;
+  bool first = true;
+  for (; step < maxSteps; ++step) {
+    const double lr = config.learningRate(step);
+    for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+    optimizer.zero_grad();
+    double stepLoss = 0.0;
+    for (std::int64_t a = 0; a < config.accumulation; ++a) {
+      const Batch b = plan.batch(step * config.accumulation + a, padId);
+      const auto logits = model->forward(b.inputs);  // (B, T, V)
+      const auto losses = torch::nn::functional::cross_entropy(
+                              logits.reshape({-1, logits.size(-1)}), b.targets.reshape({-1}),
+                              torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
+                              .view_as(b.targets.to(torch::kFloat32));                                   // (B, T)
+      const auto loss = weightedTokenLoss(losses, b.mask, torch::ones({b.inputs.size(0)})) / static_cast<double>(config.accumulation);
+      loss.backward();
+      stepLoss += loss.item<double>();
+      windowTokens += b.tokens;
+    }
+    if (config.gradClip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), config.gradClip);
+    optimizer.step();
+    windowLoss += stepLoss;
+    ++windowSteps;
+    progress.advance();
+    const std::int64_t done = step + 1;
+    if (done % config.logEvery == 0 || done == maxSteps) {
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - windowStart).count();
+      const double loss = windowLoss / windowSteps;
+      metrics << nlohmann::json{{"step", done}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", seconds > 0 ? windowTokens / seconds : 0.0}}.dump()
+              << "\n" << std::flush;
+      if (first) summary.firstLoss = loss;
+      first = false;
+      summary.lastLoss = loss;
+      windowStart = std::chrono::steady_clock::now();
+      windowTokens = 0;
+      windowLoss = 0.0;
+      windowSteps = 0;
+    }
+    if (done % config.saveEvery == 0 || done == maxSteps) {
+      saveTrainingCheckpoint(options.outDir, fmt::format("step-{}", done), model, optimizer, *tokenizer, done, config);
+    }
+  }
+  progress.finish();
+  summary.endStep = step;
+  // The final model as a plain HF folder.
+  const fs::path final = options.outDir / "final";
+  fs::remove_all(final);
+  saveCheckpoint(model, final);
+  tokenizer->save(final / "tokenizer.json");
+  summary.finalCheckpoint = final;
+  return summary;
+}
+
+}  // namespace cuset
