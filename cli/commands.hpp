@@ -17,5 +17,6 @@ void registerProblemsCommand(CLI::App& app, CommandContext& context);
 void registerEvalCommand(CLI::App& app, CommandContext& context);
 void registerTokenizeCommand(CLI::App& app, CommandContext& context);
 void registerTrainCommand(CLI::App& app, CommandContext& context);
+void registerGenerateCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerEvalCommand(app, context);
   cuset::cli::registerTokenizeCommand(app, context);
   cuset::cli::registerTrainCommand(app, context);
+  cuset::cli::registerGenerateCommand(app, context);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,81 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cuset/evaluator/candidate.hpp"
+#include "cuset/evaluator/problem_suite.hpp"
+#include "cuset/trainer/generation.hpp"
+#include "cuset/trainer/llama_model.hpp"
+#include "cuset/trainer/tokenizer.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+// A tiny random model with a tokenizer learned from the bundled problems' descriptions.
+std::filesystem::path tinyModelFolder(const test::TempDir& dir) {
+  const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
+  std::vector<std::string> texts;
+  for (const auto& p : suite.problems()) texts.push_back(renderProblemPrompt(p));
+  const BpeTokenizer tokenizer = trainBpeTokenizer(texts, 320, {"<|endoftext|>", "<|im_start|>", "<|im_end|>"});
+  torch::manual_seed(11);
+  CausalLm model(ModelConfig::fromJson({{"model_type", "qwen2"}, {"vocab_size", tokenizer.vocabSize()}, {"hidden_size", 32},
+                                        {"intermediate_size", 64}, {"num_hidden_layers", 1}, {"num_attention_heads", 4},
+                                        {"num_key_value_heads", 2}, {"tie_word_embeddings", true}},
+                                       "tiny"));
+  const auto folder = dir / "model";
+  saveCheckpoint(model, folder);
+  tokenizer.save(folder / "tokenizer.json");
+  return folder;
+}
+
+TEST(Generation, WritesKCandidatesPerProblemThatTheEvaluatorReads) {
+  test::TempDir dir;
+  GenerateOptions o;
+  o.modelDir = tinyModelFolder(dir);
+  o.problemsDir = CUSET_PROBLEMS_DIR;
+  o.outFile = dir / "cands.jsonl";
+  o.samples = 3;
+  o.maxNewTokens = 16;
+  o.showProgress = false;
+  const GenerateSummary s = runGeneration(o);
+  const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
+  EXPECT_EQ(s.problems, suite.problems().size());
+  EXPECT_EQ(s.responses, 3 * suite.problems().size());
+  const auto candidates = readCandidates(o.outFile, "unused");
+  ASSERT_EQ(candidates.size(), s.responses);
+  for (const auto& c : candidates) {
+    EXPECT_NE(suite.find(c.problemId), nullptr) << c.problemId;
+    EXPECT_EQ(c.model, "model");
+    EXPECT_LT(c.sample, 3);
+  }
+}
+
+TEST(Generation, TheKvCacheChangesNothingButSpeed) {
+  test::TempDir dir;
+  GenerateOptions o;
+  o.modelDir = tinyModelFolder(dir);
+  o.problemsDir = CUSET_PROBLEMS_DIR;
+  o.samples = 2;
+  o.maxNewTokens = 12;
+  o.temperature = 0.9;
+  o.seed = 5;
+  o.showProgress = false;
+  o.outFile = dir / "cached.jsonl";
+  runGeneration(o);
+  o.useKvCache = false;
+  o.outFile = dir / "uncached.jsonl";
+  runGeneration(o);
+  EXPECT_EQ(test::readText(dir / "cached.jsonl"), test::readText(dir / "uncached.jsonl"));
+}
+
+TEST(Generation, PromptCarriesTheProblemAndTheContract) {
+  const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
+  const std::string prompt = renderProblemPrompt(*suite.find("level1/softmax_rows"));
+  for (const char* needle : {"Row-wise softmax", "x (float32, shape [M, N])", "y (float32", "M=64", "/*@cuset", "launches:"}) {
+    EXPECT_NE(prompt.find(needle), std::string::npos) << needle;
+  }
+}
+
+}  // namespace
+}  // namespace cuset

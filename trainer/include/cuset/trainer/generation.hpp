@@ -1,0 +1,39 @@
+#pragma once
+// `cuset generate`: k sampled responses per problem, written as evaluator candidate JSONL.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace cuset {
+
+struct Problem;
+
+struct GenerateOptions {
+  std::filesystem::path modelDir;     // HF folder: config.json, model.safetensors, tokenizer.json
+  std::filesystem::path problemsDir;
+  std::filesystem::path outFile;      // candidate JSONL
+  std::string modelName;              // "model" field; default: the model folder's name
+  int samples = 1;                    // k per problem
+  double temperature = 0.8;           // 0: greedy
+  double topP = 0.95;
+  int maxNewTokens = 512;
+  std::uint64_t seed = 1;
+  bool useKvCache = true;
+  int threads = 0;
+  bool showProgress = true;
+};
+
+struct GenerateSummary {
+  std::size_t problems = 0;
+  std::size_t responses = 0;
+  std::size_t generatedTokens = 0;
+  double seconds = 0.0;
+};
+
+// The instruction a model sees for a problem: description, inputs and outputs with dtypes and shapes
+// (and the small sizes), and the candidate-format contract with a short example.
+std::string renderProblemPrompt(const Problem& problem);
+
+GenerateSummary runGeneration(const GenerateOptions& options);
+
+}  // namespace cuset

@@ -1,0 +1,126 @@
+#include "cuset/trainer/generation.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/progress.hpp"
+#include "cuset/evaluator/problem_suite.hpp"
+#include "cuset/trainer/chat_data.hpp"
+#include "cuset/trainer/llama_model.hpp"
+#include "cuset/trainer/tokenizer.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cuset {
+namespace {
+
+std::string tensorList(const std::vector<TensorSpec>& tensors) {
+  std::vector<std::string> parts;
+  for (const auto& t : tensors) {
+    std::vector<std::string> dims;
+    for (const auto& d : t.shape) dims.push_back(d.text());
+    parts.push_back(fmt::format("{} ({}, shape [{}])", t.name, dtypeName(t.dtype), fmt::join(dims, ", ")));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// One token per row from logits (B, V): greedy at temperature 0, else nucleus sampling.
+torch::Tensor sample(const torch::Tensor& logits, double temperature, double topP, torch::Generator& gen) {
+  if (temperature <= 0) return logits.argmax(-1);
+  auto probs = torch::softmax(logits.to(torch::kFloat32) / temperature, -1);
+  if (topP < 1.0) {
+    auto [sorted, indices] = probs.sort(-1, true);
+    const auto cumulative = sorted.cumsum(-1);
+    sorted.masked_fill_(cumulative - sorted > topP, 0.0);  // keep the smallest prefix reaching top_p
+    probs = torch::zeros_like(probs).scatter(-1, indices, sorted);
+  }
+  return torch::multinomial(probs, 1, false, gen).squeeze(-1);
+}
+
+}  // namespace
+
+std::string renderProblemPrompt(const Problem& p) {
+  std::vector<std::string> sizes;
+  for (const auto& [name, value] : p.sizes("small")) sizes.push_back(fmt::format("{}={}", name, value));
+  return fmt::format(
+      "Write a CUDA kernel for this problem.\n\n{}\n\nInputs: {}\nOutputs: {}\nSizes (names usable in the manifest), e.g. {}\n"
+      "Answer with the kernel and its /*@cuset launch manifest, for example:\n"
+      "/*@cuset\nlaunches:\n  - kernel: my_kernel\n    grid: [ceil_div(N, 256)]\n    block: [256]\n    args: [x, y, N]\n*/\n"
+      "extern \"C\" __global__ void my_kernel(const float* x, float* y, int N) {{ ... }}",
+      p.description, tensorList(p.inputs), tensorList(p.outputs), fmt::join(sizes, " "));
+}
+
+GenerateSummary runGeneration(const GenerateOptions& o) {
+  if (o.threads > 0) torch::set_num_threads(o.threads);
+  if (o.samples < 1 || o.maxNewTokens < 1) throw Error("--samples and --max-new-tokens must be >= 1");
+  const auto start = std::chrono::steady_clock::now();
+  const BpeTokenizer tokenizer = BpeTokenizer::load(o.modelDir / "tokenizer.json");
+  CausalLm model(ModelConfig::load(o.modelDir / "config.json"));
+  loadWeights(model, o.modelDir);
+  model->eval();
+  torch::NoGradGuard noGrad;
+  const ProblemSuite suite = ProblemSuite::load(o.problemsDir);
+  suite.requireNoErrors();
+  std::vector<std::int32_t> stops;
+  for (const char* s : {"<|im_end|>", "<|endoftext|>"}) {
+    if (tokenizer.tokenId(s) >= 0) stops.push_back(tokenizer.tokenId(s));
+  }
+  const std::string modelName = o.modelName.empty() ? o.modelDir.filename().string() : o.modelName;
+  auto gen = torch::make_generator<torch::CPUGeneratorImpl>(o.seed);
+  GenerateSummary summary;
+  std::string out;
+  ProgressBar progress("generate", suite.problems().size(), "problem", o.showProgress);
+  for (const auto& problem : suite.problems()) {
+    const std::string prompt = renderChatMlPrompt({{"user", renderProblemPrompt(problem)}});
+    const auto promptIds = tokenizer.encode(prompt).ids;
+    const std::int64_t k = o.samples;
+    // All k samples share the prompt: one batch of k identical rows, so no padding is needed.
+    const auto prompt64 = torch::tensor(std::vector<std::int64_t>(promptIds.begin(), promptIds.end()), torch::kInt64);
+    auto sequence = prompt64.unsqueeze(0).repeat({k, 1});  // (k, P)
+    KvCache cache;
+    auto logits = o.useKvCache ? model->forward(sequence, &cache) : model->forward(sequence);
+    std::vector<std::vector<std::int32_t>> generated(static_cast<std::size_t>(k));
+    std::vector<bool> finished(static_cast<std::size_t>(k), false);
+    for (int step = 0; step < o.maxNewTokens; ++step) {
+      const auto next = sample(logits.select(1, logits.size(1) - 1), o.temperature, o.topP, gen);  // (k)
+      bool all = true;
+      for (std::int64_t r = 0; r < k; ++r) {
+        const auto id = static_cast<std::int32_t>(next[r].item<std::int64_t>());
+        if (!finished[static_cast<std::size_t>(r)]) {
+          if (std::find(stops.begin(), stops.end(), id) != stops.end()) finished[static_cast<std::size_t>(r)] = true;
+          else generated[static_cast<std::size_t>(r)].push_back(id);
+        }
+        all = all && finished[static_cast<std::size_t>(r)];
+      }
+      summary.generatedTokens += static_cast<std::size_t>(k);
+      if (all) break;
+      const auto column = next.unsqueeze(1);  // (k, 1)
+      if (o.useKvCache) {
+        logits = model->forward(column, &cache);
+      } else {
+        sequence = torch::cat({sequence, column}, 1);
+        logits = model->forward(sequence);
+      }
+    }
+    for (std::int64_t r = 0; r < k; ++r) {
+      out += nlohmann::json{{"problem", problem.id}, {"sample", r}, {"model", modelName},
+                            {"response", tokenizer.decode(generated[static_cast<std::size_t>(r)], true)}}
+                 .dump() +
+             "\n";
+      ++summary.responses;
+    }
+    ++summary.problems;
+    progress.advance();
+  }
+  progress.finish();
+  writeFileAtomic(o.outFile, out);
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return summary;
+}
+
+}  // namespace cuset
