@@ -1,0 +1,89 @@
+// Training-step speed of the C++ trainer against the same model and step in Python PyTorch (Debian's
+// python3-torch), same threads, same batch, side by side in one run; then resident memory over many
+// steps. Target (issue #4): at least as fast as the Python step, and memory flat over 1,000 steps.
+//   bench_train [--threads N] [--steps N] [--memory-steps N]
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cuset/trainer/llama_model.hpp"
+
+namespace {
+
+// The tiny config's model (configs/tiny.yaml), one batch shape.
+constexpr int kVocab = 768, kHidden = 128, kInter = 352, kLayers = 2, kHeads = 4, kKvHeads = 2, kBatch = 4, kSeq = 256;
+
+long residentKiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2, steps = 20, memorySteps = 1000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--threads") threads = std::stoi(argv[i + 1]);
+    if (flag == "--steps") steps = std::stoi(argv[i + 1]);
+    if (flag == "--memory-steps") memorySteps = std::stoi(argv[i + 1]);
+  }
+  torch::set_num_threads(threads);
+  torch::manual_seed(0);
+  cuset::CausalLm model(cuset::ModelConfig::fromJson({{"model_type", "qwen2"}, {"vocab_size", kVocab}, {"hidden_size", kHidden},
+                                                      {"intermediate_size", kInter}, {"num_hidden_layers", kLayers},
+                                                      {"num_attention_heads", kHeads}, {"num_key_value_heads", kKvHeads},
+                                                      {"tie_word_embeddings", true}},
+                                                     "bench"));
+  torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-3).betas({0.9, 0.95}).weight_decay(0.01));
+  const auto ids = torch::randint(0, kVocab, {kBatch, kSeq + 1}, torch::kInt64);
+  const auto inputs = ids.narrow(1, 0, kSeq), targets = ids.narrow(1, 1, kSeq);
+  auto step = [&] {
+    optimizer.zero_grad();
+    const auto logits = model->forward(inputs);
+    const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, kVocab}), targets.reshape({-1}));
+    loss.backward();
+    torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    optimizer.step();
+  };
+  for (int i = 0; i < 3; ++i) step();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  const double cppMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / steps;
+
+  const std::string command = fmt::format("/usr/bin/python3 {}/python/train_step.py {} {} {} {} {} {} {} {} {} {} 2>&1", CUSET_BENCH_DIR, kVocab,
+                                          kHidden, kInter, kLayers, kHeads, kKvHeads, kBatch, kSeq, steps, threads);
+  std::string output;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[4096];
+    while (std::size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
+    pclose(pipe);
+  }
+  double pyMs = 0;
+  try {
+    pyMs = nlohmann::json::parse(output.substr(output.rfind('{'))).at("ms_per_step").get<double>();
+  } catch (const std::exception&) {
+    fmt::print("python step unavailable ({}): is Debian's python3-torch installed?\n", output.substr(0, 200));
+  }
+  fmt::print("training step, batch {}x{}, {} thread(s):\n", kBatch, kSeq, threads);
+  fmt::print("  C++ (cuset)     {:8.1f} ms/step\n", cppMs);
+  if (pyMs > 0) fmt::print("  Python PyTorch  {:8.1f} ms/step\n  ratio python/c++ {:.2f}x\n", pyMs, pyMs / cppMs);
+
+  const long before = residentKiB();
+  long at10pct = 0;
+  for (int i = 0; i < memorySteps; ++i) {
+    step();
+    if (i == memorySteps / 10) at10pct = residentKiB();
+  }
+  fmt::print("resident memory: {} MiB after warm-up, {} MiB at step {}, {} MiB at step {}\n", before / 1024, at10pct / 1024, memorySteps / 10,
+             residentKiB() / 1024, memorySteps);
+  return 0;
+}
