@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     if (flag == "--steps") steps = std::stoi(argv[i + 1]);
     if (flag == "--memory-steps") memorySteps = std::stoi(argv[i + 1]);
   }
-  torch::set_num_threads(threads);
+  cuset::setComputeThreads(threads);
   torch::manual_seed(0);
   cuset::CausalLm model(cuset::ModelConfig::fromJson({{"model_type", "qwen2"}, {"vocab_size", kVocab}, {"hidden_size", kHidden},
                                                       {"intermediate_size", kInter}, {"num_hidden_layers", kLayers},
@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < steps; ++i) step();
   const double cppMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / steps;
 
-  const std::string command = fmt::format("/usr/bin/python3 {}/python/train_step.py {} {} {} {} {} {} {} {} {} {} 2>&1", CUSET_BENCH_DIR, kVocab,
+  // Same BLAS threading as the C++ side (setComputeThreads): one OpenBLAS thread under LibTorch's.
+  const std::string command = fmt::format("OPENBLAS_NUM_THREADS=1 /usr/bin/python3 {}/python/train_step.py {} {} {} {} {} {} {} {} {} {} 2>&1", CUSET_BENCH_DIR, kVocab,
                                           kHidden, kInter, kLayers, kHeads, kKvHeads, kBatch, kSeq, steps, threads);
   std::string output;
   if (FILE* pipe = popen(command.c_str(), "r")) {

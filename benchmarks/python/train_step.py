@@ -12,7 +12,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 V, C, I, L, H, HKV, B, T, STEPS, THREADS = map(int, sys.argv[1:11])
-torch.set_num_threads(THREADS)
+torch.set_num_threads(THREADS)  # the C++ side also pins OpenBLAS to one thread; the runner sets OPENBLAS_NUM_THREADS=1 here
 torch.manual_seed(0)
 D = C // H
 

@@ -56,7 +56,7 @@ std::string renderProblemPrompt(const Problem& p) {
 }
 
 GenerateSummary runGeneration(const GenerateOptions& o) {
-  if (o.threads > 0) torch::set_num_threads(o.threads);
+  setComputeThreads(o.threads);
   if (o.samples < 1 || o.maxNewTokens < 1) throw Error("--samples and --max-new-tokens must be >= 1");
   const auto start = std::chrono::steady_clock::now();
   const BpeTokenizer tokenizer = BpeTokenizer::load(o.modelDir / "tokenizer.json");

@@ -1,5 +1,6 @@
 #include "cuset/trainer/llama_model.hpp"
 
+#include <dlfcn.h>
 #include <fmt/ranges.h>
 
 #include <cmath>
@@ -148,6 +149,12 @@ torch::Tensor CausalLmImpl::forward(const torch::Tensor& ids, KvCache* cache) {
   }
   x = model->norm(x);
   return config.tieWordEmbeddings ? torch::matmul(x, model->embed_tokens->weight.t()) : lm_head(x);  // (B, T, V)
+}
+
+void setComputeThreads(int threads) {
+  using SetThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(1);
+  if (threads > 0) torch::set_num_threads(threads);
 }
 
 void loadWeights(CausalLm& model, const std::filesystem::path& directory) {

@@ -139,7 +139,7 @@ void truncateMetrics(const fs::path& path, std::int64_t step) {
 }  // namespace
 
 TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& options) {
-  if (config.threads > 0) torch::set_num_threads(config.threads);
+  setComputeThreads(config.threads);
   const std::int64_t maxSteps = options.maxSteps.value_or(config.maxSteps);
   fs::create_directories(options.outDir / "checkpoints");
   const auto resumeFrom = options.resume ? latestCheckpoint(options.outDir) : std::nullopt;
