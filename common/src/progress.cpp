@@ -41,6 +41,11 @@ void ProgressBar::advance(std::size_t n) {
   render(false);
 }
 
+void ProgressBar::setSuffix(std::string suffix) {
+  std::lock_guard lock(mutex_);
+  suffix_ = std::move(suffix);
+}
+
 void ProgressBar::finish() {
   std::lock_guard lock(mutex_);
   if (finished_) return;
@@ -60,8 +65,8 @@ void ProgressBar::render(bool force) {
   constexpr int kWidth = 28;
   const double fraction = total_ ? static_cast<double>(done_) / static_cast<double>(total_) : 1.0;
   const int filled = static_cast<int>(fraction * kWidth);
-  fmt::print(stderr, "\r{} [{:#<{}}{:.<{}}] {}\x1b[K", label_, "", filled, "", kWidth - filled,
-             formatStatus(done_, total_, elapsed, unit_));
+  fmt::print(stderr, "\r{} [{:#<{}}{:.<{}}] {}{}{}\x1b[K", label_, "", filled, "", kWidth - filled,
+             formatStatus(done_, total_, elapsed, unit_), suffix_.empty() ? "" : " ", suffix_);
   std::fflush(stderr);
 }
 

@@ -69,6 +69,31 @@ TEST(Generation, TheKvCacheChangesNothingButSpeed) {
   EXPECT_EQ(test::readText(dir / "cached.jsonl"), test::readText(dir / "uncached.jsonl"));
 }
 
+TEST(Generation, StopStringsCutResponses) {
+  test::TempDir dir;
+  GenerateOptions o;
+  o.modelDir = tinyModelFolder(dir);
+  o.problemsDir = CUSET_PROBLEMS_DIR;
+  o.samples = 2;
+  o.maxNewTokens = 40;
+  o.showProgress = false;
+  o.outFile = dir / "all.jsonl";
+  runGeneration(o);
+  // Cut at a stop string taken from the uncut output itself.
+  const auto first = nlohmann::json::parse(test::readText(o.outFile).substr(0, test::readText(o.outFile).find('\n')));
+  const std::string response = first["response"].get<std::string>();
+  ASSERT_GT(response.size(), 6u);
+  std::size_t at = response.size() / 2;
+  while (at < response.size() && static_cast<unsigned char>(response[at]) >= 0x80) ++at;  // an ASCII character
+  ASSERT_LT(at, response.size());
+  const std::string stop = response.substr(at, 1);
+  o.stopStrings = {stop};
+  o.outFile = dir / "cut.jsonl";
+  runGeneration(o);
+  const auto cut = nlohmann::json::parse(test::readText(o.outFile).substr(0, test::readText(o.outFile).find('\n')));
+  EXPECT_EQ(cut["response"].get<std::string>(), response.substr(0, response.find(stop)));
+}
+
 TEST(Generation, PromptCarriesTheProblemAndTheContract) {
   const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
   const std::string prompt = renderProblemPrompt(*suite.find("level1/softmax_rows"));

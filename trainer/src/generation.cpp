@@ -92,8 +92,20 @@ GenerateSummary runGeneration(const GenerateOptions& o) {
       for (std::int64_t r = 0; r < k; ++r) {
         const auto id = static_cast<std::int32_t>(next[r].item<std::int64_t>());
         if (!finished[static_cast<std::size_t>(r)]) {
-          if (std::find(stops.begin(), stops.end(), id) != stops.end()) finished[static_cast<std::size_t>(r)] = true;
-          else generated[static_cast<std::size_t>(r)].push_back(id);
+          if (std::find(stops.begin(), stops.end(), id) != stops.end()) {
+            finished[static_cast<std::size_t>(r)] = true;
+          } else {
+            auto& tokens = generated[static_cast<std::size_t>(r)];
+            tokens.push_back(id);
+            if (!o.stopStrings.empty()) {
+              // Only the tail can newly contain a stop string: decode the last few tokens.
+              const std::size_t from = tokens.size() > 16 ? tokens.size() - 16 : 0;
+              const std::string tail = tokenizer.decode(std::span(tokens).subspan(from), true);
+              for (const auto& stop : o.stopStrings) {
+                if (!stop.empty() && tail.find(stop) != std::string::npos) finished[static_cast<std::size_t>(r)] = true;
+              }
+            }
+          }
         }
         all = all && finished[static_cast<std::size_t>(r)];
       }
@@ -108,9 +120,13 @@ GenerateSummary runGeneration(const GenerateOptions& o) {
       }
     }
     for (std::int64_t r = 0; r < k; ++r) {
-      out += nlohmann::json{{"problem", problem.id}, {"sample", r}, {"model", modelName},
-                            {"response", tokenizer.decode(generated[static_cast<std::size_t>(r)], true)}}
-                 .dump() +
+      std::string response = tokenizer.decode(generated[static_cast<std::size_t>(r)], true);
+      for (const auto& stop : o.stopStrings) {
+        if (const auto at = response.find(stop); !stop.empty() && at != std::string::npos) response.resize(at);
+      }
+      // A stop string may cut inside a character: invalid UTF-8 becomes U+FFFD rather than an error.
+      out += nlohmann::json{{"problem", problem.id}, {"sample", r}, {"model", modelName}, {"response", response}}.dump(
+                 -1, ' ', false, nlohmann::json::error_handler_t::replace) +
              "\n";
       ++summary.responses;
     }

@@ -242,6 +242,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
     optimizer.step();
     windowLoss += stepLoss;
     ++windowSteps;
+    progress.setSuffix(fmt::format("loss {:.4f} lr {:.2e}", stepLoss, lr));
     progress.advance();
     const std::int64_t done = step + 1;
     if (done % config.logEvery == 0 || done == maxSteps) {

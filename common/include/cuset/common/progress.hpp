@@ -17,6 +17,8 @@ class ProgressBar {
   ProgressBar& operator=(const ProgressBar&) = delete;
 
   void advance(std::size_t n = 1);
+  // Extra text after the rate and ETA, e.g. "loss 2.31".
+  void setSuffix(std::string suffix);
   void finish();
   bool enabled() const { return enabled_; }
 
@@ -31,6 +33,7 @@ class ProgressBar {
   std::string label_;
   std::size_t total_;
   std::string unit_;
+  std::string suffix_;
   std::size_t done_ = 0;
   bool enabled_;
   bool finished_ = false;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace cuset {
 
@@ -18,6 +19,7 @@ struct GenerateOptions {
   double topP = 0.95;
   int maxNewTokens = 512;
   std::uint64_t seed = 1;
+  std::vector<std::string> stopStrings;  // a response ends before the first occurrence of any
   bool useKvCache = true;
   int threads = 0;
   bool showProgress = true;
