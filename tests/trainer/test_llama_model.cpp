@@ -61,6 +61,21 @@ TEST(CausalLm, IncrementalDecodingWithTheKvCacheMatchesAFullForward) {
   EXPECT_TRUE(torch::allclose(full, incremental, 1e-5, 1e-5)) << (full - incremental).abs().max().item<float>();
 }
 
+TEST(CausalLm, RunsInBfloat16OnTheCpu) {
+  auto m = tinyModel();
+  torch::NoGradGuard noGrad;
+  const auto ids = torch::randint(0, 61, {2, 8}, torch::kInt64);
+  const auto reference = m->forward(ids);
+  m->to(torch::kBFloat16);
+  KvCache cache;
+  const auto logits = m->forward(ids, &cache);
+  EXPECT_EQ(logits.scalar_type(), torch::kBFloat16);
+  EXPECT_EQ(cache.keys[0].scalar_type(), torch::kBFloat16);
+  // bf16 keeps 8 significant bits: agreement to a few percent of the logits' scale.
+  const double scale = reference.abs().max().item<double>();
+  EXPECT_LT((logits.to(torch::kFloat32) - reference).abs().max().item<double>(), 0.05 * scale + 1e-3);
+}
+
 TEST(CausalLm, CausalMaskMakesEarlyLogitsIgnoreLaterTokens) {
   auto m = tinyModel();
   torch::NoGradGuard noGrad;
