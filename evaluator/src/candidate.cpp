@@ -11,6 +11,7 @@
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
+#include "cuset/common/json_util.hpp"
 
 namespace fs = std::filesystem;
 
@@ -108,18 +109,9 @@ Candidate parseJsonLine(const std::string& line, const std::string& origin, cons
 }
 
 std::vector<Candidate> readJsonl(const fs::path& path, const std::string& defaultModel) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw makeError("{}: cannot open candidates file", path.string());
   std::vector<Candidate> out;
-  std::string line;
-  std::size_t lineNo = 0;
-  while (std::getline(in, line)) {
-    ++lineNo;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    out.push_back(parseJsonLine(line, fmt::format("{}:{}", path.string(), lineNo), defaultModel));
-  }
-  if (in.bad()) throw makeError("{}: read failed", path.string());
+  forEachJsonlLine(path, "candidates file",
+                   [&](const std::string& line, const std::string& where) { out.push_back(parseJsonLine(line, where, defaultModel)); });
   return out;
 }
 

@@ -29,15 +29,21 @@ std::filesystem::path tinyModelFolder(const test::TempDir& dir) {
   return folder;
 }
 
-TEST(Generation, WritesKCandidatesPerProblemThatTheEvaluatorReads) {
-  test::TempDir dir;
+// Generation over the bundled problems with the tiny model, writing `out` in `dir`.
+GenerateOptions options(const test::TempDir& dir, int samples, int maxNewTokens, const std::string& out) {
   GenerateOptions o;
   o.modelDir = tinyModelFolder(dir);
   o.problemsDir = CUSET_PROBLEMS_DIR;
-  o.outFile = dir / "cands.jsonl";
-  o.samples = 3;
-  o.maxNewTokens = 16;
+  o.samples = samples;
+  o.maxNewTokens = maxNewTokens;
   o.showProgress = false;
+  o.outFile = dir / out;
+  return o;
+}
+
+TEST(Generation, WritesKCandidatesPerProblemThatTheEvaluatorReads) {
+  test::TempDir dir;
+  const GenerateOptions o = options(dir, 3, 16, "cands.jsonl");
   const GenerateSummary s = runGeneration(o);
   const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
   EXPECT_EQ(s.problems, suite.problems().size());
@@ -53,15 +59,9 @@ TEST(Generation, WritesKCandidatesPerProblemThatTheEvaluatorReads) {
 
 TEST(Generation, TheKvCacheChangesNothingButSpeed) {
   test::TempDir dir;
-  GenerateOptions o;
-  o.modelDir = tinyModelFolder(dir);
-  o.problemsDir = CUSET_PROBLEMS_DIR;
-  o.samples = 2;
-  o.maxNewTokens = 12;
+  GenerateOptions o = options(dir, 2, 12, "cached.jsonl");
   o.temperature = 0.9;
   o.seed = 5;
-  o.showProgress = false;
-  o.outFile = dir / "cached.jsonl";
   runGeneration(o);
   o.useKvCache = false;
   o.outFile = dir / "uncached.jsonl";
@@ -71,13 +71,7 @@ TEST(Generation, TheKvCacheChangesNothingButSpeed) {
 
 TEST(Generation, StopStringsCutResponses) {
   test::TempDir dir;
-  GenerateOptions o;
-  o.modelDir = tinyModelFolder(dir);
-  o.problemsDir = CUSET_PROBLEMS_DIR;
-  o.samples = 2;
-  o.maxNewTokens = 40;
-  o.showProgress = false;
-  o.outFile = dir / "all.jsonl";
+  GenerateOptions o = options(dir, 2, 40, "all.jsonl");
   runGeneration(o);
   // Cut at a stop string taken from the uncut output itself.
   const auto first = nlohmann::json::parse(test::readText(o.outFile).substr(0, test::readText(o.outFile).find('\n')));

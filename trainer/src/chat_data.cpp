@@ -6,19 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/common/error.hpp"
+#include "cuset/common/json_util.hpp"
 
 namespace cuset {
 
 std::vector<ChatExample> readChatJsonl(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw makeError("{}: cannot open training data", path.string());
   std::vector<ChatExample> out;
-  std::string line;
-  std::size_t lineNo = 0;
-  while (std::getline(in, line)) {
-    ++lineNo;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = fmt::format("{}:{}", path.string(), lineNo);
+  forEachJsonlLine(path, "training data", [&](const std::string& line, const std::string& where) {
     nlohmann::json r;
     try {
       r = nlohmann::json::parse(line);
@@ -50,7 +44,7 @@ std::vector<ChatExample> readChatJsonl(const std::filesystem::path& path) {
     const bool hasAssistant = std::any_of(ex.messages.begin(), ex.messages.end(), [](auto& m) { return m.role == "assistant"; });
     if (!hasAssistant) throw makeError("{}: no assistant message, so nothing to learn from", where);
     out.push_back(std::move(ex));
-  }
+  });
   if (out.empty()) throw makeError("{}: no training examples", path.string());
   return out;
 }

@@ -2,6 +2,8 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
+#include <string>
 #include <string_view>
 
 namespace cuset {
@@ -9,6 +11,11 @@ namespace cuset {
 // Parses JSON text; a syntax error becomes cuset::Error naming `source` and the byte offset.
 nlohmann::json parseJson(std::string_view text, std::string_view source);
 nlohmann::json readJsonFile(const std::filesystem::path& path);
+// Calls `visit(line, "path:lineNo")` for every non-blank line of a JSONL file (a trailing CR dropped).
+// Throws cuset::Error naming the file when it cannot be read; what a line means is the caller's.
+void forEachJsonlLine(const std::filesystem::path& path, std::string_view what,
+                      const std::function<void(const std::string& line, const std::string& where)>& visit);
+
 // Pretty-printed, atomically replaced (see writeFileAtomic).
 void writeJsonFileAtomic(const std::filesystem::path& path, const nlohmann::json& value);
 
