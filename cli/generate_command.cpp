@@ -21,6 +21,8 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
   cmd->add_option("--seed", o->seed, "Sampling seed")->capture_default_str();
   cmd->add_option("--model-name", o->modelName, "Model name in the candidates (default: the folder name)");
   cmd->add_option("--threads", o->threads, "LibTorch threads (0: its default)");
+  cmd->add_option("--device", o->device, "cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
+  cmd->add_flag("--bf16", o->bf16, "Run the model in bfloat16");
   cmd->add_option("--stop", o->stopStrings, "Stop strings: a response ends before the first one (repeatable)");
   cmd->add_flag("--no-kv-cache", *noCache, "Recompute the whole sequence each step (for comparison)");
   cmd->add_flag("--quiet,-q", *quiet, "No progress bar");

@@ -69,6 +69,14 @@ TEST(Generation, TheKvCacheChangesNothingButSpeed) {
   EXPECT_EQ(test::readText(dir / "cached.jsonl"), test::readText(dir / "uncached.jsonl"));
 }
 
+TEST(Generation, Bfloat16GivesReadableCandidates) {
+  test::TempDir dir;
+  GenerateOptions o = options(dir, 2, 12, "bf16.jsonl");
+  o.bf16 = true;
+  const GenerateSummary s = runGeneration(o);
+  EXPECT_EQ(readCandidates(o.outFile, "unused").size(), s.responses);
+}
+
 TEST(Generation, StopStringsCutResponses) {
   test::TempDir dir;
   GenerateOptions o = options(dir, 2, 40, "all.jsonl");

@@ -76,6 +76,24 @@ TEST(CausalLm, RunsInBfloat16OnTheCpu) {
   EXPECT_LT((logits.to(torch::kFloat32) - reference).abs().max().item<double>(), 0.05 * scale + 1e-3);
 }
 
+TEST(CausalLm, OnCudaMatchesTheCpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA LibTorch or no GPU visible";
+  auto m = tinyModel();
+  torch::NoGradGuard noGrad;
+  const auto ids = torch::randint(0, 61, {2, 8}, torch::kInt64);
+  const auto cpu = m->forward(ids);
+  m->to(torch::kCUDA);
+  KvCache cache;
+  const auto gpu = m->forward(ids.to(torch::kCUDA), &cache).to(torch::kCPU);
+  EXPECT_TRUE(torch::allclose(cpu, gpu, 1e-4, 1e-4));
+}
+
+TEST(CausalLm, AskingForCudaWithoutOneSaysWhy) {
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a GPU is visible";
+  CUSET_EXPECT_THROW_WITH(resolveDevice("cuda"), "device 'cuda' requested", "no CUDA");
+  EXPECT_EQ(resolveDevice("auto"), torch::Device(torch::kCPU));
+}
+
 TEST(CausalLm, CausalMaskMakesEarlyLogitsIgnoreLaterTokens) {
   auto m = tinyModel();
   torch::NoGradGuard noGrad;

@@ -61,7 +61,10 @@ GenerateSummary runGeneration(const GenerateOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const BpeTokenizer tokenizer = BpeTokenizer::load(o.modelDir / "tokenizer.json");
   CausalLm model(ModelConfig::load(o.modelDir / "config.json"));
+  const torch::Device device = resolveDevice(o.device);
+  model->to(device);
   loadWeights(model, o.modelDir);
+  if (o.bf16) model->to(torch::kBFloat16);
   model->eval();
   torch::NoGradGuard noGrad;
   const ProblemSuite suite = ProblemSuite::load(o.problemsDir);
@@ -81,13 +84,14 @@ GenerateSummary runGeneration(const GenerateOptions& o) {
     const std::int64_t k = o.samples;
     // All k samples share the prompt: one batch of k identical rows, so no padding is needed.
     const auto prompt64 = torch::tensor(std::vector<std::int64_t>(promptIds.begin(), promptIds.end()), torch::kInt64);
-    auto sequence = prompt64.unsqueeze(0).repeat({k, 1});  // (k, P)
+    auto sequence = prompt64.unsqueeze(0).repeat({k, 1}).to(device);  // (k, P)
     KvCache cache;
     auto logits = o.useKvCache ? model->forward(sequence, &cache) : model->forward(sequence);
     std::vector<std::vector<std::int32_t>> generated(static_cast<std::size_t>(k));
     std::vector<bool> finished(static_cast<std::size_t>(k), false);
     for (int step = 0; step < o.maxNewTokens; ++step) {
-      const auto next = sample(logits.select(1, logits.size(1) - 1), o.temperature, o.topP, gen);  // (k)
+      // Sampling on the CPU with one seeded generator, so results do not depend on the device.
+      const auto next = sample(logits.select(1, logits.size(1) - 1).to(torch::kCPU, torch::kFloat32), o.temperature, o.topP, gen);  // (k)
       bool all = true;
       for (std::int64_t r = 0; r < k; ++r) {
         const auto id = static_cast<std::int32_t>(next[r].item<std::int64_t>());
@@ -111,7 +115,7 @@ GenerateSummary runGeneration(const GenerateOptions& o) {
       }
       summary.generatedTokens += static_cast<std::size_t>(k);
       if (all) break;
-      const auto column = next.unsqueeze(1);  // (k, 1)
+      const auto column = next.unsqueeze(1).to(device);  // (k, 1)
       if (o.useKvCache) {
         logits = model->forward(column, &cache);
       } else {

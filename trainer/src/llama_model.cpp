@@ -157,6 +157,13 @@ void setComputeThreads(int threads) {
   if (threads > 0) torch::set_num_threads(threads);
 }
 
+torch::Device resolveDevice(const std::string& name) {
+  const bool cuda = torch::cuda::is_available();
+  if (name == "cpu" || (name == "auto" && !cuda)) return torch::kCPU;
+  if (!cuda) throw makeError("device 'cuda' requested, but this LibTorch has no CUDA or no GPU is visible (LibTorch {})", TORCH_VERSION);
+  return torch::kCUDA;
+}
+
 void loadWeights(CausalLm& model, const std::filesystem::path& directory) {
   const auto checkpoint = safetensors::Checkpoint::open(directory);
   torch::NoGradGuard noGrad;
@@ -169,7 +176,7 @@ void loadWeights(CausalLm& model, const std::filesystem::path& directory) {
                       fmt::join(t->shape, ", "), fmt::join(expected, ", "));
     }
     const auto source = torch::from_blob(const_cast<std::byte*>(t->data.data()), t->shape, torchDtype(t->dtype));
-    p.value().copy_(source.to(p.value().scalar_type()));
+    p.value().copy_(source.to(p.value().device(), p.value().scalar_type()));
   }
 }
 

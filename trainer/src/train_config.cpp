@@ -46,13 +46,17 @@ nlohmann::json yamlToJson(const YAML::Node& node) {
 TrainConfig TrainConfig::load(const std::filesystem::path& path) {
   YamlReader y(path.string());
   const YAML::Node root = y.parse(readFile(path));
-  y.onlyKeys(root, "", {"seed", "model", "tokenizer", "data", "optimizer", "batch", "steps", "objective", "threads"});
+  y.onlyKeys(root, "", {"seed", "model", "tokenizer", "data", "optimizer", "batch", "steps", "objective", "threads", "device"});
   TrainConfig c;
   c.source = path;
   const auto base = path.parent_path();
   auto resolve = [&](const std::string& p) { return std::filesystem::path(p).is_absolute() ? std::filesystem::path(p) : base / p; };
   if (auto n = root["seed"]) c.seed = static_cast<std::uint64_t>(y.asInt64(n, "seed"));
   if (auto n = root["threads"]) c.threads = static_cast<int>(y.asInt64(n, "threads"));
+  if (auto n = root["device"]) {
+    c.device = y.asString(n, "device");
+    if (c.device != "cpu" && c.device != "cuda" && c.device != "auto") y.fail(n, "device", "must be cpu, cuda or auto");
+  }
 
   const YAML::Node model = y.require(root, "model", "");
   y.onlyKeys(model, "model", {"path", "config"});

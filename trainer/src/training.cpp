@@ -188,6 +188,8 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
     throw makeError("the model's vocab_size {} is smaller than the tokenizer's {}", modelConfig.vocabSize, tokenizer->vocabSize());
   }
   CausalLm model(modelConfig);
+  const torch::Device device = resolveDevice(config.device);
+  model->to(device);
   if (resumeFrom) loadWeights(model, *resumeFrom);
   else if (!config.modelPath.empty()) loadWeights(model, config.modelPath);
   model->train();
@@ -227,13 +229,17 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
     optimizer.zero_grad();
     double stepLoss = 0.0;
     for (std::int64_t a = 0; a < config.accumulation; ++a) {
-      const Batch b = plan.batch(step * config.accumulation + a, padId);
+      Batch b = plan.batch(step * config.accumulation + a, padId);
+      b.inputs = b.inputs.to(device);
+      b.targets = b.targets.to(device);
+      b.mask = b.mask.to(device);
       const auto logits = model->forward(b.inputs);  // (B, T, V)
       const auto losses = torch::nn::functional::cross_entropy(
                               logits.reshape({-1, logits.size(-1)}), b.targets.reshape({-1}),
                               torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
                               .view_as(b.targets.to(torch::kFloat32));                                   // (B, T)
-      const auto loss = weightedTokenLoss(losses, b.mask, torch::ones({b.inputs.size(0)})) / static_cast<double>(config.accumulation);
+      const auto loss = weightedTokenLoss(losses, b.mask, torch::ones({b.inputs.size(0)}, torch::TensorOptions().device(device))) /
+                        static_cast<double>(config.accumulation);
       loss.backward();
       stepLoss += loss.item<double>();
       windowTokens += b.tokens;

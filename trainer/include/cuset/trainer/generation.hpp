@@ -22,6 +22,8 @@ struct GenerateOptions {
   std::vector<std::string> stopStrings;  // a response ends before the first occurrence of any
   bool useKvCache = true;
   int threads = 0;
+  std::string device = "auto";  // cpu, cuda, auto
+  bool bf16 = false;            // weights and activations in bfloat16
   bool showProgress = true;
 };
 

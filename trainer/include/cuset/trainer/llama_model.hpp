@@ -92,6 +92,9 @@ TORCH_MODULE(CausalLm);
 // `threads` <= 0 keeps LibTorch's default.
 void setComputeThreads(int threads);
 
+// "cpu", "cuda" or "auto"; "cuda" without a usable GPU is an error saying why.
+torch::Device resolveDevice(const std::string& name);
+
 // Loads every parameter by its HF name from a checkpoint folder (model.safetensors or a sharded
 // index); shapes must match, dtypes are converted. Throws cuset::Error naming the tensor otherwise.
 void loadWeights(CausalLm& model, const std::filesystem::path& directory);

@@ -38,6 +38,7 @@ struct TrainConfig {
   std::int64_t saveEvery = 100;
   std::string objective = "sft";
   int threads = 0;  // 0: LibTorch's default
+  std::string device = "auto";  // cpu, cuda, or auto (cuda when LibTorch has CUDA and a GPU is visible)
   std::filesystem::path source;  // the YAML file, for messages
 
   static TrainConfig load(const std::filesystem::path& path);
