@@ -85,6 +85,19 @@ TEST(Training, AResumedRunEqualsTheUninterruptedOne) {
   for (const auto& p : x->named_parameters()) EXPECT_TRUE(torch::equal(p.value(), y->named_parameters()[p.key()])) << p.key();
 }
 
+TEST(Training, Bf16MixedPrecisionLearnsAndKeepsFloat32Weights) {
+  test::TempDir dir;
+  test::writeText(dir / "c.yaml", tinyYaml(24, 100) + "precision: bf16\n");
+  const TrainRunSummary s = runTraining(TrainConfig::load(dir / "c.yaml"), quiet(dir / "run"));
+  EXPECT_LT(s.lastLoss, s.firstLoss * 0.8) << s.firstLoss << " -> " << s.lastLoss;
+  const auto config = nlohmann::json::parse(test::readText(s.finalCheckpoint / "config.json"));
+  EXPECT_EQ(config["torch_dtype"], "float32");  // master weights stay float32
+  // Autocast really changed the arithmetic: the same run in float32 logs other losses.
+  test::writeText(dir / "f.yaml", tinyYaml(24, 100));
+  runTraining(TrainConfig::load(dir / "f.yaml"), quiet(dir / "fp32"));
+  EXPECT_NE(metrics(dir / "run")[0]["loss"].get<double>(), metrics(dir / "fp32")[0]["loss"].get<double>());
+}
+
 TEST(TrainConfig, ErrorsNameTheFieldAndLine) {
   test::TempDir dir;
   test::writeText(dir / "a.yaml", tinyYaml(5, 5) + "learning_rate: 3\n");

@@ -46,7 +46,7 @@ nlohmann::json yamlToJson(const YAML::Node& node) {
 TrainConfig TrainConfig::load(const std::filesystem::path& path) {
   YamlReader y(path.string());
   const YAML::Node root = y.parse(readFile(path));
-  y.onlyKeys(root, "", {"seed", "model", "tokenizer", "data", "optimizer", "batch", "steps", "objective", "threads", "device"});
+  y.onlyKeys(root, "", {"seed", "model", "tokenizer", "data", "optimizer", "batch", "steps", "objective", "threads", "device", "precision"});
   TrainConfig c;
   c.source = path;
   const auto base = path.parent_path();
@@ -56,6 +56,10 @@ TrainConfig TrainConfig::load(const std::filesystem::path& path) {
   if (auto n = root["device"]) {
     c.device = y.asString(n, "device");
     if (c.device != "cpu" && c.device != "cuda" && c.device != "auto") y.fail(n, "device", "must be cpu, cuda or auto");
+  }
+  if (auto n = root["precision"]) {
+    c.precision = y.asString(n, "precision");
+    if (c.precision != "fp32" && c.precision != "bf16") y.fail(n, "precision", "must be fp32 or bf16");
   }
 
   const YAML::Node model = y.require(root, "model", "");

@@ -2,6 +2,7 @@
 // tokens or weight samples (CuSeT, issue #8) plug in without touching the loop.
 #include "cuset/trainer/training.hpp"
 
+#include <ATen/autocast_mode.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -23,6 +24,34 @@ namespace fs = std::filesystem;
 
 namespace cuset {
 namespace {
+
+// Mixed precision: while alive, eligible ops (matmuls, linears) run in bfloat16 on `device` while the
+// parameters, their gradients and the optimizer state stay float32.
+class Bf16Autocast {
+ public:
+  Bf16Autocast(bool enabled, torch::Device device) : enabled_(enabled), cuda_(device.is_cuda()) {
+    if (!enabled_) return;
+    if (cuda_) {
+      at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+      at::autocast::set_enabled(true);
+    } else {
+      at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+      at::autocast::set_cpu_enabled(true);
+    }
+  }
+  ~Bf16Autocast() {
+    if (!enabled_) return;
+    if (cuda_) at::autocast::set_enabled(false);
+    else at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+  }
+  Bf16Autocast(const Bf16Autocast&) = delete;
+  Bf16Autocast& operator=(const Bf16Autocast&) = delete;
+
+ private:
+  bool enabled_;
+  bool cuda_;
+};
 
 // Σ_s w_s Σ_t m_t ℓ_t / Σ_s Σ_t m_t. losses, mask: (B, T); weights: (B).
 torch::Tensor weightedTokenLoss(const torch::Tensor& losses, const torch::Tensor& mask, const torch::Tensor& weights) {
@@ -233,7 +262,11 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
       b.inputs = b.inputs.to(device);
       b.targets = b.targets.to(device);
       b.mask = b.mask.to(device);
-      const auto logits = model->forward(b.inputs);  // (B, T, V)
+      torch::Tensor logits;
+      {
+        const Bf16Autocast autocast(config.precision == "bf16", device);
+        logits = model->forward(b.inputs).to(torch::kFloat32);  // (B, T, V); the loss in float32
+      }
       const auto losses = torch::nn::functional::cross_entropy(
                               logits.reshape({-1, logits.size(-1)}), b.targets.reshape({-1}),
                               torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))

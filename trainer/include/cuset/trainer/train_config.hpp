@@ -39,6 +39,7 @@ struct TrainConfig {
   std::string objective = "sft";
   int threads = 0;  // 0: LibTorch's default
   std::string device = "auto";  // cpu, cuda, or auto (cuda when LibTorch has CUDA and a GPU is visible)
+  std::string precision = "fp32";  // fp32, or bf16: autocast to bfloat16 with float32 master weights
   std::filesystem::path source;  // the YAML file, for messages
 
   static TrainConfig load(const std::filesystem::path& path);
