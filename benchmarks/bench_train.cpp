@@ -14,7 +14,7 @@
 
 namespace {
 
-// The tiny config's model (configs/tiny.yaml), one batch shape.
+// A small Qwen2-style model and one batch shape (kept fixed so figures stay comparable over time).
 constexpr int kVocab = 768, kHidden = 128, kInter = 352, kLayers = 2, kHeads = 4, kKvHeads = 2, kBatch = 4, kSeq = 256;
 
 long residentKiB() {
