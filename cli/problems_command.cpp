@@ -7,7 +7,11 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/progress.hpp"
 #include "cuset/evaluator/console_format.hpp"
+#include "cuset/evaluator/eval_pipeline.hpp"
 #include "cuset/evaluator/problem_check.hpp"
+#include "cuset/evaluator/solution_check.hpp"
+#include "cuset/evaluator/suite_table.hpp"
+#include "cuset/common/file_util.hpp"
 #include "cuset/evaluator/problem_suite.hpp"
 
 namespace cuset::cli {
@@ -17,7 +21,32 @@ struct ProblemsConfig {
   std::string problemsDir = "problems";
   std::string id;
   std::uint64_t seed = 0;
+  bool solutions = false;
+  std::string backend = "sim";
+  std::size_t jobs = 0;
+  std::string outDir;
+  std::string updateFile;
+  std::string checkFile;
 };
+
+// Evaluates every solution folder of the suite like `cuset eval --candidates DIR` and compares each
+// verdict with the one the solution expects.
+bool checkSolutions(const ProblemsConfig& config, const ProblemSuite& suite, const std::vector<std::string>& argv) {
+  EvalConfig eval;
+  eval.problemsDir = config.problemsDir;
+  eval.candidatesPath = config.problemsDir;
+  eval.outDir = config.outDir;
+  eval.backend = *parseBackend(config.backend);
+  eval.jobs = config.jobs;
+  eval.seed = config.seed;
+  eval.defaultModel = "solutions";
+  eval.commandLine = argv;
+  const EvalRunSummary summary = runEvaluation(eval);
+  const std::vector<SolutionCheckRow> rows = compareSolutionVerdicts(suite, summary.results, eval.backend);
+  fmt::print("{}", formatSolutionCheck(rows));
+  fmt::print("results: {} ({:.1f} s)\n", (summary.runDir / "results.jsonl").string(), summary.seconds);
+  return std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.ok(); });
+}
 
 }  // namespace
 
@@ -48,13 +77,47 @@ void registerProblemsCommand(CLI::App& app, CommandContext& context) {
     context.exitCode = 0;
   });
 
+  CLI::App* table = problems->add_subcommand("table", "Print the suite as a Markdown table, or refresh the one in a README");
+  addDir(table);
+  auto* update = table->add_option("--update", config->updateFile, "Rewrite the table between the generated-table markers of this file");
+  table->add_option("--check", config->checkFile, "Exit 1 if the table in this file is not the current one")->excludes(update);
+  table->callback([config, &context] {
+    const ProblemSuite suite = ProblemSuite::load(config->problemsDir);
+    suite.requireNoErrors();
+    const std::string markdown = formatSuiteMarkdown(suite);
+    const std::string& file = config->updateFile.empty() ? config->checkFile : config->updateFile;
+    context.exitCode = 0;
+    if (file.empty()) {
+      fmt::print("{}", markdown);
+      return;
+    }
+    const std::string document = readFile(file);
+    const auto refreshed = replaceGeneratedTable(document, markdown);
+    if (!refreshed) throw makeError("{}: {}", file, refreshed.error());
+    if (!config->updateFile.empty()) {
+      if (*refreshed != document) writeFileAtomic(file, *refreshed);
+      fmt::print("{}: table of {} problems {}\n", file, suite.problems().size(), *refreshed == document ? "already current" : "updated");
+    } else if (*refreshed != document) {
+      fmt::print(stderr, "{}: the problem table is stale; run `cuset problems table --update {}`\n", file, file);
+      context.exitCode = 1;
+    }
+  });
+
   CLI::App* check = problems->add_subcommand(
       "check", "Load every problem, run its reference on small inputs, and flag malformed or degenerate problems");
   addDir(check);
   check->add_option("--seed", config->seed, "Input seed (default: random)");
+  check->add_flag("--solutions", config->solutions,
+                  "Also evaluate every solutions/*.cu: good ones must be correct, bad_*.cu must get their recorded verdict");
+  check->add_option("--backend", config->backend, "Backend for --solutions")
+      ->check(CLI::IsMember({"sim", "compile-only"}))
+      ->capture_default_str();
+  check->add_option("--jobs,-j", config->jobs, "Parallel solutions for --solutions (default: one per core)");
+  check->add_option("--out", config->outDir, "Run folder for --solutions results (default: runs/<timestamp>-<backend>)");
   check->callback([config, &context] {
     const ProblemSuite suite = ProblemSuite::load(config->problemsDir);
-    const std::uint64_t seed = config->seed ? config->seed : std::random_device{}();
+    if (!config->seed) config->seed = std::random_device{}();
+    const std::uint64_t seed = config->seed;
     std::vector<ProblemCheckResult> results;
     ProgressBar progress("check", suite.problems().size(), "problem");
     for (const auto& p : suite.problems()) {
@@ -63,7 +126,8 @@ void registerProblemsCommand(CLI::App& app, CommandContext& context) {
     }
     progress.finish();
     fmt::print("{}", formatProblemCheck(results, suite.loadErrors()));
-    const bool ok = suite.loadErrors().empty() && std::all_of(results.begin(), results.end(), [](auto& r) { return r.ok(); });
+    bool ok = suite.loadErrors().empty() && std::all_of(results.begin(), results.end(), [](auto& r) { return r.ok(); });
+    if (config->solutions) ok = checkSolutions(*config, suite, context.argv) && ok;
     context.exitCode = ok ? 0 : 1;
   });
 }
