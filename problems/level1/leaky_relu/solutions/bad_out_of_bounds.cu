@@ -6,7 +6,7 @@ launches:
     args: [x, y, M * N]
 */
 // @expect: runtime_error
-// @expect-reason: guard
+// @expect-reason: out-of-bounds write
 // Bug: no bounds check; the last block writes past the end of y.
 extern "C" __global__ void leaky_relu(const float* __restrict__ x, float* __restrict__ y, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;

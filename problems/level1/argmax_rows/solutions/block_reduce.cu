@@ -1,0 +1,36 @@
+/*@cuset
+launches:
+  - kernel: argmax_rows
+    grid: [M]
+    block: [256]
+    args: [x, y, M, N]
+*/
+// One block per row: each thread folds a strided slice (coalesced across the warp), then the warp
+// combines with shuffles and the block through one shared slot per warp.
+extern "C" __global__ void argmax_rows(const float* __restrict__ x, long long* __restrict__ y, int M, int N) {
+  __shared__ float sv[32];
+  __shared__ int si[32];
+  const float* row = x + (size_t)blockIdx.x * N;
+  float acc = -INFINITY; int idx = 0;
+  for (int i = threadIdx.x; i < N; i += blockDim.x) {
+    const float v = row[i];
+    if (v > acc) { acc = v; idx = i; }
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    const float oa = __shfl_xor_sync(0xffffffffu, acc, o); const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
+    if (oa > acc || (oa == acc && oi < idx)) { acc = oa; idx = oi; }
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) { sv[warp] = acc; si[warp] = idx; }
+  __syncthreads();
+  if (warp == 0) {
+    const bool live = lane < blockDim.x / 32;
+    acc = -INFINITY; idx = 0;
+    if (live) { acc = sv[lane]; idx = si[lane]; }
+    for (int o = 16; o > 0; o >>= 1) {
+      const float oa = __shfl_xor_sync(0xffffffffu, acc, o); const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
+    if (oa > acc || (oa == acc && oi < idx)) { acc = oa; idx = oi; }
+    }
+    if (lane == 0) y[blockIdx.x] = (long long)idx;
+  }
+}
