@@ -1,0 +1,27 @@
+/*@cuset
+launches:
+  - kernel: matmul_bt
+    grid: [ceil_div(N, 16), ceil_div(M, 16)]
+    block: [16, 16]
+    args: [A, B, C, M, N, K]
+*/
+// Both operands are K-contiguous, so both tiles are loaded along K (coalesced) and B's tile is
+// stored transposed in shared memory for the inner product.
+#define TILE 16
+extern "C" __global__ void matmul_bt(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+  __shared__ float As[TILE][TILE + 1];
+  __shared__ float Bs[TILE][TILE + 1];
+  const int row = blockIdx.y * TILE + threadIdx.y;
+  const int col = blockIdx.x * TILE + threadIdx.x;
+  const int bRow = blockIdx.x * TILE + threadIdx.y;  // the B row this thread loads
+  float acc = 0.0f;
+  for (int t = 0; t < K; t += TILE) {
+    As[threadIdx.y][threadIdx.x] = (row < M && t + threadIdx.x < K) ? A[(size_t)row * K + t + threadIdx.x] : 0.0f;
+    Bs[threadIdx.x][threadIdx.y] = (bRow < N && t + threadIdx.x < K) ? B[(size_t)bRow * K + t + threadIdx.x] : 0.0f;
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < TILE; ++k) acc = fmaf(As[threadIdx.y][k], Bs[k][threadIdx.x], acc);
+    __syncthreads();
+  }
+  if (row < M && col < N) C[(size_t)row * N + col] = acc;
+}
