@@ -126,7 +126,10 @@ std::vector<HostTensor> generateInputs(const Problem& problem, const SizeBinding
     auto shape = evaluateShape(declared, sizes);
     if (!shape) throw makeError("problem {}: {}", problem.id, shape.error());
     TensorSpec spec = declared;
-    if (alternate) spec.init = alternateDistribution(declared.init);
+    auto init = declared.init.resolvedFor(sizes);
+    if (!init) throw makeError("problem {}: input '{}': {}", problem.id, declared.name, init.error());
+    spec.init = std::move(init).value();
+    if (alternate) spec.init = alternateDistribution(spec.init);
     inputs.push_back(generateTensor(spec, *shape, streamSeed(runSeed, trial, spec.name)));
   }
   return inputs;

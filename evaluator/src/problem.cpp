@@ -10,7 +10,8 @@ std::string Distribution::describe() const {
   switch (kind) {
     case Kind::normal: return fmt::format("normal(mean={}, std={})", mean, stddev);
     case Kind::uniform: return fmt::format("uniform[{}, {})", low, high);
-    case Kind::randint: return fmt::format("randint[{}, {})", low, high);
+    case Kind::randint:
+      return fmt::format("randint[{}, {})", lowSize ? lowSize->text() : fmt::format("{}", low), highSize ? highSize->text() : fmt::format("{}", high));
     case Kind::mix: {
       std::string parts;
       for (const auto& [w, d] : components) parts += fmt::format("{}{}*{}", parts.empty() ? "" : " + ", w, d.describe());
@@ -18,6 +19,28 @@ std::string Distribution::describe() const {
     }
   }
   return "?";
+}
+
+Expected<Distribution> Distribution::resolvedFor(const SizeBindings& sizes) const {
+  Distribution d = *this;
+  // Bounds stay within +-9e15 so that every integer in them is exact in a double.
+  constexpr std::int64_t kMaxBound = 9'000'000'000'000'000;
+  for (auto [expr, out] : {std::pair{&lowSize, &d.low}, std::pair{&highSize, &d.high}}) {
+    if (!*expr) continue;
+    auto v = (*expr)->evaluate(sizes);
+    if (!v) return Unexpected(fmt::format("randint bound '{}': {}", (*expr)->text(), v.error()));
+    if (*v > kMaxBound || *v < -kMaxBound) return Unexpected(fmt::format("randint bound '{}' = {} is outside +-9e15", (*expr)->text(), *v));
+    *out = static_cast<double>(*v);
+  }
+  d.lowSize.reset();
+  d.highSize.reset();
+  if (d.kind == Kind::randint && !(d.low < d.high)) return Unexpected(fmt::format("randint needs low < high (got [{}, {}))", d.low, d.high));
+  for (auto& [w, c] : d.components) {
+    auto r = c.resolvedFor(sizes);
+    if (!r) return r;
+    c = std::move(r).value();
+  }
+  return d;
 }
 
 Tolerance defaultTolerance(DType dtype) {

@@ -19,6 +19,12 @@ bool isIdentifier(const std::string& s) {
   return std::regex_match(s, kIdentifier);
 }
 
+// A YAML scalar that is a number rather than an expression such as `V` or `V - 1`.
+bool looksNumeric(const std::string& s) {
+  static const std::regex kNumber(R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
+  return std::regex_match(s, kNumber);
+}
+
 class ProblemParser {
  public:
   ProblemParser(const std::string& source, fs::path directory) : yaml_(source), directory_(std::move(directory)) {}
@@ -132,7 +138,13 @@ class ProblemParser {
       }
       if (isInput) {
         t.init = defaultDistribution(t.dtype);
-        if (const YAML::Node init = entry.second["init"]) t.init = parseDistribution(init, joinPath(path, "init"), t.dtype, 0);
+        if (const YAML::Node init = entry.second["init"]) {
+          t.init = parseDistribution(init, joinPath(path, "init"), t.dtype, 0, p);
+          for (const auto& set : p.sizeSets) {
+            auto resolved = t.init.resolvedFor(set.sizes);
+            if (!resolved) yaml_.fail(init, joinPath(path, "init"), fmt::format("with sizes '{}': {}", set.name, resolved.error()));
+          }
+        }
       }
       out.push_back(std::move(t));
     }
@@ -152,7 +164,7 @@ class ProblemParser {
     return d;
   }
 
-  Distribution parseDistribution(const YAML::Node& node, const std::string& path, DType dtype, int depth) {
+  Distribution parseDistribution(const YAML::Node& node, const std::string& path, DType dtype, int depth, const Problem& p) {
     yaml_.expectMap(node, path);
     const YAML::Node distNode = yaml_.require(node, "dist", path);
     const std::string dist = yaml_.asString(distNode, joinPath(path, "dist"));
@@ -174,9 +186,19 @@ class ProblemParser {
     } else if (dist == "uniform" || dist == "randint") {
       yaml_.onlyKeys(node, path, {"dist", "low", "high", "weight"});
       d.kind = dist == "uniform" ? Distribution::Kind::uniform : Distribution::Kind::randint;
-      d.low = number("low", 0.0);
-      d.high = number("high", dist == "uniform" ? 1.0 : (dtype == DType::boolean ? 2.0 : 100.0));
-      if (!(d.low < d.high)) yaml_.fail(node, path, fmt::format("needs low < high (got low={}, high={})", d.low, d.high));
+      // randint bounds may be size expressions; their range is checked per size set by the caller.
+      auto sizeBound = [&](const char* key) -> std::optional<IntExpr> {
+        const YAML::Node v = node[key];
+        if (dist != "randint" || !v || !v.IsScalar() || looksNumeric(v.Scalar())) return std::nullopt;
+        return parseExprText(v, v.Scalar(), joinPath(path, key), p);
+      };
+      d.lowSize = sizeBound("low");
+      d.highSize = sizeBound("high");
+      d.low = d.lowSize ? 0.0 : number("low", 0.0);
+      d.high = d.highSize ? 1.0 : number("high", dist == "uniform" ? 1.0 : (dtype == DType::boolean ? 2.0 : 100.0));
+      if (d.lowSize || d.highSize) {
+        if (dtype == DType::boolean) yaml_.fail(node, path, "randint for bool takes numeric bounds");
+      } else if (!(d.low < d.high)) yaml_.fail(node, path, fmt::format("needs low < high (got low={}, high={})", d.low, d.high));
       if (d.kind == Distribution::Kind::uniform && !isFloating(dtype)) {
         yaml_.fail(distNode, joinPath(path, "dist"), fmt::format("uniform needs a floating dtype, not {} (use randint)", dtypeName(dtype)));
       }
@@ -195,7 +217,7 @@ class ProblemParser {
       double total = 0;
       for (std::size_t i = 0; i < comps.size(); ++i) {
         const std::string cpath = indexPath(joinPath(path, "components"), i);
-        Distribution c = parseDistribution(comps[i], cpath, dtype, depth + 1);
+        Distribution c = parseDistribution(comps[i], cpath, dtype, depth + 1, p);
         double w = 1.0;
         if (const YAML::Node wn = comps[i]["weight"]) w = yaml_.asDouble(wn, joinPath(cpath, "weight"));
         if (!(w > 0) || !std::isfinite(w)) yaml_.fail(comps[i], joinPath(cpath, "weight"), "must be a positive number");

@@ -114,18 +114,24 @@ std::vector<SolutionCheckRow> compareSolutionVerdicts(const ProblemSuite& suite,
 
 std::string formatSolutionCheck(const std::vector<SolutionCheckRow>& rows) {
   TextTable table({"problem", "solution", "expected", "got", "status", "detail"});
-  std::size_t failed = 0, skipped = 0, bad = 0;
+  std::size_t solutions = 0, failed = 0, skipped = 0, bad = 0, unsolved = 0;
   for (const auto& r : rows) {
-    failed += !r.ok();
-    skipped += r.skipped;
-    bad += isKnownBadSolution(r.file);
+    if (r.file.empty()) {
+      ++unsolved;
+    } else {
+      ++solutions;
+      failed += !r.ok();
+      skipped += r.skipped;
+      bad += isKnownBadSolution(r.file);
+    }
     const std::string status = !r.ok() ? "FAIL" : r.skipped ? "skip" : "ok";
-    std::string detail = !r.ok() ? r.failure : r.reason;
+    const std::string& detail = !r.ok() ? r.failure : r.reason;
     table.addRow({r.problem, r.file.empty() ? "-" : r.file, r.expected, r.got.empty() ? "-" : r.got, status, ellipsize(detail, 90)});
   }
   std::string out = table.render();
   out += fmt::format("{} solution(s) checked ({} known-bad): {} as expected, {} failed, {} skipped (need a backend that runs kernels)\n",
-                     rows.size(), bad, rows.size() - failed - skipped, failed, skipped);
+                     solutions, bad, solutions - failed - skipped, failed, skipped);
+  if (unsolved > 0) out += fmt::format("{} problem(s) without a solution judged correct\n", unsolved);
   return out;
 }
 

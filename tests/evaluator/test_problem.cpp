@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "cuset/common/error.hpp"
 #include "cuset/evaluator/problem_suite.hpp"
 #include "test_util.hpp"
@@ -114,7 +116,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"cost: {flops: 5*M*N", "cost: {flops: 5*M*Q", {"cost.flops", "'Q' is not a size name"}},
         BadCase{"sizes:", "sizes: [1, 2]\nold_sizes:", {"unknown key"}},
         BadCase{"  x: {dtype", "  M: {dtype", {"both a size name and a tensor name"}},
-        BadCase{"name: softmax_rows\n", "name: softmax_rows\nname: again\n", {"duplicate key"}}));
+        BadCase{"name: softmax_rows\n", "name: softmax_rows\nname: again\n", {"duplicate key"}},
+        BadCase{"dtype: float32, shape: [M, N], init: {dist: normal, mean: 0, std: 1}",
+                "dtype: int64, shape: [M, N], init: {dist: randint, low: 0, high: V}", {"inputs.x.init.high", "'V' is not a size name"}},
+        BadCase{"dtype: float32, shape: [M, N], init: {dist: normal, mean: 0, std: 1}",
+                "dtype: int64, shape: [M, N], init: {dist: randint, low: N, high: M}", {"inputs.x.init", "with sizes 'small'", "low < high"}}));
+
+TEST(ProblemParser, RandintBoundsMayBeSizeExpressions) {
+  const Problem p = parse(variant("dtype: float32, shape: [M, N], init: {dist: normal, mean: 0, std: 1}",
+                                  "dtype: int64, shape: [M, N], init: {dist: randint, low: 1, high: N - 1}"));
+  const Distribution& d = p.inputs.front().init;
+  EXPECT_EQ(d.describe(), "randint[1, N - 1)");
+  EXPECT_EQ(d.resolvedFor(p.sizes("small"))->high, 999.0);
+  EXPECT_EQ(d.resolvedFor(p.sizes("full"))->high, 8191.0);
+  EXPECT_EQ(d.resolvedFor(p.sizes("full"))->low, 1.0);
+}
 
 TEST(ProblemParser, RejectsAYamlSyntaxErrorWithLine) {
   CUSET_EXPECT_THROW_WITH(parse("name: x\nlevel: [1\n"), "p/problem.yaml:", "invalid YAML");
@@ -146,7 +162,11 @@ TEST(ProblemSuite, MissingDirectoryIsAClearError) {
 TEST(ProblemSuite, BundledSuiteLoadsCleanly) {
   const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
   EXPECT_TRUE(suite.loadErrors().empty()) << suite.loadErrors().front();
-  EXPECT_GE(suite.problems().size(), 5u);
+  std::map<int, std::size_t> perLevel;
+  for (const auto& p : suite.problems()) ++perLevel[p.level];
+  EXPECT_GE(perLevel[1], 30u);
+  EXPECT_GE(perLevel[2], 20u);
+  EXPECT_GE(perLevel[3], 10u);
   for (const auto& p : suite.problems()) {
     EXPECT_NE(p.findSizeSet("full"), nullptr) << p.id << " has no full sizes for GPU timing";
     EXPECT_TRUE(p.costFlops && p.costBytes) << p.id << " has no cost";

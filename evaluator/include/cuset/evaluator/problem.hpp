@@ -21,7 +21,12 @@ struct Distribution {
   double low = 0.0, high = 1.0;     // uniform [low, high); randint [low, high); normal: clamp bounds if `clamped`
   bool clamped = false;             // normal draws clamped to [low, high] (alternate of a uniform)
   std::vector<std::pair<double, Distribution>> components;  // mix: (weight, component)
+  // randint bounds given as size expressions (`high: V` for token ids below a vocabulary size);
+  // resolved per size set by resolvedFor().
+  std::optional<IntExpr> lowSize, highSize;
   std::string describe() const;
+  // This distribution with size-expression bounds evaluated for `sizes`.
+  Expected<Distribution> resolvedFor(const SizeBindings& sizes) const;
 };
 
 struct TensorSpec {
