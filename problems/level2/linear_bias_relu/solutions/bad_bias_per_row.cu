@@ -6,7 +6,7 @@ launches:
     args: [x, W, b, y, M, N, K]
 */
 // @expect: wrong_answer
-// Bug: indexes the bias by row (M of them) instead of by output feature; b has N entries, so rows >= N read the guard band past it (its canary poisons the output).
+// Bug: indexes the bias by output row instead of by output feature (a broadcast along the wrong axis).
 // The product uses 64x64 output tiles per 256-thread block, 4x4 register tiles per thread and
 // depth-16 shared-memory stages of x and W (both K-contiguous, so both loads are coalesced along K).
 #define BM 64
