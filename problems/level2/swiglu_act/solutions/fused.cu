@@ -1,0 +1,15 @@
+/*@cuset
+launches:
+  - kernel: swiglu
+    grid: [ceil_div(F, 256), M]
+    block: [256]
+    args: [u, y, F]
+*/
+// Reads the gate and up halves of the same row in one pass; no sliced copies are materialised.
+extern "C" __global__ void swiglu(const float* __restrict__ u, float* __restrict__ y, int F) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= F) return;
+  const float* row = u + (size_t)blockIdx.y * 2 * F;
+  const float g = row[c];
+  y[(size_t)blockIdx.y * F + c] = g / (1.0f + expf(-g)) * row[F + c];
+}
