@@ -1,0 +1,44 @@
+/*@cuset
+launches:
+  - kernel: minmax_scale
+    grid: [M]
+    block: [256]
+    args: [x, y, N]
+*/
+// One block per row: min and max reduced together in one pass (min as the max of -x), then a scaled
+// pass.
+
+// Block-wide reductions: warp shuffles, then one partial per warp through shared memory; every
+// thread gets the result. The leading barrier lets the scratch slots be reused by the next call.
+__device__ float block_sum(float v, float* scratch) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  v = threadIdx.x % 32 < blockDim.x / 32 ? scratch[threadIdx.x % 32] : 0.0f;
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ float block_max(float v, float* scratch) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  v = threadIdx.x % 32 < blockDim.x / 32 ? scratch[threadIdx.x % 32] : -INFINITY;
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+extern "C" __global__ void minmax_scale(const float* __restrict__ x, float* __restrict__ y, int N) {
+  __shared__ float scratch[32];
+  const size_t base = (size_t)blockIdx.x * N;
+  float hi = -INFINITY, negLo = -INFINITY;
+  for (int i = threadIdx.x; i < N; i += blockDim.x) {
+    hi = fmaxf(hi, x[base + i]);
+    negLo = fmaxf(negLo, -x[base + i]);
+  }
+  hi = block_max(hi, scratch);
+  const float lo = -block_max(negLo, scratch);
+  const float range = hi - lo;
+  for (int i = threadIdx.x; i < N; i += blockDim.x) y[base + i] = (x[base + i] - lo) / range;
+}
