@@ -141,7 +141,7 @@ TEST(SuiteTable, BundledFullSizesFitTheTimingWindow) {
   for (const auto& p : suite.problems()) {
     const auto ms = h100RooflineMs(p, "full");
     ASSERT_TRUE(ms) << p.id;
-    EXPECT_GE(*ms, 0.25) << p.id;
+    EXPECT_GE(*ms, 0.5) << p.id;
     EXPECT_LE(*ms, 15.0) << p.id;
   }
 }

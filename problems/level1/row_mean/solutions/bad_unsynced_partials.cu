@@ -12,24 +12,21 @@ launches:
 // combines with shuffles and the block through one shared slot per warp.
 extern "C" __global__ void row_mean(const float* __restrict__ x, float* __restrict__ y, int M, int N) {
   __shared__ float sv[32];
-  __shared__ int si[32];
   const float* row = x + (size_t)blockIdx.x * N;
-  float acc = 0.0f; int idx = 0;
+  float acc = 0.0f;
   for (int i = threadIdx.x; i < N; i += blockDim.x) {
     const float v = row[i];
     acc += v;
   }
   for (int o = 16; o > 0; o >>= 1) {
-    acc += __shfl_xor_sync(0xffffffffu, acc, o); (void)idx;
+    acc += __shfl_xor_sync(0xffffffffu, acc, o);
   }
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) { sv[warp] = acc; si[warp] = idx; }
+  if (lane == 0) sv[warp] = acc;
   if (warp == 0) {
-    const bool live = lane < blockDim.x / 32;
-    acc = 0.0f; idx = 0;
-    if (live) { acc = sv[lane]; idx = si[lane]; }
+    acc = lane < blockDim.x / 32 ? sv[lane] : 0.0f;
     for (int o = 16; o > 0; o >>= 1) {
-      acc += __shfl_xor_sync(0xffffffffu, acc, o); (void)idx;
+      acc += __shfl_xor_sync(0xffffffffu, acc, o);
     }
     if (lane == 0) y[blockIdx.x] = acc / N;
   }
