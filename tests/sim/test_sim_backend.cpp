@@ -185,20 +185,8 @@ extern "C" __global__ void k(int* out) { out[0] = child; })", {"k"}));
   EXPECT_NE(r.message.find("clone"), std::string::npos) << r.message;
 }
 
-TEST_F(SimBackend, BundledSolutionsAreAllCorrect) {
-  test::TempDir dir;
-  EvalConfig c;
-  c.problemsDir = CUSET_PROBLEMS_DIR;
-  c.candidatesPath = CUSET_PROBLEMS_DIR;
-  c.outDir = dir / "run";
-  c.cacheDir = dir / "cache";
-  c.backend = BackendKind::sim;
-  c.jobs = 2;
-  c.showProgress = false;
-  const EvalRunSummary s = runEvaluation(c);
-  ASSERT_FALSE(s.results.empty());
-  for (const auto& r : s.results) EXPECT_EQ(r.verdict, Verdict::correct) << r.problem << " " << r.origin << ": " << r.reason;
-}
+// The bundled suite (good solutions correct, bad ones their expected verdict) is checked by the ctest
+// `problem_suite_solutions` (`cuset problems check --solutions`).
 
 }  // namespace
 }  // namespace cuset
