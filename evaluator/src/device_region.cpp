@@ -1,5 +1,6 @@
 #include "cuset/evaluator/device_region.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <cstring>
@@ -77,18 +78,31 @@ std::optional<std::string> RegionLayout::findGuardViolation(const std::vector<st
   if (region.size() != totalBytes_) return fmt::format("the worker returned {} bytes of device memory, expected {}", region.size(), totalBytes_);
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     const BufferSlot& s = slots_[i];
+    // Report how many guard bytes changed and how far out the farthest one is: "1 byte past the end"
+    // and "2 KiB past the end" are different bugs (an off-by-one versus a wrong stride).
     const std::size_t frontStart = s.offset - kGuardBytes;
-    for (std::size_t b = s.offset; b-- > frontStart;) {
+    std::size_t changed = 0, farthest = 0;
+    for (std::size_t b = frontStart; b < s.offset; ++b) {
       if (region[b] != kGuardByte) {
-        return fmt::format("out-of-bounds write {} byte(s) before the start of {} '{}'", s.offset - b, roleName(s.role), s.name);
+        ++changed;
+        farthest = std::max(farthest, s.offset - b);
       }
     }
-    const std::size_t backEnd = alignUp(s.offset + s.bytes, kBufferAlignment) + kGuardBytes;
-    for (std::size_t b = s.offset + s.bytes; b < backEnd; ++b) {
+    if (changed > 0) {
+      return fmt::format("out-of-bounds write before the start of {} '{}': {} guard byte(s) changed, up to {} byte(s) before it",
+                         roleName(s.role), s.name, changed, farthest);
+    }
+    const std::size_t end = s.offset + s.bytes;
+    const std::size_t backEnd = alignUp(end, kBufferAlignment) + kGuardBytes;
+    for (std::size_t b = end; b < backEnd; ++b) {
       if (region[b] != kGuardByte) {
-        return fmt::format("out-of-bounds write {} byte(s) past the end of {} '{}' ({} bytes)", b - (s.offset + s.bytes) + 1,
-                           roleName(s.role), s.name, s.bytes);
+        ++changed;
+        farthest = b - end + 1;
       }
+    }
+    if (changed > 0) {
+      return fmt::format("out-of-bounds write past the end of {} '{}' ({} bytes): {} guard byte(s) changed, up to {} byte(s) past it",
+                         roleName(s.role), s.name, s.bytes, changed, farthest);
     }
   }
   return std::nullopt;

@@ -53,7 +53,7 @@ std::vector<Case> adversarialCases() {
       {"no_op", "level1/relu", relu(""), Verdict::wrong_answer, "nan, want"},
       {"partial_write", "level1/relu", relu("if (i < n / 2) y[i] = fmaxf(x[i], 0.0f);"), Verdict::wrong_answer, "differ"},
       {"out_of_bounds", "level1/relu", relu("if (i < n) { y[i] = fmaxf(x[i], 0.0f); if (i == n - 1) y[n] = 0.0f; }"), Verdict::runtime_error,
-       "past the end of output 'y'"},
+       "past the end of output 'y' (256000 bytes): 4 guard byte(s) changed, up to 4 byte(s) past it"},
       {"input_mutation", "level1/relu", relu("if (i < n) { y[i] = fmaxf(x[i], 0.0f); x[i] = 0.0f; }"), Verdict::hack_suspected,
        "modified its input 'x'"},
       {"infinite_loop", "level1/relu", relu("while (i >= 0) { i = i * 1; }"), Verdict::timeout, "time limit"},
