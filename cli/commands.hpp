@@ -18,5 +18,6 @@ void registerEvalCommand(CLI::App& app, CommandContext& context);
 void registerTokenizeCommand(CLI::App& app, CommandContext& context);
 void registerTrainCommand(CLI::App& app, CommandContext& context);
 void registerGenerateCommand(CLI::App& app, CommandContext& context);
+void registerReportCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

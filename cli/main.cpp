@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerTokenizeCommand(app, context);
   cuset::cli::registerTrainCommand(app, context);
   cuset::cli::registerGenerateCommand(app, context);
+  cuset::cli::registerReportCommand(app, context);
 
   try {
     app.parse(argc, argv);

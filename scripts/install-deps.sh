@@ -13,6 +13,7 @@ packages=(
   libicu-dev              # Unicode regex and NFC for the tokenizer
   python3-torch           # an independent Python forward pass that the C++ model is tested against
   libgtest-dev libgmock-dev libbenchmark-dev
+  chromium                # headless browser test of report.html
 )
 
 missing=()
@@ -38,4 +39,17 @@ if [[ ! -f "$cuda_root/include/nvrtc.h" ]]; then
   echo "install-deps: error: no CUDA toolkit at $cuda_root (need include/nvrtc.h and lib64/libnvrtc.so);" \
        "install CUDA 12 or 13 there or set CUDAToolkit_ROOT" >&2
   exit 1
+fi
+
+# Front-end assets inlined into report.html (pinned in reports/package.json and its lockfile).
+# Without them reports still render, with a notice and unhighlighted source.
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [[ -f "$repo_root/reports/node_modules/@highlightjs/cdn-assets/highlight.min.js" ]]; then
+  echo "install-deps: report assets present"
+elif command -v npm >/dev/null 2>&1; then
+  echo "install-deps: installing report assets (npm ci in reports/)"
+  (cd "$repo_root/reports" && npm ci --no-audit --no-fund --loglevel=error) ||
+    echo "install-deps: warning: npm ci failed; report.html will render without syntax highlighting" >&2
+else
+  echo "install-deps: warning: npm not found; report.html will render without syntax highlighting" >&2
 fi

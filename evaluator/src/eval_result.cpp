@@ -36,13 +36,32 @@ nlohmann::json toJson(const EvalResult& r) {
   for (const auto& c : r.comparisons) comparisons.push_back(toJson(c));
   j["comparisons"] = comparisons;
   if (!r.timingKind.empty()) {
-    std::vector<double> sorted = r.timingSamplesMs;
-    std::sort(sorted.begin(), sorted.end());
-    j["timing"] = {{"kind", r.timingKind},
-                   {"samples_ms", r.timingSamplesMs},
-                   {"median_ms", sorted.empty() ? 0.0 : sorted[sorted.size() / 2]}};
+    j["timing"] = {{"kind", r.timingKind}, {"samples_ms", r.timingSamplesMs}, {"median_ms", medianOf(r.timingSamplesMs)}};
+    if (!r.referenceTimingSamplesMs.empty()) {
+      j["timing"]["reference_samples_ms"] = r.referenceTimingSamplesMs;
+      j["timing"]["reference_median_ms"] = medianOf(r.referenceTimingSamplesMs);
+    }
+    if (auto s = speedupOf(r)) j["timing"]["speedup"] = *s;
   }
   return j;
+}
+
+bool isGpuTiming(std::string_view kind) { return kind.starts_with("cuda"); }
+
+double medianOf(std::vector<double> samples) {
+  if (samples.empty()) return 0.0;
+  const std::size_t mid = samples.size() / 2;
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(mid), samples.end());
+  if (samples.size() % 2 == 1) return samples[mid];
+  const double upper = samples[mid];
+  return (*std::max_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(mid)) + upper) / 2;
+}
+
+std::optional<double> speedupOf(const EvalResult& r) {
+  if (r.verdict != Verdict::correct || !isGpuTiming(r.timingKind)) return std::nullopt;
+  const double candidate = medianOf(r.timingSamplesMs), reference = medianOf(r.referenceTimingSamplesMs);
+  if (!(candidate > 0.0) || !(reference > 0.0)) return std::nullopt;
+  return reference / candidate;
 }
 
 EvalResult evalResultFromJson(const nlohmann::json& j) {
@@ -70,6 +89,7 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
     if (auto t = j.find("timing"); t != j.end()) {
       r.timingKind = t->at("kind").get<std::string>();
       r.timingSamplesMs = t->at("samples_ms").get<std::vector<double>>();
+      if (auto ref = t->find("reference_samples_ms"); ref != t->end()) r.referenceTimingSamplesMs = ref->get<std::vector<double>>();
     }
     if (auto t = j.find("timings_ms"); t != j.end()) {
       r.timings.manifestMs = t->value("manifest", 0.0);

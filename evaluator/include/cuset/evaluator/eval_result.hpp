@@ -1,6 +1,8 @@
 #pragma once
 // The typed result of evaluating one candidate, and its results.jsonl form.
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -35,12 +37,20 @@ struct EvalResult {
   int trials = 0;                             // trials run, the determinism rerun included
   std::vector<OutputComparison> comparisons;  // of the failing trial, else of the last one
   bool nondeterministic = false;              // the rerun differed bitwise, within tolerance
-  // Timing. "cpu_simulator" samples are CPU wall times and never give a speedup.
+  // Timing. "cpu_simulator" samples are CPU wall times and never give a speedup; GPU kinds
+  // ("cuda_cupti", "cuda_events") carry the reference's samples, timed the same way.
   std::string timingKind;  // empty: not timed
   std::vector<double> timingSamplesMs;
+  std::vector<double> referenceTimingSamplesMs;
 
   std::string key() const;  // candidateKey(model, problem, sample)
 };
+
+// Whether timings of this kind are GPU measurements that may be compared with the reference.
+bool isGpuTiming(std::string_view kind);
+// reference median / candidate median for a correct candidate timed on a GPU; nullopt otherwise.
+std::optional<double> speedupOf(const EvalResult& result);
+double medianOf(std::vector<double> samples);  // 0 for no samples
 
 nlohmann::json toJson(const EvalResult& result);
 // Throws cuset::Error when a required field is missing or has the wrong type.

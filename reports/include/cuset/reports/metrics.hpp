@@ -1,0 +1,40 @@
+#pragma once
+// Run metrics (DESIGN §4): unbiased pass@k, fast_p, geometric-mean speedup, verdict counts and their
+// most frequent reasons, per model, per level and per problem. summary.json is their serialised form
+// and the source every renderer reads.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/eval_result.hpp"
+
+namespace cuset {
+
+inline constexpr int kSummarySchemaVersion = 1;
+inline constexpr int kPassAtK[] = {1, 5, 10};
+inline constexpr double kFastP[] = {0.0, 0.5, 0.8, 1.0, 1.5, 2.0};
+
+// Unbiased pass@k for n samples of which c are correct (Chen et al. 2021): 1 - C(n-c, k) / C(n, k),
+// computed as 1 - prod_{i=n-c+1..n} (1 - k/i), which never forms a binomial. nullopt when n < k.
+std::optional<double> passAtK(std::int64_t n, std::int64_t c, std::int64_t k);
+
+// exp(mean(log x)); nullopt for no values. Values must be > 0.
+std::optional<double> geometricMean(const std::vector<double>& values);
+
+// Relative noise of timing samples: standard deviation / mean (nullopt below two samples).
+std::optional<double> relativeNoise(const std::vector<double>& samples);
+
+// Strips what varies between otherwise identical failures (trial numbers, values, indices), so
+// reasons can be counted: "trial 3 of 5: y: 12 of 64000 elements differ ..." -> "y: N of N elements
+// differ ...".
+std::string reasonClass(const std::string& reason);
+
+// The whole summary.json for a run: `runInfo` is run.json (may be empty), `warnings` are carried
+// into the summary (e.g. a torn results line).
+nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nlohmann::json& runInfo,
+                              const std::vector<std::string>& warnings);
+
+}  // namespace cuset

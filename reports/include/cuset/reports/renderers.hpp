@@ -1,0 +1,28 @@
+#pragma once
+// Renderers of a run's summary (and, for per-candidate views, its results) into the report files.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/eval_result.hpp"
+
+namespace cuset {
+
+// summary.md: run header, leaderboard, per-model pass@k by level, verdicts with top reasons,
+// comparison (when the summary has one), warnings.
+std::string renderMarkdown(const nlohmann::json& summary);
+
+// junit.xml: a testsuite per model and level, a testcase per candidate; a non-correct verdict is a
+// <failure> whose message is "verdict: reason".
+std::string renderJunit(const nlohmann::json& summary, const std::vector<EvalResult>& results);
+
+// report.html: one self-contained file. `assetsScript` and `assetsStyle` are the front-end assets to
+// inline (syntax highlighting); empty ones give a visible notice and plain source listings.
+std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResult>& results, const std::string& assetsScript,
+                       const std::string& assetsStyle);
+
+// Formatting shared by the renderers.
+std::string formatPercent(double fraction);  // 0.4567 -> "45.7%"
+std::string describeRun(const nlohmann::json& summary);  // "backend sim (CPU simulator, no speedups) · seed 42 · ..."
+
+}  // namespace cuset

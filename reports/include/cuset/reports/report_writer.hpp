@@ -1,0 +1,33 @@
+#pragma once
+// `cuset report`: a run folder -> summary.json, summary.md, junit.xml, report.html (written into it).
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cuset {
+
+struct ReportOptions {
+  std::filesystem::path runDir;
+  std::optional<std::filesystem::path> compareDir;  // base run for regression comparison
+  std::filesystem::path assetsDir;                  // empty: findReportAssetsDir()
+};
+
+struct ReportOutcome {
+  nlohmann::json summary;
+  std::vector<std::filesystem::path> written;
+  std::vector<std::string> warnings;  // also in summary["warnings"]
+  bool regression = false;            // the comparison found a "worse" problem
+  bool assetsInlined = false;
+};
+
+// Where the built front-end assets are: $CUSET_REPORT_ASSETS, else the build tree's copy, else
+// <exe>/../share/cuset/report-assets; empty when none has report-assets.js.
+std::filesystem::path findReportAssetsDir();
+
+// Writes the four files atomically (a crash leaves the old ones). Throws cuset::Error when the run
+// folder (or the base) has no results to read.
+ReportOutcome writeRunReports(const ReportOptions& options);
+
+}  // namespace cuset

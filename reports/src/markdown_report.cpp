@@ -1,0 +1,100 @@
+#include <fmt/format.h>
+
+#include "cuset/reports/renderers.hpp"
+
+namespace cuset {
+namespace {
+
+std::string passCell(const nlohmann::json& group, int k) {
+  const auto& pk = group.value("pass_at_k", nlohmann::json::object());
+  const std::string key = std::to_string(k);
+  return pk.contains(key) ? formatPercent(pk[key]["value"].get<double>()) : "-";
+}
+
+// Pipes and newlines would break a Markdown table cell.
+std::string cell(std::string text) {
+  for (char& ch : text) {
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  }
+  std::string out;
+  for (char ch : text) {
+    if (ch == '|') out += "\\|";
+    else out += ch;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string renderMarkdown(const nlohmann::json& summary) {
+  std::string md = "# CuSeT evaluation report\n\n";
+  md += describeRun(summary) + "\n\n";
+  const bool gpu = summary.value("timing", "none") == "gpu";
+  const auto& models = summary.value("models", nlohmann::json::object());
+
+  if (summary["leaderboard"].size() > 1) {
+    md += "## Leaderboard\n\n| rank | model | pass@1 | fast_1 | geomean speedup | correct |\n|---|---|---|---|---|---|\n";
+    for (const auto& row : summary["leaderboard"]) {
+      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", row["rank"].get<int>(), cell(row["model"]),
+                        row.contains("pass_at_1") ? formatPercent(row["pass_at_1"]) : "-", row.contains("fast_1") ? formatPercent(row["fast_1"]) : "-",
+                        row.contains("geomean_speedup") ? fmt::format("{:.2f}x", row["geomean_speedup"].get<double>()) : "-",
+                        formatPercent(row["correct_rate"]));
+    }
+    md += "\n";
+  }
+
+  for (const auto& [model, m] : models.items()) {
+    md += fmt::format("## Model `{}`\n\n", model);
+    md += gpu ? "| level | problems | candidates | correct | pass@1 | pass@5 | pass@10 | fast_1 | geomean speedup |\n|---|---|---|---|---|---|---|---|---|\n"
+              : "| level | problems | candidates | correct | pass@1 | pass@5 | pass@10 |\n|---|---|---|---|---|---|---|\n";
+    auto addRow = [&](const std::string& label, const nlohmann::json& g) {
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |", label, g["problems"].get<int>(), g["candidates"].get<int>(),
+                        formatPercent(g["correct_rate"]), passCell(g, 1), passCell(g, 5), passCell(g, 10));
+      if (gpu) {
+        md += fmt::format(" {} | {} |", g.contains("fast_p") ? formatPercent(g["fast_p"]["1"]) : "-",
+                          g.contains("geomean_speedup") ? fmt::format("{:.2f}x", g["geomean_speedup"].get<double>()) : "-");
+      }
+      md += "\n";
+    };
+    for (const auto& [level, g] : m["levels"].items()) addRow(level == "0" ? "other" : "level " + level, g);
+    addRow("**all**", m["overall"]);
+    md += "\n**Verdicts:** ";
+    std::string sep;
+    for (const auto& [v, n] : m["overall"]["verdicts"].items()) {
+      md += fmt::format("{}{} {}", sep, v, n.get<int>());
+      sep = ", ";
+    }
+    md += "\n\n";
+    if (!m["overall"]["top_reasons"].empty()) {
+      md += "| verdict | count | most frequent reason |\n|---|---|---|\n";
+      for (const auto& [v, reasons] : m["overall"]["top_reasons"].items()) {
+        for (const auto& r : reasons) md += fmt::format("| {} | {} | {} |\n", v, r["count"].get<int>(), cell(r["reason"]));
+      }
+      md += "\n";
+    }
+  }
+
+  if (summary.contains("comparison")) {
+    const auto& cmp = summary["comparison"];
+    md += fmt::format("## Comparison with `{}`\n\n", cmp["base"].get<std::string>());
+    const auto& c = cmp["counts"];
+    md += fmt::format("worse {} · ambiguous {} · better {} · same {} · new {} · missing {}\n\n", c["worse"].get<int>(), c["ambiguous"].get<int>(),
+                      c["better"].get<int>(), c["same"].get<int>(), c["new"].get<int>(), c["missing"].get<int>());
+    md += "| status | model | problem | detail |\n|---|---|---|---|\n";
+    for (const auto& row : cmp["rows"]) {
+      if (row["status"] == "same") continue;  // the counts say how many; the table lists what changed
+      md += fmt::format("| {} | {} | {} | {} |\n", row["status"].get<std::string>(), cell(row["model"]), row["problem"].get<std::string>(),
+                        cell(row.value("why", "")));
+    }
+    md += "\n";
+  }
+
+  if (!summary["warnings"].empty()) {
+    md += "## Warnings\n\n";
+    for (const auto& w : summary["warnings"]) md += "- " + cell(w) + "\n";
+    md += "\n";
+  }
+  return md;
+}
+
+}  // namespace cuset

@@ -1,0 +1,232 @@
+#include "cuset/reports/metrics.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <set>
+
+namespace cuset {
+namespace {
+
+int levelOf(const std::string& problemId) {
+  // "level2/gemm_relu" -> 2; anything else -> 0 ("unknown level")
+  if (!problemId.starts_with("level")) return 0;
+  const std::size_t slash = problemId.find('/');
+  try {
+    return std::stoi(problemId.substr(5, slash - 5));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+struct ProblemTally {
+  std::int64_t n = 0, c = 0;
+  std::vector<double> speedups;              // correct candidates timed on a GPU
+  std::map<std::string, std::int64_t> verdicts;
+  const EvalResult* fastest = nullptr;       // correct candidate with the lowest median time (GPU)
+};
+
+// The metrics of a set of problems. pass@k averages per-problem values over the problems with n >= k;
+// fast_p and speedups exist only when some candidate was timed on a GPU.
+nlohmann::json groupMetrics(const std::vector<const ProblemTally*>& problems, bool gpuTimed,
+                            const std::vector<const EvalResult*>& candidates) {
+  nlohmann::json g;
+  std::int64_t n = 0, c = 0;
+  for (const auto* p : problems) {
+    n += p->n;
+    c += p->c;
+  }
+  g["problems"] = problems.size();
+  g["candidates"] = n;
+  g["correct"] = c;
+  g["correct_rate"] = n ? static_cast<double>(c) / static_cast<double>(n) : 0.0;
+  nlohmann::json passAt = nlohmann::json::object();
+  for (int k : kPassAtK) {
+    double sum = 0.0;
+    std::size_t counted = 0;
+    for (const auto* p : problems) {
+      if (auto v = passAtK(p->n, p->c, k)) {
+        sum += *v;
+        ++counted;
+      }
+    }
+    if (counted > 0) passAt[std::to_string(k)] = {{"value", sum / static_cast<double>(counted)}, {"problems", counted}};
+  }
+  g["pass_at_k"] = passAt;
+  if (gpuTimed) {
+    std::vector<double> speedups;
+    for (const auto* p : problems) speedups.insert(speedups.end(), p->speedups.begin(), p->speedups.end());
+    nlohmann::json fast = nlohmann::json::object();
+    for (double p : kFastP) {
+      const auto hits = std::count_if(speedups.begin(), speedups.end(), [&](double s) { return s > p; });
+      fast[fmt::format("{}", p)] = n ? static_cast<double>(hits) / static_cast<double>(n) : 0.0;
+    }
+    g["fast_p"] = fast;
+    if (auto gm = geometricMean(speedups)) g["geomean_speedup"] = *gm;
+    g["timed_correct"] = speedups.size();
+  }
+  std::map<std::string, std::int64_t> verdicts;
+  std::map<std::string, std::map<std::string, std::int64_t>> reasons;
+  for (const auto* r : candidates) {
+    const std::string v(verdictName(r->verdict));
+    ++verdicts[v];
+    if (!r->reason.empty()) ++reasons[v][reasonClass(r->reason)];
+  }
+  g["verdicts"] = verdicts;
+  nlohmann::json top = nlohmann::json::object();
+  for (const auto& [v, byReason] : reasons) {
+    std::vector<std::pair<std::string, std::int64_t>> sorted(byReason.begin(), byReason.end());
+    std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+    if (sorted.size() > 5) sorted.resize(5);
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [text, count] : sorted) list.push_back({{"reason", text}, {"count", count}});
+    top[v] = list;
+  }
+  g["top_reasons"] = top;
+  return g;
+}
+
+}  // namespace
+
+std::optional<double> passAtK(std::int64_t n, std::int64_t c, std::int64_t k) {
+  if (k <= 0 || n < k || c < 0 || c > n) return std::nullopt;
+  if (n - c < k) return 1.0;  // every k-subset holds a correct sample
+  double allWrong = 1.0;
+  for (std::int64_t i = n - c + 1; i <= n; ++i) allWrong *= 1.0 - static_cast<double>(k) / static_cast<double>(i);
+  return 1.0 - allWrong;
+}
+
+std::optional<double> geometricMean(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  double logSum = 0.0;
+  for (double v : values) logSum += std::log(v);
+  return std::exp(logSum / static_cast<double>(values.size()));
+}
+
+std::optional<double> relativeNoise(const std::vector<double>& samples) {
+  if (samples.size() < 2) return std::nullopt;
+  double mean = 0.0;
+  for (double s : samples) mean += s;
+  mean /= static_cast<double>(samples.size());
+  if (!(mean > 0.0)) return std::nullopt;
+  double var = 0.0;
+  for (double s : samples) var += (s - mean) * (s - mean);
+  var /= static_cast<double>(samples.size() - 1);
+  return std::sqrt(var) / mean;
+}
+
+std::string reasonClass(const std::string& reason) {
+  static const std::regex kTrial(R"(^trial \d+ of \d+: )");
+  static const std::regex kNumber(R"([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?%?)");
+  static const std::regex kIndex(R"(\[N(, N)*\])");
+  std::string s = std::regex_replace(reason, kTrial, "");
+  s = std::regex_replace(s, kNumber, "N");
+  s = std::regex_replace(s, kIndex, "[...]");
+  if (const std::size_t cut = s.find(": got "); cut != std::string::npos) s = s.substr(0, cut);  // values differ per case
+  if (s.size() > 120) s = s.substr(0, 117) + "...";
+  return s;
+}
+
+nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nlohmann::json& runInfo, const std::vector<std::string>& warnings) {
+  // model -> problem -> tally; candidates grouped the same way for verdict reasons.
+  std::map<std::string, std::map<std::string, ProblemTally>> tallies;
+  std::map<std::string, std::vector<const EvalResult*>> byModel;
+  bool gpuTimed = false;
+  std::set<std::string> backends;
+  for (const auto& r : results) {
+    ProblemTally& t = tallies[r.model][r.problem];
+    ++t.n;
+    ++t.verdicts[std::string(verdictName(r.verdict))];
+    byModel[r.model].push_back(&r);
+    if (!r.backend.empty()) backends.insert(r.backend);
+    if (isGpuTiming(r.timingKind)) gpuTimed = true;
+    if (r.verdict != Verdict::correct) continue;
+    ++t.c;
+    if (auto s = speedupOf(r)) {
+      t.speedups.push_back(*s);
+      if (!t.fastest || medianOf(r.timingSamplesMs) < medianOf(t.fastest->timingSamplesMs)) t.fastest = &r;
+    }
+  }
+
+  nlohmann::json models = nlohmann::json::object();
+  std::vector<std::pair<std::string, nlohmann::json>> board;
+  for (const auto& [model, problems] : tallies) {
+    std::vector<const ProblemTally*> all;
+    std::map<int, std::vector<const ProblemTally*>> perLevel;
+    std::map<int, std::vector<const EvalResult*>> candidatesPerLevel;
+    nlohmann::json problemRows = nlohmann::json::object();
+    for (const auto& [id, t] : problems) {
+      all.push_back(&t);
+      perLevel[levelOf(id)].push_back(&t);
+      nlohmann::json row = {{"level", levelOf(id)}, {"n", t.n}, {"c", t.c}, {"verdicts", t.verdicts}};
+      nlohmann::json pk = nlohmann::json::object();
+      for (int k : kPassAtK) {
+        if (auto v = passAtK(t.n, t.c, k)) pk[std::to_string(k)] = *v;
+      }
+      row["pass_at_k"] = pk;
+      if (gpuTimed) {
+        if (!t.speedups.empty()) {
+          row["best_speedup"] = *std::max_element(t.speedups.begin(), t.speedups.end());
+          row["geomean_speedup"] = *geometricMean(t.speedups);
+        }
+        if (t.fastest) {
+          nlohmann::json best = {{"sample", t.fastest->sample}, {"median_ms", medianOf(t.fastest->timingSamplesMs)},
+                                 {"samples", t.fastest->timingSamplesMs.size()}};
+          if (auto noise = relativeNoise(t.fastest->timingSamplesMs)) best["noise"] = *noise;
+          row["fastest"] = best;
+        }
+      }
+      problemRows[id] = row;
+    }
+    for (const auto* r : byModel[model]) candidatesPerLevel[levelOf(r->problem)].push_back(r);
+    nlohmann::json m;
+    m["overall"] = groupMetrics(all, gpuTimed, byModel[model]);
+    nlohmann::json levels = nlohmann::json::object();
+    for (const auto& [level, tallyList] : perLevel) levels[std::to_string(level)] = groupMetrics(tallyList, gpuTimed, candidatesPerLevel[level]);
+    m["levels"] = levels;
+    m["problems"] = problemRows;
+    board.emplace_back(model, m["overall"]);
+    models[model] = std::move(m);
+  }
+
+  // Leaderboard: fast_1 first (when timed), then pass@1, then the correct rate.
+  auto key = [](const nlohmann::json& o, const char* field, const char* sub) {
+    if (!o.contains(field) || !o[field].contains(sub)) return -1.0;
+    const auto& v = o[field][sub];
+    return v.is_object() ? v.value("value", -1.0) : v.get<double>();
+  };
+  std::stable_sort(board.begin(), board.end(), [&](auto& a, auto& b) {
+    const double fa = key(a.second, "fast_p", "1"), fb = key(b.second, "fast_p", "1");
+    if (fa != fb) return fa > fb;
+    const double pa = key(a.second, "pass_at_k", "1"), pb = key(b.second, "pass_at_k", "1");
+    if (pa != pb) return pa > pb;
+    return a.second.value("correct_rate", 0.0) > b.second.value("correct_rate", 0.0);
+  });
+  nlohmann::json leaderboard = nlohmann::json::array();
+  for (std::size_t i = 0; i < board.size(); ++i) {
+    nlohmann::json row = {{"rank", i + 1}, {"model", board[i].first}, {"correct_rate", board[i].second["correct_rate"]}};
+    if (double p = key(board[i].second, "pass_at_k", "1"); p >= 0) row["pass_at_1"] = p;
+    if (double f = key(board[i].second, "fast_p", "1"); f >= 0) row["fast_1"] = f;
+    if (board[i].second.contains("geomean_speedup")) row["geomean_speedup"] = board[i].second["geomean_speedup"];
+    leaderboard.push_back(row);
+  }
+
+  nlohmann::json run = nlohmann::json::object();
+  for (const char* field : {"backend", "arch", "seed", "started", "finished", "status", "environment", "command_line", "sim", "problems_dir", "candidates"}) {
+    if (runInfo.is_object() && runInfo.contains(field)) run[field] = runInfo[field];
+  }
+  if (!run.contains("backend") && backends.size() == 1) run["backend"] = *backends.begin();
+  return {
+      {"schema_version", kSummarySchemaVersion},
+      {"run", run},
+      {"timing", gpuTimed ? "gpu" : "none"},
+      {"candidates", results.size()},
+      {"warnings", warnings},
+      {"leaderboard", leaderboard},
+      {"models", models},
+  };
+}
+
+}  // namespace cuset

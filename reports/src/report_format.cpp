@@ -1,0 +1,32 @@
+#include <fmt/format.h>
+
+#include "cuset/reports/renderers.hpp"
+
+namespace cuset {
+
+std::string formatPercent(double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); }
+
+std::string describeRun(const nlohmann::json& summary) {
+  const nlohmann::json run = summary.value("run", nlohmann::json::object());
+  std::vector<std::string> parts;
+  const std::string backend = run.value("backend", "?");
+  if (summary.value("timing", "none") == "gpu") {
+    parts.push_back(fmt::format("backend {} (GPU timing)", backend));
+  } else {
+    parts.push_back(fmt::format("backend {} ({})", backend, backend == "sim" ? "CPU simulator: no GPU timing, no speedups" : "no GPU timing"));
+  }
+  if (run.contains("environment") && run["environment"].is_object()) {
+    const auto& env = run["environment"];
+    if (env.contains("gpu") && env["gpu"].is_string()) parts.push_back(env["gpu"].get<std::string>());
+    for (const char* key : {"cuset_version", "git_revision", "cuda_toolkit", "nvrtc", "libtorch"}) {
+      if (env.contains(key) && env[key].is_string()) parts.push_back(fmt::format("{} {}", key, env[key].get<std::string>()));
+    }
+  }
+  if (run.contains("seed")) parts.push_back(fmt::format("seed {}", run["seed"].is_string() ? run["seed"].get<std::string>() : run["seed"].dump()));
+  if (run.contains("started")) parts.push_back(fmt::format("started {}", run["started"].get<std::string>()));
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : " · ") + p;
+  return out;
+}
+
+}  // namespace cuset
