@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "cuset/reports/report_writer.hpp"
 #include "cuset/evaluator/console_format.hpp"
 #include "cuset/evaluator/eval_pipeline.hpp"
 
@@ -54,6 +55,9 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
     config->commandLine = context.argv;
     const EvalRunSummary summary = runEvaluation(*config);
     fmt::print("{}", formatEvalSummary(summary, *maxRows));
+    // The run's reports come with it; `cuset report` rewrites them later (e.g. with --compare).
+    writeRunReports(ReportOptions{.runDir = summary.runDir});
+    fmt::print("report: {}\n", (summary.runDir / "report.html").string());
     context.exitCode = 0;
   });
 }

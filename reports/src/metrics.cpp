@@ -25,6 +25,7 @@ struct ProblemTally {
   std::int64_t n = 0, c = 0;
   std::vector<double> speedups;              // correct candidates timed on a GPU
   std::map<std::string, std::int64_t> verdicts;
+  std::map<std::string, std::string> sources;  // source hash -> verdict, so reruns of identical code compare exactly
   const EvalResult* fastest = nullptr;       // correct candidate with the lowest median time (GPU)
 };
 
@@ -139,6 +140,7 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
     ProblemTally& t = tallies[r.model][r.problem];
     ++t.n;
     ++t.verdicts[std::string(verdictName(r.verdict))];
+    if (!r.sourceHash.empty()) t.sources[r.sourceHash] = std::string(verdictName(r.verdict));
     byModel[r.model].push_back(&r);
     if (!r.backend.empty()) backends.insert(r.backend);
     if (isGpuTiming(r.timingKind)) gpuTimed = true;
@@ -160,7 +162,7 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
     for (const auto& [id, t] : problems) {
       all.push_back(&t);
       perLevel[levelOf(id)].push_back(&t);
-      nlohmann::json row = {{"level", levelOf(id)}, {"n", t.n}, {"c", t.c}, {"verdicts", t.verdicts}};
+      nlohmann::json row = {{"level", levelOf(id)}, {"n", t.n}, {"c", t.c}, {"verdicts", t.verdicts}, {"sources", t.sources}};
       nlohmann::json pk = nlohmann::json::object();
       for (int k : kPassAtK) {
         if (auto v = passAtK(t.n, t.c, k)) pk[std::to_string(k)] = *v;

@@ -17,8 +17,23 @@ struct Judgement {
   std::string why;
 };
 
-Judgement judgeCorrectness(std::int64_t nb, std::int64_t cb, std::int64_t nc, std::int64_t cc) {
+// Identical sources judged in both runs: a flip is a deterministic change (of the harness, the
+// environment or the GPU), not sampling noise.
+std::pair<int, int> sourceFlips(const nlohmann::json& base, const nlohmann::json& current) {
+  int lost = 0, gained = 0;
+  if (!base.contains("sources") || !current.contains("sources")) return {0, 0};
+  for (const auto& [hash, verdict] : base["sources"].items()) {
+    if (!current["sources"].contains(hash)) continue;
+    const bool was = verdict == "correct", is = current["sources"][hash] == "correct";
+    lost += was && !is;
+    gained += !was && is;
+  }
+  return {lost, gained};
+}
+
+Judgement judgeCorrectness(std::int64_t nb, std::int64_t cb, std::int64_t nc, std::int64_t cc, std::pair<int, int> flips) {
   const std::string rates = fmt::format("{}/{} -> {}/{} correct", cb, nb, cc, nc);
+  if (flips.first > 0) return {"worse", fmt::format("{} ({} identical candidate(s) no longer correct)", rates, flips.first)};
   if (cb > 0 && cc == 0) return {"worse", rates + " (no longer solved)"};
   if (cb == 0 && cc > 0) return {"better", rates + " (newly solved)"};
   const double pb = static_cast<double>(cb) / static_cast<double>(nb), pc = static_cast<double>(cc) / static_cast<double>(nc);
@@ -27,6 +42,7 @@ Judgement judgeCorrectness(std::int64_t nb, std::int64_t cb, std::int64_t nc, st
   const double se = std::sqrt(p * (1 - p) * (1.0 / static_cast<double>(nb) + 1.0 / static_cast<double>(nc)));
   const double z = se > 0 ? (pc - pb) / se : 0.0;
   if (std::abs(z) >= kZCritical) return {z > 0 ? "better" : "worse", fmt::format("{} (z = {:.2f})", rates, z)};
+  if (flips.second > 0 && pc > pb) return {"better", fmt::format("{} ({} identical candidate(s) now correct)", rates, flips.second)};
   return {"ambiguous", fmt::format("{} (z = {:.2f}, not significant)", rates, z)};
 }
 
@@ -78,7 +94,7 @@ nlohmann::json compareSummaries(const nlohmann::json& base, const nlohmann::json
       rows.push_back(row);
       continue;
     }
-    const Judgement correctness = judgeCorrectness((*b)["n"], (*b)["c"], (*c)["n"], (*c)["c"]);
+    const Judgement correctness = judgeCorrectness((*b)["n"], (*b)["c"], (*c)["n"], (*c)["c"], sourceFlips(*b, *c));
     row["correctness"] = {{"base", fmt::format("{}/{}", (*b)["c"].get<int>(), (*b)["n"].get<int>())},
                           {"current", fmt::format("{}/{}", (*c)["c"].get<int>(), (*c)["n"].get<int>())},
                           {"status", correctness.status}};

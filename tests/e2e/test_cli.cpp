@@ -90,6 +90,28 @@ TEST(Cli, EvalSimBackendJudgesGoodAndBadSolutions) {
   EXPECT_NE(results.find("\"verdict\":\"runtime_error\""), std::string::npos) << results;  // bad_out_of_bounds.cu
   EXPECT_NE(results.find("\"kind\":\"cpu_simulator\""), std::string::npos);
   EXPECT_NE(test::readText(dir / "run/run.json").find("never reported as a speedup"), std::string::npos);
+  // eval writes the run's reports too.
+  EXPECT_NE(r.output.find("report: "), std::string::npos) << r.output;
+  EXPECT_NE(test::readText(dir / "run/junit.xml").find("runtime_error: trial"), std::string::npos);
+  EXPECT_NE(test::readText(dir / "run/report.html").find("level1/leaky_relu"), std::string::npos);
+
+  // `cuset report --compare` against itself: nothing worse, exit 0 even with --fail-on-regression.
+  const std::string run = (dir / "run").string();
+  const CliRun same = cuset("report " + run + " --compare " + run + " --fail-on-regression");
+  EXPECT_EQ(same.exitCode, 0) << same.output;
+  EXPECT_NE(same.output.find("worse 0"), std::string::npos) << same.output;
+
+  // A base in which the bad solution was correct: the run regressed, and --fail-on-regression says so.
+  std::filesystem::create_directories(dir / "base");
+  std::string baseResults = results;
+  const std::string failed = "\"verdict\":\"runtime_error\"";
+  for (std::size_t at; (at = baseResults.find(failed)) != std::string::npos;) baseResults.replace(at, failed.size(), "\"verdict\":\"correct\"");
+  test::writeText(dir / "base/results.jsonl", baseResults);
+  const CliRun worse = cuset("report " + run + " --compare " + (dir / "base").string() + " --fail-on-regression");
+  EXPECT_EQ(worse.exitCode, 3) << worse.output;
+  EXPECT_NE(worse.output.find("worse 1"), std::string::npos) << worse.output;
+  EXPECT_EQ(cuset("report " + run + " --compare " + (dir / "base").string()).exitCode, 0);  // without the flag: report only
+  EXPECT_NE(cuset("report " + (dir / "nowhere").string()).exitCode, 0);
 }
 
 // A suite whose bad solution expects the wrong verdict, and one whose only solution fails: both make

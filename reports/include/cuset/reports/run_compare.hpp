@@ -1,6 +1,7 @@
 #pragma once
 // Comparing a run with a base run, per (model, problem), for nightly regression jobs. Correctness:
-// a problem solved before and not now (or the reverse) is a clear change; other pass-rate changes must
+// an identical source (same hash) correct before and failing now is a regression; a problem solved
+// before and not now (or the reverse) is a clear change; other pass-rate changes must
 // pass a two-proportion z-test (|z| >= 1.96), else they are "ambiguous". Timing (GPU runs, fastest
 // correct candidate): the relative change of the median is judged against the larger of the two
 // runs' measured relative noise, as nvbench's compare does; unknown noise makes a change ambiguous.

@@ -1,0 +1,112 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cuset/reports/metrics.hpp"
+
+namespace cuset {
+namespace {
+
+TEST(PassAtK, MatchesHandComputedValues) {
+  EXPECT_NEAR(*passAtK(5, 2, 1), 0.4, 1e-12);                        // c/n
+  EXPECT_NEAR(*passAtK(10, 3, 5), 1.0 - 21.0 / 252.0, 1e-12);        // 1 - C(7,5)/C(10,5)
+  EXPECT_NEAR(*passAtK(4, 1, 2), 0.5, 1e-12);                        // 1 - C(3,2)/C(4,2)
+  EXPECT_NEAR(*passAtK(20, 1, 10), 0.5, 1e-12);                      // 1 - C(19,10)/C(20,10)
+  EXPECT_NEAR(*passAtK(200, 13, 10), 1.0 - 0.50244888526939, 1e-12);  // C(187,10)/C(200,10) = 0.50244888...
+}
+
+TEST(PassAtK, EdgeCases) {
+  EXPECT_FALSE(passAtK(3, 1, 5));       // n < k: undefined, not 0
+  EXPECT_EQ(*passAtK(10, 0, 5), 0.0);   // c = 0
+  EXPECT_EQ(*passAtK(10, 10, 5), 1.0);  // c = n
+  EXPECT_EQ(*passAtK(5, 3, 3), 1.0);    // n - c < k: every 3-subset holds a correct one
+  EXPECT_FALSE(passAtK(5, 6, 1));       // c > n is not a tally
+  // Large n stays finite and monotone where binomials would overflow a double.
+  const double a = *passAtK(100000, 10, 10), b = *passAtK(100000, 20, 10);
+  EXPECT_TRUE(std::isfinite(a) && a > 0 && a < b);
+}
+
+TEST(Metrics, GeomeanNoiseAndReasonClasses) {
+  EXPECT_NEAR(*geometricMean({2.0, 8.0}), 4.0, 1e-12);
+  EXPECT_NEAR(*geometricMean({0.5, 2.0, 1.0}), 1.0, 1e-12);
+  EXPECT_FALSE(geometricMean({}));
+  EXPECT_NEAR(*relativeNoise({9.0, 10.0, 11.0}), 0.1, 1e-12);
+  EXPECT_FALSE(relativeNoise({1.0}));
+  EXPECT_EQ(reasonClass("trial 3 of 5: y: 12 of 64000 elements differ (0.019%); first at [3, 17]: got nan, want 0.25"),
+            "y: N of N elements differ (N); first at [...]");
+  EXPECT_EQ(reasonClass("trial 1 of 5: y: 1 of 8 elements differ (12.5%); first at [7]: got 1e+30, want -2"),
+            reasonClass("trial 4 of 5: y: 3 of 9 elements differ (33%); first at [0]: got 0, want 1"));
+}
+
+EvalResult result(std::string model, std::string problem, std::int64_t sample, Verdict v, std::string reason = "") {
+  EvalResult r;
+  r.model = std::move(model);
+  r.problem = std::move(problem);
+  r.sample = sample;
+  r.verdict = v;
+  r.reason = std::move(reason);
+  r.backend = "cuda";
+  return r;
+}
+
+EvalResult timed(EvalResult r, double candidateMs, double referenceMs) {
+  r.timingKind = "cuda_cupti";
+  r.timingSamplesMs = {candidateMs * 0.99, candidateMs, candidateMs * 1.01};
+  r.referenceTimingSamplesMs = {referenceMs, referenceMs, referenceMs};
+  return r;
+}
+
+TEST(Summary, GpuRunHasFastPSpeedupsAndALeaderboard) {
+  const std::vector<EvalResult> results = {
+      timed(result("a", "level1/relu", 0, Verdict::correct), 1.0, 2.0),   // 2x
+      timed(result("a", "level1/relu", 1, Verdict::correct), 4.0, 2.0),   // 0.5x
+      result("a", "level2/fused", 0, Verdict::wrong_answer, "trial 2 of 5: y: 3 of 9 elements differ (33%); first at [0]: got 1, want 2"),
+      timed(result("a", "level2/fused", 1, Verdict::correct), 1.0, 8.0),  // 8x
+      timed(result("b", "level1/relu", 0, Verdict::correct), 2.0, 2.0),   // 1x
+      result("b", "level2/fused", 0, Verdict::compile_error, "error: expected ';'"),
+  };
+  const nlohmann::json s = computeSummary(results, {{"backend", "cuda"}, {"seed", "7"}}, {});
+  EXPECT_EQ(s["schema_version"], kSummarySchemaVersion);
+  EXPECT_EQ(s["timing"], "gpu");
+  const auto& a = s["models"]["a"]["overall"];
+  EXPECT_EQ(a["candidates"], 4);
+  EXPECT_EQ(a["correct"], 3);
+  // pass@1 averages per-problem c/n: (2/2 + 1/2) / 2
+  EXPECT_NEAR(a["pass_at_k"]["1"]["value"].get<double>(), 0.75, 1e-12);
+  EXPECT_FALSE(a["pass_at_k"].contains("5"));  // n < 5 everywhere
+  // fast_p is a share of ALL candidates: speedups 2, 0.5, 8 over 4 candidates.
+  EXPECT_NEAR(a["fast_p"]["0"].get<double>(), 0.75, 1e-12);
+  EXPECT_NEAR(a["fast_p"]["1"].get<double>(), 0.5, 1e-12);
+  EXPECT_NEAR(a["fast_p"]["2"].get<double>(), 0.25, 1e-12);  // strictly greater than 2
+  EXPECT_NEAR(a["geomean_speedup"].get<double>(), std::cbrt(2.0 * 0.5 * 8.0), 1e-9);
+  EXPECT_EQ(a["verdicts"]["wrong_answer"], 1);
+  EXPECT_EQ(a["top_reasons"]["wrong_answer"][0]["reason"], "y: N of N elements differ (N); first at [...]");
+  EXPECT_NEAR(s["models"]["a"]["levels"]["2"]["pass_at_k"]["1"]["value"].get<double>(), 0.5, 1e-12);
+  const auto& relu = s["models"]["a"]["problems"]["level1/relu"];
+  EXPECT_NEAR(relu["best_speedup"].get<double>(), 2.0, 1e-12);
+  EXPECT_EQ(relu["fastest"]["sample"], 0);
+  EXPECT_TRUE(relu["fastest"].contains("noise"));
+  // Model a: fast_1 = 0.5; model b: fast_1 = 0 (1x is not > 1).
+  ASSERT_EQ(s["leaderboard"].size(), 2u);
+  EXPECT_EQ(s["leaderboard"][0]["model"], "a");
+  EXPECT_EQ(s["leaderboard"][1]["rank"], 2);
+}
+
+TEST(Summary, SimRunHasNoSpeedupFieldsAtAll) {
+  EvalResult r = result("m", "level1/relu", 0, Verdict::correct);
+  r.backend = "sim";
+  r.timingKind = "cpu_simulator";
+  r.timingSamplesMs = {5.0, 6.0};
+  const nlohmann::json s = computeSummary({r}, {{"backend", "sim"}}, {"a warning"});
+  EXPECT_EQ(s["timing"], "none");
+  const auto& o = s["models"]["m"]["overall"];
+  EXPECT_FALSE(o.contains("fast_p"));
+  EXPECT_FALSE(o.contains("geomean_speedup"));
+  EXPECT_FALSE(s["models"]["m"]["problems"]["level1/relu"].contains("best_speedup"));
+  EXPECT_FALSE(s["leaderboard"][0].contains("fast_1"));
+  EXPECT_EQ(s["warnings"][0], "a warning");
+  EXPECT_FALSE(speedupOf(r));
+}
+
+}  // namespace
+}  // namespace cuset
