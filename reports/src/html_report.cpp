@@ -19,7 +19,7 @@ header h1 { font-size: 22px; margin: 8px 0 4px; }
 .run { color: var(--muted); margin: 0 0 8px; word-break: break-word; }
 nav { position: sticky; top: 0; background: var(--bg); border-bottom: 1px solid var(--line); padding: 6px 0; z-index: 2; overflow-x: auto; white-space: nowrap; }
 nav a { margin-right: 14px; color: #0969da; text-decoration: none; }
-section { margin: 22px 0; }
+section { margin: 22px 0; scroll-margin-top: 48px; }
 h2 { font-size: 18px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 .notice { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 6px; padding: 8px 12px; margin: 10px 0; }
 .scroll { overflow-x: auto; }
@@ -35,6 +35,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .s-ambiguous, .s-missing { color: var(--warn); font-weight: 600; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 16px; }
 figure { margin: 0; }
+section > figure { max-width: 760px; }
 figcaption { color: var(--muted); font-size: 13px; }
 svg.chart { width: 100%; height: auto; font-size: 11px; }
 svg .grid { stroke: #e5e7eb; } svg .tick { fill: var(--muted); } svg .axis-label { fill: var(--fg); font-size: 12px; }
