@@ -7,23 +7,13 @@
 namespace cuset {
 namespace {
 
+// XML 1.0 forbids most control characters even as references; compile logs can hold them.
 std::string xmlEscape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (unsigned char ch : text) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 forbids most control characters even as references; compile logs can hold them.
-        if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') out += '?';
-        else out += static_cast<char>(ch);
-    }
+  std::string clean = text;
+  for (char& ch : clean) {
+    if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') ch = '?';
   }
-  return out;
+  return htmlEscape(clean);
 }
 
 }  // namespace

@@ -4,6 +4,22 @@
 
 namespace cuset {
 
+std::string htmlEscape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char ch : text) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
 std::string formatPercent(double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); }
 
 std::string describeRun(const nlohmann::json& summary) {

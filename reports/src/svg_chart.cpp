@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cuset/reports/renderers.hpp"
+
 namespace cuset {
 namespace {
 
@@ -49,22 +51,6 @@ std::string legend(const std::vector<ChartSeries>& series) {
 }
 
 }  // namespace
-
-std::string htmlEscape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (char ch : text) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
 
 std::string svgBarChart(const std::vector<std::string>& categories, const std::vector<ChartSeries>& series, double yMax,
                         const std::string& yLabel, bool percent) {

@@ -23,6 +23,7 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
 
 // Formatting shared by the renderers.
 std::string formatPercent(double fraction);  // 0.4567 -> "45.7%"
+std::string htmlEscape(const std::string& text);  // also valid XML text and attribute content
 std::string describeRun(const nlohmann::json& summary);  // "backend sim (CPU simulator, no speedups) · seed 42 · ..."
 
 }  // namespace cuset

@@ -23,6 +23,4 @@ std::string svgLineChart(const std::vector<double>& xs, const std::vector<ChartS
 // Histogram of positive values on a log2 axis (e.g. speedups), one colour per series.
 std::string svgLogHistogram(const std::vector<ChartSeries>& series, const std::string& xLabel);
 
-std::string htmlEscape(const std::string& text);
-
 }  // namespace cuset
