@@ -1,5 +1,7 @@
 #include "cuset/evaluator/suite_table.hpp"
 
+#include "cuset/timing/speed_of_light.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -9,14 +11,6 @@
 
 namespace cuset {
 namespace {
-
-constexpr double kH100Fp32Flops = 67e12;
-constexpr double kH100TensorFlops = 989e12;
-constexpr double kH100BytesPerSecond = 3.35e12;
-
-bool usesHalfPrecision(const Problem& p) {
-  return std::any_of(p.inputs.begin(), p.inputs.end(), [](const TensorSpec& t) { return t.dtype == DType::float16 || t.dtype == DType::bfloat16; });
-}
 
 std::string sizesText(const Problem& p, std::string_view set) {
   const SizeSet* s = p.findSizeSet(set);
@@ -40,15 +34,7 @@ std::optional<std::int64_t> costAt(const std::optional<IntExpr>& expr, const Pro
 
 }  // namespace
 
-std::optional<double> h100RooflineMs(const Problem& problem, std::string_view sizeSet) {
-  const auto flops = costAt(problem.costFlops, problem, sizeSet);
-  const auto bytes = costAt(problem.costBytes, problem, sizeSet);
-  if (!flops && !bytes) return std::nullopt;
-  const double peak = usesHalfPrecision(problem) ? kH100TensorFlops : kH100Fp32Flops;
-  const double computeS = flops ? static_cast<double>(*flops) / peak : 0.0;
-  const double memoryS = bytes ? static_cast<double>(*bytes) / kH100BytesPerSecond : 0.0;
-  return std::max(computeS, memoryS) * 1e3;
-}
+std::optional<double> h100RooflineMs(const Problem& problem, std::string_view sizeSet) { return rooflineMs(problem, sizeSet, h100Peaks()); }
 
 std::string formatSuiteMarkdown(const ProblemSuite& suite) {
   std::string out =
