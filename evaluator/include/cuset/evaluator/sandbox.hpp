@@ -21,6 +21,7 @@
 
 #include "cuset/evaluator/device_region.hpp"
 #include "cuset/evaluator/launch_manifest.hpp"
+#include "cuset/evaluator/trial_run.hpp"
 
 namespace cuset {
 
@@ -40,12 +41,8 @@ struct SimJob {
   std::vector<std::byte> region;  // in: filled region; out: as the kernel left it
 };
 
-struct SimJobResult {
-  enum class Status { ok, runtimeError, invalidSubmission, timeout, sandboxViolation, harnessError };
-  Status status = Status::harnessError;
-  std::string message;
-  double kernelMs = 0.0;  // CPU time of the launches, as the child measured it
-};
+// kernelMs: CPU time of the launches, as the child measured it.
+using SimJobResult = TrialRun;
 
 class SandboxWorker;
 

@@ -1,0 +1,33 @@
+#pragma once
+// The correctness layer shared by every backend that runs kernels (DESIGN §4 "Correctness"): fresh
+// inputs per trial (odd trials from the alternate distribution), canary-filled outputs, guard bands,
+// the reference comparison, input-mutation and determinism checks. A backend supplies only how one
+// trial's launches run on a filled device region.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/device_region.hpp"
+#include "cuset/evaluator/eval_result.hpp"
+#include "cuset/evaluator/problem.hpp"
+#include "cuset/evaluator/sim_backend.hpp"
+#include "cuset/evaluator/trial_run.hpp"
+
+namespace cuset {
+
+struct TrialRequest {
+  int trial = 0;                   // 0-based; == trials for the determinism rerun
+  bool rerun = false;
+  bool reverseThreadOrder = false;  // simulator: start threads in reverse order
+};
+
+// Runs `region` (filled by the layout) through the backend; the region comes back as the kernels left it.
+using TrialExecutor = std::function<TrialRun(std::vector<std::byte>& region, const TrialRequest& request)>;
+
+// Runs options.trials trials plus a determinism rerun of trial 0 and sets result.verdict, reason,
+// trials, comparisons and nondeterministic; kernelMs of each trial is appended to timingSamplesMs
+// when `recordSamples`. `executorName` words harness failures ("the simulator could not run ...").
+void runCorrectnessTrials(const Problem& problem, const RegionLayout& layout, ReferenceCache& references, const CorrectnessOptions& options,
+                          const TrialExecutor& execute, const std::string& executorName, bool recordSamples, EvalResult& result);
+
+}  // namespace cuset

@@ -1,0 +1,14 @@
+#pragma once
+// The outcome of running one trial's launches on a backend (simulator sandbox or GPU worker).
+#include <string>
+
+namespace cuset {
+
+struct TrialRun {
+  enum class Status { ok, runtimeError, invalidSubmission, timeout, sandboxViolation, harnessError };
+  Status status = Status::harnessError;
+  std::string message;
+  double kernelMs = 0.0;  // the backend's time for the launches (a timing sample only where the backend says so)
+};
+
+}  // namespace cuset
