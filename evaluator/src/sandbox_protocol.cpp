@@ -1,4 +1,4 @@
-#include "sandbox_protocol.hpp"
+#include "cuset/evaluator/sandbox_protocol.hpp"
 
 #include <poll.h>
 #include <unistd.h>
@@ -65,3 +65,46 @@ std::optional<Message> readMessage(int fd, std::optional<std::chrono::steady_clo
 }
 
 }  // namespace cuset::sandbox
+
+namespace cuset {
+
+nlohmann::json launchesToJson(const std::vector<ResolvedLaunch>& launches, const RegionLayout& layout) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& l : launches) {
+    nlohmann::json args = nlohmann::json::array();
+    for (const auto& a : l.args) {
+      if (a.kind == LaunchArg::Kind::buffer) {
+        const BufferSlot* slot = layout.find(a.buffer);
+        if (!slot) throw makeError("launch of {}: no buffer '{}' in the device region", l.kernel, a.buffer);
+        args.push_back({{"buffer", slot->offset}, {"name", a.buffer}});
+      } else {
+        args.push_back({{a.type == LaunchArg::ScalarType::int64 ? "int64" : "int32", a.value}});
+      }
+    }
+    out.push_back({{"kernel", l.kernel}, {"grid", l.grid}, {"block", l.block}, {"shared", l.sharedBytes}, {"args", args}});
+  }
+  return out;
+}
+
+TrialRun::Status parseTrialStatus(const std::string& s) {
+  if (s == "ok") return TrialRun::Status::ok;
+  if (s == "runtime_error") return TrialRun::Status::runtimeError;
+  if (s == "invalid_submission") return TrialRun::Status::invalidSubmission;
+  if (s == "timeout") return TrialRun::Status::timeout;
+  if (s == "sandbox_violation") return TrialRun::Status::sandboxViolation;
+  return TrialRun::Status::harnessError;
+}
+
+std::string_view trialStatusName(TrialRun::Status status) {
+  switch (status) {
+    case TrialRun::Status::ok: return "ok";
+    case TrialRun::Status::runtimeError: return "runtime_error";
+    case TrialRun::Status::invalidSubmission: return "invalid_submission";
+    case TrialRun::Status::timeout: return "timeout";
+    case TrialRun::Status::sandboxViolation: return "sandbox_violation";
+    case TrialRun::Status::harnessError: return "harness_error";
+  }
+  return "harness_error";
+}
+
+}  // namespace cuset

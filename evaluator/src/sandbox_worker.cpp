@@ -19,7 +19,7 @@
 #include "cuset/evaluator/sandbox.hpp"
 #include "cuset/evaluator/sim_library.hpp"
 #include "cuset_sim/runtime.hpp"
-#include "sandbox_protocol.hpp"
+#include "cuset/evaluator/sandbox_protocol.hpp"
 
 namespace cuset {
 namespace {
