@@ -19,8 +19,18 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
   CLI::App* eval = app.add_subcommand("eval", "Compile and judge candidate kernels, writing RUN_DIR/results.jsonl");
   eval->add_option("--problems", config->problemsDir, "Problem suite folder")->capture_default_str();
   eval->add_option("--candidates", config->candidatesPath, "JSONL file of candidates, or a folder of .cu files")->required();
-  eval->add_option("--backend", *backend, "compile-only (NVRTC verdicts) or sim (run on the CPU simulator, full correctness checks)")
-      ->check(CLI::IsMember({"compile-only", "sim"}))
+  eval->add_option("--backend", *backend,
+                   "compile-only (NVRTC verdicts), sim (run on the CPU simulator, full correctness checks) or cuda (run and time on the GPU)")
+      ->check(CLI::IsMember({"compile-only", "sim", "cuda"}))
+      ->capture_default_str();
+  eval->add_option("--sizes", config->sizeSet, "Size set to run (default: small on sim, full on cuda)");
+  eval->add_option("--timer", config->cuda.timer, "cuda: cupti (GPU busy time of every kernel) or events (CUDA events)")
+      ->check(CLI::IsMember({"cupti", "events"}))
+      ->capture_default_str();
+  auto noTiming = std::make_shared<bool>(false);
+  eval->add_flag("--no-timing", *noTiming, "cuda: judge correctness only");
+  eval->add_option("--max-timing-seconds", config->cuda.maxSeconds, "cuda: time cap per candidate (stop even if still noisy)")
+      ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
   eval->add_option("--out", config->outDir, "Run folder (default: runs/<timestamp>-<backend>)");
   eval->add_option("--arch", config->arch, "Target architecture: sm_XX (cubin) or compute_XX (PTX)")->capture_default_str();
@@ -47,6 +57,7 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
 
   eval->callback([=, &context] {
     config->backend = *parseBackend(*backend);
+    config->cuda.time = !*noTiming;
     config->sandbox.timeout = std::chrono::milliseconds(static_cast<long long>(*timeoutSeconds * 1000));
     config->sandbox.memoryBytes = static_cast<std::size_t>(*memoryGiB * static_cast<double>(std::size_t{1} << 30));
     if (*seed != 0) config->seed = *seed;

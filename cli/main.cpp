@@ -5,6 +5,7 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/common/version.hpp"
+#include "cuset/cuda/cuda_worker.hpp"
 #include "cuset/evaluator/sandbox.hpp"
 
 int main(int argc, char** argv) {
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
   if (argc == 4 && std::string_view(argv[1]) == "__worker" && std::string_view(argv[2]) == "--memory-bytes") {
     return cuset::runSandboxWorker(std::stoull(argv[3]));
   }
+  if (argc == 2 && std::string_view(argv[1]) == "__cuda-worker") return cuset::runCudaWorker();
   cuset::cli::CommandContext context;
   context.argv.assign(argv, argv + argc);
 

@@ -51,12 +51,13 @@ std::string_view backendName(BackendKind kind) {
   switch (kind) {
     case BackendKind::compileOnly: return "compile-only";
     case BackendKind::sim: return "sim";
+    case BackendKind::cuda: return "cuda";
   }
   return "?";
 }
 
 std::optional<BackendKind> parseBackend(std::string_view name) {
-  for (BackendKind k : {BackendKind::compileOnly, BackendKind::sim}) {
+  for (BackendKind k : {BackendKind::compileOnly, BackendKind::sim, BackendKind::cuda}) {
     if (backendName(k) == name) return k;
   }
   return std::nullopt;
@@ -126,8 +127,12 @@ EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& ser
   }
   if (services.backend == BackendKind::compileOnly) return finish(Verdict::compiled, "");
   try {
-    runSimBackend(*problem, *manifest, candidate.source, *services.simCompiler, *services.sandbox, *services.references,
-                  services.correctness, r);
+    if (services.backend == BackendKind::cuda) {
+      runCudaBackend(*problem, *manifest, compiled, *services.cuda, *services.references, services.correctness, r);
+    } else {
+      runSimBackend(*problem, *manifest, candidate.source, *services.simCompiler, *services.sandbox, *services.references,
+                    services.correctness, r);
+    }
   } catch (const std::exception& e) {
     // A harness failure (the host compiler missing, a reference that cannot run) is not the
     // candidate's fault: it stops the run with the reason rather than recording a verdict.
@@ -169,13 +174,25 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   std::unique_ptr<SandboxPool> sandbox;
   ReferenceCache references;
   const std::size_t jobs = config.jobs ? config.jobs : std::max(1u, std::thread::hardware_concurrency());
+  std::unique_ptr<CudaWorkerPool> cuda;
+  nlohmann::json device = nullptr;
   if (config.backend == BackendKind::sim) {
     // The sim cache is never disabled: the worker loads the library from it.
     simCompiler = std::make_unique<SimCompiler>(SimToolchain::fromBuild(), cacheRoot / "sim");
     sandbox = std::make_unique<SandboxPool>(jobs, config.sandbox);
+  } else if (config.backend == BackendKind::cuda) {
+    // Fails here, before any compile work, with the worker's one line when no GPU can be used.
+    cuda = std::make_unique<CudaWorkerPool>(config.cuda);
+    device = cuda->probe();
+  }
+  const std::string sizeSet = !config.sizeSet.empty() ? config.sizeSet : config.backend == BackendKind::cuda ? "full" : "small";
+  for (const auto& p : suite.problems()) {
+    if (config.backend != BackendKind::compileOnly && !p.findSizeSet(sizeSet)) {
+      throw makeError("problem {} has no size set '{}' (--sizes)", p.id, sizeSet);
+    }
   }
   EvalServices services{suite, compiler, config.backend, simCompiler.get(), sandbox.get(), &references,
-                        CorrectnessOptions{*seed, config.trials, "small"}};
+                        CorrectnessOptions{*seed, config.trials, sizeSet}, cuda.get()};
 
   nlohmann::json runJson = {
       {"schema_version", 1},
@@ -190,9 +207,22 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
       {"environment", describeEnvironment()},
       {"compile_cache", compiler.cacheDir().empty() ? nlohmann::json(nullptr) : nlohmann::json(compiler.cacheDir().string())},
   };
+  if (config.backend == BackendKind::cuda) {
+    runJson["environment"]["gpu"] = device.value("name", "");
+    runJson["cuda"] = {{"trials", config.trials},
+                       {"size_set", sizeSet},
+                       {"device", device},
+                       {"timer", config.cuda.timer},
+                       {"timing", config.cuda.time},
+                       {"stopping_rule",
+                        {{"min_samples", config.cuda.minSamples},
+                         {"max_rel_stddev", config.cuda.maxRelStddev},
+                         {"min_seconds", config.cuda.minSeconds},
+                         {"max_seconds", config.cuda.maxSeconds}}}};
+  }
   if (config.backend == BackendKind::sim) {
     runJson["sim"] = {{"trials", config.trials},
-                      {"size_set", "small"},
+                      {"size_set", sizeSet},
                       {"timeout_ms", config.sandbox.timeout.count()},
                       {"host_threads", config.sandbox.hostThreads},
                       {"memory_bytes", config.sandbox.memoryBytes},

@@ -26,6 +26,11 @@ Expected<std::unique_ptr<CudaDriver>> CudaDriver::load() {
     const char* why = dlerror();
     return Unexpected(fmt::format("cannot load the CUDA driver {} ({}): install the NVIDIA driver, or {}", library, why ? why : "not found", kUseSim));
   }
+  // The toolkit's stub answers every call with CUDA_ERROR_STUB_LIBRARY; say so before anything else.
+  if (auto init = reinterpret_cast<PFN_cuInit_v2000>(dlsym(handle, "cuInit")); init && init(0) == CUDA_ERROR_STUB_LIBRARY) {
+    return Unexpected(fmt::format("{} is the CUDA toolkit's stub library, not a driver: this machine has no NVIDIA driver installed; {}",
+                                  library, kUseSim));
+  }
   auto getProc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(handle, "cuGetProcAddress_v2"));
   if (!getProc) {
     return Unexpected(fmt::format("{} has no cuGetProcAddress_v2: the driver is older than CUDA 12.0; update the NVIDIA driver to 525 or newer",

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuset/evaluator/candidate.hpp"
+#include "cuset/evaluator/cuda_backend.hpp"
 #include "cuset/evaluator/eval_result.hpp"
 #include "cuset/evaluator/nvrtc_compiler.hpp"
 #include "cuset/evaluator/problem_suite.hpp"
@@ -17,7 +18,7 @@
 
 namespace cuset {
 
-enum class BackendKind { compileOnly, sim };  // cuda arrives with its issue
+enum class BackendKind { compileOnly, sim, cuda };
 std::string_view backendName(BackendKind kind);
 std::optional<BackendKind> parseBackend(std::string_view name);
 
@@ -35,9 +36,12 @@ struct EvalConfig {
   std::string defaultModel;           // for candidates that name none; empty: the candidates file's stem
   std::vector<std::string> commandLine;
   bool showProgress = true;
-  // sim backend
   int trials = 5;                       // correctness trials (plus one determinism rerun)
+  std::string sizeSet;                  // empty: "small" on sim, "full" on cuda
+  // sim backend
   SandboxLimits sandbox;                // per-job time limit, memory, host threads, stack size
+  // cuda backend
+  CudaOptions cuda;
 };
 
 struct EvalRunSummary {
@@ -58,6 +62,7 @@ struct EvalServices {
   SandboxPool* sandbox = nullptr;
   ReferenceCache* references = nullptr;
   CorrectnessOptions correctness;
+  CudaWorkerPool* cuda = nullptr;  // cuda backend only
 };
 
 // The per-candidate stages. Never throws for a bad candidate: every problem with the candidate becomes

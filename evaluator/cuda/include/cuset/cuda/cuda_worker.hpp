@@ -1,0 +1,19 @@
+#pragma once
+// `cuset __cuda-worker`: the process that owns the GPU for the cuda backend. It holds the primary
+// context, loads NVRTC images, runs each trial's launches on one device region laid out exactly like
+// the simulator's (inputs, outputs with canaries, workspace, guard bands), and times the candidate.
+// The supervisor never trusts it with a verdict: it returns the region and the samples, and the
+// supervisor checks them. A sticky CUDA error (illegal address, trap) is reported and the worker
+// exits, since its context is unusable; the supervisor starts a new one.
+//
+// Requests (sandbox::Message frames):
+//   {"op": "hello"}                         -> {"status": "ok", "device": {...}} | {"status": "unavailable", "message"}
+//   {"op": "run", "image_bytes": N, "is_cubin": bool, "symbols": {kernel: symbol}, "launches": [...],
+//    "timing": {"enabled": bool, "timer": "cupti"|"events", "min_samples", "max_rel_stddev",
+//               "min_seconds", "max_seconds", "l2_flush_bytes"}}
+//    payload = image (N bytes) + region  -> {"status", "message", "kernel_ms", "timing": {...}}, payload = region
+namespace cuset {
+
+int runCudaWorker();
+
+}  // namespace cuset
