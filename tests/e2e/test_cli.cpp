@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -16,8 +17,8 @@ struct CliRun {
   std::string output;  // stdout and stderr together
 };
 
-CliRun cuset(const std::string& args) {
-  const std::string command = std::string("cd ") + CUSET_SOURCE_DIR + " && " + CUSET_BINARY + " " + args + " 2>&1";
+CliRun cuset(const std::string& args, const std::string& environment = "") {
+  const std::string command = std::string("cd ") + CUSET_SOURCE_DIR + " && " + environment + " " + CUSET_BINARY + " " + args + " 2>&1";
   CliRun r;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return r;
@@ -156,6 +157,23 @@ TEST(Cli, ProblemsTableIsCurrentAndDetectsStaleness) {
   EXPECT_EQ(cuset("problems table --check " + file).exitCode, 0);
   EXPECT_NE(test::readText(dir / "README.md").find("level1/softmax_rows"), std::string::npos);
   EXPECT_NE(cuset("problems table --check " + (dir / "missing.md").string()).exitCode, 0);
+}
+
+// Without a GPU, `--backend cuda` fails at the run stage with one line saying what is missing; the
+// toolkit's stub library is recognised as such.
+TEST(Cli, CudaBackendWithoutAGpuFailsWithOneClearLine) {
+  test::TempDir dir;
+  const std::string args = "eval --backend cuda --candidates problems/level1/relu --out " + (dir / "run").string();
+  const CliRun r = cuset(args);
+  if (r.exitCode == 0) GTEST_SKIP() << "a GPU is available here";
+  EXPECT_NE(r.output.find("cuset: error: the cuda backend cannot use a GPU: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("libcuda"), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  const std::string stub = std::string(CUSET_CUDA_STUBS_DIR) + "/libcuda.so";
+  if (!std::filesystem::exists(stub)) return;
+  const CliRun withStub = cuset("eval --backend cuda --candidates problems/level1/relu --out " + (dir / "run2").string(), "CUSET_LIBCUDA=" + stub);
+  EXPECT_NE(withStub.exitCode, 0);
+  EXPECT_NE(withStub.output.find("is the CUDA toolkit's stub library, not a driver"), std::string::npos) << withStub.output;
 }
 
 TEST(Cli, EvalBadInputsGiveOneClearError) {
