@@ -62,6 +62,7 @@ TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
                       {"min_seconds", options_.minSeconds},
                       {"max_seconds", options_.maxSeconds},
                       {"l2_flush_bytes", 2 * l2}}}};
+  if (job.time && !job.reference.is_null()) request.header["reference"] = job.reference;
   request.payload = job.compiled->image;
   request.payload.insert(request.payload.end(), job.region.begin(), job.region.end());
   const auto limit = options_.trialTimeout + (job.time ? std::chrono::milliseconds(static_cast<long long>(options_.maxSeconds * 2000)) : std::chrono::milliseconds(0));
@@ -95,7 +96,7 @@ void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, cons
   const RegionLayout layout = RegionLayout::plan(problem, manifest, sizes);
   const auto start = std::chrono::steady_clock::now();
   const TrialExecutor execute = [&](std::vector<std::byte>& region, const TrialRequest&) {
-    CudaWorkerPool::Job job{&compiled, &*launches, &layout, std::move(region), false};
+    CudaWorkerPool::Job job{&compiled, &*launches, &layout, std::move(region), false, nullptr};
     TrialRun run = pool.run(job, nullptr);
     region = std::move(job.region);
     result.timings.runMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -106,7 +107,14 @@ void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, cons
 
   // Timing on fresh inputs of their own, after correctness is settled.
   const std::vector<HostTensor> inputs = generateInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(options.trials + 1), false);
-  CudaWorkerPool::Job job{&compiled, &*launches, &layout, layout.fill(inputs, 0), true};
+  CudaWorkerPool::Job job{&compiled, &*launches, &layout, layout.fill(inputs, 0), true, nullptr};
+  nlohmann::json referenceInputs = nlohmann::json::array();
+  for (const auto& slot : layout.slots()) {
+    if (slot.role == BufferSlot::Role::input) {
+      referenceInputs.push_back({{"offset", slot.offset}, {"dtype", dtypeName(slot.dtype)}, {"shape", slot.shape}});
+    }
+  }
+  job.reference = {{"problem_file", (problem.directory / "problem.yaml").string()}, {"size_set", options.sizeSet}, {"inputs", referenceInputs}};
   nlohmann::json timing;
   const TrialRun run = pool.run(job, &timing);
   if (run.status != TrialRun::Status::ok) {
@@ -116,6 +124,11 @@ void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, cons
   }
   result.timingKind = timing.value("kind", "cuda_events");
   result.timingSamplesMs = timing.value("samples_ms", std::vector<double>{});
+  // The reference is timed only where LibTorch has CUDA; without it there is no speedup to report.
+  if (timing.contains("reference")) {
+    result.referenceTimingSamplesMs = timing["reference"].value("samples_ms", std::vector<double>{});
+    for (const auto& p : timing["reference"].value("problems", std::vector<std::string>{})) log::warn("{}: reference timing: {}", result.problem, p);
+  }
   for (const auto& p : timing.value("problems", std::vector<std::string>{})) log::warn("{} sample {}: timing: {}", result.problem, result.sample, p);
   if (auto violation = speedOfLightViolation(problem, options.sizeSet, peaksOf(pool.device()), medianOf(result.timingSamplesMs))) {
     result.verdict = Verdict::hack_suspected;

@@ -2,6 +2,7 @@
 #include "cuset/evaluator/torch_reference.hpp"
 
 #include <torch/csrc/jit/api/compilation_unit.h>
+#include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
@@ -79,6 +80,35 @@ TorchReference TorchReference::compile(const Problem& problem) {
     impl->bindings.push_back(std::move(b));
   }
   return TorchReference(std::move(impl));
+}
+
+bool TorchReference::cudaAvailable() { return torch::cuda::is_available(); }
+
+void TorchReference::runOnGpu(const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
+                              const std::function<bool(const std::function<void()>&)>& step) const {
+  const Problem& problem = *impl_->problem;
+  if (!cudaAvailable()) throw makeError("problem {}: this LibTorch has no CUDA device to time the reference on", problem.id);
+  torch::NoGradGuard noGrad;
+  std::vector<c10::IValue> args;
+  for (const auto& b : impl_->bindings) {
+    if (b.isSize) {
+      args.emplace_back(sizes.at(b.sizeName));
+      continue;
+    }
+    const HostTensor& in = inputs.at(b.inputIndex);
+    args.emplace_back(torch::from_blob(const_cast<std::byte*>(in.data()), in.shape(), storageType(in.dtype())).to(torch::kCUDA));
+  }
+  torch::cuda::synchronize();
+  const std::function<void()> run = [&] {
+    try {
+      (*impl_->forward)(args);  // the outputs are discarded: correctness was judged on the CPU
+    } catch (const std::exception& e) {
+      throw makeError("problem {}: reference forward on the GPU failed: {}", problem.id, e.what());
+    }
+  };
+  while (step(run)) {
+  }
+  torch::cuda::synchronize();
 }
 
 std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes) const {

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,7 +15,10 @@
 #include "cuset/common/hash.hpp"
 #include "cuset/cuda/cuda_driver.hpp"
 #include "cuset/cuda/cupti_kernel_timer.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/evaluator/problem_suite.hpp"
 #include "cuset/evaluator/sandbox_protocol.hpp"
+#include "cuset/evaluator/torch_reference.hpp"
 #include "cuset/timing/sample_stats.hpp"
 
 namespace cuset {
@@ -178,7 +183,12 @@ class GpuSession {
     const nlohmann::json timing = header.value("timing", nlohmann::json::object());
     // Timing re-runs the launches on the same buffers: outputs are overwritten by the same values,
     // inputs were checked unmodified by the supervisor's correctness trials.
-    if (timing.value("enabled", false)) reply["timing"] = measure(launches, timing);
+    if (timing.value("enabled", false)) {
+      reply["timing"] = measure(launches, timing);
+      if (header.contains("reference")) {
+        if (auto ref = measureReference(header["reference"], region, timing)) reply["timing"]["reference"] = *ref;
+      }
+    }
     payload = std::move(region);
     return reply;
   }
@@ -233,84 +243,149 @@ class GpuSession {
     }
   }
 
-  // nvbench-style measurement: every sample starts with a cold L2 (a write larger than it), the
-  // launches are timed on the GPU (CUPTI busy time, else events), and sampling stops when the noise
-  // is low enough or the time cap is reached. The host clock cross-checks work hidden outside the
-  // timed kernels.
-  nlohmann::json measure(std::vector<PreparedLaunch>& launches, const nlohmann::json& options) {
-    const CudaDriver& d = cuda_.driver();
-    StoppingRule rule;
-    rule.minSamples = options.value("min_samples", rule.minSamples);
-    rule.maxRelStddev = options.value("max_rel_stddev", rule.maxRelStddev);
-    rule.minTotalSeconds = options.value("min_seconds", rule.minTotalSeconds);
-    rule.maxWallSeconds = options.value("max_seconds", rule.maxWallSeconds);
-    const std::size_t flushBytes = options.value("l2_flush_bytes", std::size_t{0});
-    std::optional<DeviceMemory> flush;
-    if (flushBytes > 0) flush.emplace(cuda_, flushBytes);
+  // nvbench-style measurement of one piece of GPU work (the candidate's launches, or the reference's
+  // forward): every sample starts with a cold L2 (a write larger than it), the work is timed on the
+  // GPU (CUPTI busy time of all its kernels, else events on its stream), and sampling stops when the
+  // noise is low enough or at the time cap. The host clock cross-checks work hidden outside the timed
+  // kernels.
+  class Measurement {
+   public:
+    Measurement(GpuSession& session, CUstream stream, const nlohmann::json& options)
+        : s_(session), stream_(stream), begin_(session.cuda_), end_(session.cuda_), samples_(ruleFrom(options)) {
+      const std::size_t flushBytes = options.value("l2_flush_bytes", std::size_t{0});
+      if (flushBytes > 0) flush_.emplace(s_.cuda_, flushBytes);
+      useCupti_ = options.value("timer", "cupti") == "cupti" && s_.cuptiTimer() != nullptr;
+      start_ = std::chrono::steady_clock::now();
+    }
 
-    std::string kind = "cuda_events";
-    std::vector<std::string> problems;
-    if (options.value("timer", "cupti") == "cupti" && !timer_ && !cuptiError_) {
+    // One sample of `enqueue` (which only enqueues work on the stream); false once the rule says stop.
+    bool step(const std::function<void()>& enqueue) {
+      const CudaDriver& d = s_.cuda_.driver();
+      if (warmups_ < 3) {  // module load, caches, clocks
+        ++warmups_;
+        enqueue();
+        s_.cuda_(d.cuCtxSynchronize(), "warm-up");
+        return true;
+      }
+      const std::uint64_t id = ++s_.iterationIds_;
+      if (flush_) s_.cuda_(d.cuMemsetD8(flush_->get(), static_cast<unsigned char>(id), flush_->bytes()), "flushing L2");
+      s_.cuda_(d.cuCtxSynchronize(), "flushing L2");
+      if (useCupti_) s_.cuptiTimer()->beginIteration(id);
+      const auto hostStart = std::chrono::steady_clock::now();
+      s_.cuda_(d.cuEventRecord(begin_.get(), stream_), "cuEventRecord");
+      enqueue();
+      s_.cuda_(d.cuEventRecord(end_.get(), stream_), "cuEventRecord");
+      s_.cuda_(d.cuCtxSynchronize(), "running the timed work");
+      hostMs_.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - hostStart).count());
+      if (useCupti_) s_.cuptiTimer()->endIteration();
+      float ms = 0.0f;
+      s_.cuda_(d.cuEventElapsedTime(&ms, begin_.get(), end_.get()), "cuEventElapsedTime");
+      eventMs_.push_back(ms);
+      ids_.push_back(id);
+      samples_.add(ms);  // the stopping rule watches event times; CUPTI busy times replace them below
+      stop_ = samples_.shouldStop(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+      return !stop_;
+    }
+
+    // `launchesPerIteration` 0: unknown (the reference), so record counts are not checked.
+    nlohmann::json finish(std::size_t launchesPerIteration) {
+      std::string kind = "cuda_events";
+      std::vector<std::string> problems;
+      if (s_.cuptiError_) problems.push_back(*s_.cuptiError_);
+      std::vector<double> gpuMs = eventMs_;
+      if (useCupti_) {
+        const ActivitySummary activity = s_.cuptiTimer()->collect(launchesPerIteration, ids_);
+        problems.insert(problems.end(), activity.problems.begin(), activity.problems.end());
+        if (activity.iterations.size() == ids_.size()) {
+          kind = "cuda_cupti";
+          gpuMs.clear();
+          for (const auto& it : activity.iterations) gpuMs.push_back(it.busyMs);
+        } else {
+          problems.push_back("CUPTI records incomplete: event timings used instead");
+        }
+      }
+      const SampleStats gpu = computeStats(gpuMs), host = computeStats(hostMs_);
+      if (host.median > 4 * gpu.median + 0.05) {
+        problems.push_back(fmt::format("host wall time per iteration ({:.4g} ms) far exceeds GPU kernel time ({:.4g} ms): work outside the "
+                                       "timed kernels?", host.median, gpu.median));
+      }
+      return {{"kind", kind},
+              {"samples_ms", gpuMs},
+              {"stop", stop_ ? std::string(stopReasonName(*stop_)) : "incomplete"},
+              {"median_ms", gpu.median},
+              {"rel_stddev", gpu.relStddev()},
+              {"host_median_ms", host.median},
+              {"problems", problems}};
+    }
+
+   private:
+    static StoppingRule ruleFrom(const nlohmann::json& options) {
+      StoppingRule rule;
+      rule.minSamples = options.value("min_samples", rule.minSamples);
+      rule.maxRelStddev = options.value("max_rel_stddev", rule.maxRelStddev);
+      rule.minTotalSeconds = options.value("min_seconds", rule.minTotalSeconds);
+      rule.maxWallSeconds = options.value("max_seconds", rule.maxWallSeconds);
+      return rule;
+    }
+
+    GpuSession& s_;
+    CUstream stream_;
+    Event begin_, end_;
+    SampleCollector samples_;
+    std::optional<DeviceMemory> flush_;
+    bool useCupti_ = false;
+    int warmups_ = 0;
+    std::chrono::steady_clock::time_point start_;
+    std::vector<double> eventMs_, hostMs_;
+    std::vector<std::uint64_t> ids_;
+    std::optional<StopReason> stop_;
+  };
+
+  CuptiKernelTimer* cuptiTimer() {
+    if (!timer_ && !cuptiError_) {
       auto created = CuptiKernelTimer::create();
       if (created) timer_ = std::move(*created);
       else cuptiError_ = created.error();
     }
-    if (timer_ && options.value("timer", "cupti") == "cupti") kind = "cuda_cupti";
-    else if (cuptiError_) problems.push_back(*cuptiError_);
-
-    for (int i = 0; i < 3; ++i) runLaunches(launches);  // warm-up: module load, caches, clocks
-    cuda_(d.cuStreamSynchronize(stream_), "warm-up");
-
-    Event begin(cuda_), end(cuda_);
-    SampleCollector samples(rule);
-    std::vector<double> eventMs, hostMs;
-    std::vector<std::uint64_t> iterations;
-    const auto start = std::chrono::steady_clock::now();
-    std::optional<StopReason> stop;
-    for (std::uint64_t iteration = 1; !stop; ++iteration) {
-      if (flush) cuda_(d.cuMemsetD8(flush->get(), static_cast<unsigned char>(iteration), flush->bytes()), "flushing L2");
-      cuda_(d.cuStreamSynchronize(stream_), "flushing L2");
-      if (timer_) timer_->beginIteration(iteration);
-      const auto hostStart = std::chrono::steady_clock::now();
-      cuda_(d.cuEventRecord(begin.get(), stream_), "cuEventRecord");
-      runLaunches(launches);
-      cuda_(d.cuEventRecord(end.get(), stream_), "cuEventRecord");
-      cuda_(d.cuEventSynchronize(end.get()), "timing the kernels");
-      hostMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - hostStart).count());
-      if (timer_) timer_->endIteration();
-      float ms = 0.0f;
-      cuda_(d.cuEventElapsedTime(&ms, begin.get(), end.get()), "cuEventElapsedTime");
-      eventMs.push_back(ms);
-      iterations.push_back(iteration);
-      samples.add(ms);  // the stopping rule watches event times; CUPTI replaces them below when available
-      stop = samples.shouldStop(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::vector<double> gpuMs = eventMs;
-    if (timer_ && kind == "cuda_cupti") {
-      const ActivitySummary activity = timer_->collect(launches.size(), iterations);
-      problems.insert(problems.end(), activity.problems.begin(), activity.problems.end());
-      if (activity.iterations.size() == iterations.size()) {
-        gpuMs.clear();
-        for (const auto& it : activity.iterations) gpuMs.push_back(it.busyMs);
-      } else {
-        kind = "cuda_events";
-        problems.push_back("CUPTI records incomplete: event timings used instead");
-      }
-    }
-    const SampleStats gpu = computeStats(gpuMs), host = computeStats(hostMs);
-    // Host time far above GPU time means the launches queue work the timer does not see (e.g. on
-    // another stream or device synchronisation inside the kernel path).
-    if (host.median > 4 * gpu.median + 0.05) {
-      problems.push_back(fmt::format("host wall time per iteration ({:.4g} ms) far exceeds GPU kernel time ({:.4g} ms)", host.median, gpu.median));
-    }
-    return {{"kind", kind},
-            {"samples_ms", gpuMs},
-            {"stop", stopReasonName(*stop)},
-            {"median_ms", gpu.median},
-            {"rel_stddev", gpu.relStddev()},
-            {"host_median_ms", host.median},
-            {"problems", problems}};
+    return timer_.get();
   }
+
+  nlohmann::json measure(std::vector<PreparedLaunch>& launches, const nlohmann::json& options) {
+    Measurement m(*this, stream_, options);
+    while (m.step([&] { runLaunches(launches); })) {
+    }
+    return m.finish(launches.size());
+  }
+
+  // The reference's forward with LibTorch on the GPU, inputs in their declared dtypes, timed like the
+  // candidate; nullopt when this LibTorch has no CUDA (then no speedup is reported).
+  std::optional<nlohmann::json> measureReference(const nlohmann::json& request, const std::vector<std::byte>& region, const nlohmann::json& options) {
+    if (!TorchReference::cudaAvailable()) return std::nullopt;
+    const std::string file = request.at("problem_file");
+    auto& entry = references_[file];
+    if (!entry.reference) {
+      entry.problem = std::make_unique<Problem>(parseProblem(readFile(file), file, std::filesystem::path(file).parent_path()));
+      entry.reference = std::make_unique<TorchReference>(TorchReference::compile(*entry.problem));
+    }
+    const Problem& problem = *entry.problem;
+    const SizeBindings& sizes = problem.sizes(request.at("size_set").get<std::string>());
+    std::vector<HostTensor> inputs;
+    for (const auto& in : request.at("inputs")) {
+      const auto dtype = parseDType(in.at("dtype").get<std::string>());
+      HostTensor t(*dtype, in.at("shape").get<std::vector<std::int64_t>>());
+      std::memcpy(t.data(), region.data() + in.at("offset").get<std::size_t>(), t.byteSize());
+      inputs.push_back(std::move(t));
+    }
+    // LibTorch enqueues on its current stream, the legacy default stream unless told otherwise.
+    Measurement m(*this, CU_STREAM_LEGACY, options);
+    entry.reference->runOnGpu(inputs, sizes, [&](const std::function<void()>& run) { return m.step(run); });
+    return m.finish(0);
+  }
+
+  struct ReferenceEntry {
+    std::unique_ptr<Problem> problem;
+    std::unique_ptr<TorchReference> reference;
+  };
 
   Cuda cuda_;
   CUdevice device_ = 0;
@@ -319,6 +394,8 @@ class GpuSession {
   std::map<std::string, std::unique_ptr<Module>> modules_;
   std::unique_ptr<CuptiKernelTimer> timer_;
   std::optional<std::string> cuptiError_;
+  std::uint64_t iterationIds_ = 0;  // unique across measurements: CUPTI's external correlation ids
+  std::map<std::string, ReferenceEntry> references_;
 };
 
 void reply(const nlohmann::json& header, std::vector<std::byte> payload = {}) {

@@ -48,6 +48,7 @@ class CudaWorkerPool {
     const RegionLayout* layout = nullptr;
     std::vector<std::byte> region;  // in and out
     bool time = false;
+    nlohmann::json reference;       // with `time`: {problem_file, size_set, inputs} to time the reference too
   };
   // `timing` receives the worker's timing object when job.time.
   TrialRun run(Job& job, nlohmann::json* timing);

@@ -1,6 +1,7 @@
 #pragma once
 // The LibTorch side of the evaluator, behind a pimpl: this header includes no LibTorch header, so only
 // torch_reference.cpp pays LibTorch's compile time (DEVELOPERS.md: keep <torch/torch.h> contained).
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,14 @@ class TorchReference {
   // problem asks); outputs are checked against the declared count, shapes and dtype kinds, then rounded
   // to the declared dtypes. Throws cuset::Error on any mismatch.
   std::vector<HostTensor> run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes) const;
+
+  // Whether this LibTorch can run on a CUDA GPU (a CUDA build and a visible device).
+  static bool cudaAvailable();
+  // The speedup baseline (DESIGN §4): forward on the GPU with the inputs in their declared dtypes, on
+  // LibTorch's current stream. `step(run)` is called until it returns false; it wraps one iteration
+  // (to time it) and calls run(), which only enqueues the work. Throws cuset::Error without CUDA.
+  void runOnGpu(const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
+                const std::function<bool(const std::function<void()>&)>& step) const;
 
  private:
   struct Impl;
