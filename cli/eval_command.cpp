@@ -33,7 +33,7 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
   eval->add_option("--out", config->outDir, "Run folder (default: runs/<timestamp>-<backend>)");
-  eval->add_option("--arch", config->arch, "Target architecture: sm_XX (cubin) or compute_XX (PTX)")->capture_default_str();
+  eval->add_option("--arch", config->arch, "Target architecture: sm_XX (cubin) or compute_XX (PTX); default: the GPU's own on cuda, else sm_90");
   eval->add_option("--jobs,-j", config->jobs, "Parallel compiles (0 = one per core)")->capture_default_str();
   eval->add_flag("--resume", config->resume, "Continue an interrupted run in --out, skipping finished candidates");
   eval->add_option("--seed", *seed, "Secret per-run input seed (default: random, recorded in run.json)");

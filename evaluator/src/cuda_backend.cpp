@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cuset/common/error.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/evaluator/correctness_trials.hpp"
@@ -22,7 +24,9 @@ DevicePeaks peaksOf(const nlohmann::json& device) {
   const double smHz = device.value("sm_clock_khz", 0) * 1e3;
   p.fp32FlopsPerSecond = 2.0 * 128 * device.value("sm_count", 0) * smHz;
   p.tensorFlopsPerSecond = 16 * p.fp32FlopsPerSecond;
-  p.bytesPerSecond = device.value("theoretical_bandwidth_gbs", 0.0) * 1e9;
+  // Measured copy bandwidth when the worker could take it, else the theoretical one: take the larger,
+  // so that the bound stays a lower bound.
+  p.bytesPerSecond = std::max(device.value("measured_bandwidth_gbs", 0.0), device.value("theoretical_bandwidth_gbs", 0.0)) * 1e9;
   return p;
 }
 

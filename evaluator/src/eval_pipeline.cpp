@@ -47,6 +47,20 @@ std::optional<std::uint64_t> recordedSeed(const fs::path& runJson) {
 
 }  // namespace
 
+std::string archForDevice(const std::string& computeCapability) {
+  const std::size_t dot = computeCapability.find('.');
+  if (dot == std::string::npos) return "sm_90";
+  const int cc = std::stoi(computeCapability.substr(0, dot)) * 10 + std::stoi(computeCapability.substr(dot + 1));
+  const auto archs = NvrtcCompiler::supportedArchs();
+  if (std::find(archs.begin(), archs.end(), cc) != archs.end()) return fmt::format("sm_{}", cc);
+  // A GPU newer than this NVRTC: PTX for the newest architecture it knows, JIT-compiled by the driver.
+  int best = 0;
+  for (int a : archs) {
+    if (a <= cc) best = std::max(best, a);
+  }
+  return fmt::format("compute_{}", best ? best : archs.back());
+}
+
 std::string_view backendName(BackendKind kind) {
   switch (kind) {
     case BackendKind::compileOnly: return "compile-only";
@@ -169,21 +183,25 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   if (!seed) seed = config.seed ? *config.seed : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
 
   const fs::path cacheRoot = config.cacheDir.empty() ? defaultCacheDir() : config.cacheDir;
-  const NvrtcCompiler compiler(CompileOptions{.arch = config.arch}, config.useCache ? cacheRoot / "nvrtc" : fs::path());
+  std::unique_ptr<CudaWorkerPool> cuda;
+  nlohmann::json device = nullptr;
+  std::string arch = config.arch;
+  if (config.backend == BackendKind::cuda) {
+    // Fails here, before any compile work, with the worker's one line when no GPU can be used.
+    cuda = std::make_unique<CudaWorkerPool>(config.cuda);
+    device = cuda->probe();
+    if (arch.empty()) arch = archForDevice(device.value("compute_capability", ""));
+  }
+  if (arch.empty()) arch = "sm_90";
+  const NvrtcCompiler compiler(CompileOptions{.arch = arch}, config.useCache ? cacheRoot / "nvrtc" : fs::path());
   std::unique_ptr<SimCompiler> simCompiler;
   std::unique_ptr<SandboxPool> sandbox;
   ReferenceCache references;
   const std::size_t jobs = config.jobs ? config.jobs : std::max(1u, std::thread::hardware_concurrency());
-  std::unique_ptr<CudaWorkerPool> cuda;
-  nlohmann::json device = nullptr;
   if (config.backend == BackendKind::sim) {
     // The sim cache is never disabled: the worker loads the library from it.
     simCompiler = std::make_unique<SimCompiler>(SimToolchain::fromBuild(), cacheRoot / "sim");
     sandbox = std::make_unique<SandboxPool>(jobs, config.sandbox);
-  } else if (config.backend == BackendKind::cuda) {
-    // Fails here, before any compile work, with the worker's one line when no GPU can be used.
-    cuda = std::make_unique<CudaWorkerPool>(config.cuda);
-    device = cuda->probe();
   }
   const std::string sizeSet = !config.sizeSet.empty() ? config.sizeSet : config.backend == BackendKind::cuda ? "full" : "small";
   for (const auto& p : suite.problems()) {
@@ -199,7 +217,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
       {"status", "running"},
       {"started", utcTimestamp()},
       {"backend", backendName(config.backend)},
-      {"arch", config.arch},
+      {"arch", arch},
       {"seed", std::to_string(*seed)},  // a string: JSON readers lose precision above 2^53
       {"problems_dir", fs::absolute(config.problemsDir).string()},
       {"candidates", fs::absolute(config.candidatesPath).string()},

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "cuset/cuda/cuda_driver.hpp"
+#include "cuset/cuda/nvml_clock_monitor.hpp"
 #include "cuset/evaluator/cuda_backend.hpp"
 #include "cuset/evaluator/eval_pipeline.hpp"
 #include "test_util.hpp"
@@ -32,6 +33,20 @@ TEST(CudaDriver, StickyErrorsEndTheWorker) {
   EXPECT_TRUE(CudaDriver::isSticky(CUDA_ERROR_LAUNCH_FAILED));
   EXPECT_FALSE(CudaDriver::isSticky(CUDA_ERROR_INVALID_VALUE));
   EXPECT_FALSE(CudaDriver::isSticky(CUDA_ERROR_OUT_OF_MEMORY));
+}
+
+TEST(CudaBackend, ArchitectureFollowsTheDevice) {
+  EXPECT_EQ(archForDevice("9.0"), "sm_90");
+  EXPECT_EQ(archForDevice("8.0"), "sm_80");
+  // Newer than NVRTC knows: PTX for its newest architecture, JIT-compiled by the driver.
+  EXPECT_EQ(archForDevice("99.9").rfind("compute_", 0), 0u) << archForDevice("99.9");
+  EXPECT_EQ(archForDevice(""), "sm_90");
+}
+
+TEST(NvmlClockMonitor, NamesTheReasonsThatMatter) {
+  EXPECT_EQ(describeThrottleReasons(0x1 | 0x2), "");  // idle, application clocks: not a slowdown
+  EXPECT_EQ(describeThrottleReasons(0x4 | 0x40), "power cap, thermal slowdown (hardware)");
+  EXPECT_EQ(kSignificantThrottleReasons & 0x1, 0u);
 }
 
 // On a GPU: the bundled relu solution is correct and gets a GPU timing; its bad solution is caught.

@@ -15,6 +15,7 @@
 #include "cuset/common/hash.hpp"
 #include "cuset/cuda/cuda_driver.hpp"
 #include "cuset/cuda/cupti_kernel_timer.hpp"
+#include "cuset/cuda/nvml_clock_monitor.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/evaluator/problem_suite.hpp"
 #include "cuset/evaluator/sandbox_protocol.hpp"
@@ -126,6 +127,8 @@ class GpuSession {
     cuda_(driver.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
     cuda_(driver.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
     cuda_(driver.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    char pci[32] = {};
+    if (driver.cuDeviceGetPCIBusId(pci, sizeof(pci), device_) == CUDA_SUCCESS) clocks_ = NvmlClockMonitor::open(pci);
   }
   ~GpuSession() {
     timer_.reset();
@@ -159,7 +162,29 @@ class GpuSession {
             {"l2_bytes", attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)},
             {"memory_bytes", memory},
             {"max_shared_per_block_optin", attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)},
-            {"driver_version", d.version()}};
+            {"driver_version", d.version()},
+            {"measured_bandwidth_gbs", measureBandwidthGBs()}};
+  }
+
+  // Device-to-device copy bandwidth (read + write bytes per second), the best of several 1 GiB copies:
+  // the speed-of-light check uses it rather than the datasheet.
+  double measureBandwidthGBs() const {
+    const CudaDriver& d = cuda_.driver();
+    constexpr std::size_t kBytes = std::size_t{1} << 30;
+    DeviceMemory a(cuda_, kBytes), b(cuda_, kBytes);
+    Event begin(cuda_), end(cuda_);
+    cuda_(d.cuMemsetD8(a.get(), 1, kBytes), "bandwidth probe");
+    double best = 0.0;
+    for (int i = 0; i < 6; ++i) {
+      cuda_(d.cuEventRecord(begin.get(), stream_), "cuEventRecord");
+      cuda_(d.cuMemcpyDtoDAsync(b.get(), a.get(), kBytes, stream_), "bandwidth probe");
+      cuda_(d.cuEventRecord(end.get(), stream_), "cuEventRecord");
+      cuda_(d.cuEventSynchronize(end.get()), "bandwidth probe");
+      float ms = 0.0f;
+      cuda_(d.cuEventElapsedTime(&ms, begin.get(), end.get()), "cuEventElapsedTime");
+      if (i > 0 && ms > 0) best = std::max(best, 2.0 * kBytes / (ms * 1e-3) / 1e9);  // the first copy is a warm-up
+    }
+    return best;
   }
 
   nlohmann::json run(const nlohmann::json& header, std::vector<std::byte>& payload) {
@@ -269,6 +294,8 @@ class GpuSession {
       }
       const std::uint64_t id = ++s_.iterationIds_;
       if (flush_) s_.cuda_(d.cuMemsetD8(flush_->get(), static_cast<unsigned char>(id), flush_->bytes()), "flushing L2");
+      // Lines a kernel marked persisting would otherwise survive the flush.
+      s_.cuda_(d.cuCtxResetPersistingL2Cache(), "resetting persisting L2 lines");
       s_.cuda_(d.cuCtxSynchronize(), "flushing L2");
       if (useCupti_) s_.cuptiTimer()->beginIteration(id);
       const auto hostStart = std::chrono::steady_clock::now();
@@ -277,6 +304,13 @@ class GpuSession {
       s_.cuda_(d.cuEventRecord(end_.get(), stream_), "cuEventRecord");
       s_.cuda_(d.cuCtxSynchronize(), "running the timed work");
       hostMs_.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - hostStart).count());
+      if (s_.clocks_) {
+        if (auto r = s_.clocks_->throttleReasons()) throttle_ |= *r & kSignificantThrottleReasons;
+        if (auto mhz = s_.clocks_->smClockMhz()) {
+          minClock_ = std::min(minClock_, *mhz);
+          maxClock_ = std::max(maxClock_, *mhz);
+        }
+      }
       if (useCupti_) s_.cuptiTimer()->endIteration();
       float ms = 0.0f;
       s_.cuda_(d.cuEventElapsedTime(&ms, begin_.get(), end_.get()), "cuEventElapsedTime");
@@ -309,7 +343,15 @@ class GpuSession {
         problems.push_back(fmt::format("host wall time per iteration ({:.4g} ms) far exceeds GPU kernel time ({:.4g} ms): work outside the "
                                        "timed kernels?", host.median, gpu.median));
       }
+      nlohmann::json clocks = nullptr;
+      if (s_.clocks_) {
+        clocks = {{"throttle_reasons", describeThrottleReasons(throttle_)}};
+        if (maxClock_ > 0) clocks["sm_clock_mhz"] = {minClock_, maxClock_};
+        if (throttle_) problems.push_back("the GPU throttled its clocks during the measurement (" + describeThrottleReasons(throttle_) + ")");
+      }
       return {{"kind", kind},
+              {"clocks", clocks},
+              {"throttled", throttle_ != 0},
               {"samples_ms", gpuMs},
               {"stop", stop_ ? std::string(stopReasonName(*stop_)) : "incomplete"},
               {"median_ms", gpu.median},
@@ -339,6 +381,8 @@ class GpuSession {
     std::vector<double> eventMs_, hostMs_;
     std::vector<std::uint64_t> ids_;
     std::optional<StopReason> stop_;
+    std::uint64_t throttle_ = 0;
+    unsigned minClock_ = ~0u, maxClock_ = 0;
   };
 
   CuptiKernelTimer* cuptiTimer() {
@@ -394,6 +438,7 @@ class GpuSession {
   std::map<std::string, std::unique_ptr<Module>> modules_;
   std::unique_ptr<CuptiKernelTimer> timer_;
   std::optional<std::string> cuptiError_;
+  std::unique_ptr<NvmlClockMonitor> clocks_;  // null when NVML is unavailable: throttling not detected
   std::uint64_t iterationIds_ = 0;  // unique across measurements: CUPTI's external correlation ids
   std::map<std::string, ReferenceEntry> references_;
 };

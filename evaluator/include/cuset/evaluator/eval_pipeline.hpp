@@ -21,13 +21,16 @@ namespace cuset {
 enum class BackendKind { compileOnly, sim, cuda };
 std::string_view backendName(BackendKind kind);
 std::optional<BackendKind> parseBackend(std::string_view name);
+// The NVRTC target for a device of compute capability "9.0": its own sm_XY cubin when NVRTC knows
+// it, else PTX (compute_XY) of the newest architecture NVRTC supports, for the driver to JIT.
+std::string archForDevice(const std::string& computeCapability);
 
 struct EvalConfig {
   std::filesystem::path problemsDir = "problems";
   std::filesystem::path candidatesPath;
   std::filesystem::path outDir;  // empty: runs/<timestamp>-<backend>
   BackendKind backend = BackendKind::compileOnly;
-  std::string arch = "sm_90";
+  std::string arch;  // empty: the GPU's own on the cuda backend, else sm_90
   std::size_t jobs = 0;  // 0: one per core
   bool resume = false;
   std::optional<std::uint64_t> seed;  // per-run secret seed for inputs; random when absent

@@ -27,10 +27,12 @@ inline constexpr int kCudaDriverApiVersion = 12000;
   X(cuDeviceGetName, PFN_cuDeviceGetName_v2000)                          \
   X(cuDeviceGetAttribute, PFN_cuDeviceGetAttribute_v2000)                \
   X(cuDeviceTotalMem, PFN_cuDeviceTotalMem_v3020)                        \
+  X(cuDeviceGetPCIBusId, PFN_cuDeviceGetPCIBusId_v4010)                  \
   X(cuDevicePrimaryCtxRetain, PFN_cuDevicePrimaryCtxRetain_v7000)        \
   X(cuDevicePrimaryCtxRelease, PFN_cuDevicePrimaryCtxRelease_v11000)     \
   X(cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000)                          \
   X(cuCtxSynchronize, PFN_cuCtxSynchronize_v2000)                        \
+  X(cuCtxResetPersistingL2Cache, PFN_cuCtxResetPersistingL2Cache_v11000) \
   X(cuModuleLoadDataEx, PFN_cuModuleLoadDataEx_v2010)                    \
   X(cuModuleUnload, PFN_cuModuleUnload_v2000)                            \
   X(cuModuleGetFunction, PFN_cuModuleGetFunction_v2000)                  \
@@ -41,6 +43,7 @@ inline constexpr int kCudaDriverApiVersion = 12000;
   X(cuMemFree, PFN_cuMemFree_v3020)                                      \
   X(cuMemcpyHtoD, PFN_cuMemcpyHtoD_v3020)                                \
   X(cuMemcpyDtoH, PFN_cuMemcpyDtoH_v3020)                                \
+  X(cuMemcpyDtoDAsync, PFN_cuMemcpyDtoDAsync_v3020)                      \
   X(cuMemsetD8, PFN_cuMemsetD8_v3020)                                    \
   X(cuStreamCreate, PFN_cuStreamCreate_v2000)                            \
   X(cuStreamDestroy, PFN_cuStreamDestroy_v4000)                          \
