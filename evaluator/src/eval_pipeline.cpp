@@ -16,6 +16,7 @@
 #include "cuset/common/thread_pool.hpp"
 #include "cuset/evaluator/compiler_log.hpp"
 #include "cuset/evaluator/launch_manifest.hpp"
+#include "cuset/evaluator/torch_reference.hpp"
 #include "cuset/evaluator/sim_backend.hpp"
 #include "cuset/evaluator/source_policy.hpp"
 #include "cuset/evaluator/results_log.hpp"
@@ -196,7 +197,8 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   const NvrtcCompiler compiler(CompileOptions{.arch = arch}, config.useCache ? cacheRoot / "nvrtc" : fs::path());
   std::unique_ptr<SimCompiler> simCompiler;
   std::unique_ptr<SandboxPool> sandbox;
-  ReferenceCache references;
+  // Correctness references on the GPU where the cuda backend runs and LibTorch has CUDA.
+  ReferenceCache references(config.backend == BackendKind::cuda && TorchReference::cudaAvailable());
   const std::size_t jobs = config.jobs ? config.jobs : std::max(1u, std::thread::hardware_concurrency());
   if (config.backend == BackendKind::sim) {
     // The sim cache is never disabled: the worker loads the library from it.
@@ -231,6 +233,8 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
                        {"size_set", sizeSet},
                        {"device", device},
                        {"timer", config.cuda.timer},
+                       {"references_on", references.onGpu() ? "cuda" : "cpu"},
+                       {"reference_timing", TorchReference::cudaAvailable() ? "LibTorch on the GPU, declared dtypes" : "none (LibTorch has no CUDA): no speedups"},
                        {"timing", config.cuda.time},
                        {"stopping_rule",
                         {{"min_samples", config.cuda.minSamples},

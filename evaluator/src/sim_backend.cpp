@@ -24,7 +24,7 @@ std::vector<HostTensor> ReferenceCache::run(const Problem& problem, const std::v
   }
   std::lock_guard lock(entry->mutex);  // one reference run at a time per problem
   if (!entry->reference) entry->reference = std::make_unique<TorchReference>(TorchReference::compile(problem));
-  return entry->reference->run(inputs, sizes);
+  return entry->reference->run(inputs, sizes, onGpu_);
 }
 
 void runSimBackend(const Problem& problem, const LaunchManifest& manifest, std::string_view source, const SimCompiler& compiler,

@@ -111,7 +111,7 @@ void TorchReference::runOnGpu(const std::vector<HostTensor>& inputs, const SizeB
   torch::cuda::synchronize();
 }
 
-std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes) const {
+std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes, bool onGpu) const {
   const Problem& problem = *impl_->problem;
   torch::NoGradGuard noGrad;
   const auto computeFloat = problem.referenceInFloat64 ? torch::kFloat64 : torch::kFloat32;
@@ -126,6 +126,7 @@ std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& input
     // (in-place ops included) can touch the harness's input buffers.
     torch::Tensor t = torch::from_blob(const_cast<std::byte*>(in.data()), in.shape(), storageType(in.dtype())).clone();
     if (isFloating(in.dtype())) t = t.to(computeFloat);
+    if (onGpu) t = t.to(torch::kCUDA);
     args.emplace_back(std::move(t));
   }
   c10::IValue result;
@@ -166,7 +167,7 @@ std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& input
                       c10::toString(t.scalar_type()), dtypeName(spec.dtype),
                       gotFloat ? "" : " (integer and bool outputs must match exactly: add .to(...) in the reference)");
     }
-    t = t.to(storageType(spec.dtype)).contiguous();
+    t = t.to(torch::kCPU).to(storageType(spec.dtype)).contiguous();
     HostTensor out(spec.dtype, *shape);
     std::memcpy(out.data(), t.data_ptr(), out.byteSize());
     outputs.push_back(std::move(out));

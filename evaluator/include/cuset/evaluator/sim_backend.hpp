@@ -21,9 +21,14 @@ namespace cuset {
 // Compiled TorchScript references, one per problem, shared by evaluation threads.
 class ReferenceCache {
  public:
+  // `onGpu`: run references on a CUDA device through LibTorch (the cuda backend's `full` sizes are
+  // too large for the CPU); only where TorchReference::cudaAvailable().
+  explicit ReferenceCache(bool onGpu = false) : onGpu_(onGpu) {}
   std::vector<HostTensor> run(const Problem& problem, const std::vector<HostTensor>& inputs, const SizeBindings& sizes);
+  bool onGpu() const { return onGpu_; }
 
  private:
+  bool onGpu_ = false;
   struct Entry {
     std::mutex mutex;
     std::unique_ptr<TorchReference> reference;

@@ -26,8 +26,9 @@ class TorchReference {
 
   // Runs forward on `inputs` (problem order). Floating inputs are upcast to float32 (float64 if the
   // problem asks); outputs are checked against the declared count, shapes and dtype kinds, then rounded
-  // to the declared dtypes. Throws cuset::Error on any mismatch.
-  std::vector<HostTensor> run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes) const;
+  // to the declared dtypes. Throws cuset::Error on any mismatch. `onGpu` computes on a CUDA device
+  // (same precision rules) and copies the outputs back.
+  std::vector<HostTensor> run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes, bool onGpu = false) const;
 
   // Whether this LibTorch can run on a CUDA GPU (a CUDA build and a visible device).
   static bool cudaAvailable();
