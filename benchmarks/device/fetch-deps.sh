@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Downloads (here, where apt works) the Debian packages that the GPU machine lacks into .deps/, which
+# is git-ignored and carried to the device machine (device tool: carry [".deps"]). check.sh unpacks
+# them into a private prefix there. The .debs stay compressed: about 40 MiB, under the 64 MiB carry limit.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+mkdir -p "$root/.deps"
+grep -qx '/.deps/' "$root/.git/info/exclude" 2>/dev/null || echo '/.deps/' >> "$root/.git/info/exclude"
+packages=(
+  libyaml-cpp-dev libyaml-cpp0.7 libfmt-dev libfmt9 nlohmann-json3-dev libcli11-dev libxxhash-dev libxxhash0
+  libboost-context1.74-dev libboost-context1.74.0 libboost1.74-dev libseccomp-dev libseccomp2
+  libicu-dev libicu72 libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian
+)
+apt-get update -qq
+cd "$root/.deps"
+apt-get download "${packages[@]}"
+du -sh "$root/.deps"
