@@ -443,13 +443,19 @@ class GpuSession {
   std::map<std::string, ReferenceEntry> references_;
 };
 
+// The protocol's channel: the original stdout, moved aside so that anything a library prints (LibTorch,
+// CUPTI) goes to stderr instead of corrupting the frames.
+int protocolFd = STDOUT_FILENO;
+
 void reply(const nlohmann::json& header, std::vector<std::byte> payload = {}) {
-  sandbox::writeMessage(STDOUT_FILENO, sandbox::Message{header, std::move(payload)});
+  sandbox::writeMessage(protocolFd, sandbox::Message{header, std::move(payload)});
 }
 
 }  // namespace
 
 int runCudaWorker() {
+  protocolFd = ::dup(STDOUT_FILENO);
+  if (protocolFd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return 2;
   auto driver = CudaDriver::get();
   std::unique_ptr<GpuSession> session;
   std::optional<std::string> unavailable;
