@@ -84,20 +84,33 @@ TorchReference TorchReference::compile(const Problem& problem) {
 
 bool TorchReference::cudaAvailable() { return torch::cuda::is_available(); }
 
-void TorchReference::runOnGpu(const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
-                              const std::function<bool(const std::function<void()>&)>& step) const {
-  const Problem& problem = *impl_->problem;
-  if (!cudaAvailable()) throw makeError("problem {}: this LibTorch has no CUDA device to time the reference on", problem.id);
-  torch::NoGradGuard noGrad;
+namespace {
+
+// forward's arguments in parameter order: sizes as ints, inputs as tensors viewed over the host
+// buffers and turned into what the caller needs by `prepare`.
+template <class Bindings, class Prepare>
+std::vector<c10::IValue> bindArguments(const Bindings& bindings, const std::vector<HostTensor>& inputs, const SizeBindings& sizes, Prepare prepare) {
   std::vector<c10::IValue> args;
-  for (const auto& b : impl_->bindings) {
+  for (const auto& b : bindings) {
     if (b.isSize) {
       args.emplace_back(sizes.at(b.sizeName));
       continue;
     }
     const HostTensor& in = inputs.at(b.inputIndex);
-    args.emplace_back(torch::from_blob(const_cast<std::byte*>(in.data()), in.shape(), storageType(in.dtype())).to(torch::kCUDA));
+    args.emplace_back(prepare(torch::from_blob(const_cast<std::byte*>(in.data()), in.shape(), storageType(in.dtype())), in));
   }
+  return args;
+}
+
+}  // namespace
+
+void TorchReference::runOnGpu(const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
+                              const std::function<bool(const std::function<void()>&)>& step) const {
+  const Problem& problem = *impl_->problem;
+  if (!cudaAvailable()) throw makeError("problem {}: this LibTorch has no CUDA device to time the reference on", problem.id);
+  torch::NoGradGuard noGrad;
+  const std::vector<c10::IValue> args =
+      bindArguments(impl_->bindings, inputs, sizes, [](const torch::Tensor& t, const HostTensor&) { return t.to(torch::kCUDA); });
   torch::cuda::synchronize();
   const std::function<void()> run = [&] {
     try {
@@ -115,20 +128,14 @@ std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& input
   const Problem& problem = *impl_->problem;
   torch::NoGradGuard noGrad;
   const auto computeFloat = problem.referenceInFloat64 ? torch::kFloat64 : torch::kFloat32;
-  std::vector<c10::IValue> args;
-  for (const auto& b : impl_->bindings) {
-    if (b.isSize) {
-      args.emplace_back(sizes.at(b.sizeName));
-      continue;
-    }
-    const HostTensor& in = inputs.at(b.inputIndex);
+  std::vector<c10::IValue> args = bindArguments(impl_->bindings, inputs, sizes, [&](const torch::Tensor& view, const HostTensor& in) {
     // from_blob does not own the memory; clone() gives the reference its own copy, so nothing it does
     // (in-place ops included) can touch the harness's input buffers.
-    torch::Tensor t = torch::from_blob(const_cast<std::byte*>(in.data()), in.shape(), storageType(in.dtype())).clone();
+    torch::Tensor t = view.clone();
     if (isFloating(in.dtype())) t = t.to(computeFloat);
     if (onGpu) t = t.to(torch::kCUDA);
-    args.emplace_back(std::move(t));
-  }
+    return t;
+  });
   c10::IValue result;
   try {
     result = (*impl_->forward)(std::move(args));
