@@ -19,5 +19,6 @@ void registerTokenizeCommand(CLI::App& app, CommandContext& context);
 void registerTrainCommand(CLI::App& app, CommandContext& context);
 void registerGenerateCommand(CLI::App& app, CommandContext& context);
 void registerReportCommand(CLI::App& app, CommandContext& context);
+void registerLexCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerTrainCommand(app, context);
   cuset::cli::registerGenerateCommand(app, context);
   cuset::cli::registerReportCommand(app, context);
+  cuset::cli::registerLexCommand(app, context);
 
   try {
     app.parse(argc, argv);

@@ -176,6 +176,19 @@ TEST(Cli, CudaBackendWithoutAGpuFailsWithOneClearLine) {
   EXPECT_NE(withStub.output.find("is the CUDA toolkit's stub library, not a driver"), std::string::npos) << withStub.output;
 }
 
+TEST(Cli, LexPrintsSensitiveSpans) {
+  test::TempDir dir;
+  test::writeText(dir / "k.cu", "__global__ void k() {\n  // __syncthreads();\n  atomicAdd(p, 1);\n}\n");
+  const CliRun r = cuset("lex --input " + (dir / "k.cu").string());
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_EQ(r.output, "0\t10\tqualifier\t__global__\n45\t54\tatomic\tatomicAdd\n");
+  test::writeText(dir / "k.jsonl", "\"__syncwarp();\"\n{\"not\": \"a string\"}\n");
+  const CliRun bad = cuset("lex --jsonl --input " + (dir / "k.jsonl").string());
+  EXPECT_NE(bad.exitCode, 0);
+  EXPECT_NE(bad.output.find("[{\"category\":\"sync\",\"end\":10,\"start\":0}]"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("k.jsonl:2: expected a JSON string"), std::string::npos) << bad.output;
+}
+
 TEST(Cli, EvalBadInputsGiveOneClearError) {
   test::TempDir dir;
   const CliRun missing = cuset("eval --candidates /nonexistent.jsonl --out " + (dir / "r").string());
