@@ -15,7 +15,7 @@ void registerTrainCommand(CLI::App& app, CommandContext& context) {
     bool quiet = false;
   };
   auto c = std::make_shared<Config>();
-  CLI::App* cmd = app.add_subcommand("train", "Fine-tune a Llama/Qwen2-family model (objective: sft)");
+  CLI::App* cmd = app.add_subcommand("train", "Fine-tune a Llama/Qwen2-family model (objectives: sft, cuset and ablations, dft, rho1, profit)");
   cmd->add_option("--config", c->config, "Training YAML (see configs/tiny.yaml and docs/cli-train.md)")->required();
   cmd->add_option("--out", c->out, "Run folder (default: runs/train-<config name>)");
   cmd->add_option("--max-steps", c->maxSteps, "Stop after this many optimizer steps (overrides steps.max)");

@@ -102,8 +102,8 @@ TEST(TrainConfig, ErrorsNameTheFieldAndLine) {
   test::TempDir dir;
   test::writeText(dir / "a.yaml", tinyYaml(5, 5) + "learning_rate: 3\n");
   CUSET_EXPECT_THROW_WITH(TrainConfig::load(dir / "a.yaml"), "a.yaml", "learning_rate", "unknown key");
-  test::writeText(dir / "b.yaml", tinyYaml(5, 5) + "objective: {type: cuset}\n");
-  CUSET_EXPECT_THROW_WITH(TrainConfig::load(dir / "b.yaml"), "objective.type", "only 'sft'");
+  test::writeText(dir / "b.yaml", tinyYaml(5, 5) + "objective: {type: cusett}\n");
+  CUSET_EXPECT_THROW_WITH(TrainConfig::load(dir / "b.yaml"), "objective.type", "unknown objective");
   test::writeText(dir / "c.yaml", "model: {}\ndata: {train: x.jsonl}\n");
   CUSET_EXPECT_THROW_WITH(TrainConfig::load(dir / "c.yaml"), "exactly one of 'path'");
   const TrainConfig c = TrainConfig::load((test::writeText(dir / "d.yaml", tinyYaml(100, 5)), dir / "d.yaml"));

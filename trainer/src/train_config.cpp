@@ -113,9 +113,56 @@ TrainConfig TrainConfig::load(const std::filesystem::path& path) {
   }
   if (c.maxSteps < 1 || c.logEvery < 1 || c.saveEvery < 1) y.fail(root["steps"], "steps", "max, log_every and save_every must be >= 1");
   if (auto o = root["objective"]) {
-    y.onlyKeys(o, "objective", {"type"});
-    c.objective = y.asString(y.require(o, "type", "objective"), "objective.type");
-    if (c.objective != "sft") y.fail(o["type"], "objective.type", "only 'sft' exists so far (CuSeT and the other baselines arrive with issue #8)");
+    y.onlyKeys(o, "objective", {"type", "confidence", "mask", "regions", "weights", "rho1", "profit"});
+    ObjectiveConfig& ob = c.objective;
+    const YAML::Node type = y.require(o, "type", "objective");
+    if (!parseObjectiveName(y.asString(type, "objective.type"), ob.kind)) {
+      y.fail(type, "objective.type", "unknown objective (known: sft, cuset, cuset-mask-only, cuset-reweight-only, dft, rho1, profit)");
+    }
+    if (auto n = o["confidence"]) {
+      ob.confidence = y.asString(n, "objective.confidence");
+      if (ob.confidence != "self" && ob.confidence != "reference") y.fail(n, "objective.confidence", "must be self or reference");
+    }
+    auto fraction = [&](const YAML::Node& n, const std::string& field, double& out) {
+      out = y.asDouble(n, field);
+      if (!(out >= 0.0 && out <= 1.0)) y.fail(n, field, "must be in [0, 1]");
+    };
+    auto count = [&](const YAML::Node& n, const std::string& field, long& out) {
+      out = static_cast<long>(y.asInt64(n, field));
+      if (out < 0) y.fail(n, field, "must be >= 0");
+    };
+    if (auto m = o["mask"]) {
+      y.onlyKeys(m, "objective.mask", {"quantile", "mode", "warmup_steps"});
+      if (auto n = m["quantile"]) fraction(n, "objective.mask.quantile", ob.maskQuantile);
+      if (auto n = m["mode"]) {
+        ob.maskMode = y.asString(n, "objective.mask.mode");
+        if (ob.maskMode != "low" && ob.maskMode != "high") y.fail(n, "objective.mask.mode", "must be low or high");
+      }
+      if (auto n = m["warmup_steps"]) count(n, "objective.mask.warmup_steps", ob.maskWarmupSteps);
+    }
+    if (auto r = o["regions"]) {
+      y.onlyKeys(r, "objective.regions", {"threshold", "gap", "min_tokens"});
+      if (auto n = r["threshold"]) fraction(n, "objective.regions.threshold", ob.regionThreshold);
+      if (auto n = r["gap"]) count(n, "objective.regions.gap", ob.regionGap);
+      if (auto n = r["min_tokens"]) count(n, "objective.regions.min_tokens", ob.regionMinTokens);
+    }
+    if (auto w = o["weights"]) {
+      y.onlyKeys(w, "objective.weights", {"alpha", "min", "max"});
+      if (auto n = w["alpha"]) ob.alpha = y.asDouble(n, "objective.weights.alpha");
+      if (auto n = w["min"]) ob.weightMin = y.asDouble(n, "objective.weights.min");
+      if (auto n = w["max"]) ob.weightMax = y.asDouble(n, "objective.weights.max");
+      if (!(ob.alpha >= 0 && ob.weightMin > 0 && ob.weightMin <= 1 && ob.weightMax >= 1)) {
+        y.fail(w, "objective.weights", "needs alpha >= 0 and 0 < min <= 1 <= max");
+      }
+    }
+    if (auto r = o["rho1"]) {
+      y.onlyKeys(r, "objective.rho1", {"top_fraction"});
+      if (auto n = r["top_fraction"]) fraction(n, "objective.rho1.top_fraction", ob.rho1TopFraction);
+    }
+    if (auto p = o["profit"]) {
+      y.onlyKeys(p, "objective.profit", {"tau"});
+      if (auto n = p["tau"]) fraction(n, "objective.profit.tau", ob.profitTau);
+    }
   }
   return c;
 }

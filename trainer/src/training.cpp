@@ -1,5 +1,5 @@
-// The SFT training loop. Per-token losses pass through weightedTokenLoss, so objectives that mask
-// tokens or weight samples (CuSeT, issue #8) plug in without touching the loop.
+// The training loop. Per-token losses go to computeObjective (objectives.cpp), which masks tokens and
+// weights samples for CuSeT and the baselines; sft is the plain mean over response tokens.
 #include "cuset/trainer/training.hpp"
 
 #include <ATen/autocast_mode.h>
@@ -18,6 +18,8 @@
 #include "cuset/common/progress.hpp"
 #include "cuset/trainer/chat_data.hpp"
 #include "cuset/trainer/llama_model.hpp"
+#include "cuset/trainer/objectives.hpp"
+#include "cuset/trainer/sensitivity_lexer.hpp"
 #include "cuset/trainer/tokenizer.hpp"
 
 namespace fs = std::filesystem;
@@ -53,16 +55,41 @@ class Bf16Autocast {
   bool cuda_;
 };
 
-// Σ_s w_s Σ_t m_t ℓ_t / Σ_s Σ_t m_t. losses, mask: (B, T); weights: (B).
-torch::Tensor weightedTokenLoss(const torch::Tensor& losses, const torch::Tensor& mask, const torch::Tensor& weights) {
-  const auto denominator = mask.sum().clamp_min(1.0);
-  return (weights.unsqueeze(1) * mask * losses).sum() / denominator;
+// Per-token cross-entropy, (B, T), from (B, T, V) logits.
+torch::Tensor tokenLosses(const torch::Tensor& logits, const torch::Tensor& targets) {
+  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}),
+                                              torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
+      .view_as(targets.to(torch::kFloat32));
 }
+
+// The objective's per-micro-batch statistics, averaged over a logging window (metrics.jsonl).
+struct ObjectiveWindow {
+  double masked = 0.0, sensitive = 0.0, regions = 0.0;
+  double weightMin = 1e300, weightMax = -1e300;
+  int count = 0;
+  void add(const ObjectiveStats& s) {
+    masked += s.maskedFraction;
+    sensitive += s.sensitiveShare;
+    regions += static_cast<double>(s.regions);
+    weightMin = std::min(weightMin, s.weightMin);
+    weightMax = std::max(weightMax, s.weightMax);
+    ++count;
+  }
+  void writeTo(nlohmann::json& record) const {
+    if (count == 0) return;
+    record["masked_fraction"] = masked / count;
+    record["sensitive_share"] = sensitive / count;
+    record["regions_per_batch"] = regions / count;
+    record["weight_min"] = weightMin;
+    record["weight_max"] = weightMax;
+  }
+};
 
 struct Batch {
   torch::Tensor inputs;   // (B, T) int64
   torch::Tensor targets;  // (B, T) int64, inputs shifted left by one
   torch::Tensor mask;     // (B, T) float32: 1 where the target token is in the loss
+  torch::Tensor sensitive;  // (B, T) float32: 1 where the target token is CUDA-sensitive
   std::int64_t tokens = 0;
 };
 
@@ -86,15 +113,18 @@ class BatchPlan {
     b.inputs = torch::full({batchSize_, T}, padId, torch::kInt64);
     b.targets = torch::zeros({batchSize_, T}, torch::kInt64);
     b.mask = torch::zeros({batchSize_, T}, torch::kFloat32);
+    b.sensitive = torch::zeros({batchSize_, T}, torch::kFloat32);
     auto in = b.inputs.accessor<std::int64_t, 2>();
     auto out = b.targets.accessor<std::int64_t, 2>();
     auto mk = b.mask.accessor<float, 2>();
+    auto sn = b.sensitive.accessor<float, 2>();
     for (std::size_t r = 0; r < members.size(); ++r) {
       const auto& ex = data_[members[r]];
       for (std::size_t t = 0; t + 1 < ex.ids.size(); ++t) {
         in[static_cast<std::int64_t>(r)][static_cast<std::int64_t>(t)] = ex.ids[t];
         out[static_cast<std::int64_t>(r)][static_cast<std::int64_t>(t)] = ex.ids[t + 1];
         mk[static_cast<std::int64_t>(r)][static_cast<std::int64_t>(t)] = ex.lossMask[t + 1];
+        if (!ex.sensitive.empty()) sn[static_cast<std::int64_t>(r)][static_cast<std::int64_t>(t)] = ex.sensitive[t + 1];
         b.tokens += 1;
       }
     }
@@ -200,6 +230,13 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   }
   std::vector<TokenizedExample> data;
   for (const auto& ex : examples) data.push_back(tokenizeChatMl(*tokenizer, ex, config.maxTokens));
+  if (config.objective.needsSensitivity()) {
+    const SensitivityLexer lexer;
+    for (auto& ex : data) {
+      const auto flags = sensitiveTokenFlags(ex.spans, lexer.analyze(ex.text));
+      ex.sensitive.assign(flags.begin(), flags.end());
+    }
+  }
 
   // Model.
   torch::manual_seed(config.seed);
@@ -222,6 +259,22 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   if (resumeFrom) loadWeights(model, *resumeFrom);
   else if (!config.modelPath.empty()) loadWeights(model, config.modelPath);
   model->train();
+  // The frozen reference (rho1, or cuset with `confidence: reference`): the starting model's weights
+  // (from model.path; for a randomly initialised model, the weights this run starts from).
+  std::optional<CausalLm> reference;
+  if (config.objective.needsReference()) {
+    reference.emplace(modelConfig);
+    (*reference)->to(device);
+    if (!config.modelPath.empty()) {
+      loadWeights(*reference, config.modelPath);
+    } else {
+      torch::NoGradGuard noGrad;
+      auto target = (*reference)->named_parameters();
+      for (const auto& p : model->named_parameters()) target[p.key()].copy_(p.value());
+    }
+    (*reference)->eval();
+    for (auto& p : (*reference)->parameters()) p.set_requires_grad(false);
+  }
 
   // Optimiser: no weight decay on norms and biases.
   std::vector<torch::Tensor> decay, noDecay;
@@ -251,6 +304,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   std::int64_t windowTokens = 0;
   double windowLoss = 0.0;
   int windowSteps = 0;
+  ObjectiveWindow windowStats;
   bool first = true;
   for (; step < maxSteps; ++step) {
     const double lr = config.learningRate(step);
@@ -267,12 +321,16 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
         const Bf16Autocast autocast(config.precision == "bf16", device);
         logits = model->forward(b.inputs).to(torch::kFloat32);  // (B, T, V); the loss in float32
       }
-      const auto losses = torch::nn::functional::cross_entropy(
-                              logits.reshape({-1, logits.size(-1)}), b.targets.reshape({-1}),
-                              torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
-                              .view_as(b.targets.to(torch::kFloat32));                                   // (B, T)
-      const auto loss = weightedTokenLoss(losses, b.mask, torch::ones({b.inputs.size(0)}, torch::TensorOptions().device(device))) /
-                        static_cast<double>(config.accumulation);
+      const auto losses = tokenLosses(logits, b.targets);  // (B, T)
+      ObjectiveBatch ob{losses, b.mask, b.sensitive.to(device), torch::Tensor(), step};
+      if (reference) {
+        torch::NoGradGuard noGrad;
+        const Bf16Autocast autocast(config.precision == "bf16", device);
+        ob.referenceLosses = tokenLosses((*reference)->forward(b.inputs).to(torch::kFloat32), b.targets);
+      }
+      const ObjectiveResult objective = computeObjective(config.objective, ob);
+      const auto loss = objective.loss / static_cast<double>(config.accumulation);
+      windowStats.add(objective.stats);
       loss.backward();
       stepLoss += loss.item<double>();
       windowTokens += b.tokens;
@@ -287,8 +345,11 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
     if (done % config.logEvery == 0 || done == maxSteps) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - windowStart).count();
       const double loss = windowLoss / windowSteps;
-      metrics << nlohmann::json{{"step", done}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", seconds > 0 ? windowTokens / seconds : 0.0}}.dump()
-              << "\n" << std::flush;
+      nlohmann::json record = {{"step", done}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", seconds > 0 ? windowTokens / seconds : 0.0},
+                               {"objective", objectiveName(config.objective.kind)}};
+      windowStats.writeTo(record);
+      metrics << record.dump() << "\n" << std::flush;
+      windowStats = ObjectiveWindow();
       if (first) summary.firstLoss = loss;
       first = false;
       summary.lastLoss = loss;

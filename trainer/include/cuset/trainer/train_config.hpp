@@ -11,6 +11,8 @@
 
 #include "cuset/trainer/model_config.hpp"
 
+#include "cuset/trainer/objective_config.hpp"
+
 namespace cuset {
 
 struct TrainConfig {
@@ -36,7 +38,7 @@ struct TrainConfig {
   std::int64_t maxSteps = 100;
   std::int64_t logEvery = 10;
   std::int64_t saveEvery = 100;
-  std::string objective = "sft";
+  ObjectiveConfig objective;
   int threads = 0;  // 0: LibTorch's default
   std::string device = "auto";  // cpu, cuda, or auto (cuda when LibTorch has CUDA and a GPU is visible)
   std::string precision = "fp32";  // fp32, or bf16: autocast to bfloat16 with float32 master weights
