@@ -98,6 +98,26 @@ TEST(Training, Bf16MixedPrecisionLearnsAndKeepsFloat32Weights) {
   EXPECT_NE(metrics(dir / "run")[0]["loss"].get<double>(), metrics(dir / "fp32")[0]["loss"].get<double>());
 }
 
+// Every objective trains end to end and logs its statistics; cuset sees sensitive tokens in the
+// bundled CUDA data and masks some of the others.
+TEST(Training, EveryObjectiveTrainsAndLogsItsStatistics) {
+  test::TempDir dir;
+  for (const char* objective : {"{type: cuset, confidence: reference, mask: {quantile: 0.3}}", "{type: cuset-reweight-only}", "{type: dft}",
+                                "{type: rho1}", "{type: profit, profit: {tau: 0.01}}"}) {
+    const std::string name = std::to_string(std::hash<std::string>{}(objective));
+    test::writeText(dir / (name + ".yaml"), tinyYaml(3, 100) + "objective: " + objective + "\n");
+    const TrainRunSummary s = runTraining(TrainConfig::load(dir / (name + ".yaml")), quiet(dir / name));
+    EXPECT_TRUE(std::isfinite(s.lastLoss)) << objective;
+    const auto m = metrics(dir / name);
+    ASSERT_FALSE(m.empty()) << objective;
+    EXPECT_TRUE(m.back().contains("masked_fraction") && m.back().contains("weight_max")) << m.back().dump();
+    if (std::string(objective).find("quantile") != std::string::npos) {
+      EXPECT_GT(m.back()["sensitive_share"].get<double>(), 0.0) << m.back().dump();
+      EXPECT_GT(m.back()["masked_fraction"].get<double>(), 0.1) << m.back().dump();
+    }
+  }
+}
+
 TEST(TrainConfig, ErrorsNameTheFieldAndLine) {
   test::TempDir dir;
   test::writeText(dir / "a.yaml", tinyYaml(5, 5) + "learning_rate: 3\n");

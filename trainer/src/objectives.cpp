@@ -96,7 +96,8 @@ ObjectiveResult computeObjective(const ObjectiveConfig& config, const ObjectiveB
     const torch::Tensor sensitive = (batch.sensitive > 0.5) & response;
     stats.sensitiveShare = sensitive.sum().item<double>() / responseTokens;
     if (config.masks()) {
-      const double ramp = config.maskWarmupSteps > 0 ? std::min(1.0, static_cast<double>(batch.step + 1) / config.maskWarmupSteps) : 1.0;
+      // Linear ramp: no masking at step 0, the full quantile from maskWarmupSteps on.
+      const double ramp = config.maskWarmupSteps > 0 ? std::min(1.0, static_cast<double>(batch.step) / config.maskWarmupSteps) : 1.0;
       const double q = config.maskQuantile * ramp;
       const torch::Tensor other = response & ~sensitive;
       if (q > 0) {
