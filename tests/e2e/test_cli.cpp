@@ -181,7 +181,7 @@ TEST(Cli, LexPrintsSensitiveSpans) {
   test::writeText(dir / "k.cu", "__global__ void k() {\n  // __syncthreads();\n  atomicAdd(p, 1);\n}\n");
   const CliRun r = cuset("lex --input " + (dir / "k.cu").string());
   EXPECT_EQ(r.exitCode, 0) << r.output;
-  EXPECT_EQ(r.output, "0\t10\tqualifier\t__global__\n45\t54\tatomic\tatomicAdd\n");
+  EXPECT_EQ(r.output, "0\t10\tqualifier\t__global__\n46\t55\tatomic\tatomicAdd\n");
   test::writeText(dir / "k.jsonl", "\"__syncwarp();\"\n{\"not\": \"a string\"}\n");
   const CliRun bad = cuset("lex --jsonl --input " + (dir / "k.jsonl").string());
   EXPECT_NE(bad.exitCode, 0);
