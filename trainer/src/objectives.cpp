@@ -113,23 +113,26 @@ ObjectiveResult computeObjective(const ObjectiveConfig& config, const ObjectiveB
       }
     }
     if (config.reweights()) {
-      const torch::Tensor low = (sensitive & (confidence < config.regionThreshold)).to(torch::kCPU);
-      const torch::Tensor conf = confidence.to(torch::kCPU).to(torch::kFloat64);
-      const torch::Tensor perSample = batch.mask.to(torch::kCPU).sum(1);
+      const torch::Tensor low = (sensitive & (confidence < config.regionThreshold)).to(torch::kCPU).contiguous();
+      const torch::Tensor conf = confidence.to(torch::kCPU).to(torch::kFloat64).contiguous();
+      const torch::Tensor perSample = batch.mask.to(torch::kCPU).to(torch::kFloat64).sum(1).contiguous();
+      const auto lowAt = low.accessor<bool, 2>();
+      const auto confAt = conf.accessor<double, 2>();
+      const auto countAt = perSample.accessor<double, 1>();
       std::vector<double> rho(static_cast<std::size_t>(B), 0.0);
+      const auto T = low.size(1);
+      std::vector<bool> flags(static_cast<std::size_t>(T));
+      std::vector<double> c(static_cast<std::size_t>(T));
       for (std::int64_t s = 0; s < B; ++s) {
-        const auto T = low.size(1);
-        std::vector<bool> flags(static_cast<std::size_t>(T));
-        std::vector<double> c(static_cast<std::size_t>(T));
         for (std::int64_t t = 0; t < T; ++t) {
-          flags[static_cast<std::size_t>(t)] = low[s][t].item<bool>();
-          c[static_cast<std::size_t>(t)] = conf[s][t].item<double>();
+          flags[static_cast<std::size_t>(t)] = lowAt[s][t];
+          c[static_cast<std::size_t>(t)] = confAt[s][t];
         }
         const auto regions = findRegions(flags, c, config.regionGap, config.regionMinTokens);
         stats.regions += static_cast<std::int64_t>(regions.size());
         double mass = 0.0;
         for (const auto& r : regions) mass += r.mass;
-        rho[static_cast<std::size_t>(s)] = mass / std::max(1.0, perSample[s].item<double>());
+        rho[static_cast<std::size_t>(s)] = mass / std::max(1.0, countAt[s]);
       }
       const auto w = regionWeights(rho, config.alpha, config.weightMin, config.weightMax);
       weights = torch::tensor(w, torch::TensorOptions().dtype(batch.losses.scalar_type())).to(batch.losses.device());

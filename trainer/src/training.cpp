@@ -324,7 +324,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
       const auto losses = tokenLosses(logits, b.targets);  // (B, T)
       ObjectiveBatch ob{losses, b.mask, b.sensitive.to(device), torch::Tensor(), step};
       if (reference) {
-        torch::NoGradGuard noGrad;
+        c10::InferenceMode inference;  // cheaper than NoGradGuard: no version counters, no views tracking
         const Bf16Autocast autocast(config.precision == "bf16", device);
         ob.referenceLosses = tokenLosses((*reference)->forward(b.inputs).to(torch::kFloat32), b.targets);
       }
