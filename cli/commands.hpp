@@ -20,5 +20,6 @@ void registerTrainCommand(CLI::App& app, CommandContext& context);
 void registerGenerateCommand(CLI::App& app, CommandContext& context);
 void registerReportCommand(CLI::App& app, CommandContext& context);
 void registerLexCommand(CLI::App& app, CommandContext& context);
+void registerAnalyzeCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

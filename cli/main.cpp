@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerGenerateCommand(app, context);
   cuset::cli::registerReportCommand(app, context);
   cuset::cli::registerLexCommand(app, context);
+  cuset::cli::registerAnalyzeCommand(app, context);
 
   try {
     app.parse(argc, argv);

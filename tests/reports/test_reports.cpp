@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/common/error.hpp"
+#include "cuset/reports/analysis_report.hpp"
 #include "cuset/reports/metrics.hpp"
 #include "cuset/reports/renderers.hpp"
 #include "cuset/reports/report_writer.hpp"
@@ -170,6 +171,24 @@ TEST(Renderers, JunitMarkdownAndHtmlCarryTheVerdicts) {
   EXPECT_NE(plain.find("&lt;/script&gt;&lt;b&gt;"), std::string::npos);
   EXPECT_NE(plain.find("no GPU timing"), std::string::npos);
   EXPECT_EQ(renderHtml(summary, results, "x = '</script>';", "").find("x = '</script>'"), std::string::npos);
+}
+
+TEST(AnalysisReport, RendersTablesChartsAndAnEscapedHeatMap) {
+  const nlohmann::json a = {{"model", "m"}, {"data", "d.jsonl"}, {"samples", 1}, {"high_confidence", 0.9}, {"bins", 4},
+                            {"sensitive", {{"counts", {1, 0, 0, 1}}, {"tokens", 2}, {"high_confidence_share", 0.5}, {"mean", 0.5}}},
+                            {"other", {{"counts", {0, 1, 0, 0}}, {"tokens", 1}, {"high_confidence_share", 0.0}, {"mean", 0.3}}},
+                            {"categories", {{"sync", {{"counts", {1, 0, 0, 0}}, {"tokens", 1}, {"high_confidence_share", 0.0}, {"mean", 0.1}}}}},
+                            {"regions", {{"threshold", 0.5}, {"gap", 2}, {"min_tokens", 2}, {"count", 1}, {"samples_with_regions", 1},
+                                         {"mean_length", 2.0}, {"median_length", 2}, {"categories", {{"sync", 1}}}}},
+                            {"heatmap", {{{"text", "a<b __syncthreads();"}, {"regions", 1},
+                                          {"tokens", {{{"start", 0}, {"end", 3}, {"confidence", 0.2}, {"categories", nlohmann::json::array()}, {"region", -1}},
+                                                      {{"start", 4}, {"end", 17}, {"confidence", 0.1}, {"categories", {"sync"}}, {"region", 0}}}}}}}};
+  const std::string html = renderAnalysisHtml(a);
+  EXPECT_NE(html.find("<svg class=\"chart\""), std::string::npos);
+  EXPECT_NE(html.find("a&lt;b"), std::string::npos);
+  EXPECT_NE(html.find("class=\"s r\""), std::string::npos);
+  EXPECT_NE(html.find("title=\"p = 0.100 · sync\""), std::string::npos);
+  EXPECT_NE(html.find("1 regions in 1 of 1 samples"), std::string::npos);
 }
 
 TEST(ReportWriter, WritesFourFilesAndFlagsARegression) {

@@ -31,6 +31,19 @@ TEST(SensitivityLexer, CommentsStringsAndPreprocessorAreNeverSensitive) {
   EXPECT_TRUE(SensitivityLexer().analyze(code).empty());
 }
 
+TEST(SensitivityLexer, ChatTextIsLexedOnlyInsideCodeFences) {
+  const std::string chat = "Compute y = x * 2 for threadIdx values.\n```cuda\n__global__ void k() { __syncthreads(); }\n```\nDone; y = threadIdx.x.";
+  const auto spans = SensitivityLexer().analyzeMarkdown(chat);
+  const auto got = labelled(chat, spans);
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, std::string>>{{"qualifier", "__global__"}, {"sync", "__syncthreads"}}));
+  // Without fences the whole text is code.
+  EXPECT_EQ(labelled("int i = threadIdx.x;", SensitivityLexer().analyzeMarkdown("int i = threadIdx.x;")).size(), 2u);
+  // Prose that looks like an assignment stops at the end of its line.
+  const std::string prose = "y = x * 0.5 * (1 + erf(x))\nint i = threadIdx.x;";
+  EXPECT_EQ(labelled(prose, SensitivityLexer().analyze(prose)),
+            (std::vector<std::pair<std::string, std::string>>{{"builtin", "threadIdx.x"}, {"index", "threadIdx.x"}}));
+}
+
 TEST(SensitivityLexer, TokenFlagsFollowByteOverlap) {
   const std::vector<SensitiveSpan> spans = {{4, 10, SensitivityCategory::sync}};
   EXPECT_EQ(sensitiveTokenFlags({{0, 4}, {3, 5}, {9, 12}, {10, 12}}, spans), (std::vector<bool>{false, true, true, false}));

@@ -7,6 +7,7 @@
 
 #include "cuset/trainer/llama_model.hpp"
 #include "cuset/trainer/tokenizer.hpp"
+#include "cuset/trainer/analysis.hpp"
 #include "cuset/trainer/training.hpp"
 #include "test_util.hpp"
 
@@ -115,6 +116,36 @@ TEST(Training, EveryObjectiveTrainsAndLogsItsStatistics) {
       EXPECT_GT(m.back()["sensitive_share"].get<double>(), 0.0) << m.back().dump();
       EXPECT_GT(m.back()["masked_fraction"].get<double>(), 0.1) << m.back().dump();
     }
+  }
+}
+
+// `cuset analyze` on a briefly trained model: confidences of sensitive and other response tokens,
+// categories, regions and heat-map tokens that line up with the sample text.
+TEST(Analysis, SummarisesConfidenceBySensitivity) {
+  test::TempDir dir;
+  test::writeText(dir / "c.yaml", tinyYaml(2, 100));
+  runTraining(TrainConfig::load(dir / "c.yaml"), quiet(dir / "run"));
+  AnalysisOptions o;
+  o.modelDir = dir / "run/final";
+  o.dataFile = std::string(CUSET_SOURCE_DIR) + "/data/sft-tiny.jsonl";
+  o.maxSamples = 4;
+  o.heatmapSamples = 2;
+  o.showProgress = false;
+  o.threads = 1;
+  const nlohmann::json a = analyzeModel(o);
+  EXPECT_EQ(a["samples"], 4);
+  EXPECT_GT(a["sensitive"]["tokens"].get<long>(), 0);
+  EXPECT_GT(a["other"]["tokens"].get<long>(), 0);
+  long binned = 0;
+  for (const auto& n : a["sensitive"]["counts"]) binned += n.get<long>();
+  EXPECT_EQ(binned, a["sensitive"]["tokens"].get<long>());
+  EXPECT_TRUE(a["categories"].contains("builtin")) << a["categories"].dump();
+  ASSERT_EQ(a["heatmap"].size(), 2u);
+  const std::string text = a["heatmap"][0]["text"];
+  for (const auto& t : a["heatmap"][0]["tokens"]) {
+    EXPECT_LE(t["end"].get<std::size_t>(), text.size());
+    const double p = t["confidence"];
+    EXPECT_TRUE(p >= 0.0 && p <= 1.0);
   }
 }
 

@@ -165,7 +165,11 @@ bool isAssignment(std::string_view op) { return op == "=" || op == "+=" || op ==
 
 class Analyzer {
  public:
-  explicit Analyzer(std::string_view code) : toks_(tokenize(code)) {}
+  explicit Analyzer(std::string_view code) : toks_(tokenize(code)) {
+    for (std::size_t i = 0; i < code.size(); ++i) {
+      if (code[i] == '\n') lineStarts_.push_back(i + 1);
+    }
+  }
 
   std::vector<SensitiveSpan> run() {
     keywords();
@@ -215,9 +219,16 @@ class Analyzer {
     }
   }
 
-  bool mentionsDerived(std::size_t first, std::size_t last) const {
+  // Whether tokens [first, last] use a built-in or a derived value. With `skipSubscripts`, uses inside
+  // [...] do not count: `v = x[i]` loads data through an index, and data is not index arithmetic.
+  bool mentionsDerived(std::size_t first, std::size_t last, bool skipSubscripts = false) const {
+    int subscript = 0;
     for (std::size_t i = first; i <= last && i < toks_.size(); ++i) {
+      if (toks_[i].text == "[") ++subscript;
+      if (toks_[i].text == "]") --subscript;
+      if (skipSubscripts && subscript > 0) continue;
       if (toks_[i].kind != Token::Kind::identifier) continue;
+      if (i > 0 && (toks_[i - 1].text == "." || toks_[i - 1].text == "->")) continue;  // a member (v.y) is not the variable y
       if (derived_.count(std::string(toks_[i].text))) return true;
       if (categoryOf(toks_, i) == Category::builtin) return true;
     }
@@ -240,9 +251,11 @@ class Analyzer {
             --depth;
           }
           if ((t == ";" || t == ",") && depth == 0) break;
+          // A statement that reaches the next line outside brackets is prose, not code: stop there.
+          if (depth == 0 && end > i + 1 && lineOf(toks_[end].start) != lineOf(toks_[end - 1].start)) break;
           ++end;
         }
-        if (end == i + 1 || !mentionsDerived(i + 1, end - 1)) continue;
+        if (end == i + 1 || !mentionsDerived(i + 1, end - 1, true)) continue;
         derived_.insert(std::string(toks_[i - 1].text));
         if (pass == 1) mark(i + 1, end - 1, Category::index);
       }
@@ -287,7 +300,12 @@ class Analyzer {
     }
   }
 
+  std::size_t lineOf(std::size_t offset) const {
+    return static_cast<std::size_t>(std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset) - lineStarts_.begin());
+  }
+
   std::vector<Token> toks_;
+  std::vector<std::size_t> lineStarts_;
   std::set<std::string> derived_;
   std::vector<SensitiveSpan> spans_;
 };
@@ -318,6 +336,28 @@ std::optional<SensitivityCategory> parseSensitivityCategory(std::string_view nam
 }
 
 std::vector<SensitiveSpan> SensitivityLexer::analyze(std::string_view code) const { return Analyzer(code).run(); }
+
+std::vector<SensitiveSpan> SensitivityLexer::analyzeMarkdown(std::string_view text) const {
+  if (text.find("```") == std::string_view::npos) return analyze(text);
+  std::vector<SensitiveSpan> out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t fence = text.find("```", at);
+    if (fence == std::string_view::npos) break;
+    const std::size_t bodyStart = text.find('\n', fence);
+    if (bodyStart == std::string_view::npos) break;
+    std::size_t close = text.find("```", bodyStart + 1);
+    if (close == std::string_view::npos) close = text.size();  // an unterminated fence (a truncated answer) runs to the end
+    for (auto s : analyze(text.substr(bodyStart + 1, close - bodyStart - 1))) {
+      s.start += bodyStart + 1;
+      s.end += bodyStart + 1;
+      out.push_back(s);
+    }
+    if (close >= text.size()) break;
+    at = close + 3;
+  }
+  return out;
+}
 
 std::vector<bool> sensitiveTokenFlags(const std::vector<std::pair<std::size_t, std::size_t>>& tokenSpans, const std::vector<SensitiveSpan>& spans) {
   std::vector<bool> flags(tokenSpans.size(), false);

@@ -233,7 +233,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   if (config.objective.needsSensitivity()) {
     const SensitivityLexer lexer;
     for (auto& ex : data) {
-      const auto flags = sensitiveTokenFlags(ex.spans, lexer.analyze(ex.text));
+      const auto flags = sensitiveTokenFlags(ex.spans, lexer.analyzeMarkdown(ex.text));
       ex.sensitive.assign(flags.begin(), flags.end());
     }
   }

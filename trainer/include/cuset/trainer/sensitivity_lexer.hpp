@@ -43,6 +43,9 @@ class SensitivityLexer {
   // Every sensitive span, sorted by start then category. Spans of different categories may overlap
   // (a built-in inside an index expression is both).
   std::vector<SensitiveSpan> analyze(std::string_view code) const;
+  // For chat text: only the fenced code blocks (```...```) are lexed when there are any, so prose
+  // ("y = x * 0.5 ...") is never mistaken for code; text without fences is lexed whole.
+  std::vector<SensitiveSpan> analyzeMarkdown(std::string_view text) const;
 };
 
 // Per token: whether its byte span [begin, end) overlaps any sensitive span (DESIGN §5: σ_t = 1).
