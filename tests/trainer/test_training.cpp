@@ -119,6 +119,19 @@ TEST(Training, EveryObjectiveTrainsAndLogsItsStatistics) {
   }
 }
 
+// rho1 against a separate reference model (as Rho-1 uses one trained on curated data).
+TEST(Training, ReferenceModelFromAFolder) {
+  test::TempDir dir;
+  test::writeText(dir / "ref.yaml", tinyYaml(2, 100));
+  runTraining(TrainConfig::load(dir / "ref.yaml"), quiet(dir / "ref"));
+  // The same tokenizer (learned from the same data and seed) keeps the vocabularies equal.
+  test::writeText(dir / "c.yaml", tinyYaml(2, 100) + "objective: {type: rho1, reference_model: " + (dir / "ref/final").string() + "}\n");
+  const TrainRunSummary s = runTraining(TrainConfig::load(dir / "c.yaml"), quiet(dir / "run"));
+  EXPECT_TRUE(std::isfinite(s.lastLoss));
+  test::writeText(dir / "bad.yaml", tinyYaml(2, 100) + "objective: {type: rho1, reference_model: " + (dir / "nowhere").string() + "}\n");
+  CUSET_EXPECT_THROW_WITH(TrainConfig::load(dir / "bad.yaml"), "objective.reference_model", "has no config.json");
+}
+
 // `cuset analyze` on a briefly trained model: confidences of sensitive and other response tokens,
 // categories, regions and heat-map tokens that line up with the sample text.
 TEST(Analysis, SummarisesConfidenceBySensitivity) {

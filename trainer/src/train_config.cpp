@@ -1,5 +1,7 @@
 #include "cuset/trainer/train_config.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <numbers>
@@ -113,11 +115,17 @@ TrainConfig TrainConfig::load(const std::filesystem::path& path) {
   }
   if (c.maxSteps < 1 || c.logEvery < 1 || c.saveEvery < 1) y.fail(root["steps"], "steps", "max, log_every and save_every must be >= 1");
   if (auto o = root["objective"]) {
-    y.onlyKeys(o, "objective", {"type", "confidence", "mask", "regions", "weights", "rho1", "profit"});
+    y.onlyKeys(o, "objective", {"type", "confidence", "reference_model", "mask", "regions", "weights", "rho1", "profit"});
     ObjectiveConfig& ob = c.objective;
     const YAML::Node type = y.require(o, "type", "objective");
     if (!parseObjectiveName(y.asString(type, "objective.type"), ob.kind)) {
       y.fail(type, "objective.type", "unknown objective (known: sft, cuset, cuset-mask-only, cuset-reweight-only, dft, rho1, profit)");
+    }
+    if (auto n = o["reference_model"]) {
+      ob.referenceModel = resolve(y.asString(n, "objective.reference_model")).string();
+      if (!std::filesystem::exists(std::filesystem::path(ob.referenceModel) / "config.json")) {
+        y.fail(n, "objective.reference_model", fmt::format("{} has no config.json (an HF model folder is expected)", ob.referenceModel));
+      }
     }
     if (auto n = o["confidence"]) {
       ob.confidence = y.asString(n, "objective.confidence");

@@ -262,7 +262,19 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   // The frozen reference (rho1, or cuset with `confidence: reference`): the starting model's weights
   // (from model.path; for a randomly initialised model, the weights this run starts from).
   std::optional<CausalLm> reference;
-  if (config.objective.needsReference()) {
+  if (config.objective.needsReference() && !config.objective.referenceModel.empty()) {
+    const fs::path dir = config.objective.referenceModel;
+    const ModelConfig referenceConfig = ModelConfig::load(dir / "config.json");
+    if (referenceConfig.vocabSize != modelConfig.vocabSize) {
+      throw makeError("{}: the reference model's vocab_size {} differs from the trained model's {}: they must share a tokenizer",
+                      dir.string(), referenceConfig.vocabSize, modelConfig.vocabSize);
+    }
+    reference.emplace(referenceConfig);
+    (*reference)->to(device);
+    loadWeights(*reference, dir);
+    (*reference)->eval();
+    for (auto& p : (*reference)->parameters()) p.set_requires_grad(false);
+  } else if (config.objective.needsReference()) {
     reference.emplace(modelConfig);
     (*reference)->to(device);
     if (!config.modelPath.empty()) {

@@ -15,6 +15,9 @@ struct ObjectiveConfig {
   // Where token confidence c_t comes from: the model being trained ("self", free) or a frozen copy of
   // the starting model ("reference", one extra forward per micro-batch). rho1 always uses the reference.
   std::string confidence = "self";
+  // The frozen reference (rho1, `confidence: reference`): an HF folder with the same vocabulary, e.g.
+  // a model trained on curated data as in Rho-1; empty: the starting weights of this run.
+  std::string referenceModel;
   // Adaptive masking of non-sensitive tokens: the threshold is the `maskQuantile` quantile of the batch's
   // non-sensitive response-token confidences, ramped in linearly over `maskWarmupSteps`.
   // maskMode "low" masks those below it; "high" masks those above the (1 - q) quantile instead.
