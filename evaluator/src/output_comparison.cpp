@@ -30,7 +30,9 @@ OutputComparison compareOutput(const std::string& name, const HostTensor& got, c
       const double err = std::abs(g - w);
       c.maxAbsError = std::max(c.maxAbsError, err);
       if (w != 0.0) c.maxRelError = std::max(c.maxRelError, err / std::abs(w));
-      ok = exact ? g == w : err <= tolerance.atol + tolerance.rtol * std::abs(w);
+      const double allowed = tolerance.atol + tolerance.rtol * std::abs(w);
+      ok = exact ? g == w : err <= allowed;
+      if (!exact && allowed > 0.0) c.toleranceUse = std::max(c.toleranceUse, err / allowed);
     }
     if (!ok) {
       if (c.mismatches == 0) {
@@ -53,7 +55,7 @@ OutputComparison compareOutput(const std::string& name, const HostTensor& got, c
 }
 
 std::string OutputComparison::describe() const {
-  if (passed()) return fmt::format("{}: all {} elements match (max abs err {:.3g})", output, elements, maxAbsError);
+  if (passed()) return fmt::format("{}: all {} elements match (max abs err {:.3g}, {:.0f}% of the tolerance)", output, elements, maxAbsError, 100.0 * toleranceUse);
   return fmt::format("{}: {} of {} elements differ ({:.3g}%); first at [{}]: got {:.7g}, want {:.7g}; max abs err {:.3g}, max rel err {:.3g}",
                      output, mismatches, elements, 100.0 * mismatchFraction(), fmt::join(firstMismatchIndex, ", "), firstGot, firstWant,
                      maxAbsError, maxRelError);
@@ -64,7 +66,8 @@ nlohmann::json toJson(const OutputComparison& c) {
   auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(fmt::format("{}", v)); };
   return {{"output", c.output},          {"elements", c.elements},         {"mismatches", c.mismatches},
           {"max_abs_error", number(c.maxAbsError)}, {"max_rel_error", number(c.maxRelError)}, {"first_mismatch", c.firstMismatch},
-          {"first_mismatch_index", c.firstMismatchIndex}, {"first_got", number(c.firstGot)}, {"first_want", number(c.firstWant)}};
+          {"first_mismatch_index", c.firstMismatchIndex}, {"first_got", number(c.firstGot)}, {"first_want", number(c.firstWant)},
+          {"tolerance_use", number(c.toleranceUse)}};
 }
 
 OutputComparison outputComparisonFromJson(const nlohmann::json& j) {
@@ -78,6 +81,7 @@ OutputComparison outputComparisonFromJson(const nlohmann::json& j) {
   c.firstMismatch = j.at("first_mismatch").get<std::int64_t>();
   c.firstMismatchIndex = j.at("first_mismatch_index").get<std::vector<std::int64_t>>();
   c.firstGot = number(j.at("first_got"));
+  if (auto it = j.find("tolerance_use"); it != j.end()) c.toleranceUse = number(*it);  // absent in older results
   c.firstWant = number(j.at("first_want"));
   return c;
 }

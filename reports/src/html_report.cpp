@@ -326,12 +326,12 @@ std::string candidateDetail(const EvalResult& r, std::size_t index) {
   }
   h += "</dl>";
   if (!r.comparisons.empty()) {
-    h += R"h(<div class="scroll"><table><thead><tr><th>output</th><th class="num">elements</th><th class="num">mismatches</th><th class="num">max abs err</th><th class="num">max rel err</th><th>first mismatch</th></tr></thead><tbody>)h";
+    h += R"h(<div class="scroll"><table><thead><tr><th>output</th><th class="num">elements</th><th class="num">mismatches</th><th class="num">max abs err</th><th class="num">max rel err</th><th class="num">tolerance used</th><th>first mismatch</th></tr></thead><tbody>)h";
     for (const auto& c : r.comparisons) {
       std::string at;
       for (auto i : c.firstMismatchIndex) at += fmt::format("{}{}", at.empty() ? "" : ", ", i);
-      h += fmt::format(R"h(<tr><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{:.3g}</td><td class="num">{:.3g}</td><td>{}</td></tr>)h",
-                       esc(c.output), c.elements, c.mismatches, c.maxAbsError, c.maxRelError,
+      h += fmt::format(R"h(<tr><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{:.3g}</td><td class="num">{:.3g}</td><td class="num">{:.0f}%</td><td>{}</td></tr>)h",
+                       esc(c.output), c.elements, c.mismatches, c.maxAbsError, c.maxRelError, 100.0 * c.toleranceUse,
                        c.firstMismatch < 0 ? "-" : fmt::format("[{}]: got {:.7g}, want {:.7g}", at, c.firstGot, c.firstWant));
     }
     h += "</tbody></table></div>";

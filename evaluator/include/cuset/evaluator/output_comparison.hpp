@@ -20,6 +20,9 @@ struct OutputComparison {
   std::int64_t firstMismatch = -1;
   std::vector<std::int64_t> firstMismatchIndex;  // multi-dimensional
   double firstGot = 0.0, firstWant = 0.0;
+  // max over finite elements of |got - want| / (atol + rtol*|want|): how close a passing output came to
+  // failing (1.0 is the edge), for reviewing tolerances. 0 for exact dtypes.
+  double toleranceUse = 0.0;
   bool passed() const { return mismatches == 0; }
   double mismatchFraction() const { return elements ? static_cast<double>(mismatches) / static_cast<double>(elements) : 0.0; }
   std::string describe() const;  // "y: 12 of 64000 elements (0.019%) differ; first at [3, 17]: got nan, want 0.25; max abs err ..."
