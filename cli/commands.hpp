@@ -21,5 +21,6 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context);
 void registerReportCommand(CLI::App& app, CommandContext& context);
 void registerLexCommand(CLI::App& app, CommandContext& context);
 void registerAnalyzeCommand(CLI::App& app, CommandContext& context);
+void registerDataCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

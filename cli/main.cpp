@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerReportCommand(app, context);
   cuset::cli::registerLexCommand(app, context);
   cuset::cli::registerAnalyzeCommand(app, context);
+  cuset::cli::registerDataCommand(app, context);
 
   try {
     app.parse(argc, argv);

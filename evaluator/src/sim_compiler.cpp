@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <regex>
@@ -168,7 +169,10 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
   }
   const fs::path source_path = cacheDir_ / (key + ".cpp");
   writeFileAtomic(source_path, tu);
-  const fs::path temporary = cacheDir_ / fmt::format("{}.{}.tmp.so", key, ::getpid());
+  // Unique per call, not just per process: two jobs of one run may compile the same source at once
+  // (a dataset repeats kernels), and each must link into its own file before the rename.
+  static std::atomic<std::uint64_t> builds{0};
+  const fs::path temporary = cacheDir_ / fmt::format("{}.{}.{}.tmp.so", key, ::getpid(), builds.fetch_add(1));
   // -O1: the suite's small sizes run in milliseconds, so compile time dominates; -fno-strict-aliasing
   // because CUDA code reinterprets buffers (float4 loads over float arrays) as nvcc allows.
   const std::vector<std::string> argv = {toolchain_.compiler.string(), "-std=c++20", "-O1", "-fPIC", "-shared", "-w",

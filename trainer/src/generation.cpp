@@ -1,7 +1,6 @@
 #include "cuset/trainer/generation.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -12,22 +11,13 @@
 #include "cuset/evaluator/problem_suite.hpp"
 #include "cuset/trainer/chat_data.hpp"
 #include "cuset/trainer/llama_model.hpp"
+#include "cuset/trainer/problem_prompt.hpp"
 #include "cuset/trainer/tokenizer.hpp"
 
 namespace fs = std::filesystem;
 
 namespace cuset {
 namespace {
-
-std::string tensorList(const std::vector<TensorSpec>& tensors) {
-  std::vector<std::string> parts;
-  for (const auto& t : tensors) {
-    std::vector<std::string> dims;
-    for (const auto& d : t.shape) dims.push_back(d.text());
-    parts.push_back(fmt::format("{} ({}, shape [{}])", t.name, dtypeName(t.dtype), fmt::join(dims, ", ")));
-  }
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
 
 // One token per row from logits (B, V): greedy at temperature 0, else nucleus sampling.
 torch::Tensor sample(const torch::Tensor& logits, double temperature, double topP, torch::Generator& gen) {
@@ -43,17 +33,6 @@ torch::Tensor sample(const torch::Tensor& logits, double temperature, double top
 }
 
 }  // namespace
-
-std::string renderProblemPrompt(const Problem& p) {
-  std::vector<std::string> sizes;
-  for (const auto& [name, value] : p.sizes("small")) sizes.push_back(fmt::format("{}={}", name, value));
-  return fmt::format(
-      "Write a CUDA kernel for this problem.\n\n{}\n\nInputs: {}\nOutputs: {}\nSizes (names usable in the manifest), e.g. {}\n"
-      "Answer with the kernel and its /*@cuset launch manifest, for example:\n"
-      "/*@cuset\nlaunches:\n  - kernel: my_kernel\n    grid: [ceil_div(N, 256)]\n    block: [256]\n    args: [x, y, N]\n*/\n"
-      "extern \"C\" __global__ void my_kernel(const float* x, float* y, int N) {{ ... }}",
-      p.description, tensorList(p.inputs), tensorList(p.outputs), fmt::join(sizes, " "));
-}
 
 GenerateSummary runGeneration(const GenerateOptions& o) {
   setComputeThreads(o.threads);

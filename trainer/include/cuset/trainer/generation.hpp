@@ -5,9 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "cuset/trainer/problem_prompt.hpp"
+
 namespace cuset {
 
-struct Problem;
 
 struct GenerateOptions {
   std::filesystem::path modelDir;     // HF folder: config.json, model.safetensors, tokenizer.json
@@ -33,10 +34,6 @@ struct GenerateSummary {
   std::size_t generatedTokens = 0;
   double seconds = 0.0;
 };
-
-// The instruction a model sees for a problem: description, inputs and outputs with dtypes and shapes
-// (and the small sizes), and the candidate-format contract with a short example.
-std::string renderProblemPrompt(const Problem& problem);
 
 GenerateSummary runGeneration(const GenerateOptions& options);
 

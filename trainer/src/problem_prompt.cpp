@@ -1,0 +1,34 @@
+#include "cuset/trainer/problem_prompt.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cuset/evaluator/problem.hpp"
+
+namespace cuset {
+namespace {
+
+std::string tensorList(const std::vector<TensorSpec>& tensors) {
+  std::vector<std::string> parts;
+  for (const auto& t : tensors) {
+    std::vector<std::string> dims;
+    for (const auto& d : t.shape) dims.push_back(d.text());
+    parts.push_back(fmt::format("{} ({}, shape [{}])", t.name, dtypeName(t.dtype), fmt::join(dims, ", ")));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+std::string renderProblemPrompt(const Problem& p) {
+  std::vector<std::string> sizes;
+  for (const auto& [name, value] : p.sizes("small")) sizes.push_back(fmt::format("{}={}", name, value));
+  return fmt::format(
+      "Write a CUDA kernel for this problem.\n\n{}\n\nInputs: {}\nOutputs: {}\nSizes (names usable in the manifest), e.g. {}\n"
+      "Answer with the kernel and its /*@cuset launch manifest, for example:\n"
+      "/*@cuset\nlaunches:\n  - kernel: my_kernel\n    grid: [ceil_div(N, 256)]\n    block: [256]\n    args: [x, y, N]\n*/\n"
+      "extern \"C\" __global__ void my_kernel(const float* x, float* y, int N) {{ ... }}",
+      p.description, tensorList(p.inputs), tensorList(p.outputs), fmt::join(sizes, " "));
+}
+
+}  // namespace cuset
