@@ -22,5 +22,6 @@ void registerReportCommand(CLI::App& app, CommandContext& context);
 void registerLexCommand(CLI::App& app, CommandContext& context);
 void registerAnalyzeCommand(CLI::App& app, CommandContext& context);
 void registerDataCommand(CLI::App& app, CommandContext& context);
+void registerLoopCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

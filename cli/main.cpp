@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerLexCommand(app, context);
   cuset::cli::registerAnalyzeCommand(app, context);
   cuset::cli::registerDataCommand(app, context);
+  cuset::cli::registerLoopCommand(app, context);
 
   try {
     app.parse(argc, argv);

@@ -10,20 +10,13 @@
 namespace cuset {
 namespace {
 
-const char* kStyle = R"CSS(
-body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: #1b1f24; }
-main { max-width: 1400px; margin: 0 auto; padding: 16px; }
-h1 { font-size: 22px; } h2 { font-size: 18px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
-table { border-collapse: collapse; margin: 8px 0; } th, td { border-bottom: 1px solid #d0d7de; padding: 4px 10px; text-align: left; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 16px; }
-svg.chart { width: 100%; height: auto; font-size: 11px; } svg .grid { stroke: #e5e7eb; } svg .tick { fill: #57606a; }
+// The shared page style plus the token heat map's.
+const char* kHeatStyle = R"CSS(
 pre.heat { white-space: pre-wrap; word-break: break-word; font: 12px/1.6 ui-monospace, Menlo, Consolas, monospace; background: #fff;
            border: 1px solid #d0d7de; padding: 8px; }
 pre.heat span.s { font-weight: 700; text-decoration: underline; }
 pre.heat span.r { outline: 1.5px solid #000; }
 .legend span { padding: 0 6px; margin-right: 4px; font: 12px ui-monospace, monospace; }
-.scroll { overflow-x: auto; }
 )CSS";
 
 // Red (confidence 0) through yellow to green (1).
@@ -41,7 +34,7 @@ std::vector<double> shares(const nlohmann::json& h) {
 std::string renderAnalysisHtml(const nlohmann::json& a) {
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
   h += R"(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">)";
-  h += fmt::format("<title>CuSeT analysis</title><style>{}</style></head><body><main>", kStyle);
+  h += fmt::format("<title>CuSeT analysis</title><style>{}{}</style></head><body><main>", simplePageStyle(), kHeatStyle);
   h += fmt::format("<h1>CuSeT analysis</h1><p>model {} · data {} · {} samples · high confidence means p &ge; {}</p>", htmlEscape(a.value("model", "")),
                    htmlEscape(a.value("data", "")), a.value("samples", 0), a.value("high_confidence", 0.9));
 

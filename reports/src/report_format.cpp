@@ -45,4 +45,17 @@ std::string describeRun(const nlohmann::json& summary) {
   return out;
 }
 
+const char* simplePageStyle() {
+  return R"CSS(
+body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: #1b1f24; }
+main { max-width: 1400px; margin: 0 auto; padding: 16px; }
+h1 { font-size: 22px; } h2 { font-size: 18px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
+table { border-collapse: collapse; margin: 8px 0; } th, td { border-bottom: 1px solid #d0d7de; padding: 4px 10px; text-align: left; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 16px; }
+svg.chart { width: 100%; height: auto; font-size: 11px; } svg .grid { stroke: #e5e7eb; } svg .tick { fill: #57606a; }
+.scroll { overflow-x: auto; }
+)CSS";
+}
+
 }  // namespace cuset

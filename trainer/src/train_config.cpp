@@ -45,13 +45,14 @@ nlohmann::json yamlToJson(const YAML::Node& node) {
 
 }  // namespace
 
-TrainConfig TrainConfig::load(const std::filesystem::path& path) {
-  YamlReader y(path.string());
-  const YAML::Node root = y.parse(readFile(path));
+TrainConfig TrainConfig::load(const std::filesystem::path& path) { return parse(readFile(path), path.string(), path.parent_path()); }
+
+TrainConfig TrainConfig::parse(std::string_view text, const std::string& source, const std::filesystem::path& base) {
+  YamlReader y(source);
+  const YAML::Node root = y.parse(text);
   y.onlyKeys(root, "", {"seed", "model", "tokenizer", "data", "optimizer", "batch", "steps", "objective", "threads", "device", "precision"});
   TrainConfig c;
-  c.source = path;
-  const auto base = path.parent_path();
+  c.source = source;
   auto resolve = [&](const std::string& p) { return std::filesystem::path(p).is_absolute() ? std::filesystem::path(p) : base / p; };
   if (auto n = root["seed"]) c.seed = static_cast<std::uint64_t>(y.asInt64(n, "seed"));
   if (auto n = root["threads"]) c.threads = static_cast<int>(y.asInt64(n, "threads"));

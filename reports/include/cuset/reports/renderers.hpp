@@ -25,5 +25,7 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
 std::string formatPercent(double fraction);  // 0.4567 -> "45.7%"
 std::string htmlEscape(const std::string& text);  // also valid XML text and attribute content
 std::string describeRun(const nlohmann::json& summary);  // "backend sim (CPU simulator, no speedups) · seed 42 · ..."
+// CSS of the small single-page reports (analysis, loop comparison): typography, tables, chart grid.
+const char* simplePageStyle();
 
 }  // namespace cuset

@@ -45,6 +45,8 @@ struct TrainConfig {
   std::filesystem::path source;  // the YAML file, for messages
 
   static TrainConfig load(const std::filesystem::path& path);
+  // Same, from YAML text: `source` names it in messages, relative paths resolve against `base`.
+  static TrainConfig parse(std::string_view text, const std::string& source, const std::filesystem::path& base);
   // Learning rate at `step`: linear warm-up, then cosine decay to lr * minLrRatio at maxSteps.
   double learningRate(std::int64_t step) const;
 };

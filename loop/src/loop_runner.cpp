@@ -1,0 +1,280 @@
+#include "cuset/loop/loop_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/log.hpp"
+#include "cuset/evaluator/eval_pipeline.hpp"
+#include "cuset/reports/loop_report.hpp"
+#include "cuset/reports/report_writer.hpp"
+#include "cuset/reports/run_data.hpp"
+#include "cuset/trainer/generation.hpp"
+#include "cuset/trainer/train_config.hpp"
+#include "cuset/trainer/training.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace cuset {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Stage markers: state/<stage>.done holds what the stage was run with; a finished stage whose
+// inputs changed is an error rather than silently reused.
+class StageLedger {
+ public:
+  explicit StageLedger(fs::path dir) : dir_(std::move(dir)) { fs::create_directories(dir_); }
+  bool done(const std::string& stage, const json& inputs) const {
+    const fs::path marker = dir_ / (stage + ".done");
+    if (!fs::exists(marker)) return false;
+    json recorded;
+    try {
+      recorded = json::parse(readFile(marker));
+    } catch (const json::exception&) {
+      return false;  // a torn marker: redo the stage
+    }
+    if (recorded.value("inputs", json()) != inputs) {
+      throw makeError("{}: stage '{}' already finished with other settings ({} vs now {}); use another `out:` folder, or delete {} to redo it",
+                      marker.string(), stage, recorded.value("inputs", json()).dump(), inputs.dump(), marker.string());
+    }
+    return true;
+  }
+  void finish(const std::string& stage, const json& inputs, double seconds) const {
+    writeFileAtomic(dir_ / (stage + ".done"), json{{"inputs", inputs}, {"seconds", seconds}}.dump(2) + "\n");
+  }
+
+ private:
+  fs::path dir_;
+};
+
+std::vector<std::pair<std::int64_t, double>> readLossCurve(const fs::path& metrics) {
+  std::vector<std::pair<std::int64_t, double>> out;
+  std::ifstream in(metrics);
+  std::string line;
+  while (std::getline(in, line)) {
+    try {
+      const json j = json::parse(line);
+      out.emplace_back(j.at("step").get<std::int64_t>(), j.at("loss").get<double>());
+    } catch (const json::exception&) {
+      // A torn last line of an interrupted run: the curve ends one point earlier.
+    }
+  }
+  return out;
+}
+
+fs::path pretrainedDir(const LoopConfig& c, const fs::path& trainData) {
+  return TrainConfig::parse(c.trainYaml(c.objectives.front(), c.seeds.front(), trainData), c.source.string(), c.source.parent_path()).modelPath;
+}
+
+std::string formatDuration(double seconds) {
+  const auto s = static_cast<long>(seconds + 0.5);
+  return s >= 60 ? fmt::format("{}m{:02}s", s / 60, s % 60) : fmt::format("{}s", s);
+}
+
+}  // namespace
+
+std::vector<LoopRun> planLoopRuns(const LoopConfig& c) {
+  std::vector<LoopRun> runs;
+  std::vector<std::string> names;
+  if (c.baseline) names.push_back("untrained");
+  for (const auto& o : c.objectives) names.push_back(o.name);
+  for (const auto& name : names) {
+    for (auto seed : c.seeds) {
+      const std::string run = fmt::format("{}-s{}", name, seed);
+      runs.push_back({name, seed, run, c.outDir / "runs" / run});
+    }
+  }
+  return runs;
+}
+
+LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
+  const auto start = Clock::now();
+  LoopSummary summary;
+  summary.outDir = c.outDir;
+  fs::create_directories(c.outDir);
+  const StageLedger ledger(c.outDir / "state");
+  const std::vector<LoopRun> runs = planLoopRuns(c);
+
+  // Data.
+  fs::path trainData = c.trainData;
+  fs::path heldoutDir = c.heldoutDir;
+  json dataInputs;
+  synth::SynthOptions synthOptions;
+  if (c.synth) {
+    synthOptions = *c.synth;
+    synthOptions.out = c.outDir / "data" / "train.jsonl";
+    synthOptions.showProgress = options.showProgress;
+    const auto paths = synth::SynthPaths::forOutput(synthOptions.out);
+    trainData = paths.train;
+    heldoutDir = paths.heldoutDir;
+    dataInputs = {{"per_family", synthOptions.perFamily}, {"seed", synthOptions.seed}, {"families", synthOptions.families},
+                  {"heldout_families", synthOptions.heldoutFamilies}, {"heldout_fraction", synthOptions.heldoutVariantFraction},
+                  {"heldout_instances", synthOptions.heldoutInstances}, {"heldout_per_family", synthOptions.heldoutPerFamily},
+                  {"trials", synthOptions.trials}};
+  } else {
+    dataInputs = {{"train", fs::absolute(trainData).string()}, {"heldout", fs::absolute(heldoutDir).string()}};
+  }
+
+  // Stage list: data, then train / generate / eval per run.
+  struct Stage {
+    std::string id;
+    std::string kind;
+    const LoopRun* run = nullptr;
+  };
+  std::vector<Stage> stages;
+  if (c.synth) stages.push_back({"data", "data", nullptr});
+  for (const auto& r : runs) {
+    if (!(r.objective == "untrained" && c.pretrained())) stages.push_back({r.name + ".train", "train", &r});
+    stages.push_back({r.name + ".generate", "generate", &r});
+    stages.push_back({r.name + ".eval", "eval", &r});
+  }
+
+  auto stageInputs = [&](const Stage& s) -> json {
+    if (s.kind == "data") return dataInputs;
+    const LoopRun& r = *s.run;
+    if (s.kind == "train") {
+      const LoopObjective sft{"untrained", YAML::Load("{type: sft}")};
+      const LoopObjective* objective = &sft;
+      for (const auto& o : c.objectives) {
+        if (o.name == r.objective) objective = &o;
+      }
+      json in = {{"train_yaml", c.trainYaml(*objective, r.seed, trainData)}};
+      if (r.objective == "untrained") in["steps"] = 0;
+      return in;
+    }
+    if (s.kind == "generate") {
+      return {{"samples", c.samples}, {"temperature", c.temperature}, {"top_p", c.topP}, {"max_new_tokens", c.maxNewTokens}, {"seed", r.seed}};
+    }
+    return {{"backend", c.backend}, {"trials", c.trials}, {"seed", c.evalSeed}, {"sizes", c.sizes}, {"timer", c.timer}};
+  };
+
+  std::map<std::string, std::pair<double, int>> kindTimes;  // seconds and count of stages run now, per kind
+  const std::size_t total = stages.size();
+  for (std::size_t i = 0; i < stages.size() && !options.reportOnly; ++i) {
+    const Stage& s = stages[i];
+    const json inputs = stageInputs(s);
+    if (ledger.done(s.id, inputs)) {
+      ++summary.stagesSkipped;
+      continue;
+    }
+    // ETA from this invocation's stage times per kind (a train stage is not a generate stage).
+    double eta = 0;
+    double overall = 0;
+    int overallCount = 0;
+    for (const auto& [kind, t] : kindTimes) overall += t.first, overallCount += t.second;
+    for (std::size_t j = i; j < stages.size(); ++j) {
+      const auto it = kindTimes.find(stages[j].kind);
+      eta += it != kindTimes.end() ? it->second.first / it->second.second : overallCount ? overall / overallCount : 0.0;
+    }
+    log::info("loop {}: stage {}/{} {} (elapsed {}{})", c.name, i + 1, total, s.id, formatDuration(std::chrono::duration<double>(Clock::now() - start).count()),
+              overallCount ? ", ETA ~" + formatDuration(eta) : "");
+    const auto stageStart = Clock::now();
+    if (s.kind == "data") {
+      synth::runSynth(synthOptions);
+    } else if (s.kind == "train") {
+      const LoopRun& r = *s.run;
+      const std::string yaml = inputs["train_yaml"].get<std::string>();
+      fs::create_directories(r.dir);
+      writeFileAtomic(r.dir / "train.yaml", yaml);
+      const TrainConfig tc = TrainConfig::parse(yaml, (r.dir / "train.yaml").string(), r.dir);
+      TrainRunOptions to;
+      to.outDir = r.dir / "train";
+      to.showProgress = options.showProgress;
+      if (r.objective == "untrained") to.maxSteps = 0;
+      // An interrupted run continues from its last checkpoint; one that died before any checkpoint starts over.
+      const bool hasCheckpoint = fs::exists(to.outDir / "checkpoints" / "latest");
+      if (!hasCheckpoint) fs::remove_all(to.outDir);
+      to.resume = hasCheckpoint;
+      runTraining(tc, to);
+    } else if (s.kind == "generate") {
+      const LoopRun& r = *s.run;
+      GenerateOptions g;
+      // A pretrained model's baseline is the model folder itself; a random init is a 0-step training run.
+      g.modelDir = r.objective == "untrained" && c.pretrained() ? pretrainedDir(c, trainData) : r.dir / "train" / "final";
+      g.problemsDir = heldoutDir;
+      g.outFile = r.dir / "candidates.jsonl";
+      g.modelName = r.name;
+      g.samples = c.samples;
+      g.temperature = c.temperature;
+      g.topP = c.topP;
+      g.maxNewTokens = c.maxNewTokens;
+      g.seed = r.seed;
+      g.device = c.device;
+      g.bf16 = c.bf16;
+      g.threads = c.threads;
+      g.showProgress = options.showProgress;
+      runGeneration(g);
+    } else {
+      const LoopRun& r = *s.run;
+      EvalConfig e;
+      e.problemsDir = heldoutDir;
+      e.candidatesPath = r.dir / "candidates.jsonl";
+      e.outDir = r.dir / "eval";
+      e.backend = *parseBackend(c.backend);
+      e.trials = c.trials;
+      e.seed = c.evalSeed;  // every run sees the same inputs, so runs differ only by their kernels
+      e.sizeSet = c.sizes;
+      e.cuda.timer = c.timer;
+      e.cuda.maxSeconds = c.maxTimingSeconds;
+      e.jobs = c.jobs;
+      e.resume = fs::exists(e.outDir / "results.jsonl");
+      e.showProgress = options.showProgress;
+      e.commandLine = {"cuset", "loop", "--config", c.source.string()};
+      runEvaluation(e);
+      writeRunReports(ReportOptions{.runDir = e.outDir});
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - stageStart).count();
+    ledger.finish(s.id, inputs, seconds);
+    kindTimes[s.kind].first += seconds;
+    kindTimes[s.kind].second += 1;
+    ++summary.stagesRun;
+  }
+
+  // The comparison, from whatever has finished.
+  LoopComparisonInput in;
+  in.name = c.name;
+  in.k = c.samples;
+  if (fs::exists(heldoutDir / "heldout.json")) {
+    const json index = json::parse(readFile(heldoutDir / "heldout.json"));
+    for (const auto& p : index["problems"]) in.problemSet[p["id"].get<std::string>()] = p["set"].get<std::string>();
+  }
+  if (c.baseline) in.objectives.push_back("untrained");
+  for (const auto& o : c.objectives) in.objectives.push_back(o.name);
+  for (const auto& r : runs) {
+    LoopRunInput ri{r.objective, r.seed, fs::relative(r.dir, c.outDir).string(), false, {}, {}};
+    if (fs::exists(c.outDir / "state" / (r.name + ".eval.done"))) {
+      RunData data = loadRun(r.dir / "eval");
+      ri.results = std::move(data.results);
+      ri.evaluated = true;
+    }
+    if (r.objective != "untrained") ri.loss = readLossCurve(r.dir / "train" / "metrics.jsonl");
+    in.runs.push_back(std::move(ri));
+  }
+  in.info = {{"config", c.source.string()}, {"backend", c.backend}, {"eval_seed", c.evalSeed}, {"samples", c.samples},
+             {"temperature", c.temperature}, {"data", dataInputs}};
+  const fs::path card = fs::path(trainData).replace_extension("").string() + ".card.json";
+  if (fs::exists(card)) {
+    const json j = json::parse(readFile(card));
+    in.info["data_card"] = {{"samples", j.value("samples", 0)}, {"rejected", j.value("rejected", 0)}, {"heldout", j.value("heldout", json::object())}};
+  }
+  const json comparison = computeLoopComparison(in);
+  summary.reportJson = c.outDir / "comparison.json";
+  summary.reportMarkdown = c.outDir / "comparison.md";
+  summary.reportHtml = c.outDir / "comparison.html";
+  writeFileAtomic(summary.reportJson, comparison.dump(2) + "\n");
+  const std::string md = renderLoopMarkdown(comparison);
+  writeFileAtomic(summary.reportMarkdown, md);
+  writeFileAtomic(summary.reportHtml, renderLoopHtml(comparison));
+  summary.table = md.substr(0, md.find("\n## Runs"));
+  summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return summary;
+}
+
+}  // namespace cuset
