@@ -21,7 +21,8 @@ void registerDataCommand(CLI::App& app, CommandContext& context) {
   cmd->add_option("--per-family", o->perFamily, "Training samples per family, before rejects")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Generator seed (sizes, names, implementations, held-out split)")->capture_default_str();
   cmd->add_option("--heldout-fraction", o->heldoutVariantFraction, "Share of each training family's variants held out")->capture_default_str();
-  cmd->add_option("--heldout-instances", o->heldoutInstances, "Problems in the unseen-instance set, at most")->capture_default_str();
+  cmd->add_option("--heldout-instances", o->heldoutInstances, "Held-out new instances (sizes, tensor names) of trained variants")->capture_default_str();
+  cmd->add_option("--heldout-variants", o->heldoutVariants, "Held-out problems from variants never trained on, at most")->capture_default_str();
   cmd->add_option("--heldout-per-family", o->heldoutPerFamily, "Problems per unseen family")->capture_default_str();
   cmd->add_option("--trials", o->trials, "Sim correctness trials per response")->check(CLI::Range(1, 100))->capture_default_str();
   cmd->add_option("--jobs,-j", o->jobs, "Parallel compiles (0 = one per core)")->capture_default_str();

@@ -47,7 +47,7 @@ LoopConfig LoopConfig::load(const fs::path& path) {
   y.onlyKeys(data, "data", {"synth", "train", "heldout"});
   if (auto s = data["synth"]) {
     if (data["train"] || data["heldout"]) y.fail(data, "data", "give either 'synth' or 'train' + 'heldout', not both");
-    y.onlyKeys(s, "data.synth", {"per_family", "seed", "families", "heldout_families", "heldout_fraction", "heldout_instances", "heldout_per_family", "trials"});
+    y.onlyKeys(s, "data.synth", {"per_family", "seed", "families", "heldout_families", "heldout_fraction", "heldout_instances", "heldout_variants", "heldout_per_family", "trials"});
     synth::SynthOptions o;
     if (auto n = s["per_family"]) o.perFamily = static_cast<std::size_t>(y.asInt64(n, "data.synth.per_family"));
     if (auto n = s["seed"]) o.seed = static_cast<std::uint64_t>(y.asInt64(n, "data.synth.seed"));
@@ -55,6 +55,7 @@ LoopConfig LoopConfig::load(const fs::path& path) {
     if (auto n = s["heldout_families"]) o.heldoutFamilies = stringList(y, n, "data.synth.heldout_families");
     if (auto n = s["heldout_fraction"]) o.heldoutVariantFraction = y.asDouble(n, "data.synth.heldout_fraction");
     if (auto n = s["heldout_instances"]) o.heldoutInstances = static_cast<std::size_t>(y.asInt64(n, "data.synth.heldout_instances"));
+    if (auto n = s["heldout_variants"]) o.heldoutVariants = static_cast<std::size_t>(y.asInt64(n, "data.synth.heldout_variants"));
     if (auto n = s["heldout_per_family"]) o.heldoutPerFamily = static_cast<std::size_t>(y.asInt64(n, "data.synth.heldout_per_family"));
     if (auto n = s["trials"]) o.trials = static_cast<int>(y.asInt64(n, "data.synth.trials"));
     if (o.perFamily < 1 || o.perFamily > 100000) y.fail(s, "data.synth.per_family", "must be in 1..100000");
@@ -155,6 +156,13 @@ std::string LoopConfig::trainYaml(const LoopObjective& objective, std::uint64_t 
   YAML::Emitter out;
   out << t;
   return std::string("# Written by `cuset loop` from ") + source.string() + "; `cuset train --config` runs it as is.\n" + out.c_str() + "\n";
+}
+
+void LoopConfig::overrideModelPath(const fs::path& modelDir) {
+  if (!fs::exists(modelDir / "config.json")) throw makeError("--model {}: no config.json there (an HF model folder is expected)", modelDir.string());
+  YAML::Node model(YAML::NodeType::Map);
+  model["path"] = fs::absolute(modelDir).string();
+  train["model"] = model;
 }
 
 bool LoopConfig::pretrained() const { return train["model"] && train["model"]["path"]; }

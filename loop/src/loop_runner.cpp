@@ -116,7 +116,7 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
     heldoutDir = paths.heldoutDir;
     dataInputs = {{"per_family", synthOptions.perFamily}, {"seed", synthOptions.seed}, {"families", synthOptions.families},
                   {"heldout_families", synthOptions.heldoutFamilies}, {"heldout_fraction", synthOptions.heldoutVariantFraction},
-                  {"heldout_instances", synthOptions.heldoutInstances}, {"heldout_per_family", synthOptions.heldoutPerFamily},
+                  {"heldout_instances", synthOptions.heldoutInstances}, {"heldout_variants", synthOptions.heldoutVariants}, {"heldout_per_family", synthOptions.heldoutPerFamily},
                   {"trials", synthOptions.trials}};
   } else {
     dataInputs = {{"train", fs::absolute(trainData).string()}, {"heldout", fs::absolute(heldoutDir).string()}};
@@ -131,7 +131,8 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
   std::vector<Stage> stages;
   if (c.synth) stages.push_back({"data", "data", nullptr});
   for (const auto& r : runs) {
-    if (!(r.objective == "untrained" && c.pretrained())) stages.push_back({r.name + ".train", "train", &r});
+    // The baseline's "training" is 0 steps (random init + tokenizer): its own kind, so it does not skew the ETA.
+    if (!(r.objective == "untrained" && c.pretrained())) stages.push_back({r.name + ".train", r.objective == "untrained" ? "init" : "train", &r});
     stages.push_back({r.name + ".generate", "generate", &r});
     stages.push_back({r.name + ".eval", "eval", &r});
   }
@@ -139,7 +140,7 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
   auto stageInputs = [&](const Stage& s) -> json {
     if (s.kind == "data") return dataInputs;
     const LoopRun& r = *s.run;
-    if (s.kind == "train") {
+    if (s.kind == "train" || s.kind == "init") {
       const LoopObjective sft{"untrained", YAML::Load("{type: sft}")};
       const LoopObjective* objective = &sft;
       for (const auto& o : c.objectives) {
@@ -178,7 +179,7 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
     const auto stageStart = Clock::now();
     if (s.kind == "data") {
       synth::runSynth(synthOptions);
-    } else if (s.kind == "train") {
+    } else if (s.kind == "train" || s.kind == "init") {
       const LoopRun& r = *s.run;
       const std::string yaml = inputs["train_yaml"].get<std::string>();
       fs::create_directories(r.dir);

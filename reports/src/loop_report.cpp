@@ -15,10 +15,11 @@ using nlohmann::json;
 namespace cuset {
 namespace {
 
-const std::vector<std::string> kSets = {"all", "unseen_instance", "unseen_family"};
+const std::vector<std::string> kSets = {"all", "unseen_instance", "unseen_variant", "unseen_family"};
 
 std::string setLabel(const std::string& set) {
   if (set == "unseen_instance") return "unseen instances";
+  if (set == "unseen_variant") return "unseen variants";
   if (set == "unseen_family") return "unseen families";
   return "all held-out";
 }
@@ -168,14 +169,14 @@ std::string renderLoopMarkdown(const json& c) {
   for (const auto& [set, n] : c["sets"].items()) sizes.push_back(fmt::format("{} {}", n.get<int>(), setLabel(set)));
   md += fmt::format("Held-out problems: {}; k = {} samples per problem. Mean ± standard deviation over seeds.\n\n", fmt::format("{}", fmt::join(sizes, ", ")), k);
   const bool timed = c["timed"].get<bool>();
-  md += fmt::format("| objective | seeds | pass@1 | pass@{} | pass@{} unseen instances | pass@{} unseen families |{} final loss |\n", k, k, k,
-                    timed ? " fast_1 |" : "");
-  md += fmt::format("|---|---|---|---|---|---|{}---|\n", timed ? "---|" : "");
+  md += fmt::format("| objective | seeds | pass@1 | pass@{0} | pass@{0} unseen instances | pass@{0} unseen variants | pass@{0} unseen families |{1} final loss |\n",
+                    k, timed ? " fast_1 |" : "");
+  md += fmt::format("|---|---|---|---|---|---|---|{}---|\n", timed ? "---|" : "");
   for (const auto& o : c["objectives"]) {
     const json& m = o["metrics"];
-    md += fmt::format("| {} | {} | {} | {} | {} | {} |{} {} |\n", o["name"].get<std::string>(), o["seeds"].size(), meanStd(at(m, "all", "pass@1"), true),
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |{} {} |\n", o["name"].get<std::string>(), o["seeds"].size(), meanStd(at(m, "all", "pass@1"), true),
                       meanStd(at(m, "all", "pass@k"), true), meanStd(at(m, "unseen_instance", "pass@k"), true),
-                      meanStd(at(m, "unseen_family", "pass@k"), true), timed ? " " + meanStd(at(m, "all", "fast_1"), true) + " |" : "",
+                      meanStd(at(m, "unseen_variant", "pass@k"), true), meanStd(at(m, "unseen_family", "pass@k"), true), timed ? " " + meanStd(at(m, "all", "fast_1"), true) + " |" : "",
                       o.contains("final_loss") ? meanStd(o["final_loss"], false) : "–");
   }
   md += "\n## Runs\n\n| run | seed | pass@1 | pass@k | final loss | report |\n|---|---|---|---|---|---|\n";

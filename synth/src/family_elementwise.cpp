@@ -93,7 +93,8 @@ class UnaryFamily final : public OpFamily {
     p.tags = {"elementwise", "synth"};
     const IoNames io = pickUnaryNames(rng);
     const auto [shape, n] = flatShape(p, rng);
-    p.description = fmt::format("Elementwise {} of a {} tensor {}: {} = f({}).", op.phrase, dtypeName(dt), io.in, io.out, io.in);
+    // The op's identifier appears in the text, as in a real task statement, so a model can carry it into the kernel name.
+    p.description = fmt::format("Elementwise {} ({}) of a {} tensor {}: {} = f({}).", op.kernelName, op.phrase, dtypeName(dt), io.in, io.out, io.in);
     p.inputs = {{io.in, dt, shape, ""}};
     p.outputs = {{io.out, dt, shape, ""}};
     p.reference = fmt::format("def forward({}: Tensor) -> Tensor:\n    return {}", io.in, replaceAll(op.torch, "X", io.in));
@@ -192,7 +193,7 @@ class BinaryFamily final : public OpFamily {
       bRef = nm[1] + ".unsqueeze(1)";
       how = fmt::format("{}[M, N] and a column vector {}[M] broadcast over the columns", nm[0], nm[1]);
     }
-    p.description = fmt::format("Elementwise {} of {} tensors {}: {} = {}.", op.phrase, dtypeName(dt), how, nm[2],
+    p.description = fmt::format("Elementwise {} ({}) of {} tensors {}: {} = {}.", op.id, op.phrase, dtypeName(dt), how, nm[2],
                                 replaceAll(replaceAll(op.formula, "A", nm[0]), "B", nm[1]));
     p.inputs = {{nm[0], dt, {"M", "N"}, ""}, {nm[1], dt, bShape, ""}};
     p.outputs = {{nm[2], dt, {"M", "N"}, ""}};

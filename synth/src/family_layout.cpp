@@ -133,8 +133,8 @@ class MatmulFamily final : public OpFamily {
     p.small = {{"M", rng.between(9, 70)}, {"N", rng.between(9, 70)}, {"K", rng.between(8, 100)}};
     p.full = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
     const std::string bShape = transposed ? "[N, K]" : "[K, N]";
-    p.description = fmt::format("Matrix product of float32 matrices {0}[M, K] and {1}{2}: {3}[M, N] = {0} @ {1}{4}{5}.", nm[0], nm[1], bShape, nm[2],
-                                transposed ? "^T" : "", ep.phrase);
+    p.description = fmt::format("Matrix product of float32 matrices {0}[M, K] and {1}{2}: {3}[M, N] = {0} @ {1}{4}{5} (epilogue: {6}).", nm[0], nm[1],
+                                bShape, nm[2], transposed ? "^T" : "", ep.phrase, ep.id);
     p.inputs = {{nm[0], Dtype::f32, {"M", "K"}, ""}, {nm[1], Dtype::f32, transposed ? std::vector<std::string>{"N", "K"} : std::vector<std::string>{"K", "N"}, ""}};
     std::string params = fmt::format("{}: Tensor, {}: Tensor", nm[0], nm[1]);
     if (ep.bias) {

@@ -114,7 +114,7 @@ class ReduceFamily final : public OpFamily {
     p.tags = {"reduction", "synth"};
     const auto& nm = rng.pick(kRowNames);
     rowSizes(p, rng);
-    p.description = fmt::format("Row-wise {} of a {} matrix {}[M, N]: {}[i] is the {} of row i, in float32.", op.phrase, dtypeName(dt), nm[0],
+    p.description = fmt::format("Row-wise {} of a {} matrix {}[M, N]: {}[i] is the {} of row i, in float32.", op.id, dtypeName(dt), nm[0],
                                 nm[1], op.phrase);
     p.inputs = {{nm[0], dt, {"M", "N"}, ""}};
     p.outputs = {{nm[1], Dtype::f32, {"M"}, ""}};
@@ -158,7 +158,7 @@ struct SoftmaxOp {
 
 const std::vector<SoftmaxOp> kSoftmaxOps = {
     {"softmax", "softmax", 1.0, false},
-    {"log_softmax", "log-softmax", 1.0, true},
+    {"log_softmax", "log_softmax", 1.0, true},
     {"softmax_t0.5", "softmax at temperature 0.5, softmax(2 * x)", 2.0, false},
     {"softmax_t2", "softmax at temperature 2, softmax(0.5 * x)", 0.5, false},
 };

@@ -53,6 +53,8 @@ struct LoopConfig {
   // The `cuset train` YAML of one run: the train block with seed, objective and data.train filled in
   // and relative paths made absolute, so the file stands on its own.
   std::string trainYaml(const LoopObjective& objective, std::uint64_t seed, const std::filesystem::path& dataFile) const;
+  // `--model DIR`: train from (and take the baseline from) this HF folder instead of train.model.
+  void overrideModelPath(const std::filesystem::path& modelDir);
   // True when training starts from a pretrained folder (the baseline is that folder itself).
   bool pretrained() const;
 };

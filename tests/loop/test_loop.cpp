@@ -1,0 +1,119 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "cuset/loop/loop_config.hpp"
+#include "cuset/loop/loop_runner.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+using nlohmann::json;
+
+// A loop small enough for a unit test: a 1-layer model, 4 steps, 2 samples, 1 trial.
+std::string microLoop(const std::string& extra = "") {
+  return R"(name: micro
+seeds: [1, 2]
+data:
+  synth: {per_family: 4, seed: 1, families: [unary, reduce], heldout_families: [scan], heldout_instances: 2, heldout_variants: 1, heldout_per_family: 1, trials: 1}
+train:
+  threads: 1
+  model:
+    config: {model_type: qwen2, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1,
+             max_position_embeddings: 1024, rope_theta: 10000.0, rms_norm_eps: 1.0e-6, tie_word_embeddings: true}
+  tokenizer: {train_vocab_size: 300}
+  data: {max_tokens: 256}
+  batch: {size: 2}
+  steps: {max: 4, log_every: 2, save_every: 2}
+objectives: [sft, {name: cuset-q3, type: cuset, mask: {quantile: 0.3}}]
+generate: {samples: 2, max_new_tokens: 16, device: cpu, threads: 1}
+eval: {backend: sim, trials: 1, seed: 5}
+)" + extra;
+}
+
+class Loop : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ::setenv("CUSET_WORKER", CUSET_BINARY, 1); }
+};
+
+TEST_F(Loop, ConfigErrorsNameFileAndField) {
+  test::TempDir dir;
+  const auto load = [&](const std::string& text) {
+    test::writeText(dir / "loop.yaml", text);
+    return LoopConfig::load(dir / "loop.yaml");
+  };
+  EXPECT_NO_THROW(load(microLoop()));
+  CUSET_EXPECT_THROW_WITH(load(microLoop("colour: blue\n")), "loop.yaml", "colour");
+  std::string text = microLoop();
+  text.replace(text.find("seeds: [1, 2]"), 13, "seeds: [1, 1]");
+  CUSET_EXPECT_THROW_WITH(load(text), "loop.yaml", "seeds", "repeated");
+  text = microLoop();
+  text.replace(text.find("[sft, {name: cuset-q3,"), 22, "[sft, {name: sft,");
+  CUSET_EXPECT_THROW_WITH(load(text), "objectives[1]", "used twice");
+  text = microLoop();
+  text.replace(text.find("  threads: 1\n"), 13, "  threads: 1\n  seed: 4\n");
+  CUSET_EXPECT_THROW_WITH(load(text), "train.seed", "set by the loop");
+  text = microLoop();
+  text.replace(text.find("type: cuset,"), 12, "type: cusett,");
+  CUSET_EXPECT_THROW_WITH(load(text), "objective 'cuset-q3'", "objective.type", "unknown objective");
+}
+
+TEST_F(Loop, RunsEveryStageResumesAndRefusesChangedSettings) {
+  test::TempDir dir;
+  test::writeText(dir / "loop.yaml", microLoop("out: out\n"));
+  LoopConfig config = LoopConfig::load(dir / "loop.yaml");
+  EXPECT_EQ(config.outDir, dir / "out");
+  ASSERT_EQ(planLoopRuns(config).size(), 6u);  // (untrained, sft, cuset-q3) x 2 seeds
+
+  const LoopSummary first = runLoop(config, {.showProgress = false});
+  EXPECT_EQ(first.stagesRun, 1u + 6u * 3u);
+  EXPECT_EQ(first.stagesSkipped, 0u);
+  const json c = json::parse(test::readText(first.reportJson));
+  ASSERT_EQ(c["objectives"].size(), 3u);
+  EXPECT_EQ(c["objectives"][0]["name"], "untrained");
+  EXPECT_EQ(c["objectives"][2]["name"], "cuset-q3");
+  EXPECT_EQ(c["k"], 2);
+  EXPECT_EQ(c["sets"]["unseen_family"], 1);
+  EXPECT_EQ(c["sets"]["unseen_instance"], 2);
+  EXPECT_EQ(c["sets"]["unseen_variant"], 1);
+  for (const auto& o : c["objectives"]) {
+    EXPECT_EQ(o["seeds"].size(), 2u) << o.dump();
+    EXPECT_TRUE(o["metrics"]["all"].contains("pass@k")) << o.dump();
+  }
+  EXPECT_EQ(c["objectives"][1]["loss_curve"]["steps"], json({2, 4}));
+  EXPECT_FALSE(c["objectives"][0].contains("loss_curve"));  // the baseline is not trained
+  for (const auto& r : c["runs"]) {
+    if (r["evaluated"]) {
+      EXPECT_TRUE(std::filesystem::exists(dir / "out" / r["report"].get<std::string>())) << r.dump();
+    }
+  }
+  EXPECT_NE(test::readText(first.reportHtml).find("cuset-q3"), std::string::npos);
+  // Each run's training config stands on its own.
+  EXPECT_NE(test::readText(dir / "out/runs/cuset-q3-s2/train.yaml").find("quantile: 0.3"), std::string::npos);
+
+  // Everything finished: nothing is redone.
+  const LoopSummary again = runLoop(config, {.showProgress = false});
+  EXPECT_EQ(again.stagesRun, 0u);
+  EXPECT_EQ(again.stagesSkipped, first.stagesRun);
+
+  // An interrupted evaluation and a lost generation: exactly those stages run again, and the
+  // trained model is not touched.
+  const auto weights = dir / "out/runs/sft-s2/train/final/model.safetensors";
+  const auto trainedAt = std::filesystem::last_write_time(weights);
+  std::filesystem::remove(dir / "out/state/sft-s1.eval.done");
+  std::filesystem::remove(dir / "out/state/sft-s2.generate.done");
+  std::filesystem::remove(dir / "out/state/sft-s2.eval.done");
+  const LoopSummary resumed = runLoop(config, {.showProgress = false});
+  EXPECT_EQ(resumed.stagesRun, 3u);
+  EXPECT_EQ(std::filesystem::last_write_time(weights), trainedAt);
+  EXPECT_EQ(json::parse(test::readText(resumed.reportJson))["runs"], c["runs"]);
+
+  // Changed settings for a finished stage are refused rather than mixed into one comparison.
+  config.evalSeed = 6;
+  CUSET_EXPECT_THROW_WITH(runLoop(config, {.showProgress = false}), "untrained-s1.eval", "other settings");
+}
+
+}  // namespace
+}  // namespace cuset
