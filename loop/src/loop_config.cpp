@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/yaml_util.hpp"
@@ -26,7 +28,7 @@ std::vector<std::string> stringList(const YamlReader& y, const YAML::Node& n, st
 LoopConfig LoopConfig::load(const fs::path& path) {
   YamlReader y(path.string());
   const YAML::Node root = y.parse(readFile(path));
-  y.onlyKeys(root, "", {"name", "out", "seeds", "data", "train", "objectives", "baseline", "generate", "eval"});
+  y.onlyKeys(root, "", {"name", "out", "seeds", "data", "train", "base", "objectives", "baseline", "generate", "eval"});
   LoopConfig c;
   c.source = path;
   const fs::path base = path.parent_path();
@@ -106,6 +108,23 @@ LoopConfig LoopConfig::load(const fs::path& path) {
   }
   if (c.objectives.empty()) y.fail(objectives, "objectives", "list at least one objective");
   if (auto n = root["baseline"]) c.baseline = y.asBool(n, "baseline");
+  if (auto b = root["base"]) {
+    y.onlyKeys(b, "base", {"steps", "seed", "lr", "objective"});
+    LoopBase warm;
+    warm.steps = y.asInt64(y.require(b, "steps", "base"), "base.steps");
+    if (warm.steps < 1) y.fail(b["steps"], "base.steps", "must be >= 1");
+    warm.seed = b["seed"] ? static_cast<std::uint64_t>(y.asInt64(b["seed"], "base.seed")) : c.seeds.front();
+    if (auto n = b["lr"]) {
+      const double lr = y.asDouble(n, "base.lr");
+      if (!(lr > 0 && lr < 1)) y.fail(n, "base.lr", "must be in (0, 1)");
+      warm.lr = n.Scalar();
+    }
+    warm.objective = b["objective"] ? YAML::Clone(b["objective"]) : YAML::Load("{type: sft}");
+    c.base = warm;
+    for (const auto& o : c.objectives) {
+      if (o.name == "base") y.fail(b, "base", "an objective is named 'base', which is the warm start's row");
+    }
+  }
 
   if (auto g = root["generate"]) {
     y.onlyKeys(g, "generate", {"samples", "temperature", "top_p", "max_new_tokens", "device", "bf16", "threads"});
@@ -137,15 +156,38 @@ LoopConfig LoopConfig::load(const fs::path& path) {
   for (const auto& o : c.objectives) {
     (void)TrainConfig::parse(c.trainYaml(o, c.seeds.front(), probeData), fmt::format("{} (train, objective '{}')", path.string(), o.name), base);
   }
+  if (c.base) (void)TrainConfig::parse(c.baseTrainYaml(probeData), fmt::format("{} (train, base)", path.string()), base);
   return c;
 }
 
-std::string LoopConfig::trainYaml(const LoopObjective& objective, std::uint64_t seed, const fs::path& dataFile) const {
+std::string LoopConfig::baseTrainYaml(const fs::path& dataFile) const {
+  // Clone before changing anything: YAML::Node copies share their node, and assigning through one
+  // would rewrite `train` for every later run.
   YAML::Node t = YAML::Clone(train);
-  const fs::path base = source.parent_path();
+  t["steps"]["max"] = base->steps;
+  if (!base->lr.empty()) t["optimizer"]["lr"] = base->lr;
+  if (!t["steps"]["save_every"] || t["steps"]["save_every"].as<std::int64_t>() > base->steps) {
+    t["steps"]["save_every"] = std::max<std::int64_t>(1, base->steps / 4);
+  }
+  return renderTrainYaml(t, LoopObjective{"base", base->objective}, base->seed, dataFile, {});
+}
+
+std::string LoopConfig::trainYaml(const LoopObjective& objective, std::uint64_t seed, const fs::path& dataFile, const fs::path& warmStart) const {
+  return renderTrainYaml(YAML::Clone(train), objective, seed, dataFile, warmStart);
+}
+
+std::string LoopConfig::renderTrainYaml(YAML::Node t, const LoopObjective& objective, std::uint64_t seed, const fs::path& dataFile,
+                                        const fs::path& warmStart) const {
+  const fs::path configDir = source.parent_path();
   const auto absolute = [&](YAML::Node parent, const char* key) {
-    if (parent && parent[key] && parent[key].IsScalar()) parent[key] = fs::absolute(resolveAgainst(base, parent[key].as<std::string>())).string();
+    if (parent && parent[key] && parent[key].IsScalar()) parent[key] = fs::absolute(resolveAgainst(configDir, parent[key].as<std::string>())).string();
   };
+  if (!warmStart.empty()) {
+    YAML::Node model(YAML::NodeType::Map);
+    model["path"] = fs::absolute(warmStart).string();
+    t["model"] = model;
+    t.remove("tokenizer");  // the warm start's own
+  }
   absolute(t["model"], "path");
   absolute(t["tokenizer"], "path");
   t["seed"] = seed;

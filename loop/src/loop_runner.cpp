@@ -1,6 +1,7 @@
 #include "cuset/loop/loop_runner.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <fstream>
@@ -40,11 +41,33 @@ class StageLedger {
     } catch (const json::exception&) {
       return false;  // a torn marker: redo the stage
     }
-    if (recorded.value("inputs", json()) != inputs) {
-      throw makeError("{}: stage '{}' already finished with other settings ({} vs now {}); use another `out:` folder, or delete {} to redo it",
-                      marker.string(), stage, recorded.value("inputs", json()).dump(), inputs.dump(), marker.string());
+    const json before = recorded.value("inputs", json::object());
+    if (before != inputs) {
+      std::vector<std::string> changed;
+      for (const auto& [key, value] : inputs.items()) {
+        if (!before.contains(key) || before[key] != value) changed.push_back(key);
+      }
+      for (const auto& [key, value] : before.items()) {
+        if (!inputs.contains(key)) changed.push_back(key);
+      }
+      throw makeError("{}: stage '{}' already finished with other settings (changed: {}); use another `out:` folder, or delete {} to redo it",
+                      marker.string(), stage, fmt::format("{}", fmt::join(changed, ", ")), marker.string());
     }
     return true;
+  }
+  // A stage interrupted under other settings leaves partial output (checkpoints, results) that must
+  // not be resumed into this one.
+  bool startedWithOtherInputs(const std::string& stage, const json& inputs) const {
+    const fs::path marker = dir_ / (stage + ".started");
+    if (!fs::exists(marker)) return false;
+    try {
+      return json::parse(readFile(marker)).value("inputs", json()) != inputs;
+    } catch (const json::exception&) {
+      return true;
+    }
+  }
+  void start(const std::string& stage, const json& inputs) const {
+    writeFileAtomic(dir_ / (stage + ".started"), json{{"inputs", inputs}}.dump(2) + "\n");
   }
   void finish(const std::string& stage, const json& inputs, double seconds) const {
     writeFileAtomic(dir_ / (stage + ".done"), json{{"inputs", inputs}, {"seconds", seconds}}.dump(2) + "\n");
@@ -84,6 +107,7 @@ std::vector<LoopRun> planLoopRuns(const LoopConfig& c) {
   std::vector<LoopRun> runs;
   std::vector<std::string> names;
   if (c.baseline) names.push_back("untrained");
+  if (c.base) names.push_back("base");
   for (const auto& o : c.objectives) names.push_back(o.name);
   for (const auto& name : names) {
     for (auto seed : c.seeds) {
@@ -130,15 +154,20 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
   };
   std::vector<Stage> stages;
   if (c.synth) stages.push_back({"data", "data", nullptr});
+  if (c.base) stages.push_back({"base.train", "base", nullptr});
+  const fs::path baseDir = c.outDir / "base";
+  const fs::path warmStart = c.base ? baseDir / "train" / "final" : fs::path();
   for (const auto& r : runs) {
     // The baseline's "training" is 0 steps (random init + tokenizer): its own kind, so it does not skew the ETA.
-    if (!(r.objective == "untrained" && c.pretrained())) stages.push_back({r.name + ".train", r.objective == "untrained" ? "init" : "train", &r});
+    const bool trains = !(r.objective == "untrained" && c.pretrained()) && r.objective != "base";
+    if (trains) stages.push_back({r.name + ".train", r.objective == "untrained" ? "init" : "train", &r});
     stages.push_back({r.name + ".generate", "generate", &r});
     stages.push_back({r.name + ".eval", "eval", &r});
   }
 
   auto stageInputs = [&](const Stage& s) -> json {
     if (s.kind == "data") return dataInputs;
+    if (s.kind == "base") return {{"train_yaml", c.baseTrainYaml(trainData)}, {"data", dataInputs}};
     const LoopRun& r = *s.run;
     if (s.kind == "train" || s.kind == "init") {
       const LoopObjective sft{"untrained", YAML::Load("{type: sft}")};
@@ -146,8 +175,11 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
       for (const auto& o : c.objectives) {
         if (o.name == r.objective) objective = &o;
       }
-      json in = {{"train_yaml", c.trainYaml(*objective, r.seed, trainData)}};
+      // The baseline starts from scratch; objectives continue from the warm start when there is one.
+      // Inputs name everything upstream (data, warm start), so a finished run cannot outlive a changed one.
+      json in = {{"train_yaml", c.trainYaml(*objective, r.seed, trainData, r.objective == "untrained" ? fs::path() : warmStart)}, {"data", dataInputs}};
       if (r.objective == "untrained") in["steps"] = 0;
+      if (c.base && r.objective != "untrained") in["warm_start"] = c.baseTrainYaml(trainData);
       return in;
     }
     if (s.kind == "generate") {
@@ -176,9 +208,26 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
     }
     log::info("loop {}: stage {}/{} {} (elapsed {}{})", c.name, i + 1, total, s.id, formatDuration(std::chrono::duration<double>(Clock::now() - start).count()),
               overallCount ? ", ETA ~" + formatDuration(eta) : "");
+    if (ledger.startedWithOtherInputs(s.id, inputs)) {
+      log::warn("loop {}: stage {} was interrupted under other settings; starting it over", c.name, s.id);
+      if (s.kind == "base") fs::remove_all(baseDir / "train");
+      if (s.kind == "train" || s.kind == "init") fs::remove_all(s.run->dir / "train");
+      if (s.kind == "eval") fs::remove_all(s.run->dir / "eval");
+    }
+    ledger.start(s.id, inputs);
     const auto stageStart = Clock::now();
     if (s.kind == "data") {
       synth::runSynth(synthOptions);
+    } else if (s.kind == "base") {
+      const std::string yaml = inputs["train_yaml"].get<std::string>();
+      fs::create_directories(baseDir);
+      writeFileAtomic(baseDir / "train.yaml", yaml);
+      TrainRunOptions to;
+      to.outDir = baseDir / "train";
+      to.showProgress = options.showProgress;
+      to.resume = fs::exists(to.outDir / "checkpoints" / "latest");
+      if (!to.resume) fs::remove_all(to.outDir);
+      runTraining(TrainConfig::parse(yaml, (baseDir / "train.yaml").string(), baseDir), to);
     } else if (s.kind == "train" || s.kind == "init") {
       const LoopRun& r = *s.run;
       const std::string yaml = inputs["train_yaml"].get<std::string>();
@@ -198,7 +247,9 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
       const LoopRun& r = *s.run;
       GenerateOptions g;
       // A pretrained model's baseline is the model folder itself; a random init is a 0-step training run.
-      g.modelDir = r.objective == "untrained" && c.pretrained() ? pretrainedDir(c, trainData) : r.dir / "train" / "final";
+      g.modelDir = r.objective == "untrained" && c.pretrained() ? pretrainedDir(c, trainData)
+                   : r.objective == "base"                     ? warmStart
+                                                               : r.dir / "train" / "final";
       g.problemsDir = heldoutDir;
       g.outFile = r.dir / "candidates.jsonl";
       g.modelName = r.name;
@@ -247,6 +298,7 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
     for (const auto& p : index["problems"]) in.problemSet[p["id"].get<std::string>()] = p["set"].get<std::string>();
   }
   if (c.baseline) in.objectives.push_back("untrained");
+  if (c.base) in.objectives.push_back("base");
   for (const auto& o : c.objectives) in.objectives.push_back(o.name);
   for (const auto& r : runs) {
     LoopRunInput ri{r.objective, r.seed, fs::relative(r.dir, c.outDir).string(), false, {}, {}};
@@ -255,7 +307,11 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
       ri.results = std::move(data.results);
       ri.evaluated = true;
     }
-    if (r.objective != "untrained") ri.loss = readLossCurve(r.dir / "train" / "metrics.jsonl");
+    if (r.objective == "base") {
+      ri.loss = readLossCurve(baseDir / "train" / "metrics.jsonl");
+    } else if (r.objective != "untrained") {
+      ri.loss = readLossCurve(r.dir / "train" / "metrics.jsonl");
+    }
     in.runs.push_back(std::move(ri));
   }
   in.info = {{"config", c.source.string()}, {"backend", c.backend}, {"eval_seed", c.evalSeed}, {"samples", c.samples},

@@ -62,18 +62,25 @@ TEST_F(Loop, ConfigErrorsNameFileAndField) {
 
 TEST_F(Loop, RunsEveryStageResumesAndRefusesChangedSettings) {
   test::TempDir dir;
-  test::writeText(dir / "loop.yaml", microLoop("out: out\n"));
+  test::writeText(dir / "loop.yaml", microLoop("out: out\nbase: {steps: 2}\n"));
   LoopConfig config = LoopConfig::load(dir / "loop.yaml");
   EXPECT_EQ(config.outDir, dir / "out");
-  ASSERT_EQ(planLoopRuns(config).size(), 6u);  // (untrained, sft, cuset-q3) x 2 seeds
+  ASSERT_EQ(planLoopRuns(config).size(), 8u);  // (untrained, base, sft, cuset-q3) x 2 seeds
 
   const LoopSummary first = runLoop(config, {.showProgress = false});
-  EXPECT_EQ(first.stagesRun, 1u + 6u * 3u);
+  // data + the warm start + (init, generate, eval) of the baseline + (generate, eval) of the warm
+  // start's rows + (train, generate, eval) of each objective, per seed
+  EXPECT_EQ(first.stagesRun, 1u + 1u + 2u * 3u + 2u * 2u + 4u * 3u);
   EXPECT_EQ(first.stagesSkipped, 0u);
   const json c = json::parse(test::readText(first.reportJson));
-  ASSERT_EQ(c["objectives"].size(), 3u);
+  ASSERT_EQ(c["objectives"].size(), 4u);
   EXPECT_EQ(c["objectives"][0]["name"], "untrained");
-  EXPECT_EQ(c["objectives"][2]["name"], "cuset-q3");
+  EXPECT_EQ(c["objectives"][1]["name"], "base");
+  EXPECT_EQ(c["objectives"][3]["name"], "cuset-q3");
+  // The objectives continue from the warm start, the baseline does not.
+  const std::string tuned = test::readText(dir / "out/runs/sft-s1/train.yaml");
+  EXPECT_NE(tuned.find((dir / "out/base/train/final").string()), std::string::npos) << tuned;
+  EXPECT_EQ(test::readText(dir / "out/runs/untrained-s1/train.yaml").find("base/train/final"), std::string::npos);
   EXPECT_EQ(c["k"], 2);
   EXPECT_EQ(c["sets"]["unseen_family"], 1);
   EXPECT_EQ(c["sets"]["unseen_instance"], 2);
@@ -82,7 +89,8 @@ TEST_F(Loop, RunsEveryStageResumesAndRefusesChangedSettings) {
     EXPECT_EQ(o["seeds"].size(), 2u) << o.dump();
     EXPECT_TRUE(o["metrics"]["all"].contains("pass@k")) << o.dump();
   }
-  EXPECT_EQ(c["objectives"][1]["loss_curve"]["steps"], json({2, 4}));
+  EXPECT_EQ(c["objectives"][2]["loss_curve"]["steps"], json({2, 4}));
+  EXPECT_EQ(c["objectives"][1]["loss_curve"]["steps"], json({2}));  // the warm start's own curve
   EXPECT_FALSE(c["objectives"][0].contains("loss_curve"));  // the baseline is not trained
   for (const auto& r : c["runs"]) {
     if (r["evaluated"]) {

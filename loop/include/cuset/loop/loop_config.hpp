@@ -18,6 +18,16 @@ struct LoopObjective {
   YAML::Node block;     // the `objective:` block given to `cuset train`
 };
 
+// An optional shared warm start: one training run on the same data before the objectives, which then
+// continue from it. It exists for small models trained from scratch, which need far more steps to
+// learn to read a prompt than each objective run can afford (docs/cli-loop.md).
+struct LoopBase {
+  std::int64_t steps = 0;
+  std::uint64_t seed = 0;
+  std::string lr;  // as written (so the run's YAML shows it unchanged); empty: train.optimizer.lr
+  YAML::Node objective;  // default {type: sft}
+};
+
 struct LoopConfig {
   std::filesystem::path source;  // the YAML file
   std::string name;
@@ -30,6 +40,7 @@ struct LoopConfig {
   // Training: a `cuset train` config without seed, objective and data.train (the loop sets those).
   YAML::Node train;
   std::vector<LoopObjective> objectives;
+  std::optional<LoopBase> base;
   bool baseline = true;  // evaluate the untrained starting model as well
   // Sampling
   int samples = 4;
@@ -52,11 +63,20 @@ struct LoopConfig {
 
   // The `cuset train` YAML of one run: the train block with seed, objective and data.train filled in
   // and relative paths made absolute, so the file stands on its own.
-  std::string trainYaml(const LoopObjective& objective, std::uint64_t seed, const std::filesystem::path& dataFile) const;
+  // With `warmStart`, the run starts from that model folder (and its tokenizer) instead of train.model.
+  std::string trainYaml(const LoopObjective& objective, std::uint64_t seed, const std::filesystem::path& dataFile,
+                        const std::filesystem::path& warmStart = {}) const;
+  // The shared warm-start run's config (requires `base`).
+  std::string baseTrainYaml(const std::filesystem::path& dataFile) const;
   // `--model DIR`: train from (and take the baseline from) this HF folder instead of train.model.
   void overrideModelPath(const std::filesystem::path& modelDir);
   // True when training starts from a pretrained folder (the baseline is that folder itself).
   bool pretrained() const;
+
+ private:
+  // `t` is a clone of `train` that this call may change.
+  std::string renderTrainYaml(YAML::Node t, const LoopObjective& objective, std::uint64_t seed, const std::filesystem::path& dataFile,
+                              const std::filesystem::path& warmStart) const;
 };
 
 }  // namespace cuset
