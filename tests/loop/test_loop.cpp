@@ -60,6 +60,25 @@ TEST_F(Loop, ConfigErrorsNameFileAndField) {
   CUSET_EXPECT_THROW_WITH(load(text), "objective 'cuset-q3'", "objective.type", "unknown objective");
 }
 
+// The shipped configs stay loadable (every run's training config included) as the formats evolve.
+TEST_F(Loop, ShippedConfigsLoad) {
+  const LoopConfig tiny = LoopConfig::load(CUSET_SOURCE_DIR "/configs/loop-tiny.yaml");
+  EXPECT_GE(tiny.seeds.size(), 3u);
+  EXPECT_EQ(tiny.backend, "sim");
+  ASSERT_TRUE(tiny.base.has_value());
+  EXPECT_NE(tiny.baseTrainYaml("train.jsonl").find("max: 900"), std::string::npos);
+  EXPECT_EQ(tiny.trainYaml(tiny.objectives[0], 1, "train.jsonl").find("max: 900"), std::string::npos);  // the warm start's steps stay its own
+
+  LoopConfig gpu = LoopConfig::load(CUSET_SOURCE_DIR "/configs/loop-gpu.yaml");
+  EXPECT_EQ(gpu.backend, "cuda");
+  EXPECT_TRUE(gpu.pretrained());
+  CUSET_EXPECT_THROW_WITH(gpu.overrideModelPath("/no/such/model"), "--model", "/no/such/model", "config.json");
+  test::TempDir model;
+  test::writeText(model / "config.json", "{}");
+  gpu.overrideModelPath(model.path());
+  EXPECT_NE(gpu.trainYaml(gpu.objectives[0], 1, "t.jsonl").find(model.path().string()), std::string::npos);
+}
+
 TEST_F(Loop, RunsEveryStageResumesAndRefusesChangedSettings) {
   test::TempDir dir;
   test::writeText(dir / "loop.yaml", microLoop("out: out\nbase: {steps: 2}\n"));
