@@ -87,10 +87,8 @@ class UnaryFamily final : public OpFamily {
   SynthInstance realize(std::size_t v, const std::string& problemName, SynthRng& rng) const override {
     const UnaryOp& op = ops_[v / kAllDtypes.size()];
     const Dtype dt = kAllDtypes[v % kAllDtypes.size()];
-    SynthInstance inst{.family = "unary", .key = variantKey(v)};
+    SynthInstance inst = startInstance("unary", variantKey(v), problemName, {"elementwise"});
     SynthProblem& p = inst.problem;
-    p.name = problemName;
-    p.tags = {"elementwise", "synth"};
     const IoNames io = pickUnaryNames(rng);
     const auto [shape, n] = flatShape(p, rng);
     // The op's identifier appears in the text, as in a real task statement, so a model can carry it into the kernel name.
@@ -171,10 +169,8 @@ class BinaryFamily final : public OpFamily {
 
   SynthInstance realize(std::size_t v, const std::string& problemName, SynthRng& rng) const override {
     const auto [op, bc, dt] = split(v);
-    SynthInstance inst{.family = "binary", .key = variantKey(v)};
+    SynthInstance inst = startInstance("binary", variantKey(v), problemName, {"elementwise", "broadcast"});
     SynthProblem& p = inst.problem;
-    p.name = problemName;
-    p.tags = {"elementwise", "broadcast", "synth"};
     static const std::vector<std::vector<std::string>> names = {{"a", "b", "c"}, {"x", "y", "out"}, {"lhs", "rhs", "out"}, {"p", "q", "r"}};
     const auto& nm = rng.pick(names);
     p.small = {{"M", smallRows(rng)}, {"N", smallCols(rng)}};

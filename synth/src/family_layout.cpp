@@ -33,10 +33,8 @@ class TransposeFamily final : public OpFamily {
   SynthInstance realize(std::size_t v, const std::string& problemName, SynthRng& rng) const override {
     const TransposeOp& op = kTransposeOps[v / kTransposeDtypes.size()];
     const Dtype dt = kTransposeDtypes[v % kTransposeDtypes.size()];
-    SynthInstance inst{.family = "transpose", .key = variantKey(v)};
+    SynthInstance inst = startInstance("transpose", variantKey(v), problemName, {"layout", "transpose"});
     SynthProblem& p = inst.problem;
-    p.name = problemName;
-    p.tags = {"layout", "transpose", "synth"};
     const IoNames io = pickUnaryNames(rng);
     p.small = {{"M", rng.between(17, 120) | 1}, {"N", rng.between(17, 200) | 1}};
     p.full = {{"M", 16384}, {"N", 16385}};
@@ -124,10 +122,8 @@ class MatmulFamily final : public OpFamily {
   SynthInstance realize(std::size_t v, const std::string& problemName, SynthRng& rng) const override {
     const bool transposed = v % 2 == 1;
     const Epilogue& ep = kEpilogues[v / 2];
-    SynthInstance inst{.family = "matmul", .key = variantKey(v)};
+    SynthInstance inst = startInstance("matmul", variantKey(v), problemName, {"matmul"});
     SynthProblem& p = inst.problem;
-    p.name = problemName;
-    p.tags = {"matmul", "synth"};
     static const std::vector<std::vector<std::string>> names = {{"a", "b", "c"}, {"x", "w", "y"}, {"lhs", "rhs", "out"}};
     const auto& nm = rng.pick(names);
     p.small = {{"M", rng.between(9, 70)}, {"N", rng.between(9, 70)}, {"K", rng.between(8, 100)}};

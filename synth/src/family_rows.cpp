@@ -108,10 +108,8 @@ class ReduceFamily final : public OpFamily {
   SynthInstance realize(std::size_t v, const std::string& problemName, SynthRng& rng) const override {
     const ReduceOp& op = kReduceOps[v / kReduceDtypes.size()];
     const Dtype dt = kReduceDtypes[v % kReduceDtypes.size()];
-    SynthInstance inst{.family = "reduce", .key = variantKey(v)};
+    SynthInstance inst = startInstance("reduce", variantKey(v), problemName, {"reduction"});
     SynthProblem& p = inst.problem;
-    p.name = problemName;
-    p.tags = {"reduction", "synth"};
     const auto& nm = rng.pick(kRowNames);
     rowSizes(p, rng);
     p.description = fmt::format("Row-wise {} of a {} matrix {}[M, N]: {}[i] is the {} of row i, in float32.", op.id, dtypeName(dt), nm[0],
@@ -175,10 +173,8 @@ class SoftmaxFamily final : public OpFamily {
   SynthInstance realize(std::size_t v, const std::string& problemName, SynthRng& rng) const override {
     const SoftmaxOp& op = kSoftmaxOps[v / kSoftmaxDtypes.size()];
     const Dtype dt = kSoftmaxDtypes[v % kSoftmaxDtypes.size()];
-    SynthInstance inst{.family = "softmax", .key = variantKey(v)};
+    SynthInstance inst = startInstance("softmax", variantKey(v), problemName, {"softmax", "reduction"});
     SynthProblem& p = inst.problem;
-    p.name = problemName;
-    p.tags = {"softmax", "reduction", "synth"};
     const auto& nm = rng.pick(kRowNames);
     rowSizes(p, rng);
     p.description = fmt::format("Row-wise {} of a {} matrix {}[M, N] over the last dimension, giving {}[M, N].", op.phrase, dtypeName(dt), nm[0], nm[1]);
@@ -247,10 +243,8 @@ class NormFamily final : public OpFamily {
   std::string variantKey(std::size_t v) const override { return fmt::format("norm/{}/f32", kNormOps[v].id); }
   SynthInstance realize(std::size_t v, const std::string& problemName, SynthRng& rng) const override {
     const NormOp& op = kNormOps[v];
-    SynthInstance inst{.family = "norm", .key = variantKey(v)};
+    SynthInstance inst = startInstance("norm", variantKey(v), problemName, {"normalization", "reduction"});
     SynthProblem& p = inst.problem;
-    p.name = problemName;
-    p.tags = {"normalization", "reduction", "synth"};
     const auto& nm = rng.pick(kRowNames);
     rowSizes(p, rng);
     p.description = fmt::format("Row-wise {} of a float32 matrix {}[M, N], giving {}[M, N].", op.phrase, nm[0], nm[1]);
@@ -336,10 +330,8 @@ class ScanFamily final : public OpFamily {
   std::string variantKey(std::size_t v) const override { return fmt::format("scan/{}/f32", kScanOps[v].id); }
   SynthInstance realize(std::size_t v, const std::string& problemName, SynthRng& rng) const override {
     const ScanOp& op = kScanOps[v];
-    SynthInstance inst{.family = "scan", .key = variantKey(v)};
+    SynthInstance inst = startInstance("scan", variantKey(v), problemName, {"scan"});
     SynthProblem& p = inst.problem;
-    p.name = problemName;
-    p.tags = {"scan", "synth"};
     const auto& nm = rng.pick(kRowNames);
     rowSizes(p, rng);
     p.full = {{"M", 65536}, {"N", 4096}};

@@ -4,6 +4,14 @@
 
 namespace cuset::synth::detail {
 
+SynthInstance startInstance(std::string family, std::string key, std::string problemName, std::vector<std::string> tags) {
+  SynthInstance inst{.family = std::move(family), .key = std::move(key)};
+  inst.problem.name = std::move(problemName);
+  tags.emplace_back("synth");
+  inst.problem.tags = std::move(tags);
+  return inst;
+}
+
 void setTolerance(SynthProblem& p, Dtype out, int reduceLength) {
   switch (out) {
     case Dtype::f16:

@@ -9,6 +9,9 @@
 
 namespace cuset::synth::detail {
 
+// The start of every realisation: identity, problem name, and the family's tags plus "synth".
+SynthInstance startInstance(std::string family, std::string key, std::string problemName, std::vector<std::string> tags);
+
 // Tolerance for an output computed in float math and stored as `out`: float32 allows a few ulp of
 // device intrinsics (and reductions over `reduceLength` terms), narrow types one rounding step.
 void setTolerance(SynthProblem& p, Dtype out, int reduceLength);
