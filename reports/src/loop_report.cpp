@@ -1,6 +1,7 @@
 #include "cuset/reports/loop_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -231,23 +232,38 @@ std::string renderLoopHtml(const json& c) {
   for (const auto& set : kSets) categories.push_back(setLabel(set));
   h += "<div class=\"charts\"><figure>" + svgBarChart(categories, bars, 1.0, fmt::format("pass@{} (mean over seeds)", k), true) +
        fmt::format("<figcaption>pass@{} per held-out set</figcaption></figure>", k);
-  // Loss curves: the objectives' mean over seeds, on the steps they share.
-  std::vector<double> xs;
-  std::vector<ChartSeries> lines;
-  double yMax = 0;
+  // Loss curves: one chart per set of objectives that logged the same steps (a warm start's long run
+  // and the objectives' short ones differ), thinned to at most 15 points so the axis stays legible.
+  std::vector<std::pair<std::vector<double>, std::vector<ChartSeries>>> charts;
   for (const auto& o : c["objectives"]) {
     if (!o.contains("loss_curve") || o["loss_curve"]["steps"].size() < 2) continue;
     std::vector<double> steps;
-    for (const auto& s : o["loss_curve"]["steps"]) steps.push_back(s.get<double>());
-    if (xs.empty()) xs = steps;
-    if (steps != xs) continue;
-    ChartSeries s{o["name"].get<std::string>(), o["loss_curve"]["mean"].get<std::vector<double>>()};
-    for (double v : s.values) yMax = std::max(yMax, v);
-    lines.push_back(s);
+    for (const auto& st : o["loss_curve"]["steps"]) steps.push_back(st.get<double>());
+    ChartSeries series{o["name"].get<std::string>(), o["loss_curve"]["mean"].get<std::vector<double>>()};
+    auto it = std::find_if(charts.begin(), charts.end(), [&](const auto& chart) { return chart.first == steps; });
+    if (it == charts.end()) {
+      charts.push_back({steps, {series}});
+    } else {
+      it->second.push_back(series);
+    }
   }
-  if (!lines.empty()) {
-    h += "<figure>" + svgLineChart(xs, lines, yMax * 1.05, "step", "training loss (mean over seeds)", false) +
-         "<figcaption>Training curves (the objective's own loss: masked and reweighted for CuSeT)</figcaption></figure>";
+  for (auto& [steps, lines] : charts) {
+    const std::size_t stride = (steps.size() + 14) / 15;
+    std::vector<double> xs;
+    std::vector<ChartSeries> thinned;
+    for (std::size_t i = 0; i < steps.size(); i += stride) xs.push_back(steps[i]);
+    double yMax = 0;
+    std::vector<std::string> names;
+    for (const auto& line : lines) {
+      ChartSeries t{line.name, {}};
+      for (std::size_t i = 0; i < line.values.size(); i += stride) t.values.push_back(line.values[i]);
+      for (double v : t.values) yMax = std::max(yMax, v);
+      thinned.push_back(t);
+      names.push_back(line.name);
+    }
+    h += "<figure>" + svgLineChart(xs, thinned, yMax * 1.05, "step", "training loss (mean over seeds)", false) +
+         fmt::format("<figcaption>Training curves: {} (each objective's own loss: masked and reweighted for CuSeT)</figcaption></figure>",
+                     htmlEscape(fmt::format("{}", fmt::join(names, ", "))));
   }
   h += "</div>";
 
