@@ -139,7 +139,17 @@ TEST_F(Loop, RunsEveryStageResumesAndRefusesChangedSettings) {
 
   // Changed settings for a finished stage are refused rather than mixed into one comparison.
   config.evalSeed = 6;
-  CUSET_EXPECT_THROW_WITH(runLoop(config, {.showProgress = false}), "untrained-s1.eval", "other settings");
+  CUSET_EXPECT_THROW_WITH(runLoop(config, {.showProgress = false}), "untrained-s1.eval", "other settings", "changed: seed");
+  config.evalSeed = 5;
+
+  // A stage interrupted under other settings starts over instead of resuming foreign partial output.
+  std::filesystem::remove(dir / "out/state/sft-s1.eval.done");
+  test::writeText(dir / "out/state/sft-s1.eval.started", R"({"inputs": {"seed": 99}})");
+  test::writeText(dir / "out/runs/sft-s1/eval/stale.txt", "from another setup");
+  const LoopSummary restarted = runLoop(config, {.showProgress = false});
+  EXPECT_EQ(restarted.stagesRun, 1u);
+  EXPECT_FALSE(std::filesystem::exists(dir / "out/runs/sft-s1/eval/stale.txt"));
+  EXPECT_EQ(json::parse(test::readText(restarted.reportJson))["runs"], c["runs"]);
 }
 
 }  // namespace
