@@ -316,7 +316,7 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
   }
   in.info = {{"config", c.source.string()}, {"backend", c.backend}, {"eval_seed", c.evalSeed}, {"samples", c.samples},
              {"temperature", c.temperature}, {"data", dataInputs}};
-  const fs::path card = fs::path(trainData).replace_extension("").string() + ".card.json";
+  const fs::path card = synth::SynthPaths::forOutput(trainData).cardJson;
   if (fs::exists(card)) {
     const json j = json::parse(readFile(card));
     in.info["data_card"] = {{"samples", j.value("samples", 0)}, {"rejected", j.value("rejected", 0)}, {"heldout", j.value("heldout", json::object())}};

@@ -15,6 +15,7 @@
 #include "cuset/common/hash.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/common/version.hpp"
+#include "cuset/evaluator/candidate.hpp"
 #include "cuset/evaluator/eval_pipeline.hpp"
 #include "cuset/evaluator/problem_suite.hpp"
 #include "cuset/synth/op_family.hpp"
@@ -318,10 +319,8 @@ SynthSummary runSynth(const SynthOptions& o) {
     const fs::path dir = paths.heldoutDir / "level1" / plan.instance.problem.name;
     fs::create_directories(dir / "solutions");
     writeFileAtomic(dir / "problem.yaml", plan.instance.problem.yaml());
-    std::string source = plan.instance.response;
-    source = source.substr(source.find('\n') + 1);
-    source = source.substr(0, source.rfind("```"));
-    writeFileAtomic(dir / "solutions" / "reference.cu", source);
+    // The evaluator's own extraction: the solution is exactly the code it judged.
+    writeFileAtomic(dir / "solutions" / "reference.cu", extractCodeFromResponse(plan.instance.response).value());
     heldoutIndex.push_back({{"id", plan.problemId()}, {"set", roleName(plan.role)}, {"family", plan.instance.family}, {"key", plan.instance.key}});
     ++perSet[plan.role];
   }
