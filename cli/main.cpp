@@ -10,10 +10,18 @@
 
 int main(int argc, char** argv) {
   // Sandbox workers re-execute this binary; they take no user options (DESIGN §4 "Sandbox").
-  if (argc == 4 && std::string_view(argv[1]) == "__worker" && std::string_view(argv[2]) == "--memory-bytes") {
-    return cuset::runSandboxWorker(std::stoull(argv[3]));
+  // Their arguments come from WorkerProcess: [--memory-bytes N] [--payload-fd FD].
+  if (argc >= 2 && (std::string_view(argv[1]) == "__worker" || std::string_view(argv[1]) == "__cuda-worker")) {
+    std::optional<std::size_t> memoryBytes;
+    std::optional<int> payloadFd;
+    for (int i = 2; i + 1 < argc; i += 2) {
+      const std::string_view key = argv[i];
+      if (key == "--memory-bytes") memoryBytes = std::stoull(argv[i + 1]);
+      if (key == "--payload-fd") payloadFd = std::stoi(argv[i + 1]);
+    }
+    if (std::string_view(argv[1]) == "__cuda-worker") return cuset::runCudaWorker(payloadFd);
+    if (memoryBytes) return cuset::runSandboxWorker(*memoryBytes, payloadFd);
   }
-  if (argc == 2 && std::string_view(argv[1]) == "__cuda-worker") return cuset::runCudaWorker();
   cuset::cli::CommandContext context;
   context.argv.assign(argv, argv + argc);
 

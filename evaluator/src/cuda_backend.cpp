@@ -54,8 +54,6 @@ TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
   for (const auto& [name, symbol] : job.compiled->loweredNames) symbols[name] = symbol;
   const std::size_t l2 = device_.value("l2_bytes", 0);
   request.header = {{"op", "run"},
-                    {"image_bytes", job.compiled->image.size()},
-                    {"is_cubin", job.compiled->isCubin},
                     {"symbols", symbols},
                     {"launches", launchesToJson(*job.launches, *job.layout)},
                     {"timing",
@@ -67,13 +65,22 @@ TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
                       {"max_seconds", options_.maxSeconds},
                       {"l2_flush_bytes", 2 * l2}}}};
   if (job.time && !job.reference.is_null()) request.header["reference"] = job.reference;
-  request.payload = job.compiled->image;
-  request.payload.insert(request.payload.end(), job.region.begin(), job.region.end());
   const auto limit = options_.trialTimeout + (job.time ? std::chrono::milliseconds(static_cast<long long>(options_.maxSeconds * 2000)) : std::chrono::milliseconds(0));
 
-  std::lock_guard lock(mutex_);
-  auto reply = process_->call(request, std::chrono::steady_clock::now() + limit);
+  std::lock_guard lock(mutex_);  // load and run on the same worker
   TrialRun run;
+  // The image travels on its own (the worker keeps its module), so the region needs no concatenation.
+  auto loaded = process_->call(sandbox::Message{{{"op", "load"}, {"is_cubin", job.compiled->isCubin}}, job.compiled->image},
+                               std::chrono::steady_clock::now() + options_.trialTimeout);
+  if (!loaded || loaded->header.value("status", "") != "ok") {
+    run.status = loaded ? parseTrialStatus(loaded->header.value("status", "")) : TrialRun::Status::runtimeError;
+    run.message = "loading the module: " + (loaded ? loaded->header.value("message", "") : loaded.error());
+    return run;
+  }
+  request.header["module"] = loaded->header.at("module");
+  request.payload = std::move(job.region);
+  auto reply = process_->call(request, std::chrono::steady_clock::now() + limit);
+  job.region = std::move(request.payload);
   if (!reply) {
     // A hang (the kernel never returns) is the candidate's: the worker was killed and is replaced.
     run.status = TrialRun::Status::timeout;
@@ -83,7 +90,7 @@ TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
   run.status = parseTrialStatus(reply->header.value("status", ""));
   run.message = reply->header.value("message", "");
   run.kernelMs = reply->header.value("kernel_ms", 0.0);
-  if (run.status == TrialRun::Status::ok) job.region = std::move(reply->payload);
+  if (run.status == TrialRun::Status::ok) reply->copyBytesTo(job.region);
   if (timing && reply->header.contains("timing")) *timing = reply->header["timing"];
   return run;
 }

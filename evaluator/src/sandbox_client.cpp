@@ -12,7 +12,7 @@ namespace cuset {
 class SandboxWorker {
  public:
   explicit SandboxWorker(const SandboxLimits& limits)
-      : limits_(limits), process_({"__worker", "--memory-bytes", std::to_string(limits.memoryBytes)}) {}
+      : limits_(limits), process_({"__worker", "--memory-bytes", std::to_string(limits.memoryBytes)}, limits.sharedPayload) {}
 
   SimJobResult run(SimJob& job) {
     sandbox::Message request;
@@ -27,6 +27,7 @@ class SandboxWorker {
     SimJobResult result;
     // The worker enforces the job's time limit itself; this outer limit only catches a stuck worker.
     auto reply = process_.call(request, std::chrono::steady_clock::now() + limits_.timeout + std::chrono::seconds(30));
+    job.region = std::move(request.payload);  // the region's storage, for the reply's bytes
     if (!reply) {
       result.message = "sandbox " + reply.error();
       return result;
@@ -34,7 +35,7 @@ class SandboxWorker {
     result.status = parseTrialStatus(reply->header.value("status", ""));
     result.message = reply->header.value("message", "");
     result.kernelMs = reply->header.value("kernel_ms", 0.0);
-    job.region = std::move(reply->payload);
+    reply->copyBytesTo(job.region);
     return result;
   }
 

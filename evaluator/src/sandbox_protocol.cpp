@@ -8,6 +8,7 @@
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
+#include "cuset/evaluator/shared_payload.hpp"
 
 namespace cuset::sandbox {
 namespace {
@@ -38,17 +39,33 @@ bool readExact(int fd, void* buffer, std::size_t size, std::optional<std::chrono
 
 }  // namespace
 
-void writeMessage(int fd, const Message& message) {
+void Message::copyBytesTo(std::vector<std::byte>& out) {
+  if (shared.empty()) {
+    out = std::move(payload);
+  } else {
+    out.resize(shared.size());
+    std::memcpy(out.data(), shared.data(), shared.size());
+  }
+}
+
+void writeMessage(int fd, const Message& message, SharedPayload* shared) {
+  const std::span<const std::byte> bytes = message.shared.empty() ? std::span<const std::byte>(message.payload) : message.shared;
+  const bool viaShared = shared != nullptr && !bytes.empty();
+  if (viaShared && !shared->holds(bytes)) {
+    const std::span<std::byte> room = shared->reserve(bytes.size());
+    std::memcpy(room.data(), bytes.data(), bytes.size());
+  }
+  if (!viaShared && !message.shared.empty()) throw makeError("sandbox protocol: a shared payload on a channel without one");
   const std::string header = message.header.dump();
-  const std::uint64_t headerSize = header.size(), payloadSize = message.payload.size();
+  const std::uint64_t headerSize = header.size(), payloadSize = bytes.size() | (viaShared ? kSharedPayloadFlag : 0);
   std::string frame(reinterpret_cast<const char*>(&headerSize), sizeof(headerSize));
   frame += header;
   frame.append(reinterpret_cast<const char*>(&payloadSize), sizeof(payloadSize));
   writeAll(fd, frame, "sandbox pipe");
-  writeAll(fd, std::string_view(reinterpret_cast<const char*>(message.payload.data()), message.payload.size()), "sandbox pipe");
+  if (!viaShared) writeAll(fd, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), "sandbox pipe");
 }
 
-std::optional<Message> readMessage(int fd, std::optional<std::chrono::steady_clock::time_point> deadline) {
+std::optional<Message> readMessage(int fd, std::optional<std::chrono::steady_clock::time_point> deadline, SharedPayload* shared) {
   std::uint64_t headerSize = 0;
   if (!readExact(fd, &headerSize, sizeof(headerSize), deadline)) return std::nullopt;
   if (headerSize > kMaxHeaderBytes) throw makeError("sandbox protocol: header of {} bytes", headerSize);
@@ -56,9 +73,16 @@ std::optional<Message> readMessage(int fd, std::optional<std::chrono::steady_clo
   if (!readExact(fd, header.data(), header.size(), deadline)) return std::nullopt;
   std::uint64_t payloadSize = 0;
   if (!readExact(fd, &payloadSize, sizeof(payloadSize), deadline)) return std::nullopt;
+  const bool viaShared = (payloadSize & kSharedPayloadFlag) != 0;
+  payloadSize &= ~kSharedPayloadFlag;
   if (payloadSize > kMaxPayloadBytes) throw makeError("sandbox protocol: payload of {} bytes", payloadSize);
   Message m;
   m.header = nlohmann::json::parse(header);
+  if (viaShared) {
+    if (!shared) throw makeError("sandbox protocol: a frame with a shared payload on a channel without one");
+    m.shared = shared->view(payloadSize);
+    return m;
+  }
   m.payload.resize(payloadSize);
   if (!readExact(fd, m.payload.data(), m.payload.size(), deadline)) return std::nullopt;
   return m;

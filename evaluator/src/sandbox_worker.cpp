@@ -20,6 +20,7 @@
 #include "cuset/evaluator/sim_library.hpp"
 #include "cuset_sim/runtime.hpp"
 #include "cuset/evaluator/sandbox_protocol.hpp"
+#include "cuset/evaluator/shared_payload.hpp"
 
 namespace cuset {
 namespace {
@@ -225,17 +226,20 @@ std::string signalDescription(int sig) {
   }
 }
 
-sandbox::Message serve(const sandbox::Message& request) {
+sandbox::Message serve(sandbox::Message& request) {
   sandbox::Message reply;
-  const std::size_t regionBytes = request.payload.size();
-  auto* region = static_cast<std::byte*>(::mmap(nullptr, std::max<std::size_t>(regionBytes, 1), PROT_READ | PROT_WRITE,
-                                                MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  // A region in the shared payload is already a shared mapping: the child runs on it in place.
+  const bool inPlace = !request.shared.empty();
+  const std::size_t regionBytes = request.bytes().size();
+  auto* region = inPlace ? request.shared.data()
+                         : static_cast<std::byte*>(::mmap(nullptr, std::max<std::size_t>(regionBytes, 1), PROT_READ | PROT_WRITE,
+                                                          MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   auto* status = static_cast<ChildStatus*>(::mmap(nullptr, sizeof(ChildStatus), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   if (region == MAP_FAILED || status == MAP_FAILED) {
     reply.header = {{"status", "harness_error"}, {"message", std::string("worker cannot map memory: ") + std::strerror(errno)}};
     return reply;
   }
-  std::memcpy(region, request.payload.data(), regionBytes);
+  if (!inPlace) std::memcpy(region, request.payload.data(), regionBytes);
   std::memset(static_cast<void*>(status), 0, sizeof(ChildStatus));
 
   const auto timeout = std::chrono::milliseconds(request.header.at("timeout_ms").get<long long>());
@@ -283,8 +287,12 @@ sandbox::Message serve(const sandbox::Message& request) {
                       {"message", "the kernel ended the process (exit status " + std::to_string(WEXITSTATUS(wstatus)) + ") before finishing"}};
     }
   }
-  reply.payload.assign(region, region + regionBytes);
-  ::munmap(region, std::max<std::size_t>(regionBytes, 1));
+  if (inPlace) {
+    reply.shared = request.shared;
+  } else {
+    reply.payload.assign(region, region + regionBytes);
+    ::munmap(region, std::max<std::size_t>(regionBytes, 1));
+  }
   ::munmap(status, sizeof(ChildStatus));
   return reply;
 }
@@ -296,7 +304,7 @@ void setLimit(int resource, rlim_t value) {
 
 }  // namespace
 
-int runSandboxWorker(std::size_t memoryBytes) {
+int runSandboxWorker(std::size_t memoryBytes, std::optional<int> payloadFd) {
   ::signal(SIGPIPE, SIG_IGN);
   setLimit(RLIMIT_CORE, 0);
   setLimit(RLIMIT_FSIZE, 0);
@@ -305,15 +313,22 @@ int runSandboxWorker(std::size_t memoryBytes) {
 #else
   setLimit(RLIMIT_AS, memoryBytes);
 #endif
+  std::optional<sandbox::SharedPayload> shared;
+  try {
+    if (payloadFd) shared = sandbox::SharedPayload::adopt(*payloadFd);
+  } catch (const std::exception&) {
+    return 2;
+  }
+  sandbox::SharedPayload* channel = shared ? &*shared : nullptr;
   for (;;) {
     std::optional<sandbox::Message> request;
     try {
-      request = sandbox::readMessage(STDIN_FILENO, std::nullopt);
+      request = sandbox::readMessage(STDIN_FILENO, std::nullopt, channel);
     } catch (const std::exception&) {
       return 2;
     }
     if (!request) return 0;  // the supervisor closed the pipe
-    sandbox::writeMessage(STDOUT_FILENO, serve(*request));
+    sandbox::writeMessage(STDOUT_FILENO, serve(*request), channel);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "cuset/common/error.hpp"
+#include "cuset/common/log.hpp"
 
 extern char** environ;
 
@@ -29,6 +30,16 @@ std::string workerExecutable() {
 
 }  // namespace
 
+WorkerProcess::WorkerProcess(std::vector<std::string> arguments, bool sharedPayload) : arguments_(std::move(arguments)) {
+  if (!sharedPayload) return;
+  try {
+    shared_ = sandbox::SharedPayload::create();
+    arguments_.insert(arguments_.end(), {"--payload-fd", std::to_string(kWorkerPayloadFd)});
+  } catch (const Error& e) {
+    log::warn("{}; regions go through the pipe instead (slower for large regions)", e.what());
+  }
+}
+
 void WorkerProcess::start() {
   int toWorker[2], fromWorker[2];
   if (::pipe2(toWorker, O_CLOEXEC) != 0 || ::pipe2(fromWorker, O_CLOEXEC) != 0) {
@@ -38,6 +49,7 @@ void WorkerProcess::start() {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, toWorker[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, fromWorker[1], STDOUT_FILENO);
+  if (shared_) posix_spawn_file_actions_adddup2(&actions, shared_->fd(), kWorkerPayloadFd);
   const std::string exe = workerExecutable();
   std::vector<char*> argv = {const_cast<char*>(exe.c_str())};
   for (auto& a : arguments_) argv.push_back(a.data());
@@ -91,12 +103,18 @@ void WorkerProcess::stop() {
 Expected<sandbox::Message> WorkerProcess::call(const sandbox::Message& request, std::chrono::steady_clock::time_point deadline) {
   if (pid_ < 0) start();
   try {
-    sandbox::writeMessage(to_, request);
+    sandbox::writeMessage(to_, request, shared_ ? &*shared_ : nullptr);
   } catch (const Error& e) {
     stop();
     return Unexpected(fmt::format("worker is gone ({})", e.what()));
   }
-  auto reply = sandbox::readMessage(from_, deadline);
+  std::optional<sandbox::Message> reply;
+  try {
+    reply = sandbox::readMessage(from_, deadline, shared_ ? &*shared_ : nullptr);
+  } catch (const Error& e) {
+    stop();
+    return Unexpected(fmt::format("worker sent a malformed reply ({})", e.what()));
+  }
   if (!reply) {
     const std::string why = describeExit();
     stop();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cuset/evaluator/eval_pipeline.hpp"
@@ -183,6 +184,50 @@ extern "C" __global__ void k(int* out) { out[0] = child; })", {"k"}));
   const SimJobResult r = pool.run(job);
   EXPECT_EQ(r.status, SimJobResult::Status::sandboxViolation) << r.message;
   EXPECT_NE(r.message.find("clone"), std::string::npos) << r.message;
+}
+
+TEST_F(SimBackend, RegionsComeBackTheSameThroughTheSharedFileAndThroughThePipe) {
+  // A small region, then one larger than the shared file's first size (so it grows under a live
+  // worker), then the small one again; each kernel writes its index into every element.
+  test::TempDir dir;
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "cache");
+  const auto built = compiler.compile(R"(extern "C" __global__ void k(int* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = i * 3 + 1;
+})", {"k"});
+  ASSERT_TRUE(built.ok) << built.log;
+  const Problem problem = parseProblem(
+      "name: t\nlevel: 1\nsizes: {small: {N: 1000}, big: {N: 1500000}}\ninputs: {}\noutputs: {y: {dtype: int32, shape: [N]}}\n"
+      "reference: |\n  def forward(N: int) -> Tensor:\n      return torch.zeros(N, dtype=torch.int32)\n",
+      "t/problem.yaml", "t");
+  const LaunchManifest manifest =
+      std::move(parseLaunchManifest("/*@cuset\nlaunches: [{kernel: k, grid: [ceil_div(N, 256)], block: [256], args: [y, N]}]\n*/", problem)).value();
+  for (const bool shared : {true, false}) {
+    SandboxLimits limits;
+    limits.sharedPayload = shared;
+    SandboxPool pool(1, limits);
+    for (const char* sizeSet : {"small", "big", "small"}) {
+      SCOPED_TRACE(fmt::format("shared payload {}, sizes {}", shared, sizeSet));
+      const SizeBindings& sizes = problem.sizes(sizeSet);
+      const RegionLayout layout = RegionLayout::plan(problem, manifest, sizes);
+      SimJob job;
+      job.library = built.library;
+      job.fibers = false;
+      job.launches = *resolveLaunches(manifest, sizes);
+      job.layout = &layout;
+      job.region = layout.fill({}, 0);
+      const SimJobResult r = pool.run(job);
+      ASSERT_EQ(r.status, SimJobResult::Status::ok) << r.message;
+      ASSERT_EQ(job.region.size(), layout.totalBytes());
+      EXPECT_FALSE(layout.findGuardViolation(job.region).has_value());
+      const HostTensor y = layout.extract(job.region, *layout.find("y"));
+      const auto values = y.as<std::int32_t>();
+      int wrong = 0;
+      ASSERT_EQ(y.numel(), sizes.at("N"));
+      for (std::int64_t i = 0; i < y.numel(); ++i) wrong += values[i] != static_cast<std::int32_t>(i * 3 + 1);
+      EXPECT_EQ(wrong, 0);
+    }
+  }
 }
 
 // The bundled suite (good solutions correct, bad ones their expected verdict) is checked by the ctest

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/hash.hpp"
@@ -19,6 +20,7 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/evaluator/problem_suite.hpp"
 #include "cuset/evaluator/sandbox_protocol.hpp"
+#include "cuset/evaluator/shared_payload.hpp"
 #include "cuset/evaluator/torch_reference.hpp"
 #include "cuset/timing/sample_stats.hpp"
 
@@ -65,7 +67,7 @@ class DeviceMemory {
 
 class Module {
  public:
-  Module(const Cuda& cuda, const std::vector<std::byte>& image, bool isCubin) : cuda_(cuda) {
+  Module(const Cuda& cuda, std::span<const std::byte> image, bool isCubin) : cuda_(cuda) {
     std::vector<char> text;
     const void* data = image.data();
     if (!isCubin) {  // PTX must be NUL-terminated
@@ -187,12 +189,19 @@ class GpuSession {
     return best;
   }
 
-  nlohmann::json run(const nlohmann::json& header, std::vector<std::byte>& payload) {
-    const std::size_t imageBytes = header.at("image_bytes").get<std::size_t>();
-    if (imageBytes > payload.size()) throw Error("run request: image larger than the payload");
-    std::vector<std::byte> image(payload.begin(), payload.begin() + static_cast<std::ptrdiff_t>(imageBytes));
-    std::vector<std::byte> region(payload.begin() + static_cast<std::ptrdiff_t>(imageBytes), payload.end());
-    const Module& module = moduleFor(image, header.value("is_cubin", true));
+  // The image's module, loaded once per worker and kept under the image's hash.
+  nlohmann::json load(const nlohmann::json& header, std::span<const std::byte> image) {
+    const std::string key = hashBytes(image.data(), image.size()).hex();
+    auto& slot = modules_[key];
+    if (!slot) slot = std::make_unique<Module>(cuda_, image, header.value("is_cubin", true));
+    return {{"status", "ok"}, {"module", key}};
+  }
+
+  // Runs the launches on `region` and leaves the kernels' results in it.
+  nlohmann::json run(const nlohmann::json& header, std::span<std::byte> region) {
+    const auto found = modules_.find(header.at("module").get<std::string>());
+    if (found == modules_.end() || !found->second) throw Error("run request: its module was not loaded by this worker");
+    const Module& module = *found->second;
 
     DeviceMemory device(cuda_, region.size());
     cuda_(cuda_.driver().cuMemcpyHtoD(device.get(), region.data(), region.size()), "copying the region to the GPU");
@@ -214,17 +223,10 @@ class GpuSession {
         if (auto ref = measureReference(header["reference"], region, timing)) reply["timing"]["reference"] = *ref;
       }
     }
-    payload = std::move(region);
     return reply;
   }
 
  private:
-  const Module& moduleFor(const std::vector<std::byte>& image, bool isCubin) {
-    const std::string key = hashBytes(image.data(), image.size()).hex();
-    auto& slot = modules_[key];
-    if (!slot) slot = std::make_unique<Module>(cuda_, image, isCubin);
-    return *slot;
-  }
 
   std::vector<PreparedLaunch> prepare(const nlohmann::json& launches, const nlohmann::json& symbols, const Module& module, CUdeviceptr base) {
     std::vector<PreparedLaunch> out;
@@ -403,7 +405,7 @@ class GpuSession {
 
   // The reference's forward with LibTorch on the GPU, inputs in their declared dtypes, timed like the
   // candidate; nullopt when this LibTorch has no CUDA (then no speedup is reported).
-  std::optional<nlohmann::json> measureReference(const nlohmann::json& request, const std::vector<std::byte>& region, const nlohmann::json& options) {
+  std::optional<nlohmann::json> measureReference(const nlohmann::json& request, std::span<const std::byte> region, const nlohmann::json& options) {
     if (!TorchReference::cudaAvailable()) return std::nullopt;
     const std::string file = request.at("problem_file");
     auto& entry = references_[file];
@@ -446,16 +448,22 @@ class GpuSession {
 // The protocol's channel: the original stdout, moved aside so that anything a library prints (LibTorch,
 // CUPTI) goes to stderr instead of corrupting the frames.
 int protocolFd = STDOUT_FILENO;
+sandbox::SharedPayload* channel = nullptr;  // regions in place when the supervisor shares a payload file
 
-void reply(const nlohmann::json& header, std::vector<std::byte> payload = {}) {
-  sandbox::writeMessage(protocolFd, sandbox::Message{header, std::move(payload)});
-}
+void reply(const sandbox::Message& message) { sandbox::writeMessage(protocolFd, message, channel); }
 
 }  // namespace
 
-int runCudaWorker() {
+int runCudaWorker(std::optional<int> payloadFd) {
   protocolFd = ::dup(STDOUT_FILENO);
   if (protocolFd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return 2;
+  std::optional<sandbox::SharedPayload> shared;
+  try {
+    if (payloadFd) shared = sandbox::SharedPayload::adopt(*payloadFd);
+  } catch (const std::exception&) {
+    return 2;
+  }
+  channel = shared ? &*shared : nullptr;
   auto driver = CudaDriver::get();
   std::unique_ptr<GpuSession> session;
   std::optional<std::string> unavailable;
@@ -463,28 +471,31 @@ int runCudaWorker() {
   while (true) {
     std::optional<sandbox::Message> request;
     try {
-      request = sandbox::readMessage(STDIN_FILENO, std::nullopt);
+      request = sandbox::readMessage(STDIN_FILENO, std::nullopt, channel);
     } catch (const std::exception& e) {
       return 2;
     }
     if (!request) return 0;  // the supervisor closed the pipe
     if (unavailable) {
-      reply({{"status", "unavailable"}, {"message", *unavailable}});
+      reply({{{"status", "unavailable"}, {"message", *unavailable}}});
       continue;
     }
     try {
       if (!session) session = std::make_unique<GpuSession>(**driver);
-      if (request->header.value("op", "") == "hello") {
-        reply({{"status", "ok"}, {"device", session->describeDevice()}});
-        continue;
+      const std::string op = request->header.value("op", "");
+      if (op == "hello") {
+        reply({{{"status", "ok"}, {"device", session->describeDevice()}}});
+      } else if (op == "load") {
+        reply({session->load(request->header, request->bytes())});
+      } else {
+        nlohmann::json header = session->run(request->header, request->bytes());
+        reply({std::move(header), std::move(request->payload), request->shared});
       }
-      nlohmann::json header = session->run(request->header, request->payload);
-      reply(header, std::move(request->payload));
     } catch (const CudaFailure& f) {
-      reply({{"status", "runtime_error"}, {"message", f.message}});
+      reply({{{"status", "runtime_error"}, {"message", f.message}}});
       if (f.sticky) return 3;  // the context is unusable: the supervisor starts a new worker
     } catch (const std::exception& e) {
-      reply({{"status", "harness_error"}, {"message", e.what()}});
+      reply({{{"status", "harness_error"}, {"message", e.what()}}});
     }
   }
 }

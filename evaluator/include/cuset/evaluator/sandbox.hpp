@@ -2,6 +2,7 @@
 // Sandboxed execution of candidate kernels (DESIGN §4 "Sandbox").
 //
 //   supervisor (cuset eval) ──pipes──► worker (cuset __worker: rlimits, no candidate code)
+//        └──── region in a shared memory file (SharedPayload) ────┘
 //                                          └─ fork per job ─► child: dlopen the candidate library,
 //                                             start host threads, install the seccomp allow-list,
 //                                             run the launches on the shared device region, _exit
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,7 @@ struct SandboxLimits {
   std::size_t memoryBytes = std::size_t{16} << 30;  // RLIMIT_AS of the worker and its children
   int hostThreads = 1;                       // simulator host threads per job
   std::size_t stackBytes = 256 * 1024;       // per simulated CUDA thread (fiber)
+  bool sharedPayload = true;                 // regions through a shared memory file, not the pipe
 };
 
 struct SimJob {
@@ -66,7 +69,8 @@ class SandboxPool {
   std::condition_variable available_;
 };
 
-// The body of `cuset __worker`: serves jobs on stdin/stdout until EOF. Returns the exit status.
-int runSandboxWorker(std::size_t memoryBytes);
+// The body of `cuset __worker`: serves jobs on stdin/stdout until EOF, with regions in the shared
+// payload at `payloadFd` when given. Returns the exit status.
+int runSandboxWorker(std::size_t memoryBytes, std::optional<int> payloadFd);
 
 }  // namespace cuset

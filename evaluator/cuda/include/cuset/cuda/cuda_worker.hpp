@@ -6,14 +6,18 @@
 // supervisor checks them. A sticky CUDA error (illegal address, trap) is reported and the worker
 // exits, since its context is unusable; the supervisor starts a new one.
 //
-// Requests (sandbox::Message frames):
+// Requests (sandbox::Message frames; payloads in the shared payload file when `payloadFd` is given):
 //   {"op": "hello"}                         -> {"status": "ok", "device": {...}} | {"status": "unavailable", "message"}
-//   {"op": "run", "image_bytes": N, "is_cubin": bool, "symbols": {kernel: symbol}, "launches": [...],
+//   {"op": "load", "is_cubin": bool}, payload = image
+//                                           -> {"status": "ok", "module": key} (kept for the worker's life)
+//   {"op": "run", "module": key, "symbols": {kernel: symbol}, "launches": [...],
 //    "timing": {"enabled": bool, "timer": "cupti"|"events", "min_samples", "max_rel_stddev",
 //               "min_seconds", "max_seconds", "l2_flush_bytes"}}
-//    payload = image (N bytes) + region  -> {"status", "message", "kernel_ms", "timing": {...}}, payload = region
+//    payload = region                     -> {"status", "message", "kernel_ms", "timing": {...}}, payload = region
+#include <optional>
+
 namespace cuset {
 
-int runCudaWorker();
+int runCudaWorker(std::optional<int> payloadFd);
 
 }  // namespace cuset
