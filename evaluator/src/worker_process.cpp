@@ -101,6 +101,11 @@ void WorkerProcess::stop() {
 }
 
 Expected<sandbox::Message> WorkerProcess::call(const sandbox::Message& request, std::chrono::steady_clock::time_point deadline) {
+  // A worker that ended between calls (not through a reply saying so) must not cost this request.
+  if (pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+    pid_ = -1;
+    stop();
+  }
   if (pid_ < 0) start();
   try {
     sandbox::writeMessage(to_, request, shared_ ? &*shared_ : nullptr);
@@ -120,6 +125,9 @@ Expected<sandbox::Message> WorkerProcess::call(const sandbox::Message& request, 
     stop();
     return Unexpected("worker stopped answering" + why);
   }
+  // The worker's last reply (e.g. after a sticky CUDA error): reap it now so the next call starts a
+  // new one. A shared reply payload stays valid: the file belongs to this side.
+  if (reply->header.value("worker_exits", false)) stop();
   return std::move(*reply);
 }
 

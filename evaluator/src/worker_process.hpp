@@ -29,8 +29,8 @@ class WorkerProcess {
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
   // Sends `request` and waits for the reply until `deadline`. A worker that is gone or silent is
-  // stopped (the next call starts a new one) and the error says what happened to it. A reply's shared
-  // bytes are valid until the next call.
+  // stopped (the next call starts a new one) and the error says what happened to it; so is one whose
+  // reply says `"worker_exits": true`. A reply's shared bytes are valid until the next call.
   Expected<sandbox::Message> call(const sandbox::Message& request, std::chrono::steady_clock::time_point deadline);
   void stop();
 

@@ -492,7 +492,7 @@ int runCudaWorker(std::optional<int> payloadFd) {
         reply({std::move(header), std::move(request->payload), request->shared});
       }
     } catch (const CudaFailure& f) {
-      reply({{{"status", "runtime_error"}, {"message", f.message}}});
+      reply({{{"status", "runtime_error"}, {"message", f.message}, {"worker_exits", f.sticky}}});
       if (f.sticky) return 3;  // the context is unusable: the supervisor starts a new worker
     } catch (const std::exception& e) {
       reply({{{"status", "harness_error"}, {"message", e.what()}}});

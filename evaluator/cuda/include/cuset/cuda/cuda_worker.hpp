@@ -3,8 +3,9 @@
 // context, loads NVRTC images, runs each trial's launches on one device region laid out exactly like
 // the simulator's (inputs, outputs with canaries, workspace, guard bands), and times the candidate.
 // The supervisor never trusts it with a verdict: it returns the region and the samples, and the
-// supervisor checks them. A sticky CUDA error (illegal address, trap) is reported and the worker
-// exits, since its context is unusable; the supervisor starts a new one.
+// supervisor checks them. A sticky CUDA error (illegal address, trap) is reported with
+// "worker_exits": true and the worker exits, since its context is unusable; the supervisor starts a
+// new one for the next request.
 //
 // Requests (sandbox::Message frames; payloads in the shared payload file when `payloadFd` is given):
 //   {"op": "hello"}                         -> {"status": "ok", "device": {...}} | {"status": "unavailable", "message"}

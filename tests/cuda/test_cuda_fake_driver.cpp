@@ -1,0 +1,105 @@
+// The cuda backend end to end on a machine without a GPU: `cuset __cuda-worker` loads the fake driver
+// (tests/cuda/fake_driver, kernels run by the CPU simulator) through $CUSET_LIBCUDA, so the
+// supervisor-worker protocol, module loading, argument packing, region copies, the correctness
+// checks on the returned region, sticky errors, hangs and the event-timed measurement all run here.
+// What it cannot show is anything about a real GPU: those checks are benchmarks/device/check.sh.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "cuset/evaluator/eval_pipeline.hpp"
+#include "cuset/evaluator/sim_compiler.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+const std::string kManifest = "/*@cuset\nlaunches:\n  - {kernel: KERNEL, grid: [ceil_div(M*N, 256)], block: [256], args: [x, y, M*N]}\n*/\n";
+
+// One relu-shaped kernel per behaviour, each under its own name (the fake finds kernels by name).
+std::string kernel(const std::string& name, const std::string& body) {
+  return "extern \"C\" __global__ void " + name + "(float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n" + body +
+         "\n}\n";
+}
+
+struct Case {
+  std::string name, body;
+  Verdict expected;
+  std::string reasonNeedle;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"relu_good", "if (i < n) y[i] = fmaxf(x[i], 0.0f);", Verdict::correct, ""},
+      {"relu_past_end", "if (i < n) { y[i] = fmaxf(x[i], 0.0f); if (i == n - 1) y[n] = 0.0f; }", Verdict::runtime_error,
+       "past the end of output 'y'"},
+      {"relu_mutates_input", "if (i < n) { y[i] = fmaxf(x[i], 0.0f); x[i] = 0.0f; }", Verdict::hack_suspected, "modified its input 'x'"},
+      {"relu_divergent_barrier", "if (i % 2) {\n    __syncthreads();\n  } else {\n    __syncthreads();\n  }\n  if (i < n) y[i] = fmaxf(x[i], 0.0f);",
+       Verdict::runtime_error, "CUDA_ERROR_LAUNCH_FAILED"},
+      {"relu_hang", "while (i >= 0) { i = i * 1; }", Verdict::timeout, "worker was restarted"},
+      {"relu_good_after", "if (i < n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;", Verdict::correct, ""},
+  };
+}
+
+TEST(CudaBackendOnFakeDriver, JudgesTimesAndSurvivesEveryKind) {
+  test::TempDir dir;
+  std::string all, batch;
+  const auto list = cases();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string source = kernel(list[i].name, list[i].body);
+    all += source;
+    std::string manifest = kManifest;
+    manifest.replace(manifest.find("KERNEL"), 6, list[i].name);
+    batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", "fake"}, {"source", manifest + source}}.dump() + "\n";
+  }
+  // The kernels the fake driver runs, built as the sim backend builds them.
+  std::vector<std::string> names;
+  for (const auto& c : list) names.push_back(c.name);
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "sim");
+  const auto built = compiler.compile(all, names);
+  ASSERT_TRUE(built.ok) << built.log;
+  ::setenv("CUSET_WORKER", CUSET_BINARY, 1);
+  ::setenv("CUSET_LIBCUDA", CUSET_FAKE_LIBCUDA, 1);
+  ::setenv("CUSET_FAKE_CUDA_KERNELS", built.library.c_str(), 1);
+  test::writeText(dir / "batch.jsonl", batch);
+
+  EvalConfig c;
+  c.problemsDir = CUSET_PROBLEMS_DIR;
+  c.candidatesPath = dir / "batch.jsonl";
+  c.outDir = dir / "run";
+  c.cacheDir = dir / "cache";
+  c.backend = BackendKind::cuda;
+  c.sizeSet = "small";  // the cuda backend's default is `full`
+  c.jobs = 1;
+  c.trials = 2;
+  c.seed = 3;
+  c.showProgress = false;
+  c.cuda.timer = "events";
+  c.cuda.minSeconds = 0.05;
+  c.cuda.maxSeconds = 0.3;
+  c.cuda.trialTimeout = std::chrono::milliseconds(3000);
+  const EvalRunSummary s = runEvaluation(c);
+  ASSERT_EQ(s.results.size(), list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const EvalResult& r = s.results[i];
+    EXPECT_EQ(verdictName(r.verdict), verdictName(list[i].expected)) << list[i].name << ": " << r.reason << "\n" << r.compileLog;
+    EXPECT_NE(r.reason.find(list[i].reasonNeedle), std::string::npos) << list[i].name << ": " << r.reason;
+  }
+  // Correct ones are timed with events; the fake has no LibTorch CUDA, so no speedup.
+  for (const EvalResult* good : {&s.results[0], &s.results[5]}) {
+    EXPECT_EQ(good->timingKind, "cuda_events") << good->origin;
+    EXPECT_GE(good->timingSamplesMs.size(), 1u);
+    EXPECT_GT(medianOf(good->timingSamplesMs), 0.0);
+    EXPECT_TRUE(good->referenceTimingSamplesMs.empty());
+    EXPECT_FALSE(speedupOf(*good).has_value());
+  }
+  // The run records the device it ran on.
+  const auto run = nlohmann::json::parse(test::readText(dir / "run" / "run.json"));
+  EXPECT_EQ(run["cuda"]["device"]["name"], "CuSeT fake GPU (CPU simulator)") << run.dump(2);
+  EXPECT_EQ(run["cuda"]["device"]["sm_count"], 4);
+  EXPECT_GT(run["cuda"]["device"]["measured_bandwidth_gbs"].get<double>(), 0.0);
+}
+
+}  // namespace
+}  // namespace cuset
