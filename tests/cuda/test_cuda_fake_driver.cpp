@@ -15,7 +15,7 @@
 namespace cuset {
 namespace {
 
-const std::string kManifest = "/*@cuset\nlaunches:\n  - {kernel: KERNEL, grid: [ceil_div(M*N, 256)], block: [256], args: [x, y, M*N]}\n*/\n";
+const std::string kManifest = "/*@cuset\nlaunches:\n  - {kernel: KERNEL, grid: [ceil_div(M*N, 256)], block: [256], args: [x, y, M*N]SHARED}\n*/\n";
 
 // One relu-shaped kernel per behaviour, each under its own name (the fake finds kernels by name).
 std::string kernel(const std::string& name, const std::string& body) {
@@ -27,6 +27,7 @@ struct Case {
   std::string name, body;
   Verdict expected;
   std::string reasonNeedle;
+  int sharedBytes = 0;
 };
 
 std::vector<Case> cases() {
@@ -39,6 +40,10 @@ std::vector<Case> cases() {
        Verdict::runtime_error, "CUDA_ERROR_LAUNCH_FAILED"},
       {"relu_hang", "while (i >= 0) { i = i * 1; }", Verdict::timeout, "worker was restarted"},
       {"relu_good_after", "if (i < n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;", Verdict::correct, ""},
+      // 64 KiB of dynamic shared memory: launchable only after the worker's opt-in above 48 KiB.
+      {"relu_big_shared", "extern __shared__ float stage[];\n  stage[threadIdx.x + 16000] = i < n ? x[i] : 0.0f;\n  __syncthreads();\n"
+                          "  if (i < n) y[i] = fmaxf(stage[threadIdx.x + 16000], 0.0f);",
+       Verdict::correct, "", 64 * 1024},
   };
 }
 
@@ -51,6 +56,7 @@ TEST(CudaBackendOnFakeDriver, JudgesTimesAndSurvivesEveryKind) {
     all += source;
     std::string manifest = kManifest;
     manifest.replace(manifest.find("KERNEL"), 6, list[i].name);
+    manifest.replace(manifest.find("SHARED"), 6, list[i].sharedBytes ? ", shared_bytes: " + std::to_string(list[i].sharedBytes) : "");
     batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", "fake"}, {"source", manifest + source}}.dump() + "\n";
   }
   // The kernels the fake driver runs, built as the sim backend builds them.

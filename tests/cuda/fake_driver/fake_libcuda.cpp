@@ -31,6 +31,7 @@ struct CUevent_st {
 };
 struct CUfunc_st {
   const cuset_sim::KernelEntry* entry = nullptr;
+  int maxDynamicShared = 48 * 1024;  // more only after cuFuncSetAttribute, as on a GPU
 };
 struct CUmod_st {
   std::map<std::string, std::unique_ptr<CUfunc_st>> functions;
@@ -39,6 +40,7 @@ struct CUmod_st {
 namespace {
 
 constexpr std::size_t kTotalMemory = std::size_t{8} << 30;
+constexpr int kSharedOptIn = 227 * 1024;
 
 struct FakeState {
   std::mutex mutex;
@@ -117,7 +119,7 @@ CUresult fakeDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevi
     case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *value = 1000000; break;
     case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *value = 64; break;
     case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *value = 1 << 20; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 227 * 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = kSharedOptIn; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
     default: *value = 0; break;
   }
@@ -191,13 +193,21 @@ CUresult fakeFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunc
   return CUDA_SUCCESS;
 }
 
-CUresult fakeFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return CUDA_SUCCESS; }
+CUresult fakeFuncSetAttribute(CUfunction f, CUfunction_attribute attribute, int value) {
+  FAKE_GUARD();
+  if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    if (value < 0 || value > kSharedOptIn) return CUDA_ERROR_INVALID_VALUE;
+    f->maxDynamicShared = value;
+  }
+  return CUDA_SUCCESS;
+}
 
 CUresult fakeLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
                           CUstream, void** params, void** extra) {
   FAKE_GUARD();
   if (!f || extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (bx * by * bz > 1024 || bx * by * bz == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (shared > static_cast<unsigned>(f->maxDynamicShared)) return CUDA_ERROR_INVALID_VALUE;
   cuset_sim::LaunchSpec spec;
   spec.kernel = f->entry;
   spec.args = params;
