@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "cuset/cuda/cuda_driver.hpp"
 #include "cuset/evaluator/eval_pipeline.hpp"
 #include "cuset/evaluator/sim_compiler.hpp"
 #include "test_util.hpp"
@@ -47,45 +48,59 @@ std::vector<Case> cases() {
   };
 }
 
-TEST(CudaBackendOnFakeDriver, JudgesTimesAndSurvivesEveryKind) {
+// Builds the kernels the fake driver runs (as the sim backend builds them), writes the candidates as
+// a JSONL batch for level1/relu, and points the worker at the fake.
+struct FakeGpuRun {
   test::TempDir dir;
-  std::string all, batch;
-  const auto list = cases();
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string source = kernel(list[i].name, list[i].body);
-    all += source;
-    std::string manifest = kManifest;
-    manifest.replace(manifest.find("KERNEL"), 6, list[i].name);
-    manifest.replace(manifest.find("SHARED"), 6, list[i].sharedBytes ? ", shared_bytes: " + std::to_string(list[i].sharedBytes) : "");
-    batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", "fake"}, {"source", manifest + source}}.dump() + "\n";
-  }
-  // The kernels the fake driver runs, built as the sim backend builds them.
-  std::vector<std::string> names;
-  for (const auto& c : list) names.push_back(c.name);
-  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "sim");
-  const auto built = compiler.compile(all, names);
-  ASSERT_TRUE(built.ok) << built.log;
-  ::setenv("CUSET_WORKER", CUSET_BINARY, 1);
-  ::setenv("CUSET_LIBCUDA", CUSET_FAKE_LIBCUDA, 1);
-  ::setenv("CUSET_FAKE_CUDA_KERNELS", built.library.c_str(), 1);
-  test::writeText(dir / "batch.jsonl", batch);
+  std::vector<Case> list;
 
-  EvalConfig c;
-  c.problemsDir = CUSET_PROBLEMS_DIR;
-  c.candidatesPath = dir / "batch.jsonl";
-  c.outDir = dir / "run";
-  c.cacheDir = dir / "cache";
-  c.backend = BackendKind::cuda;
-  c.sizeSet = "small";  // the cuda backend's default is `full`
-  c.jobs = 1;
-  c.trials = 2;
-  c.seed = 3;
-  c.showProgress = false;
-  c.cuda.timer = "events";
-  c.cuda.minSeconds = 0.05;
-  c.cuda.maxSeconds = 0.3;
-  c.cuda.trialTimeout = std::chrono::milliseconds(3000);
-  const EvalRunSummary s = runEvaluation(c);
+  explicit FakeGpuRun(std::vector<Case> candidates) : list(std::move(candidates)) {
+    std::string all, batch;
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string source = kernel(list[i].name, list[i].body);
+      all += source;
+      names.push_back(list[i].name);
+      std::string manifest = kManifest;
+      manifest.replace(manifest.find("KERNEL"), 6, list[i].name);
+      manifest.replace(manifest.find("SHARED"), 6, list[i].sharedBytes ? ", shared_bytes: " + std::to_string(list[i].sharedBytes) : "");
+      batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", "fake"}, {"source", manifest + source}}.dump() + "\n";
+    }
+    const SimCompiler compiler(SimToolchain::fromBuild(), dir / "sim");
+    const auto built = compiler.compile(all, names);
+    if (!built.ok) throw std::runtime_error(built.log);
+    ::setenv("CUSET_WORKER", CUSET_BINARY, 1);
+    ::setenv("CUSET_LIBCUDA", CUSET_FAKE_LIBCUDA, 1);
+    ::setenv("CUSET_FAKE_CUDA_KERNELS", built.library.c_str(), 1);
+    test::writeText(dir / "batch.jsonl", batch);
+  }
+
+  EvalRunSummary evaluate() const {
+    EvalConfig c;
+    c.problemsDir = CUSET_PROBLEMS_DIR;
+    c.candidatesPath = dir / "batch.jsonl";
+    c.outDir = dir / "run";
+    c.cacheDir = dir / "cache";
+    c.backend = BackendKind::cuda;
+    c.sizeSet = "small";  // the cuda backend's default is `full`
+    c.jobs = 1;
+    c.trials = 2;
+    c.seed = 3;
+    c.showProgress = false;
+    c.cuda.timer = "events";
+    c.cuda.minSeconds = 0.05;
+    c.cuda.maxSeconds = 0.3;
+    c.cuda.trialTimeout = std::chrono::milliseconds(3000);
+    return runEvaluation(c);
+  }
+
+  nlohmann::json runRecord() const { return nlohmann::json::parse(test::readText(dir / "run" / "run.json")); }
+};
+
+TEST(CudaBackendOnFakeDriver, JudgesTimesAndSurvivesEveryKind) {
+  const FakeGpuRun fake(cases());
+  const auto& list = fake.list;
+  const EvalRunSummary s = fake.evaluate();
   ASSERT_EQ(s.results.size(), list.size());
   for (std::size_t i = 0; i < list.size(); ++i) {
     const EvalResult& r = s.results[i];
@@ -101,10 +116,47 @@ TEST(CudaBackendOnFakeDriver, JudgesTimesAndSurvivesEveryKind) {
     EXPECT_FALSE(speedupOf(*good).has_value());
   }
   // The run records the device it ran on.
-  const auto run = nlohmann::json::parse(test::readText(dir / "run" / "run.json"));
+  const auto run = fake.runRecord();
   EXPECT_EQ(run["cuda"]["device"]["name"], "CuSeT fake GPU (CPU simulator)") << run.dump(2);
   EXPECT_EQ(run["cuda"]["device"]["sm_count"], 4);
   EXPECT_GT(run["cuda"]["device"]["measured_bandwidth_gbs"].get<double>(), 0.0);
+}
+
+TEST(CudaBackendOnFakeDriver, AGpuNewerThanNvrtcGetsPtx) {
+  // The fake refuses cubins for compute capability 99.0, as a driver refuses machine code for
+  // another architecture: only PTX, JIT-compiled by the driver, can run.
+  ::setenv("CUSET_FAKE_CUDA_CC", "99.0", 1);
+  const FakeGpuRun fake({cases()[0]});
+  const EvalRunSummary s = fake.evaluate();
+  ASSERT_EQ(s.results.size(), 1u);
+  EXPECT_EQ(s.results[0].verdict, Verdict::correct) << s.results[0].reason;
+  EXPECT_EQ(fake.runRecord()["cuda"]["device"]["compute_capability"], "99.0");
+}
+
+TEST(CudaDriverOnFakeDriver, SaysWhenTheDriverSeesNoDevice) {
+  ::setenv("CUSET_LIBCUDA", CUSET_FAKE_LIBCUDA, 1);
+  ::setenv("CUSET_FAKE_CUDA_DEVICES", "0", 1);
+  const auto driver = CudaDriver::get();
+  ASSERT_FALSE(static_cast<bool>(driver));
+  EXPECT_NE(driver.error().find("the driver sees no CUDA device"), std::string::npos) << driver.error();
+  EXPECT_NE(driver.error().find("--backend sim"), std::string::npos) << driver.error();
+}
+
+TEST(CudaDriverOnFakeDriver, SaysWhenTheDriverIsTooOld) {
+  ::setenv("CUSET_LIBCUDA", CUSET_FAKE_LIBCUDA, 1);
+  ::setenv("CUSET_FAKE_CUDA_DRIVER_VERSION", "11080", 1);
+  const auto driver = CudaDriver::get();
+  ASSERT_FALSE(static_cast<bool>(driver));
+  EXPECT_NE(driver.error().find("supports CUDA 11.8, older than the 12.0 the cuda backend needs: update the NVIDIA driver"), std::string::npos)
+      << driver.error();
+}
+
+TEST(CudaDriverOnFakeDriver, LoadsAWorkingDriver) {
+  ::setenv("CUSET_LIBCUDA", CUSET_FAKE_LIBCUDA, 1);
+  const auto driver = CudaDriver::get();
+  ASSERT_TRUE(static_cast<bool>(driver)) << driver.error();
+  EXPECT_EQ((*driver)->version(), 13000);
+  EXPECT_EQ((*driver)->libraryPath(), CUSET_FAKE_LIBCUDA);
 }
 
 }  // namespace

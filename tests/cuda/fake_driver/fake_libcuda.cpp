@@ -8,11 +8,16 @@
 // $CUSET_FAKE_CUDA_KERNELS (built by SimCompiler from the same sources), found by their names, so
 // tests give each kernel a distinct extern "C" name. A simulator failure (a trap, a divergent
 // barrier) is CUDA_ERROR_LAUNCH_FAILED, sticky as on a GPU; its text is cuGetErrorString's.
+//
+// Knobs (environment): CUSET_FAKE_CUDA_CC ("9.0"; a device newer than NVRTC knows refuses cubins,
+// so the supervisor must send PTX), CUSET_FAKE_CUDA_DRIVER_VERSION (13000), CUSET_FAKE_CUDA_DEVICES
+// (1; 0 makes cuInit report CUDA_ERROR_NO_DEVICE).
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -20,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "cuset_sim/runtime.hpp"
 
@@ -60,6 +66,19 @@ FakeState& state() {
   return s;
 }
 
+int envInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+// {major, minor} from CUSET_FAKE_CUDA_CC.
+std::pair<int, int> computeCapability() {
+  const char* v = std::getenv("CUSET_FAKE_CUDA_CC");
+  int major = 9, minor = 0;
+  if (v && *v) std::sscanf(v, "%d.%d", &major, &minor);
+  return {major, minor};
+}
+
 #define FAKE_GUARD()                         \
   std::lock_guard lock(state().mutex);       \
   if (!state().initialised) return CUDA_ERROR_NOT_INITIALIZED; \
@@ -75,6 +94,9 @@ CUresult fakeGetErrorName(CUresult error, const char** out) {
     case CUDA_ERROR_NOT_FOUND: *out = "CUDA_ERROR_NOT_FOUND"; return CUDA_SUCCESS;
     case CUDA_ERROR_INVALID_IMAGE: *out = "CUDA_ERROR_INVALID_IMAGE"; return CUDA_SUCCESS;
     case CUDA_ERROR_LAUNCH_FAILED: *out = "CUDA_ERROR_LAUNCH_FAILED"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_DEVICE: *out = "CUDA_ERROR_NO_DEVICE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_BINARY_FOR_GPU: *out = "CUDA_ERROR_NO_BINARY_FOR_GPU"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_PTX: *out = "CUDA_ERROR_INVALID_PTX"; return CUDA_SUCCESS;
     default: *out = nullptr; return CUDA_ERROR_INVALID_VALUE;
   }
 }
@@ -90,7 +112,7 @@ CUresult fakeGetErrorString(CUresult error, const char** out) {
 }
 
 CUresult fakeDriverGetVersion(int* version) {
-  *version = 13000;
+  *version = envInt("CUSET_FAKE_CUDA_DRIVER_VERSION", 13000);
   return CUDA_SUCCESS;
 }
 
@@ -112,8 +134,8 @@ CUresult fakeDeviceGetName(char* name, int length, CUdevice) {
 
 CUresult fakeDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice) {
   switch (attribute) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = computeCapability().first; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = computeCapability().second; break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 4; break;
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *value = 1000000; break;
     case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *value = 1000000; break;
@@ -153,6 +175,10 @@ CUresult fakeCtxResetPersistingL2Cache() { return CUDA_SUCCESS; }
 CUresult fakeModuleLoadDataEx(CUmodule* module, const void* image, unsigned, CUjit_option*, void**) {
   FAKE_GUARD();
   if (image == nullptr) return CUDA_ERROR_INVALID_IMAGE;
+  // A cubin carries machine code for one architecture; a GPU newer than NVRTC needs PTX to JIT.
+  const bool isElf = std::memcmp(image, "\x7f" "ELF", 4) == 0;
+  if (isElf && computeCapability().first >= 20) return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  if (!isElf && std::strstr(static_cast<const char*>(image), ".target") == nullptr) return CUDA_ERROR_INVALID_PTX;
   if (!state().kernels) {
     const char* path = std::getenv("CUSET_FAKE_CUDA_KERNELS");
     if (!path || !*path) return CUDA_ERROR_INVALID_IMAGE;
@@ -365,6 +391,7 @@ extern "C" {
 
 CUresult CUDAAPI cuInit(unsigned int flags) {
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (envInt("CUSET_FAKE_CUDA_DEVICES", 1) == 0) return CUDA_ERROR_NO_DEVICE;
   std::lock_guard lock(state().mutex);
   state().initialised = true;
   return CUDA_SUCCESS;
