@@ -61,7 +61,10 @@ for f in problems/level*/*/solutions/*.cu; do
   dest="$out/cands/$(dirname "${f#problems/}")"
   mkdir -p "$dest" && cp "$f" "$dest/"
 done
-timeout 300 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --candidates "$out/cands" \
+# --jobs 4: each job holds a `full` region (up to ~4 GiB) several times over on the host (inputs,
+# region, reference outputs); 16 at once could exhaust the machine's 128 GiB. Results are written as
+# they finish, so a run cut by the timeout still gives its table.
+timeout 300 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --jobs 4 --candidates "$out/cands" \
   --out "$out/run" --seed 1 -q > "$out/eval.log" 2>&1
 log "eval exit $?"
 tail -3 "$out/eval.log"
