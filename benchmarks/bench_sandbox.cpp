@@ -14,6 +14,7 @@
 #include "cuset/evaluator/problem_suite.hpp"
 #include "cuset/evaluator/sandbox.hpp"
 #include "cuset/evaluator/sim_compiler.hpp"
+#include "recording_reporter.hpp"
 
 namespace fs = std::filesystem;
 using namespace cuset;
@@ -70,15 +71,6 @@ void BM_RoundTrip(benchmark::State& state, bool shared) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * job.region.size()));
 }
 
-class RecordingReporter : public benchmark::ConsoleReporter {
- public:
-  std::map<std::string, Run> runs;
-  void ReportRuns(const std::vector<Run>& rs) override {
-    for (const auto& r : rs) runs[r.benchmark_name()] = r;
-    ConsoleReporter::ReportRuns(rs);
-  }
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,7 +82,7 @@ int main(int argc, char** argv) {
     for (auto s : sizes) b->Arg(s);
     b->Unit(benchmark::kMillisecond)->UseRealTime();
   }
-  RecordingReporter reporter;
+  bench::RecordingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   fmt::print("\n{:>10} {:>12} {:>12} {:>8}\n", "region", "pipe ms", "shared ms", "ratio");
   for (auto s : sizes) {

@@ -18,6 +18,7 @@
 #include "cuset/evaluator/eval_pipeline.hpp"
 #include "cuset/evaluator/sim_compiler.hpp"
 #include "cuset/evaluator/sim_library.hpp"
+#include "recording_reporter.hpp"
 
 namespace fs = std::filesystem;
 using namespace cuset;
@@ -132,15 +133,6 @@ void BM_SuiteEndToEnd(benchmark::State& state) {
   state.counters["candidates_per_min"] = static_cast<double>(candidates) * 60.0 * static_cast<double>(state.iterations()) / seconds;
 }
 
-class RecordingReporter : public benchmark::ConsoleReporter {
- public:
-  std::map<std::string, benchmark::BenchmarkReporter::Run> runs;
-  void ReportRuns(const std::vector<Run>& rs) override {
-    for (const auto& r : rs) runs[r.benchmark_name()] = r;
-    ConsoleReporter::ReportRuns(rs);
-  }
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,7 +141,7 @@ int main(int argc, char** argv) {
     // One pool of host threads at a time: the runtime's pool is process-wide.
     cuset_sim::start_host_threads(hostThreads);
     benchmark::Initialize(&argc, argv);
-    RecordingReporter reporter;
+    bench::RecordingReporter reporter;
     benchmark::RegisterBenchmark(fmt::format("elementwise_1M/host_threads:{}", hostThreads).c_str(), BM_Elementwise)->Unit(benchmark::kMillisecond)->UseRealTime();
     benchmark::RegisterBenchmark(fmt::format("shared_reduction_256K/host_threads:{}", hostThreads).c_str(), BM_SharedReduction)->Unit(benchmark::kMillisecond)->UseRealTime();
     benchmark::RegisterBenchmark(fmt::format("warp_shuffle_256K/host_threads:{}", hostThreads).c_str(), BM_WarpShuffle)->Unit(benchmark::kMillisecond)->UseRealTime();
