@@ -15,6 +15,12 @@ endif()
 # LibTorch: Debian's libtorch-dev (CPU) here, a CUDA LibTorch 2.x via -DTorch_DIR=... elsewhere.
 # Torch's CMake config appends its flags to CMAKE_CXX_FLAGS; we keep them on the torch-facing target only.
 set(_cuset_saved_cxx_flags "${CMAKE_CXX_FLAGS}")
+# CUDA LibTorch configs of some 2.x releases ask for NVTX 2 (CUDA::nvToolsExt), which CUDA 12.9+ no
+# longer ships; its header-only successor serves (pytorch/pytorch#152756). No effect on a CPU LibTorch.
+if(TARGET CUDA::nvtx3 AND NOT TARGET CUDA::nvToolsExt)
+  add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
+  target_link_libraries(CUDA::nvToolsExt INTERFACE CUDA::nvtx3)
+endif()
 find_package(Torch REQUIRED)
 set(CMAKE_CXX_FLAGS "${_cuset_saved_cxx_flags}")
 

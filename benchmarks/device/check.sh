@@ -34,13 +34,17 @@ else
   log "torch $(python3 -c 'import torch; print(torch.__version__, torch.cuda.get_device_name(0))')"
 fi
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
+# LibTorch's CMake config looks for nvcc and, without an architecture list, compiles and runs a probe.
+export PATH="/usr/local/cuda/bin:$PATH" TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
+# A CMake 4 there would refuse package configs written for CMake < 3.5; this lets them through.
+export CMAKE_POLICY_VERSION_MINIMUM=3.5
 log "Torch_DIR=$torch_dir"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader || true
 
 # 2. Build (Release, GPU pieces only need the toolkit headers; the driver is loaded at run time).
 log "configure"
 cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" \
-  -DCMAKE_PREFIX_PATH="$prefix/usr" > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+  -DCMAKE_PREFIX_PATH="$prefix/usr" -DCUDAToolkit_ROOT=/usr/local/cuda > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 log "build"
 # Only what the check runs: the whole tree would spend the time budget on trainer tests and benchmarks.
 cmake --build build/device -j "$(nproc)" --target cuset test_cuda_backend test_cuda_fake_driver cuset_fake_libcuda test_llama_model \
