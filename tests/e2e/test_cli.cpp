@@ -176,6 +176,24 @@ TEST(Cli, CudaBackendWithoutAGpuFailsWithOneClearLine) {
   EXPECT_NE(withStub.output.find("is the CUDA toolkit's stub library, not a driver"), std::string::npos) << withStub.output;
 }
 
+// The driver's other failures, played by the fake driver (tests/cuda/fake_driver): each one line
+// naming the library and what to do.
+TEST(Cli, CudaBackendSaysWhatIsWrongWithTheDriver) {
+  test::TempDir dir;
+  const std::string args = "eval --backend cuda --candidates problems/level1/relu --out " + (dir / "run").string();
+  const std::string fake = std::string("CUSET_LIBCUDA=") + CUSET_FAKE_LIBCUDA;
+  const CliRun noDevice = cuset(args, fake + " CUSET_FAKE_CUDA_DEVICES=0");
+  EXPECT_NE(noDevice.exitCode, 0);
+  EXPECT_NE(noDevice.output.find("the driver sees no CUDA device; on a machine without an NVIDIA GPU use --backend sim"), std::string::npos)
+      << noDevice.output;
+  EXPECT_EQ(std::count(noDevice.output.begin(), noDevice.output.end(), '\n'), 1) << noDevice.output;
+  const CliRun old = cuset(args, fake + " CUSET_FAKE_CUDA_DRIVER_VERSION=11080");
+  EXPECT_NE(old.exitCode, 0);
+  EXPECT_NE(old.output.find("supports CUDA 11.8, older than the 12.0 the cuda backend needs: update the NVIDIA driver"), std::string::npos)
+      << old.output;
+  EXPECT_EQ(std::count(old.output.begin(), old.output.end(), '\n'), 1) << old.output;
+}
+
 TEST(Cli, LexPrintsSensitiveSpans) {
   test::TempDir dir;
   test::writeText(dir / "k.cu", "__global__ void k() {\n  // __syncthreads();\n  atomicAdd(p, 1);\n}\n");
