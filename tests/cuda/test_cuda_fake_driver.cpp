@@ -80,11 +80,11 @@ struct FakeGpuRun {
     test::writeText(dir / "batch.jsonl", batch);
   }
 
-  EvalRunSummary evaluate() const {
+  EvalRunSummary evaluate(const std::string& runName = "run", bool time = true) const {
     EvalConfig c;
     c.problemsDir = CUSET_PROBLEMS_DIR;
     c.candidatesPath = dir / "batch.jsonl";
-    c.outDir = dir / "run";
+    c.outDir = dir / runName;
     c.cacheDir = dir / "cache";
     c.backend = BackendKind::cuda;
     c.sizeSet = "small";  // the cuda backend's default is `full`
@@ -93,6 +93,7 @@ struct FakeGpuRun {
     c.seed = 3;
     c.showProgress = false;
     c.cuda.timer = "events";
+    c.cuda.time = time;
     c.cuda.minSeconds = 0.05;
     c.cuda.maxSeconds = 0.3;
     c.cuda.trialTimeout = std::chrono::milliseconds(3000);
@@ -136,6 +137,26 @@ TEST(CudaBackendOnFakeDriver, AGpuNewerThanNvrtcGetsPtx) {
   ASSERT_EQ(s.results.size(), 1u);
   EXPECT_EQ(s.results[0].verdict, Verdict::correct) << s.results[0].reason;
   EXPECT_EQ(fake.runRecord()["cuda"]["device"]["compute_capability"], "99.0");
+}
+
+TEST(CudaBackendOnFakeDriver, AWorkerKeepsOnlyRecentModulesLoaded) {
+  // Six candidates, six images, on a device that holds three modules at most.
+  std::vector<Case> six;
+  for (int i = 0; i < 6; ++i) six.push_back({"relu_v" + std::to_string(i), "if (i < n) y[i] = fmaxf(x[i], 0.0f);", Verdict::correct, ""});
+  const FakeGpuRun fake(six);
+  ::setenv("CUSET_FAKE_CUDA_MAX_MODULES", "3", 1);
+  ::setenv("CUSET_CUDA_MODULE_CACHE", "100", 1);  // keeping every module: the fourth does not load
+  const EvalRunSummary keepAll = fake.evaluate("keep-all", false);
+  ASSERT_EQ(keepAll.results.size(), 6u);
+  EXPECT_EQ(keepAll.results[2].verdict, Verdict::correct) << keepAll.results[2].reason;
+  EXPECT_EQ(keepAll.results[3].verdict, Verdict::runtime_error);
+  EXPECT_NE(keepAll.results[3].reason.find("loading the module: cuModuleLoadDataEx: CUDA_ERROR_OUT_OF_MEMORY"), std::string::npos)
+      << keepAll.results[3].reason;
+  ::setenv("CUSET_CUDA_MODULE_CACHE", "2", 1);  // the default is 64
+  const EvalRunSummary bounded = fake.evaluate("bounded", false);
+  for (const EvalResult& r : bounded.results) EXPECT_EQ(r.verdict, Verdict::correct) << r.origin << ": " << r.reason;
+  ::unsetenv("CUSET_FAKE_CUDA_MAX_MODULES");
+  ::unsetenv("CUSET_CUDA_MODULE_CACHE");
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -122,6 +124,13 @@ struct PreparedLaunch {
   std::vector<void*> params;
 };
 
+// $CUSET_CUDA_MODULE_CACHE: modules a worker keeps loaded (default 64).
+std::size_t moduleCacheLimit() {
+  const char* v = std::getenv("CUSET_CUDA_MODULE_CACHE");
+  const long n = v && *v ? std::strtol(v, nullptr, 10) : 64;
+  return static_cast<std::size_t>(std::max(1L, n));
+}
+
 class GpuSession {
  public:
   explicit GpuSession(const CudaDriver& driver) : cuda_(driver) {
@@ -189,19 +198,29 @@ class GpuSession {
     return best;
   }
 
-  // The image's module, loaded once per worker and kept under the image's hash.
+  // The image's module, kept under the image's hash for the trials that follow. A nightly run loads
+  // thousands of candidates into one worker, so only the most recently used modules stay loaded.
   nlohmann::json load(const nlohmann::json& header, std::span<const std::byte> image) {
     const std::string key = hashBytes(image.data(), image.size()).hex();
-    auto& slot = modules_[key];
-    if (!slot) slot = std::make_unique<Module>(cuda_, image, header.value("is_cubin", true));
+    auto found = modules_.find(key);
+    if (found == modules_.end()) {
+      if (modules_.size() >= moduleLimit_) {
+        const auto oldest = std::min_element(modules_.begin(), modules_.end(),
+                                             [](const auto& a, const auto& b) { return a.second.lastUse < b.second.lastUse; });
+        modules_.erase(oldest);
+      }
+      auto module = std::make_unique<Module>(cuda_, image, header.value("is_cubin", true));
+      found = modules_.emplace(key, CachedModule{std::move(module), 0}).first;
+    }
+    found->second.lastUse = ++useClock_;
     return {{"status", "ok"}, {"module", key}};
   }
 
   // Runs the launches on `region` and leaves the kernels' results in it.
   nlohmann::json run(const nlohmann::json& header, std::span<std::byte> region) {
     const auto found = modules_.find(header.at("module").get<std::string>());
-    if (found == modules_.end() || !found->second) throw Error("run request: its module was not loaded by this worker");
-    const Module& module = *found->second;
+    if (found == modules_.end()) throw Error("run request: its module was not loaded by this worker");
+    const Module& module = *found->second.module;
 
     DeviceMemory device(cuda_, region.size());
     cuda_(cuda_.driver().cuMemcpyHtoD(device.get(), region.data(), region.size()), "copying the region to the GPU");
@@ -437,7 +456,13 @@ class GpuSession {
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
-  std::map<std::string, std::unique_ptr<Module>> modules_;
+  struct CachedModule {
+    std::unique_ptr<Module> module;
+    std::uint64_t lastUse = 0;
+  };
+  std::map<std::string, CachedModule> modules_;
+  std::uint64_t useClock_ = 0;
+  std::size_t moduleLimit_ = moduleCacheLimit();
   std::unique_ptr<CuptiKernelTimer> timer_;
   std::optional<std::string> cuptiError_;
   std::unique_ptr<NvmlClockMonitor> clocks_;  // null when NVML is unavailable: throttling not detected

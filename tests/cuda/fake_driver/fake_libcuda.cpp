@@ -11,7 +11,8 @@
 //
 // Knobs (environment): CUSET_FAKE_CUDA_CC ("9.0"; a device newer than NVRTC knows refuses cubins,
 // so the supervisor must send PTX), CUSET_FAKE_CUDA_DRIVER_VERSION (13000), CUSET_FAKE_CUDA_DEVICES
-// (1; 0 makes cuInit report CUDA_ERROR_NO_DEVICE).
+// (1; 0 makes cuInit report CUDA_ERROR_NO_DEVICE), CUSET_FAKE_CUDA_MAX_MODULES (no limit; more loaded
+// modules than this is CUDA_ERROR_OUT_OF_MEMORY, to show that a worker unloads what it no longer uses).
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
@@ -185,6 +186,7 @@ CUresult fakeModuleLoadDataEx(CUmodule* module, const void* image, unsigned, CUj
     state().kernels = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!state().kernels) return CUDA_ERROR_INVALID_IMAGE;
   }
+  if (static_cast<int>(state().modules.size()) >= envInt("CUSET_FAKE_CUDA_MAX_MODULES", 1 << 30)) return CUDA_ERROR_OUT_OF_MEMORY;
   auto m = std::make_unique<CUmod_st>();
   *module = m.get();
   state().modules[m.get()] = std::move(m);
