@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "cuset/evaluator/sandbox.hpp"
@@ -123,8 +124,13 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
   return {};
 }
 
-[[noreturn]] void childMain(const nlohmann::json& job, std::byte* region, ChildStatus* status) {
+// `spare`: mapped memory after the region (the shared file's unused room), made inaccessible here so
+// that a write past the region faults as it would past an exactly sized mapping.
+[[noreturn]] void childMain(const nlohmann::json& job, std::byte* region, std::span<std::byte> spare, ChildStatus* status) {
   try {
+    if (!spare.empty() && ::mprotect(spare.data(), spare.size(), PROT_NONE) != 0) {
+      throw std::runtime_error(std::string("cannot protect the region's surroundings: ") + std::strerror(errno));
+    }
     const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);
@@ -226,7 +232,7 @@ std::string signalDescription(int sig) {
   }
 }
 
-sandbox::Message serve(sandbox::Message& request) {
+sandbox::Message serve(sandbox::Message& request, const sandbox::SharedPayload* sharedPayload) {
   sandbox::Message reply;
   // A region in the shared payload is already a shared mapping: the child runs on it in place.
   const bool inPlace = !request.shared.empty();
@@ -243,8 +249,14 @@ sandbox::Message serve(sandbox::Message& request) {
   std::memset(static_cast<void*>(status), 0, sizeof(ChildStatus));
 
   const auto timeout = std::chrono::milliseconds(request.header.at("timeout_ms").get<long long>());
+  std::span<std::byte> spare;
+  if (inPlace && sharedPayload) {
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t used = (regionBytes + page - 1) / page * page;
+    if (sharedPayload->mappedBytes() > used) spare = {region + used, sharedPayload->mappedBytes() - used};
+  }
   const pid_t pid = ::fork();
-  if (pid == 0) childMain(request.header, region, status);
+  if (pid == 0) childMain(request.header, region, spare, status);
   int wstatus = 0;
   bool timedOut = false;
   if (pid < 0) {
@@ -328,7 +340,7 @@ int runSandboxWorker(std::size_t memoryBytes, std::optional<int> payloadFd) {
       return 2;
     }
     if (!request) return 0;  // the supervisor closed the pipe
-    sandbox::writeMessage(STDOUT_FILENO, serve(*request), channel);
+    sandbox::writeMessage(STDOUT_FILENO, serve(*request, channel), channel);
   }
 }
 

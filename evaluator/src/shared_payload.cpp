@@ -52,18 +52,23 @@ SharedPayload& SharedPayload::operator=(SharedPayload&& other) noexcept {
 SharedPayload::~SharedPayload() { release(); }
 
 void SharedPayload::release() {
-  if (data_) ::munmap(data_, mapped_);
+  if (data_) ::munmap(data_, mapped_ + kGuardGapBytes);
   data_ = nullptr;
   mapped_ = 0;
   if (fd_ >= 0) ::close(std::exchange(fd_, -1));
 }
 
 void SharedPayload::mapWhole(std::size_t fileBytes) {
-  if (data_) ::munmap(std::exchange(data_, nullptr), std::exchange(mapped_, 0));
-  void* p = ::mmap(nullptr, fileBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (data_) ::munmap(std::exchange(data_, nullptr), std::exchange(mapped_, 0) + kGuardGapBytes);
+  // Address space for the file and an inaccessible gap after it, so that a kernel writing far past
+  // its region faults instead of landing in whatever mapping the kernel placed next.
+  void* reserved = ::mmap(nullptr, fileBytes + kGuardGapBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = reserved == MAP_FAILED ? MAP_FAILED : ::mmap(reserved, fileBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_, 0);
   if (p == MAP_FAILED) {
+    const int error = errno;
+    if (reserved != MAP_FAILED) ::munmap(reserved, fileBytes + kGuardGapBytes);
     throw makeError("sandbox shared payload: cannot map {} bytes: {} (is the memory limit too low for this region?)", fileBytes,
-                    std::strerror(errno));
+                    std::strerror(error));
   }
   data_ = static_cast<std::byte*>(p);
   mapped_ = fileBytes;

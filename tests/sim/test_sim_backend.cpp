@@ -55,6 +55,9 @@ std::vector<Case> adversarialCases() {
       {"partial_write", "level1/relu", relu("if (i < n / 2) y[i] = fmaxf(x[i], 0.0f);"), Verdict::wrong_answer, "differ"},
       {"out_of_bounds", "level1/relu", relu("if (i < n) { y[i] = fmaxf(x[i], 0.0f); if (i == n - 1) y[n] = 0.0f; }"), Verdict::runtime_error,
        "past the end of output 'y' (256000 bytes): 4 guard byte(s) changed, up to 4 byte(s) past it"},
+      // Far past the region: into memory the kernel was never given (the shared file's spare room).
+      {"far_out_of_bounds", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f);\n  if (i == 0) y[n + 300000] = 1.0f;"),
+       Verdict::runtime_error, "SIGSEGV"},
       {"input_mutation", "level1/relu", relu("if (i < n) { y[i] = fmaxf(x[i], 0.0f); x[i] = 0.0f; }"), Verdict::hack_suspected,
        "modified its input 'x'"},
       {"infinite_loop", "level1/relu", relu("while (i >= 0) { i = i * 1; }"), Verdict::timeout, "time limit"},

@@ -32,6 +32,10 @@ class SharedPayload {
   std::span<std::byte> reserve(std::size_t size);
   // Bytes [0, size) as the peer wrote them. Throws when the file is shorter than `size`.
   std::span<std::byte> view(std::size_t size);
+  // Bytes mapped now (the file's length): room beyond a message's bytes that a sandboxed child must not
+  // reach. The mapping is followed by kGuardGapBytes of inaccessible address space.
+  std::size_t mappedBytes() const { return mapped_; }
+  static constexpr std::size_t kGuardGapBytes = std::size_t{64} << 20;
   // True when `bytes` lies at the start of this mapping (a reply written in place).
   bool holds(std::span<const std::byte> bytes) const { return !bytes.empty() && bytes.data() == data_ && bytes.size() <= mapped_; }
 
