@@ -90,7 +90,7 @@ TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
   run.status = parseTrialStatus(reply->header.value("status", ""));
   run.message = reply->header.value("message", "");
   run.kernelMs = reply->header.value("kernel_ms", 0.0);
-  if (run.status == TrialRun::Status::ok) reply->copyBytesTo(job.region);
+  if (run.status == TrialRun::Status::ok) reply->moveBytesTo(job.region);
   if (timing && reply->header.contains("timing")) *timing = reply->header["timing"];
   return run;
 }

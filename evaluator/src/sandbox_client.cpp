@@ -35,7 +35,7 @@ class SandboxWorker {
     result.status = parseTrialStatus(reply->header.value("status", ""));
     result.message = reply->header.value("message", "");
     result.kernelMs = reply->header.value("kernel_ms", 0.0);
-    reply->copyBytesTo(job.region);
+    reply->moveBytesTo(job.region);
     return result;
   }
 

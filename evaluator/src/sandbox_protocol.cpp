@@ -39,7 +39,7 @@ bool readExact(int fd, void* buffer, std::size_t size, std::optional<std::chrono
 
 }  // namespace
 
-void Message::copyBytesTo(std::vector<std::byte>& out) {
+void Message::moveBytesTo(std::vector<std::byte>& out) {
   if (shared.empty()) {
     out = std::move(payload);
   } else {

@@ -69,7 +69,7 @@ TEST(SandboxProtocol, PayloadThroughTheSharedFileGrowsAndIsFollowed) {
   ASSERT_TRUE(second.has_value());
   ASSERT_EQ(second->shared.size(), big);
   std::vector<std::byte> out;
-  second->copyBytesTo(out);
+  second->moveBytesTo(out);
   EXPECT_EQ(out, pattern(big, 3));
 
   // The reader answers in place: its change reaches the writer through the file, not the pipe.

@@ -246,7 +246,6 @@ class GpuSession {
   }
 
  private:
-
   std::vector<PreparedLaunch> prepare(const nlohmann::json& launches, const nlohmann::json& symbols, const Module& module, CUdeviceptr base) {
     std::vector<PreparedLaunch> out;
     for (const auto& l : launches) {

@@ -29,8 +29,9 @@ struct Message {
   std::span<std::byte> shared;
 
   std::span<std::byte> bytes() { return shared.empty() ? std::span<std::byte>(payload) : shared; }
-  // The payload's bytes into `out` (resized), reusing its storage.
-  void copyBytesTo(std::vector<std::byte>& out);
+  // The payload into `out`: moved when the message owns it, else copied from the shared bytes into
+  // `out`'s own storage (resized), which avoids a fresh allocation for a large region.
+  void moveBytesTo(std::vector<std::byte>& out);
 };
 
 // With `shared`, the payload goes through it (copied in unless it already lies there); without, through
