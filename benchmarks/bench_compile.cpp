@@ -14,12 +14,12 @@
 
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/hash.hpp"
-#include "cuset/evaluator/candidate.hpp"
-#include "cuset/evaluator/eval_result.hpp"
-#include "cuset/evaluator/launch_manifest.hpp"
-#include "cuset/evaluator/nvrtc_compiler.hpp"
-#include "cuset/evaluator/nvrtc_prelude.hpp"
-#include "cuset/evaluator/problem_suite.hpp"
+#include "cuset/evaluator/candidate/candidate.hpp"
+#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/compile/nvrtc_compiler.hpp"
+#include "cuset/evaluator/compile/nvrtc_prelude.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
+#include "cuset/evaluator/results/eval_result.hpp"
 
 namespace fs = std::filesystem;
 using namespace cuset;

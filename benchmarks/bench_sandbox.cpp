@@ -11,9 +11,9 @@
 #include <map>
 #include <memory>
 
-#include "cuset/evaluator/problem_suite.hpp"
-#include "cuset/evaluator/sandbox.hpp"
-#include "cuset/evaluator/sim_compiler.hpp"
+#include "cuset/evaluator/compile/sim_compiler.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
+#include "cuset/evaluator/sandbox/sandbox.hpp"
 #include "recording_reporter.hpp"
 
 namespace fs = std::filesystem;

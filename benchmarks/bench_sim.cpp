@@ -15,9 +15,9 @@
 #include <optional>
 #include <vector>
 
-#include "cuset/evaluator/eval_pipeline.hpp"
-#include "cuset/evaluator/sim_compiler.hpp"
-#include "cuset/evaluator/sim_library.hpp"
+#include "cuset/evaluator/compile/sim_compiler.hpp"
+#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/sandbox/sim_library.hpp"
 #include "recording_reporter.hpp"
 
 namespace fs = std::filesystem;

@@ -2,9 +2,9 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/pipeline/eval_summary_format.hpp"
 #include "cuset/reports/report_writer.hpp"
-#include "cuset/evaluator/console_format.hpp"
-#include "cuset/evaluator/eval_pipeline.hpp"
 
 namespace cuset::cli {
 

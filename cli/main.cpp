@@ -5,8 +5,8 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/common/version.hpp"
-#include "cuset/cuda/cuda_worker.hpp"
-#include "cuset/evaluator/sandbox.hpp"
+#include "cuset/evaluator/cuda/cuda_worker.hpp"
+#include "cuset/evaluator/sandbox/sandbox.hpp"
 
 int main(int argc, char** argv) {
   // Sandbox workers re-execute this binary; they take no user options (DESIGN §4 "Sandbox").

@@ -5,14 +5,14 @@
 
 #include "commands.hpp"
 #include "cuset/common/error.hpp"
-#include "cuset/common/progress.hpp"
-#include "cuset/evaluator/console_format.hpp"
-#include "cuset/evaluator/eval_pipeline.hpp"
-#include "cuset/evaluator/problem_check.hpp"
-#include "cuset/evaluator/solution_check.hpp"
-#include "cuset/evaluator/suite_table.hpp"
 #include "cuset/common/file_util.hpp"
-#include "cuset/evaluator/problem_suite.hpp"
+#include "cuset/common/progress.hpp"
+#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/pipeline/solution_check.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
+#include "cuset/evaluator/suite/problem_check.hpp"
+#include "cuset/evaluator/suite/suite_format.hpp"
+#include "cuset/evaluator/suite/suite_table.hpp"
 
 namespace cuset::cli {
 namespace {

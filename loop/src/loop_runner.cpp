@@ -11,7 +11,7 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/log.hpp"
-#include "cuset/evaluator/eval_pipeline.hpp"
+#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 #include "cuset/reports/loop_report.hpp"
 #include "cuset/reports/report_writer.hpp"
 #include "cuset/reports/run_data.hpp"

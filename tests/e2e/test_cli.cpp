@@ -176,7 +176,7 @@ TEST(Cli, CudaBackendWithoutAGpuFailsWithOneClearLine) {
   EXPECT_NE(withStub.output.find("is the CUDA toolkit's stub library, not a driver"), std::string::npos) << withStub.output;
 }
 
-// The driver's other failures, played by the fake driver (tests/cuda/fake_driver): each one line
+// The driver's other failures, played by the fake driver (tests/evaluator/cuda/fake_driver): each one line
 // naming the library and what to do.
 TEST(Cli, CudaBackendSaysWhatIsWrongWithTheDriver) {
   test::TempDir dir;

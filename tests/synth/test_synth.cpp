@@ -6,9 +6,9 @@
 #include <map>
 #include <set>
 
-#include "cuset/evaluator/candidate.hpp"
-#include "cuset/evaluator/launch_manifest.hpp"
-#include "cuset/evaluator/problem_suite.hpp"
+#include "cuset/evaluator/candidate/candidate.hpp"
+#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/synth/dataset_synth.hpp"
 #include "cuset/synth/op_family.hpp"
 #include "test_util.hpp"

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cuset/evaluator/candidate.hpp"
-#include "cuset/evaluator/problem_suite.hpp"
+#include "cuset/evaluator/candidate/candidate.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/trainer/generation.hpp"
 #include "cuset/trainer/llama_model.hpp"
 #include "cuset/trainer/tokenizer.hpp"

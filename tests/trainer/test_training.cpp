@@ -5,9 +5,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cuset/trainer/analysis.hpp"
 #include "cuset/trainer/llama_model.hpp"
 #include "cuset/trainer/tokenizer.hpp"
-#include "cuset/trainer/analysis.hpp"
 #include "cuset/trainer/training.hpp"
 #include "test_util.hpp"
 

@@ -8,7 +8,7 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/progress.hpp"
-#include "cuset/evaluator/problem_suite.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/trainer/chat_data.hpp"
 #include "cuset/trainer/llama_model.hpp"
 #include "cuset/trainer/problem_prompt.hpp"

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "cuset/evaluator/problem.hpp"
+#include "cuset/evaluator/problem/problem.hpp"
 
 namespace cuset {
 namespace {

@@ -1,4 +1,4 @@
-#include "cuset/cuda/cuda_driver.hpp"
+#include "cuset/evaluator/cuda/cuda_driver.hpp"
 
 #include <dlfcn.h>
 #include <fmt/format.h>

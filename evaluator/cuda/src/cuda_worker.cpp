@@ -1,4 +1,4 @@
-#include "cuset/cuda/cuda_worker.hpp"
+#include "cuset/evaluator/cuda/cuda_worker.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -14,107 +14,29 @@
 #include <optional>
 #include <span>
 
+#include "cuda_handles.hpp"
+#include "gpu_measurement.hpp"
+
 #include "cuset/common/error.hpp"
-#include "cuset/common/hash.hpp"
-#include "cuset/cuda/cuda_driver.hpp"
-#include "cuset/cuda/cupti_kernel_timer.hpp"
-#include "cuset/cuda/nvml_clock_monitor.hpp"
 #include "cuset/common/file_util.hpp"
-#include "cuset/evaluator/problem_suite.hpp"
-#include "cuset/evaluator/sandbox_protocol.hpp"
-#include "cuset/evaluator/shared_payload.hpp"
-#include "cuset/evaluator/torch_reference.hpp"
-#include "cuset/timing/sample_stats.hpp"
+#include "cuset/common/hash.hpp"
+#include "cuset/evaluator/cuda/cuda_driver.hpp"
+#include "cuset/evaluator/cuda/cupti_kernel_timer.hpp"
+#include "cuset/evaluator/cuda/nvml_clock_monitor.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
+#include "cuset/evaluator/problem/torch_reference.hpp"
+#include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
+#include "cuset/evaluator/sandbox/shared_payload.hpp"
 
 namespace cuset {
 namespace {
 
-// A CUDA call failed; `sticky` errors leave the context unusable.
-struct CudaFailure {
-  std::string message;
-  bool sticky = false;
-};
-
-class Cuda {
- public:
-  explicit Cuda(const CudaDriver& d) : d_(d) {}
-  // Throws CudaFailure.
-  void operator()(CUresult r, const char* what) const {
-    if (r != CUDA_SUCCESS) throw CudaFailure{fmt::format("{}: {}", what, d_.describe(r)), CudaDriver::isSticky(r)};
-  }
-  const CudaDriver& driver() const { return d_; }
-
- private:
-  const CudaDriver& d_;
-};
-
-class DeviceMemory {
- public:
-  DeviceMemory(const Cuda& cuda, std::size_t bytes) : cuda_(cuda), bytes_(bytes) {
-    cuda_(cuda_.driver().cuMemAlloc(&ptr_, std::max<std::size_t>(bytes, 1)), "cuMemAlloc");
-  }
-  ~DeviceMemory() {
-    if (ptr_) cuda_.driver().cuMemFree(ptr_);
-  }
-  DeviceMemory(const DeviceMemory&) = delete;
-  DeviceMemory& operator=(const DeviceMemory&) = delete;
-  CUdeviceptr get() const { return ptr_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  const Cuda& cuda_;
-  CUdeviceptr ptr_ = 0;
-  std::size_t bytes_ = 0;
-};
-
-class Module {
- public:
-  Module(const Cuda& cuda, std::span<const std::byte> image, bool isCubin) : cuda_(cuda) {
-    std::vector<char> text;
-    const void* data = image.data();
-    if (!isCubin) {  // PTX must be NUL-terminated
-      text.assign(reinterpret_cast<const char*>(image.data()), reinterpret_cast<const char*>(image.data()) + image.size());
-      text.push_back('\0');
-      data = text.data();
-    }
-    std::array<char, 8192> log{};
-    std::array<CUjit_option, 2> options = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    std::array<void*, 2> values = {log.data(), reinterpret_cast<void*>(log.size())};
-    const CUresult r = cuda_.driver().cuModuleLoadDataEx(&module_, data, options.size(), options.data(), values.data());
-    if (r != CUDA_SUCCESS) {
-      throw CudaFailure{fmt::format("cuModuleLoadDataEx: {}{}{}", cuda_.driver().describe(r), log[0] ? ": " : "", log.data()), CudaDriver::isSticky(r)};
-    }
-  }
-  ~Module() {
-    if (module_) cuda_.driver().cuModuleUnload(module_);
-  }
-  Module(const Module&) = delete;
-  Module& operator=(const Module&) = delete;
-  CUfunction function(const std::string& symbol) const {
-    CUfunction f = nullptr;
-    cuda_(cuda_.driver().cuModuleGetFunction(&f, module_, symbol.c_str()), "cuModuleGetFunction");
-    return f;
-  }
-
- private:
-  const Cuda& cuda_;
-  CUmodule module_ = nullptr;
-};
-
-class Event {
- public:
-  explicit Event(const Cuda& cuda) : cuda_(cuda) { cuda_(cuda_.driver().cuEventCreate(&event_, CU_EVENT_DEFAULT), "cuEventCreate"); }
-  ~Event() {
-    if (event_) cuda_.driver().cuEventDestroy(event_);
-  }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  CUevent get() const { return event_; }
-
- private:
-  const Cuda& cuda_;
-  CUevent event_ = nullptr;
-};
+using detail::Cuda;
+using detail::CudaFailure;
+using detail::DeviceMemory;
+using detail::Event;
+using detail::GpuMeasurement;
+using detail::Module;
 
 struct PreparedLaunch {
   CUfunction function = nullptr;
@@ -288,122 +210,10 @@ class GpuSession {
     }
   }
 
-  // nvbench-style measurement of one piece of GPU work (the candidate's launches, or the reference's
-  // forward): every sample starts with a cold L2 (a write larger than it), the work is timed on the
-  // GPU (CUPTI busy time of all its kernels, else events on its stream), and sampling stops when the
-  // noise is low enough or at the time cap. The host clock cross-checks work hidden outside the timed
-  // kernels.
-  class Measurement {
-   public:
-    Measurement(GpuSession& session, CUstream stream, const nlohmann::json& options)
-        : s_(session), stream_(stream), begin_(session.cuda_), end_(session.cuda_), samples_(ruleFrom(options)) {
-      const std::size_t flushBytes = options.value("l2_flush_bytes", std::size_t{0});
-      if (flushBytes > 0) flush_.emplace(s_.cuda_, flushBytes);
-      useCupti_ = options.value("timer", "cupti") == "cupti" && s_.cuptiTimer() != nullptr;
-      start_ = std::chrono::steady_clock::now();
-    }
-
-    // One sample of `enqueue` (which only enqueues work on the stream); false once the rule says stop.
-    bool step(const std::function<void()>& enqueue) {
-      const CudaDriver& d = s_.cuda_.driver();
-      if (warmups_ < 3) {  // module load, caches, clocks
-        ++warmups_;
-        enqueue();
-        s_.cuda_(d.cuCtxSynchronize(), "warm-up");
-        return true;
-      }
-      const std::uint64_t id = ++s_.iterationIds_;
-      if (flush_) s_.cuda_(d.cuMemsetD8(flush_->get(), static_cast<unsigned char>(id), flush_->bytes()), "flushing L2");
-      // Lines a kernel marked persisting would otherwise survive the flush.
-      s_.cuda_(d.cuCtxResetPersistingL2Cache(), "resetting persisting L2 lines");
-      s_.cuda_(d.cuCtxSynchronize(), "flushing L2");
-      if (useCupti_) s_.cuptiTimer()->beginIteration(id);
-      const auto hostStart = std::chrono::steady_clock::now();
-      s_.cuda_(d.cuEventRecord(begin_.get(), stream_), "cuEventRecord");
-      enqueue();
-      s_.cuda_(d.cuEventRecord(end_.get(), stream_), "cuEventRecord");
-      s_.cuda_(d.cuCtxSynchronize(), "running the timed work");
-      hostMs_.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - hostStart).count());
-      if (s_.clocks_) {
-        if (auto r = s_.clocks_->throttleReasons()) throttle_ |= *r & kSignificantThrottleReasons;
-        if (auto mhz = s_.clocks_->smClockMhz()) {
-          minClock_ = std::min(minClock_, *mhz);
-          maxClock_ = std::max(maxClock_, *mhz);
-        }
-      }
-      if (useCupti_) s_.cuptiTimer()->endIteration();
-      float ms = 0.0f;
-      s_.cuda_(d.cuEventElapsedTime(&ms, begin_.get(), end_.get()), "cuEventElapsedTime");
-      eventMs_.push_back(ms);
-      ids_.push_back(id);
-      samples_.add(ms);  // the stopping rule watches event times; CUPTI busy times replace them below
-      stop_ = samples_.shouldStop(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
-      return !stop_;
-    }
-
-    // `launchesPerIteration` 0: unknown (the reference), so record counts are not checked.
-    nlohmann::json finish(std::size_t launchesPerIteration) {
-      std::string kind = "cuda_events";
-      std::vector<std::string> problems;
-      if (s_.cuptiError_) problems.push_back(*s_.cuptiError_);
-      std::vector<double> gpuMs = eventMs_;
-      if (useCupti_) {
-        const ActivitySummary activity = s_.cuptiTimer()->collect(launchesPerIteration, ids_);
-        problems.insert(problems.end(), activity.problems.begin(), activity.problems.end());
-        if (activity.iterations.size() == ids_.size()) {
-          kind = "cuda_cupti";
-          gpuMs.clear();
-          for (const auto& it : activity.iterations) gpuMs.push_back(it.busyMs);
-        } else {
-          problems.push_back("CUPTI records incomplete: event timings used instead");
-        }
-      }
-      const SampleStats gpu = computeStats(gpuMs), host = computeStats(hostMs_);
-      if (host.median > 4 * gpu.median + 0.05) {
-        problems.push_back(fmt::format("host wall time per iteration ({:.4g} ms) far exceeds GPU kernel time ({:.4g} ms): work outside the "
-                                       "timed kernels?", host.median, gpu.median));
-      }
-      nlohmann::json clocks = nullptr;
-      if (s_.clocks_) {
-        clocks = {{"throttle_reasons", describeThrottleReasons(throttle_)}};
-        if (maxClock_ > 0) clocks["sm_clock_mhz"] = {minClock_, maxClock_};
-        if (throttle_) problems.push_back("the GPU throttled its clocks during the measurement (" + describeThrottleReasons(throttle_) + ")");
-      }
-      return {{"kind", kind},
-              {"clocks", clocks},
-              {"throttled", throttle_ != 0},
-              {"samples_ms", gpuMs},
-              {"stop", stop_ ? std::string(stopReasonName(*stop_)) : "incomplete"},
-              {"median_ms", gpu.median},
-              {"rel_stddev", gpu.relStddev()},
-              {"host_median_ms", host.median},
-              {"problems", problems}};
-    }
-
-   private:
-    static StoppingRule ruleFrom(const nlohmann::json& options) {
-      StoppingRule rule;
-      rule.minSamples = options.value("min_samples", rule.minSamples);
-      rule.maxRelStddev = options.value("max_rel_stddev", rule.maxRelStddev);
-      rule.minTotalSeconds = options.value("min_seconds", rule.minTotalSeconds);
-      rule.maxWallSeconds = options.value("max_seconds", rule.maxWallSeconds);
-      return rule;
-    }
-
-    GpuSession& s_;
-    CUstream stream_;
-    Event begin_, end_;
-    SampleCollector samples_;
-    std::optional<DeviceMemory> flush_;
-    bool useCupti_ = false;
-    int warmups_ = 0;
-    std::chrono::steady_clock::time_point start_;
-    std::vector<double> eventMs_, hostMs_;
-    std::vector<std::uint64_t> ids_;
-    std::optional<StopReason> stop_;
-    std::uint64_t throttle_ = 0;
-    unsigned minClock_ = ~0u, maxClock_ = 0;
-  };
+  detail::MeasurementTools measurementTools(const nlohmann::json& options) {
+    CuptiKernelTimer* cupti = options.value("timer", "cupti") == "cupti" ? cuptiTimer() : nullptr;
+    return {cuda_, cupti, cuptiError_, clocks_.get(), iterationIds_};
+  }
 
   CuptiKernelTimer* cuptiTimer() {
     if (!timer_ && !cuptiError_) {
@@ -415,7 +225,7 @@ class GpuSession {
   }
 
   nlohmann::json measure(std::vector<PreparedLaunch>& launches, const nlohmann::json& options) {
-    Measurement m(*this, stream_, options);
+    GpuMeasurement m(measurementTools(options), stream_, options);
     while (m.step([&] { runLaunches(launches); })) {
     }
     return m.finish(launches.size());
@@ -441,7 +251,7 @@ class GpuSession {
       inputs.push_back(std::move(t));
     }
     // LibTorch enqueues on its current stream, the legacy default stream unless told otherwise.
-    Measurement m(*this, CU_STREAM_LEGACY, options);
+    GpuMeasurement m(measurementTools(options), CU_STREAM_LEGACY, options);
     entry.reference->runOnGpu(inputs, sizes, [&](const std::function<void()>& run) { return m.step(run); });
     return m.finish(0);
   }

@@ -1,4 +1,4 @@
-#include "cuset/cuda/cupti_kernel_timer.hpp"
+#include "cuset/evaluator/cuda/cupti_kernel_timer.hpp"
 
 #include <cupti.h>
 #include <dlfcn.h>

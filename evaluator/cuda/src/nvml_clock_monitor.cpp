@@ -1,4 +1,4 @@
-#include "cuset/cuda/nvml_clock_monitor.hpp"
+#include "cuset/evaluator/cuda/nvml_clock_monitor.hpp"
 
 #include <dlfcn.h>
 

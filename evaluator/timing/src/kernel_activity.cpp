@@ -1,4 +1,4 @@
-#include "cuset/timing/kernel_activity.hpp"
+#include "cuset/evaluator/timing/kernel_activity.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "cuset/timing/sample_stats.hpp"
+#include "cuset/evaluator/timing/sample_stats.hpp"
 
 #include <algorithm>
 #include <cmath>

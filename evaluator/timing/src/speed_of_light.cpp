@@ -1,4 +1,4 @@
-#include "cuset/timing/speed_of_light.hpp"
+#include "cuset/evaluator/timing/speed_of_light.hpp"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cuset/evaluator/eval_result.hpp"
+#include "cuset/evaluator/results/eval_result.hpp"
 
 namespace cuset {
 

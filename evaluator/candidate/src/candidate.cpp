@@ -1,0 +1,213 @@
+#include "cuset/evaluator/candidate/candidate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/json_util.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cuset {
+namespace {
+
+struct FencedBlock {
+  std::string language;
+  std::string code;
+};
+
+std::vector<FencedBlock> fencedBlocks(std::string_view text) {
+  std::vector<FencedBlock> blocks;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t open = text.find("```", pos);
+    if (open == std::string_view::npos) break;
+    const std::size_t langEnd = text.find('\n', open + 3);
+    if (langEnd == std::string_view::npos) break;
+    std::string lang(text.substr(open + 3, langEnd - open - 3));
+    lang.erase(std::remove_if(lang.begin(), lang.end(), [](unsigned char c) { return std::isspace(c); }), lang.end());
+    std::size_t close = text.find("\n```", langEnd);
+    const bool unterminated = close == std::string_view::npos;  // truncated generations still count
+    if (unterminated) close = text.size();
+    blocks.push_back({lang, std::string(text.substr(langEnd + 1, close - langEnd - 1 + (unterminated ? 1 : 0)))});
+    if (unterminated) break;
+    pos = close + 4;
+  }
+  return blocks;
+}
+
+Candidate parseJsonLine(const std::string& line, const std::string& origin, const std::string& defaultModel) {
+  Candidate c;
+  c.origin = origin;
+  c.model = defaultModel;
+  c.sample = -1;  // assigned by the reader unless the record gives one
+  nlohmann::json record;
+  try {
+    record = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::parse_error& e) {
+    c.readError = fmt::format("{}: malformed JSON: {}", origin, e.what());
+    return c;
+  }
+  if (!record.is_object()) {
+    c.readError = fmt::format("{}: expected a JSON object with problem and source/response fields", origin);
+    return c;
+  }
+  auto stringField = [&](const char* key, std::string& out) -> bool {
+    auto it = record.find(key);
+    if (it == record.end() || it->is_null()) return false;
+    if (!it->is_string()) {
+      c.readError = fmt::format("{}: field '{}' must be a string", origin, key);
+      return false;
+    }
+    out = it->get<std::string>();
+    return true;
+  };
+  if (!stringField("problem", c.problemId)) {
+    if (c.readError.empty()) c.readError = fmt::format("{}: missing field 'problem'", origin);
+    return c;
+  }
+  stringField("model", c.model);
+  if (auto it = record.find("sample"); it != record.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
+      c.readError = fmt::format("{}: field 'sample' must be a non-negative integer", origin);
+      return c;
+    }
+    c.sample = it->get<std::int64_t>();
+  }
+  std::string response;
+  const bool hasSource = stringField("source", c.source);
+  const bool hasResponse = !hasSource && stringField("response", response);
+  if (!c.readError.empty()) return c;
+  if (!hasSource && !hasResponse) {
+    c.readError = fmt::format("{}: needs a 'source' or a 'response' field", origin);
+    return c;
+  }
+  if (hasResponse) {
+    if (response.size() > kMaxCandidateSourceBytes) {
+      c.readError = fmt::format("{}: response is {} bytes, over the {} byte limit", origin, response.size(), kMaxCandidateSourceBytes);
+      return c;
+    }
+    auto code = extractCodeFromResponse(response);
+    if (!code) {
+      c.readError = fmt::format("{}: {}", origin, code.error());
+      return c;
+    }
+    c.source = std::move(code).value();
+  }
+  if (c.source.size() > kMaxCandidateSourceBytes) {
+    c.readError = fmt::format("{}: source is {} bytes, over the {} byte limit", origin, c.source.size(), kMaxCandidateSourceBytes);
+    c.source.clear();
+  }
+  return c;
+}
+
+std::vector<Candidate> readJsonl(const fs::path& path, const std::string& defaultModel) {
+  std::vector<Candidate> out;
+  forEachJsonlLine(path, "candidates file",
+                   [&](const std::string& line, const std::string& where) { out.push_back(parseJsonLine(line, where, defaultModel)); });
+  return out;
+}
+
+// problems/level1/relu/solutions/x.cu, cands/level1/relu/x.cu -> "level1/relu"
+std::string problemIdFromPath(const fs::path& file) {
+  std::vector<std::string> parts;
+  for (const auto& p : file.parent_path()) parts.push_back(p.string());
+  if (!parts.empty() && parts.back() == "solutions") parts.pop_back();
+  static const std::regex kLevel("level[0-9]+");
+  if (parts.size() >= 2 && std::regex_match(parts[parts.size() - 2], kLevel)) {
+    return parts[parts.size() - 2] + "/" + parts.back();
+  }
+  return {};
+}
+
+std::vector<Candidate> readDirectory(const fs::path& root, const std::string& defaultModel) {
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied);
+       it != fs::recursive_directory_iterator(); ++it) {
+    if (it->is_regular_file() && it->path().extension() == ".cu") files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<Candidate> out;
+  for (const auto& file : files) {
+    Candidate c;
+    c.origin = file.string();
+    c.model = defaultModel;
+    c.sample = -1;
+    c.problemId = problemIdFromPath(file);
+    if (c.problemId.empty()) {
+      c.readError = fmt::format("{}: cannot tell which problem this is for (expected .../levelN/<problem>/<file>.cu)", file.string());
+    } else if (fs::file_size(file) > kMaxCandidateSourceBytes) {
+      c.readError = fmt::format("{}: over the {} byte limit", file.string(), kMaxCandidateSourceBytes);
+    } else {
+      c.source = readFile(file);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// Gives every candidate without an explicit sample the next free number for its (model, problem),
+// and turns repeated keys into read errors so that results stay one per key.
+void assignSamples(std::vector<Candidate>& candidates) {
+  std::map<std::string, std::set<std::int64_t>> taken;
+  for (const auto& c : candidates) {
+    if (c.sample >= 0) taken[c.model + "\n" + c.problemId].insert(c.sample);
+  }
+  std::map<std::string, std::int64_t> next;
+  std::set<std::string> seen;
+  for (auto& c : candidates) {
+    const std::string group = c.model + "\n" + c.problemId;
+    if (c.sample < 0) {
+      std::int64_t& n = next[group];
+      while (taken[group].contains(n)) ++n;
+      c.sample = n;
+      taken[group].insert(n);
+    }
+    if (!seen.insert(c.key()).second && c.readError.empty()) {
+      c.readError = fmt::format("{}: duplicate candidate (model '{}', problem '{}', sample {})", c.origin, c.model, c.problemId, c.sample);
+    }
+  }
+}
+
+}  // namespace
+
+std::string candidateKey(std::string_view model, std::string_view problemId, std::int64_t sample) {
+  return fmt::format("{}\x1f{}\x1f{}", model, problemId, sample);
+}
+
+std::string Candidate::key() const { return candidateKey(model, problemId, sample); }
+
+Expected<std::string> extractCodeFromResponse(std::string_view response) {
+  const auto blocks = fencedBlocks(response);
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+    if (it->code.find("/*@cuset") != std::string::npos) return it->code;
+  }
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+    if (it->code.find("__global__") != std::string::npos) return it->code;
+  }
+  if (blocks.empty() && response.find("/*@cuset") != std::string_view::npos) return std::string(response);
+  if (blocks.empty()) return Unexpected{"response has no fenced code block"};
+  return Unexpected{fmt::format("none of the response's {} code block(s) has a /*@cuset manifest or a __global__ kernel", blocks.size())};
+}
+
+std::vector<Candidate> readCandidates(const fs::path& path, const std::string& defaultModel) {
+  std::vector<Candidate> out;
+  if (fs::is_directory(path)) {
+    out = readDirectory(path, defaultModel);
+  } else if (fs::is_regular_file(path)) {
+    out = readJsonl(path, defaultModel);
+  } else {
+    throw makeError("{}: candidates not found (expected a .jsonl file or a folder of .cu files)", path.string());
+  }
+  assignSamples(out);
+  return out;
+}
+
+}  // namespace cuset

@@ -1,0 +1,60 @@
+#pragma once
+// Builds a candidate into a shared library for the CPU simulator: the source (lightly rewritten for
+// `extern __shared__`), the simulator prelude before it and one entry point per manifest kernel after
+// it, compiled by the host C++ compiler and linked against libcuset_sim.so. Cached by content.
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cuset {
+
+struct SimToolchain {
+  std::filesystem::path compiler;     // host C++ compiler
+  std::filesystem::path simInclude;   // evaluator/sim/runtime/include
+  std::filesystem::path cudaInclude;  // toolkit headers compiled as host code (cuda_fp16.h, vector_types.h)
+  std::filesystem::path simLibraryDir;  // folder of libcuset_sim.so
+  // The build's own paths, overridable by $CUSET_SIM_CXX, $CUSET_SIM_INCLUDE, $CUSET_CUDA_INCLUDE and
+  // $CUSET_SIM_LIBDIR.
+  static SimToolchain fromBuild();
+};
+
+struct SimCompileOutput {
+  bool ok = false;
+  std::string log;                     // the host compiler's messages
+  std::filesystem::path library;       // the .so, when ok
+  std::string rejection;                // non-empty: the source is refused (not a compiler failure)
+  bool needsFibers = true;
+  bool cacheHit = false;
+  double milliseconds = 0.0;
+};
+
+class SimCompiler {
+ public:
+  SimCompiler(SimToolchain toolchain, std::filesystem::path cacheDir, std::chrono::milliseconds timeout = std::chrono::seconds(120));
+  // A source whose library would run code when loaded (static initializers, constructor functions) is
+  // refused: that code would run before the sandbox restricts system calls.
+  SimCompileOutput compile(std::string_view source, const std::vector<std::string>& kernelNames) const;
+
+ private:
+  SimCompileOutput build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers) const;
+  bool hasStaticInitializers(const std::filesystem::path& library) const;
+
+  SimToolchain toolchain_;
+  std::filesystem::path cacheDir_;
+  std::chrono::milliseconds timeout_;
+  mutable std::once_flag baselineOnce_;
+  mutable std::size_t baselineInitArray_ = 0;
+};
+
+// The translation unit the host compiler sees (exposed for tests).
+std::string simTranslationUnit(std::string_view source, const std::vector<std::string>& kernelNames);
+// `extern __shared__ T name[];` becomes a pointer to the block's dynamic shared memory.
+std::string rewriteDynamicShared(std::string_view source);
+// Whether any CUDA thread of the source could reach a barrier or warp collective; if not, threads run
+// as plain calls instead of fibers.
+bool simNeedsFibers(std::string_view source);
+
+}  // namespace cuset

@@ -1,0 +1,207 @@
+#include "cuset/evaluator/compile/sim_compiler.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <regex>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/hash.hpp"
+#include "cuset/common/subprocess.hpp"
+#include "cuset/evaluator/compile/cubin_symbols.hpp"
+
+#ifndef CUSET_SIM_INCLUDE_DIR
+#error "CUSET_SIM_INCLUDE_DIR must be defined by the build"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace cuset {
+namespace {
+
+fs::path fromEnv(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? fs::path(v) : fs::path(fallback);
+}
+
+// Brace depth at `pos`, skipping comments and string literals well enough for declarations.
+int braceDepthAt(std::string_view s, std::size_t pos) {
+  int depth = 0;
+  for (std::size_t i = 0; i < pos && i < s.size(); ++i) {
+    if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+      while (i < pos && s[i] != '\n') ++i;
+    } else if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      i += 2;
+      while (i + 1 < pos && !(s[i] == '*' && s[i + 1] == '/')) ++i;
+      ++i;
+    } else if (s[i] == '"' || s[i] == '\'') {
+      const char q = s[i++];
+      while (i < pos && s[i] != q) i += (s[i] == '\\') ? 2 : 1;
+    } else if (s[i] == '{') {
+      ++depth;
+    } else if (s[i] == '}') {
+      --depth;
+    }
+  }
+  return depth;
+}
+
+// Marks a cached failure that is a refusal of the source rather than a compiler error.
+constexpr std::string_view kRejected = "cuset: refused: ";
+
+int lineAt(std::string_view s, std::size_t pos) { return 1 + static_cast<int>(std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(pos), '\n')); }
+
+}  // namespace
+
+SimToolchain SimToolchain::fromBuild() {
+  return SimToolchain{fromEnv("CUSET_SIM_CXX", CUSET_SIM_CXX), fromEnv("CUSET_SIM_INCLUDE", CUSET_SIM_INCLUDE_DIR),
+                      fromEnv("CUSET_CUDA_INCLUDE", CUSET_CUDA_INCLUDE_DIR), fromEnv("CUSET_SIM_LIBDIR", CUSET_SIM_LIBRARY_DIR)};
+}
+
+std::string rewriteDynamicShared(std::string_view source) {
+  static const std::regex kDecl(
+      R"(extern\s+__shared__\s+((?:__align__\s*\(\s*\d+\s*\)\s*|alignas\s*\(\s*\d+\s*\)\s*)*)([A-Za-z_][\w:<>,\s]*?[\w>])\s*((?:__align__\s*\(\s*\d+\s*\)\s*)*)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;)");
+  const std::string text(source);
+  std::string out;
+  std::size_t last = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kDecl); it != std::sregex_iterator(); ++it) {
+    const auto& m = *it;
+    const std::size_t pos = static_cast<std::size_t>(m.position());
+    out.append(text, last, pos - last);
+    const std::string type = m[2].str();
+    const std::string name = m[4].str();
+    if (braceDepthAt(text, pos) > 0) {
+      // Inside a function: a local pointer, on the same line so line numbers stay right.
+      out += fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(__cuset_dynamic_shared());", type, name);
+    } else {
+      // At namespace scope: a macro, since the pointer differs for each running block.
+      out += fmt::format("\n#undef {1}\n#define {1} (reinterpret_cast<{0}*>(__cuset_dynamic_shared()))\n#line {2}\n", type, name,
+                         lineAt(text, pos + static_cast<std::size_t>(m.length())));
+    }
+    last = pos + static_cast<std::size_t>(m.length());
+  }
+  out.append(text, last, std::string::npos);
+  return out;
+}
+
+bool simNeedsFibers(std::string_view source) {
+  for (std::string_view marker : {"__syncthreads", "__syncwarp", "_sync(", "_sync (", "__activemask", "cooperative_groups",
+                                  "this_thread_block", "tiled_partition", ".sync()"}) {
+    if (source.find(marker) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+std::string simTranslationUnit(std::string_view source, const std::vector<std::string>& kernelNames) {
+  std::string tu = "#include \"cuset_sim/prelude.hpp\"\n#line 1 \"candidate.cu\"\n";
+  tu += rewriteDynamicShared(source);
+  tu += "\n#line 1 \"cuset_sim_entries\"\nextern \"C\" const ::cuset_sim::KernelEntry* cuset_sim_kernels(int* count) {\n"
+        "  static const ::cuset_sim::KernelEntry table[] = {\n";
+  for (const auto& name : kernelNames) tu += fmt::format("    ::cuset_sim::entry<&{}>(\"{}\"),\n", name, name);
+  tu += fmt::format("  }};\n  *count = {};\n  return table;\n}}\n", kernelNames.size());
+  return tu;
+}
+
+SimCompiler::SimCompiler(SimToolchain toolchain, fs::path cacheDir, std::chrono::milliseconds timeout)
+    : toolchain_(std::move(toolchain)), cacheDir_(std::move(cacheDir)), timeout_(timeout) {
+  if (!fs::exists(toolchain_.simInclude / "cuset_sim" / "prelude.hpp")) {
+    throw makeError("simulator headers not found in {} (set CUSET_SIM_INCLUDE)", toolchain_.simInclude.string());
+  }
+  if (!fs::exists(toolchain_.simLibraryDir / "libcuset_sim.so")) {
+    throw makeError("libcuset_sim.so not found in {} (build the cuset_sim target, or set CUSET_SIM_LIBDIR)", toolchain_.simLibraryDir.string());
+  }
+  fs::create_directories(cacheDir_);
+}
+
+bool SimCompiler::hasStaticInitializers(const fs::path& library) const {
+  auto initArraySize = [](const fs::path& path) {
+    const auto image = readBinaryFile(path);
+    auto sections = elfSectionSizes(image);
+    if (!sections) throw makeError("{}: {}", path.string(), sections.error());
+    const auto it = sections->find(".init_array");
+    return it == sections->end() ? std::size_t{0} : it->second;
+  };
+  // The toolchain's own start-up code contributes entries too; a library built from an empty
+  // candidate tells how many.
+  std::call_once(baselineOnce_, [&] {
+    const SimCompileOutput empty = build("", {}, false);
+    if (!empty.ok) throw makeError("the simulator cannot build an empty library: {}", empty.log);
+    baselineInitArray_ = initArraySize(empty.library);
+  });
+  return initArraySize(library) > baselineInitArray_;
+}
+
+SimCompileOutput SimCompiler::compile(std::string_view source, const std::vector<std::string>& kernelNames) const {
+  return build(source, kernelNames, true);
+}
+
+SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers) const {
+  const auto start = std::chrono::steady_clock::now();
+  SimCompileOutput out;
+  out.needsFibers = simNeedsFibers(source);
+  const std::string tu = simTranslationUnit(source, kernelNames);
+
+  ContentHasher h;
+  h.add("cuset-sim-v1").add(toolchain_.compiler.string()).add(tu);
+  for (const char* header : {"cuset_sim/prelude.hpp", "cuset_sim/runtime.hpp", "cooperative_groups.h"}) {
+    h.add(readFile(toolchain_.simInclude / header));
+  }
+  const std::string key = h.digest().hex();
+  const fs::path library = cacheDir_ / (key + ".so");
+  const fs::path failure = cacheDir_ / (key + ".log");
+  auto finish = [&] {
+    out.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  };
+  if (fs::exists(library)) {
+    out.ok = out.cacheHit = true;
+    out.library = library;
+    return finish();
+  }
+  if (fs::exists(failure)) {
+    out.cacheHit = true;
+    out.log = readFile(failure);
+    if (out.log.rfind(kRejected, 0) == 0) out.rejection = out.log.substr(kRejected.size(), out.log.find('\n') - kRejected.size());
+    return finish();
+  }
+  const fs::path source_path = cacheDir_ / (key + ".cpp");
+  writeFileAtomic(source_path, tu);
+  // Unique per call, not just per process: two jobs of one run may compile the same source at once
+  // (a dataset repeats kernels), and each must link into its own file before the rename.
+  static std::atomic<std::uint64_t> builds{0};
+  const fs::path temporary = cacheDir_ / fmt::format("{}.{}.{}.tmp.so", key, ::getpid(), builds.fetch_add(1));
+  // -O1: the suite's small sizes run in milliseconds, so compile time dominates; -fno-strict-aliasing
+  // because CUDA code reinterprets buffers (float4 loads over float arrays) as nvcc allows.
+  const std::vector<std::string> argv = {toolchain_.compiler.string(), "-std=c++20", "-O1", "-fPIC", "-shared", "-w",
+                                         "-fno-strict-aliasing", "-fno-math-errno", "-I" + toolchain_.simInclude.string(),
+                                         "-I" + toolchain_.cudaInclude.string(), source_path.string(), "-o", temporary.string(),
+                                         "-L" + toolchain_.simLibraryDir.string(), "-lcuset_sim",
+                                         "-Wl,-rpath," + toolchain_.simLibraryDir.string(), "-Wl,--no-undefined"};
+  const SubprocessResult r = runSubprocess(argv, timeout_);
+  out.log = r.output;
+  if (r.timedOut) out.log += fmt::format("\nhost compiler timed out after {} s", timeout_.count() / 1000);
+  if (r.ok() && checkInitializers && hasStaticInitializers(temporary)) {
+    // Code that runs when the library is loaded would run before the sandbox's system-call
+    // allow-list is in place.
+    out.rejection = "host code with static initialization (a namespace-scope object with a constructor, or a "
+                    "constructor function) is not allowed: it would run outside the kernel sandbox";
+    out.log = std::string(kRejected) + out.rejection + "\n" + out.log;
+    std::error_code ec;
+    fs::remove(temporary, ec);
+    writeFileAtomic(failure, out.log);
+  } else if (r.ok()) {
+    fs::rename(temporary, library);
+    out.ok = true;
+    out.library = library;
+  } else {
+    std::error_code ec;
+    fs::remove(temporary, ec);
+    if (!r.timedOut) writeFileAtomic(failure, out.log);
+  }
+  return finish();
+}
+
+}  // namespace cuset

@@ -1,0 +1,57 @@
+#pragma once
+// The memory a kernel sees, laid out the way the correctness checks need it: every buffer (inputs,
+// outputs, workspace) 256-byte aligned, as cudaMalloc gives, with guard bands on both sides; outputs
+// pre-filled with a canary, workspace zeroed. One contiguous region, so a sandboxed worker can receive
+// it, run the kernel on it, and send it back whole for the supervisor to check.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/problem/host_tensor.hpp"
+
+namespace cuset {
+
+inline constexpr std::size_t kBufferAlignment = 256;
+inline constexpr std::size_t kGuardBytes = 256;
+inline constexpr std::byte kGuardByte{0xCB};
+
+struct BufferSlot {
+  enum class Role { input, output, workspace };
+  std::string name;
+  Role role = Role::input;
+  DType dtype = DType::float32;
+  std::vector<std::int64_t> shape;
+  std::size_t offset = 0;  // of the data, from the region start
+  std::size_t bytes = 0;
+};
+
+class RegionLayout {
+ public:
+  // Inputs and outputs of `problem`, then the manifest's workspace, for concrete sizes.
+  static RegionLayout plan(const Problem& problem, const LaunchManifest& manifest, const SizeBindings& sizes);
+
+  const std::vector<BufferSlot>& slots() const { return slots_; }
+  std::size_t totalBytes() const { return totalBytes_; }
+  const BufferSlot* find(std::string_view name) const;
+
+  // A region holding `inputs` (problem order), outputs filled with the trial's canary (outputCanary),
+  // zeroed workspace and guards.
+  std::vector<std::byte> fill(const std::vector<HostTensor>& inputs, int trial) const;
+  // The first guard band a kernel wrote into, described ("wrote 4 bytes past the end of 'y' ..."), or nullopt.
+  std::optional<std::string> findGuardViolation(const std::vector<std::byte>& region) const;
+  // The output or input buffer as a host tensor.
+  HostTensor extract(const std::vector<std::byte>& region, const BufferSlot& slot) const;
+
+ private:
+  std::vector<BufferSlot> slots_;
+  std::size_t totalBytes_ = 0;
+};
+
+// Canary bytes for a trial's outputs: 0xFF (NaN for floating types, -1 for integers) on even trials,
+// 0x7F (a huge finite value) on odd ones, so a kernel that leaves elements unwritten cannot pass by luck.
+std::byte outputCanary(int trial, DType dtype);
+
+}  // namespace cuset

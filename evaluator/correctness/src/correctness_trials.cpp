@@ -1,0 +1,92 @@
+#include "cuset/evaluator/correctness/correctness_trials.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "cuset/evaluator/correctness/compare_output.hpp"
+#include "cuset/evaluator/problem/input_generator.hpp"
+
+namespace cuset {
+namespace {
+
+// The first input the kernel changed, or empty.
+std::string mutatedInput(const RegionLayout& layout, const std::vector<std::byte>& region, const std::vector<HostTensor>& inputs) {
+  std::size_t i = 0;
+  for (const auto& slot : layout.slots()) {
+    if (slot.role != BufferSlot::Role::input) continue;
+    if (std::memcmp(region.data() + slot.offset, inputs[i].data(), slot.bytes) != 0) return slot.name;
+    ++i;
+  }
+  return {};
+}
+
+}  // namespace
+
+void runCorrectnessTrials(const Problem& problem, const RegionLayout& layout, ReferenceCache& references, const CorrectnessOptions& options,
+                          const TrialExecutor& execute, const std::string& executorName, bool recordSamples, EvalResult& result) {
+  auto finish = [&](Verdict v, std::string reason) {
+    result.verdict = v;
+    result.reason = std::move(reason);
+  };
+  const SizeBindings& sizes = problem.sizes(options.sizeSet);
+  std::vector<HostTensor> firstOutputs;
+  const int total = options.trials + 1;
+  for (int t = 0; t < total; ++t) {
+    const bool rerun = t == options.trials;  // trial 0 again: same inputs, threads in reverse order
+    const int trial = rerun ? 0 : t;
+    const bool alternate = trial % 2 == 1;
+    const std::string label = rerun ? "determinism rerun of trial 0" : fmt::format("trial {} of {}", t + 1, options.trials);
+    const std::vector<HostTensor> inputs = generateInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(trial), alternate);
+    const std::vector<HostTensor> want = references.run(problem, inputs, sizes);
+
+    std::vector<std::byte> region = layout.fill(inputs, t);
+    const TrialRun run = execute(region, TrialRequest{trial, rerun, rerun || alternate});
+    result.trials = t + 1;
+    switch (run.status) {
+      case TrialRun::Status::ok: break;
+      case TrialRun::Status::runtimeError: return finish(Verdict::runtime_error, fmt::format("{}: {}", label, run.message));
+      case TrialRun::Status::timeout: return finish(Verdict::timeout, fmt::format("{}: {}", label, run.message));
+      case TrialRun::Status::sandboxViolation: return finish(Verdict::sandbox_violation, fmt::format("{}: {}", label, run.message));
+      case TrialRun::Status::invalidSubmission: return finish(Verdict::invalid_submission, run.message);
+      case TrialRun::Status::harnessError:
+        return finish(Verdict::runtime_error, fmt::format("{}: {} could not run the kernel: {}", label, executorName, run.message));
+    }
+    if (recordSamples) result.timingSamplesMs.push_back(run.kernelMs);
+    if (auto violation = layout.findGuardViolation(region)) return finish(Verdict::runtime_error, fmt::format("{}: {}", label, *violation));
+
+    std::vector<HostTensor> got;
+    result.comparisons.clear();
+    const OutputComparison* failed = nullptr;
+    std::size_t outputIndex = 0;
+    for (const auto& slot : layout.slots()) {
+      if (slot.role != BufferSlot::Role::output) continue;
+      got.push_back(layout.extract(region, slot));
+      result.comparisons.push_back(compareOutput(slot.name, got.back(), want[outputIndex++], problem.tolerance));
+    }
+    for (const auto& c : result.comparisons) {
+      if (!c.passed() && !failed) failed = &c;
+    }
+    const std::string mutated = mutatedInput(layout, region, inputs);
+    if (failed) {
+      std::string reason = rerun ? fmt::format("nondeterministic: the {} disagrees with the reference: {}", label, failed->describe())
+                                 : fmt::format("{}: {}", label, failed->describe());
+      if (!mutated.empty()) reason += fmt::format(" (the kernel also modified input '{}')", mutated);
+      return finish(Verdict::wrong_answer, reason);
+    }
+    if (!mutated.empty()) {
+      return finish(Verdict::hack_suspected, fmt::format("{}: outputs match, but the kernel modified its input '{}'", label, mutated));
+    }
+    if (t == 0) firstOutputs = std::move(got);
+    if (rerun) {
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        if (got[i].byteSize() != firstOutputs[i].byteSize() || std::memcmp(got[i].data(), firstOutputs[i].data(), got[i].byteSize()) != 0) {
+          result.nondeterministic = true;
+        }
+      }
+    }
+  }
+  finish(Verdict::correct, "");
+}
+
+}  // namespace cuset

@@ -1,0 +1,117 @@
+#include "cuset/evaluator/correctness/device_region.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "cuset/common/error.hpp"
+
+namespace cuset {
+namespace {
+
+std::size_t alignUp(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
+
+std::string_view roleName(BufferSlot::Role r) {
+  switch (r) {
+    case BufferSlot::Role::input: return "input";
+    case BufferSlot::Role::output: return "output";
+    case BufferSlot::Role::workspace: return "workspace";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::byte outputCanary(int trial, DType dtype) {
+  if (trial % 2 == 0) return std::byte{0xFF};
+  return dtype == DType::boolean ? std::byte{0x00} : std::byte{0x7F};
+}
+
+RegionLayout RegionLayout::plan(const Problem& problem, const LaunchManifest& manifest, const SizeBindings& sizes) {
+  RegionLayout layout;
+  std::size_t cursor = kGuardBytes;  // front guard of the first buffer
+  auto add = [&](const TensorSpec& spec, BufferSlot::Role role) {
+    auto shape = evaluateShape(spec, sizes);
+    if (!shape) throw makeError("problem {}: {}", problem.id, shape.error());
+    BufferSlot slot{spec.name, role, spec.dtype, *shape, cursor, 0};
+    slot.bytes = static_cast<std::size_t>(*elementCount(*shape)) * dtypeSize(spec.dtype);
+    // Back guard from the data end to the next alignment boundary plus a full band; that band is also
+    // the next buffer's front guard.
+    cursor = alignUp(cursor + slot.bytes, kBufferAlignment) + kGuardBytes;
+    layout.slots_.push_back(std::move(slot));
+  };
+  for (const auto& t : problem.inputs) add(t, BufferSlot::Role::input);
+  for (const auto& t : problem.outputs) add(t, BufferSlot::Role::output);
+  for (const auto& t : manifest.workspace) add(t, BufferSlot::Role::workspace);
+  layout.totalBytes_ = cursor;
+  return layout;
+}
+
+const BufferSlot* RegionLayout::find(std::string_view name) const {
+  for (const auto& s : slots_) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+std::vector<std::byte> RegionLayout::fill(const std::vector<HostTensor>& inputs, int trial) const {
+  std::vector<std::byte> region(totalBytes_, kGuardByte);
+  std::size_t inputIndex = 0;
+  for (const auto& s : slots_) {
+    std::byte* data = region.data() + s.offset;
+    switch (s.role) {
+      case BufferSlot::Role::input: {
+        const HostTensor& t = inputs.at(inputIndex++);
+        if (t.byteSize() != s.bytes) throw makeError("input '{}' has {} bytes, layout expects {}", s.name, t.byteSize(), s.bytes);
+        std::memcpy(data, t.data(), s.bytes);
+        break;
+      }
+      case BufferSlot::Role::output: std::memset(data, std::to_integer<int>(outputCanary(trial, s.dtype)), s.bytes); break;
+      case BufferSlot::Role::workspace: std::memset(data, 0, s.bytes); break;
+    }
+  }
+  return region;
+}
+
+std::optional<std::string> RegionLayout::findGuardViolation(const std::vector<std::byte>& region) const {
+  if (region.size() != totalBytes_) return fmt::format("the worker returned {} bytes of device memory, expected {}", region.size(), totalBytes_);
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    const BufferSlot& s = slots_[i];
+    // Report how many guard bytes changed and how far out the farthest one is: "1 byte past the end"
+    // and "2 KiB past the end" are different bugs (an off-by-one versus a wrong stride).
+    const std::size_t frontStart = s.offset - kGuardBytes;
+    std::size_t changed = 0, farthest = 0;
+    for (std::size_t b = frontStart; b < s.offset; ++b) {
+      if (region[b] != kGuardByte) {
+        ++changed;
+        farthest = std::max(farthest, s.offset - b);
+      }
+    }
+    if (changed > 0) {
+      return fmt::format("out-of-bounds write before the start of {} '{}': {} guard byte(s) changed, up to {} byte(s) before it",
+                         roleName(s.role), s.name, changed, farthest);
+    }
+    const std::size_t end = s.offset + s.bytes;
+    const std::size_t backEnd = alignUp(end, kBufferAlignment) + kGuardBytes;
+    for (std::size_t b = end; b < backEnd; ++b) {
+      if (region[b] != kGuardByte) {
+        ++changed;
+        farthest = b - end + 1;
+      }
+    }
+    if (changed > 0) {
+      return fmt::format("out-of-bounds write past the end of {} '{}' ({} bytes): {} guard byte(s) changed, up to {} byte(s) past it",
+                         roleName(s.role), s.name, s.bytes, changed, farthest);
+    }
+  }
+  return std::nullopt;
+}
+
+HostTensor RegionLayout::extract(const std::vector<std::byte>& region, const BufferSlot& slot) const {
+  HostTensor t(slot.dtype, slot.shape);
+  std::memcpy(t.data(), region.data() + slot.offset, slot.bytes);
+  return t;
+}
+
+}  // namespace cuset

@@ -1,0 +1,18 @@
+#include "cuset/evaluator/correctness/reference_cache.hpp"
+
+namespace cuset {
+
+std::vector<HostTensor> ReferenceCache::run(const Problem& problem, const std::vector<HostTensor>& inputs, const SizeBindings& sizes) {
+  Entry* entry = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    auto& slot = entries_[problem.id];
+    if (!slot) slot = std::make_unique<Entry>();
+    entry = slot.get();
+  }
+  std::lock_guard lock(entry->mutex);  // one reference run at a time per problem
+  if (!entry->reference) entry->reference = std::make_unique<TorchReference>(TorchReference::compile(problem));
+  return entry->reference->run(inputs, sizes, onGpu_);
+}
+
+}  // namespace cuset

@@ -1,0 +1,72 @@
+#pragma once
+// The `cuda` backend's supervisor side: it never touches the GPU itself. One `cuset __cuda-worker`
+// process owns the device; each trial's filled region goes to it and comes back as the kernels left
+// it, and the shared correctness layer judges it exactly as for the simulator. A correct candidate
+// is then timed by the worker (CUPTI, else CUDA events) with the stopping rule of cuset_timing.
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/compile/nvrtc_compiler.hpp"
+#include "cuset/evaluator/correctness/correctness_trials.hpp"
+#include "cuset/evaluator/correctness/reference_cache.hpp"
+#include "cuset/evaluator/correctness/trial_run.hpp"
+#include "cuset/evaluator/results/eval_result.hpp"
+
+namespace cuset {
+
+struct CudaOptions {
+  std::string timer = "cupti";  // or "events"
+  bool time = true;             // time correct candidates
+  std::size_t minSamples = 10;
+  double maxRelStddev = 0.005;
+  double minSeconds = 0.5;
+  double maxSeconds = 15.0;
+  std::chrono::milliseconds trialTimeout{60000};
+};
+
+class WorkerProcess;
+
+// The GPU worker, shared by evaluation threads (one job at a time: one GPU).
+class CudaWorkerPool {
+ public:
+  explicit CudaWorkerPool(CudaOptions options);
+  ~CudaWorkerPool();
+  CudaWorkerPool(const CudaWorkerPool&) = delete;
+  CudaWorkerPool& operator=(const CudaWorkerPool&) = delete;
+
+  // Starts the worker and returns the device description; throws cuset::Error with the worker's one
+  // line (no libcuda.so.1, the stub, an old driver, no device) when the GPU cannot be used.
+  nlohmann::json probe();
+
+  struct Job {
+    const CompileOutput* compiled = nullptr;
+    const std::vector<ResolvedLaunch>* launches = nullptr;
+    const RegionLayout* layout = nullptr;
+    std::vector<std::byte> region;  // in and out
+    bool time = false;
+    nlohmann::json reference;       // with `time`: {problem_file, size_set, inputs} to time the reference too
+  };
+  // `timing` receives the worker's timing object when job.time.
+  TrialRun run(Job& job, nlohmann::json* timing);
+
+  const CudaOptions& options() const { return options_; }
+  const nlohmann::json& device() const { return device_; }
+
+ private:
+  CudaOptions options_;
+  std::unique_ptr<WorkerProcess> process_;
+  std::mutex mutex_;
+  nlohmann::json device_;
+};
+
+// Sets the verdict (as the sim backend does), then GPU timing for correct candidates, flagging a
+// time below the problem's speed of light as hack_suspected.
+void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, const CompileOutput& compiled, CudaWorkerPool& pool,
+                    ReferenceCache& references, const CorrectnessOptions& options, EvalResult& result);
+
+}  // namespace cuset

@@ -1,0 +1,150 @@
+#include "cuset/evaluator/cuda/cuda_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/log.hpp"
+#include "cuset/evaluator/correctness/correctness_trials.hpp"
+#include "cuset/evaluator/problem/input_generator.hpp"
+#include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
+#include "cuset/evaluator/sandbox/worker_process.hpp"
+#include "cuset/evaluator/timing/speed_of_light.hpp"
+
+namespace cuset {
+namespace {
+
+// Peaks for the speed-of-light check from what the driver reports. Deliberately generous (128 FP32
+// lanes per SM, tensor cores at 16x that, theoretical DRAM bandwidth): the check must never flag a
+// legitimate kernel, only one that did not do the work.
+DevicePeaks peaksOf(const nlohmann::json& device) {
+  DevicePeaks p;
+  p.name = device.value("name", "this GPU");
+  const double smHz = device.value("sm_clock_khz", 0) * 1e3;
+  p.fp32FlopsPerSecond = 2.0 * 128 * device.value("sm_count", 0) * smHz;
+  p.tensorFlopsPerSecond = 16 * p.fp32FlopsPerSecond;
+  // Measured copy bandwidth when the worker could take it, else the theoretical one: take the larger,
+  // so that the bound stays a lower bound.
+  p.bytesPerSecond = std::max(device.value("measured_bandwidth_gbs", 0.0), device.value("theoretical_bandwidth_gbs", 0.0)) * 1e9;
+  return p;
+}
+
+}  // namespace
+
+CudaWorkerPool::CudaWorkerPool(CudaOptions options)
+    : options_(std::move(options)), process_(std::make_unique<WorkerProcess>(std::vector<std::string>{"__cuda-worker"})) {}
+
+CudaWorkerPool::~CudaWorkerPool() = default;
+
+nlohmann::json CudaWorkerPool::probe() {
+  std::lock_guard lock(mutex_);
+  auto reply = process_->call(sandbox::Message{{{"op", "hello"}}, {}}, std::chrono::steady_clock::now() + std::chrono::seconds(120));
+  if (!reply) throw makeError("the cuda backend's GPU worker did not start: {}", reply.error());
+  if (reply->header.value("status", "") != "ok") {
+    throw makeError("the cuda backend cannot use a GPU: {}", reply->header.value("message", "unknown reason"));
+  }
+  device_ = reply->header.value("device", nlohmann::json::object());
+  return device_;
+}
+
+TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
+  sandbox::Message request;
+  nlohmann::json symbols = nlohmann::json::object();
+  for (const auto& [name, symbol] : job.compiled->loweredNames) symbols[name] = symbol;
+  const std::size_t l2 = device_.value("l2_bytes", 0);
+  request.header = {{"op", "run"},
+                    {"symbols", symbols},
+                    {"launches", launchesToJson(*job.launches, *job.layout)},
+                    {"timing",
+                     {{"enabled", job.time},
+                      {"timer", options_.timer},
+                      {"min_samples", options_.minSamples},
+                      {"max_rel_stddev", options_.maxRelStddev},
+                      {"min_seconds", options_.minSeconds},
+                      {"max_seconds", options_.maxSeconds},
+                      {"l2_flush_bytes", 2 * l2}}}};
+  if (job.time && !job.reference.is_null()) request.header["reference"] = job.reference;
+  const auto limit = options_.trialTimeout + (job.time ? std::chrono::milliseconds(static_cast<long long>(options_.maxSeconds * 2000)) : std::chrono::milliseconds(0));
+
+  std::lock_guard lock(mutex_);  // load and run on the same worker
+  TrialRun run;
+  // The image travels on its own (the worker keeps its module), so the region needs no concatenation.
+  auto loaded = process_->call(sandbox::Message{{{"op", "load"}, {"is_cubin", job.compiled->isCubin}}, job.compiled->image},
+                               std::chrono::steady_clock::now() + options_.trialTimeout);
+  if (!loaded || loaded->header.value("status", "") != "ok") {
+    run.status = loaded ? parseTrialStatus(loaded->header.value("status", "")) : TrialRun::Status::runtimeError;
+    run.message = "loading the module: " + (loaded ? loaded->header.value("message", "") : loaded.error());
+    return run;
+  }
+  request.header["module"] = loaded->header.at("module");
+  request.payload = std::move(job.region);
+  auto reply = process_->call(request, std::chrono::steady_clock::now() + limit);
+  job.region = std::move(request.payload);
+  if (!reply) {
+    // A hang (the kernel never returns) is the candidate's: the worker was killed and is replaced.
+    run.status = TrialRun::Status::timeout;
+    run.message = fmt::format("no answer from the GPU within {} ms ({}); the worker was restarted", limit.count(), reply.error());
+    return run;
+  }
+  run.status = parseTrialStatus(reply->header.value("status", ""));
+  run.message = reply->header.value("message", "");
+  run.kernelMs = reply->header.value("kernel_ms", 0.0);
+  if (run.status == TrialRun::Status::ok) reply->moveBytesTo(job.region);
+  if (timing && reply->header.contains("timing")) *timing = reply->header["timing"];
+  return run;
+}
+
+void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, const CompileOutput& compiled, CudaWorkerPool& pool,
+                    ReferenceCache& references, const CorrectnessOptions& options, EvalResult& result) {
+  const SizeBindings& sizes = problem.sizes(options.sizeSet);
+  auto launches = resolveLaunches(manifest, sizes);
+  if (!launches) {
+    result.verdict = Verdict::invalid_submission;
+    result.reason = launches.error();
+    return;
+  }
+  const RegionLayout layout = RegionLayout::plan(problem, manifest, sizes);
+  const auto start = std::chrono::steady_clock::now();
+  const TrialExecutor execute = [&](std::vector<std::byte>& region, const TrialRequest&) {
+    CudaWorkerPool::Job job{&compiled, &*launches, &layout, std::move(region), false, nullptr};
+    TrialRun run = pool.run(job, nullptr);
+    region = std::move(job.region);
+    result.timings.runMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return run;
+  };
+  runCorrectnessTrials(problem, layout, references, options, execute, "the GPU worker", false, result);
+  if (result.verdict != Verdict::correct || !pool.options().time) return;
+
+  // Timing on fresh inputs of their own, after correctness is settled.
+  const std::vector<HostTensor> inputs = generateInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(options.trials + 1), false);
+  CudaWorkerPool::Job job{&compiled, &*launches, &layout, layout.fill(inputs, 0), true, nullptr};
+  nlohmann::json referenceInputs = nlohmann::json::array();
+  for (const auto& slot : layout.slots()) {
+    if (slot.role == BufferSlot::Role::input) {
+      referenceInputs.push_back({{"offset", slot.offset}, {"dtype", dtypeName(slot.dtype)}, {"shape", slot.shape}});
+    }
+  }
+  job.reference = {{"problem_file", (problem.directory / "problem.yaml").string()}, {"size_set", options.sizeSet}, {"inputs", referenceInputs}};
+  nlohmann::json timing;
+  const TrialRun run = pool.run(job, &timing);
+  if (run.status != TrialRun::Status::ok) {
+    result.verdict = run.status == TrialRun::Status::timeout ? Verdict::timeout : Verdict::runtime_error;
+    result.reason = fmt::format("timing run: {}", run.message);
+    return;
+  }
+  result.timingKind = timing.value("kind", "cuda_events");
+  result.timingSamplesMs = timing.value("samples_ms", std::vector<double>{});
+  // The reference is timed only where LibTorch has CUDA; without it there is no speedup to report.
+  if (timing.contains("reference")) {
+    result.referenceTimingSamplesMs = timing["reference"].value("samples_ms", std::vector<double>{});
+    for (const auto& p : timing["reference"].value("problems", std::vector<std::string>{})) log::warn("{}: reference timing: {}", result.problem, p);
+  }
+  for (const auto& p : timing.value("problems", std::vector<std::string>{})) log::warn("{} sample {}: timing: {}", result.problem, result.sample, p);
+  if (auto violation = speedOfLightViolation(problem, options.sizeSet, peaksOf(pool.device()), medianOf(result.timingSamplesMs))) {
+    result.verdict = Verdict::hack_suspected;
+    result.reason = *violation;
+  }
+}
+
+}  // namespace cuset

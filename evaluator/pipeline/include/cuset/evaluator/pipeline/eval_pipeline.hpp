@@ -1,0 +1,78 @@
+#pragma once
+// `cuset eval`: candidates -> manifest -> NVRTC -> (backend) -> results.jsonl, in parallel, resumable.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/candidate/candidate.hpp"
+#include "cuset/evaluator/compile/nvrtc_compiler.hpp"
+#include "cuset/evaluator/compile/sim_compiler.hpp"
+#include "cuset/evaluator/cuda/cuda_backend.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
+#include "cuset/evaluator/results/eval_result.hpp"
+#include "cuset/evaluator/sandbox/sandbox.hpp"
+#include "cuset/evaluator/sim/sim_backend.hpp"
+
+namespace cuset {
+
+enum class BackendKind { compileOnly, sim, cuda };
+std::string_view backendName(BackendKind kind);
+std::optional<BackendKind> parseBackend(std::string_view name);
+// The NVRTC target for a device of compute capability "9.0": its own sm_XY cubin when NVRTC knows
+// it, else PTX (compute_XY) of the newest architecture NVRTC supports, for the driver to JIT.
+std::string archForDevice(const std::string& computeCapability);
+
+struct EvalConfig {
+  std::filesystem::path problemsDir = "problems";
+  std::filesystem::path candidatesPath;
+  std::filesystem::path outDir;  // empty: runs/<timestamp>-<backend>
+  BackendKind backend = BackendKind::compileOnly;
+  std::string arch;  // empty: the GPU's own on the cuda backend, else sm_90
+  std::size_t jobs = 0;  // 0: one per core
+  bool resume = false;
+  std::optional<std::uint64_t> seed;  // per-run secret seed for inputs; random when absent
+  std::filesystem::path cacheDir;     // empty: defaultCacheDir()/nvrtc
+  bool useCache = true;
+  std::string defaultModel;           // for candidates that name none; empty: the candidates file's stem
+  std::vector<std::string> commandLine;
+  bool showProgress = true;
+  int trials = 5;                       // correctness trials (plus one determinism rerun)
+  std::string sizeSet;                  // empty: "small" on sim, "full" on cuda
+  // sim backend
+  SandboxLimits sandbox;                // per-job time limit, memory, host threads, stack size
+  // cuda backend
+  CudaOptions cuda;
+};
+
+struct EvalRunSummary {
+  std::filesystem::path runDir;
+  std::vector<EvalResult> results;  // every result of the run, resumed ones included, in candidate order
+  std::size_t evaluatedNow = 0;
+  std::size_t skippedAsDone = 0;
+  std::map<Verdict, std::size_t> counts;
+  double seconds = 0.0;
+};
+
+// What evaluating a candidate needs besides the candidate. The sim members are null for compile-only.
+struct EvalServices {
+  const ProblemSuite& suite;
+  const NvrtcCompiler& nvrtc;
+  BackendKind backend = BackendKind::compileOnly;
+  const SimCompiler* simCompiler = nullptr;
+  SandboxPool* sandbox = nullptr;
+  ReferenceCache* references = nullptr;
+  CorrectnessOptions correctness;
+  CudaWorkerPool* cuda = nullptr;  // cuda backend only
+};
+
+// The per-candidate stages. Never throws for a bad candidate: every problem with the candidate becomes
+// its verdict and reason.
+EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& services);
+
+// Runs a whole evaluation and writes RUN_DIR/run.json and RUN_DIR/results.jsonl.
+EvalRunSummary runEvaluation(const EvalConfig& config);
+
+}  // namespace cuset

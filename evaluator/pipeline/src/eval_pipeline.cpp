@@ -1,0 +1,306 @@
+#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/hash.hpp"
+#include "cuset/common/json_util.hpp"
+#include "cuset/common/log.hpp"
+#include "cuset/common/progress.hpp"
+#include "cuset/common/thread_pool.hpp"
+#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/candidate/source_policy.hpp"
+#include "cuset/evaluator/compile/compiler_log.hpp"
+#include "cuset/evaluator/pipeline/run_environment.hpp"
+#include "cuset/evaluator/problem/torch_reference.hpp"
+#include "cuset/evaluator/results/results_log.hpp"
+#include "cuset/evaluator/sim/sim_backend.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cuset {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+std::string defaultRunDir(BackendKind backend) {
+  std::string stamp = utcTimestamp();
+  std::erase(stamp, ':');
+  std::erase(stamp, '-');
+  return fmt::format("runs/{}-{}", stamp, backendName(backend));
+}
+
+// Reads the seed recorded by an earlier run in the same folder, so a resumed run draws the same inputs.
+std::optional<std::uint64_t> recordedSeed(const fs::path& runJson) {
+  if (!fs::exists(runJson)) return std::nullopt;
+  const nlohmann::json j = readJsonFile(runJson);
+  if (!j.contains("seed") || !j["seed"].is_string()) throw makeError("{}: has no seed to resume with", runJson.string());
+  return std::stoull(j["seed"].get<std::string>());
+}
+
+}  // namespace
+
+std::string archForDevice(const std::string& computeCapability) {
+  const std::size_t dot = computeCapability.find('.');
+  if (dot == std::string::npos) return "sm_90";
+  const int cc = std::stoi(computeCapability.substr(0, dot)) * 10 + std::stoi(computeCapability.substr(dot + 1));
+  const auto archs = NvrtcCompiler::supportedArchs();
+  if (std::find(archs.begin(), archs.end(), cc) != archs.end()) return fmt::format("sm_{}", cc);
+  // A GPU newer than this NVRTC: PTX for the newest architecture it knows, JIT-compiled by the driver.
+  int best = 0;
+  for (int a : archs) {
+    if (a <= cc) best = std::max(best, a);
+  }
+  return fmt::format("compute_{}", best ? best : archs.back());
+}
+
+std::string_view backendName(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::compileOnly: return "compile-only";
+    case BackendKind::sim: return "sim";
+    case BackendKind::cuda: return "cuda";
+  }
+  return "?";
+}
+
+std::optional<BackendKind> parseBackend(std::string_view name) {
+  for (BackendKind k : {BackendKind::compileOnly, BackendKind::sim, BackendKind::cuda}) {
+    if (backendName(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
+EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& services) {
+  const ProblemSuite& suite = services.suite;
+  const auto start = Clock::now();
+  EvalResult r;
+  r.problem = candidate.problemId;
+  r.sample = candidate.sample;
+  r.model = candidate.model;
+  r.backend = std::string(backendName(services.backend));
+  r.origin = candidate.origin;
+  r.source = candidate.source;
+  r.sourceHash = hashString(candidate.source).hex();
+  auto finish = [&](Verdict v, std::string reason) {
+    r.verdict = v;
+    r.reason = std::move(reason);
+    r.timings.totalMs = msSince(start);
+    return r;
+  };
+
+  if (!candidate.readError.empty()) return finish(Verdict::invalid_submission, candidate.readError);
+  const Problem* problem = suite.find(candidate.problemId);
+  if (problem == nullptr) {
+    return finish(Verdict::invalid_submission,
+                  fmt::format("unknown problem id '{}' ({} problems loaded from {})", candidate.problemId, suite.problems().size(),
+                              suite.root().string()));
+  }
+
+  auto manifest = parseLaunchManifest(candidate.source, *problem);
+  r.timings.manifestMs = msSince(start);
+  if (!manifest) return finish(Verdict::invalid_submission, manifest.error());
+  if (auto include = disallowedInclude(candidate.source)) return finish(Verdict::invalid_submission, *include);
+
+  CompileOutput compiled = services.nvrtc.compile(candidate.source, manifest->kernelNames());
+  r.timings.compileMs = compiled.milliseconds;
+  r.compileLog = std::move(compiled.log);
+  r.compileCacheHit = compiled.cacheHit;
+  switch (compiled.status) {
+    case CompileOutput::Status::compileError:
+      return finish(Verdict::compile_error, firstErrorLine(r.compileLog));
+    case CompileOutput::Status::missingKernels: {
+      std::string names;
+      for (const auto& n : compiled.missingKernels) names += fmt::format("{}'{}'", names.empty() ? "" : ", ", n);
+      return finish(Verdict::invalid_submission,
+                    fmt::format("manifest names kernel(s) {} that the compiled module does not define as __global__ "
+                                "(check the name, extern \"C\", or template arguments)", names));
+    }
+    case CompileOutput::Status::ok:
+      break;
+  }
+  // A launch needs its kernel's static shared memory plus the manifest's dynamic bytes on one SM.
+  for (const auto& launch : manifest->launches) {
+    const auto it = compiled.staticSharedBytes.find(launch.kernel);
+    if (it == compiled.staticSharedBytes.end()) continue;
+    for (const auto& set : problem->sizeSets) {
+      const std::int64_t dynamic = *launch.sharedBytes.evaluate(set.sizes);  // validated with the manifest
+      if (static_cast<std::int64_t>(it->second) + dynamic > LaunchLimits::maxSharedBytes + LaunchLimits::reservedSharedBytes) {
+        return finish(Verdict::invalid_submission,
+                      fmt::format("kernel {} uses {} bytes of static and, with sizes '{}', {} bytes of dynamic shared memory: over the "
+                                  "{} bytes a block can have",
+                                  launch.kernel, it->second, set.name, dynamic, LaunchLimits::maxSharedBytes));
+      }
+    }
+  }
+  if (services.backend == BackendKind::compileOnly) return finish(Verdict::compiled, "");
+  try {
+    if (services.backend == BackendKind::cuda) {
+      runCudaBackend(*problem, *manifest, compiled, *services.cuda, *services.references, services.correctness, r);
+    } else {
+      runSimBackend(*problem, *manifest, candidate.source, *services.simCompiler, *services.sandbox, *services.references,
+                    services.correctness, r);
+    }
+  } catch (const std::exception& e) {
+    // A harness failure (the host compiler missing, a reference that cannot run) is not the
+    // candidate's fault: it stops the run with the reason rather than recording a verdict.
+    throw makeError("{} sample {} ({}): {}", candidate.problemId, candidate.sample, candidate.origin, e.what());
+  }
+  r.timings.totalMs = msSince(start);
+  return r;
+}
+
+EvalRunSummary runEvaluation(const EvalConfig& config) {
+  const auto start = Clock::now();
+  EvalRunSummary summary;
+  summary.runDir = config.outDir.empty() ? fs::path(defaultRunDir(config.backend)) : config.outDir;
+
+  const ProblemSuite suite = ProblemSuite::load(config.problemsDir);
+  suite.requireNoErrors();
+  std::string model = config.defaultModel;
+  if (model.empty()) {
+    fs::path p = config.candidatesPath;
+    if (p.filename().empty()) p = p.parent_path();
+    model = p.stem().string();
+  }
+  std::vector<Candidate> candidates = readCandidates(config.candidatesPath, model);
+
+  fs::create_directories(summary.runDir);
+  const fs::path runJsonPath = summary.runDir / "run.json";
+  ResultsLog results(summary.runDir / "results.jsonl", config.resume);
+
+  std::optional<std::uint64_t> seed = config.resume ? recordedSeed(runJsonPath) : std::nullopt;
+  if (seed && config.seed && *seed != *config.seed) {
+    throw makeError("{} records seed {}; resuming with --seed {} would mix two input draws in one run", runJsonPath.string(), *seed,
+                    *config.seed);
+  }
+  if (!seed) seed = config.seed ? *config.seed : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
+
+  const fs::path cacheRoot = config.cacheDir.empty() ? defaultCacheDir() : config.cacheDir;
+  std::unique_ptr<CudaWorkerPool> cuda;
+  nlohmann::json device = nullptr;
+  std::string arch = config.arch;
+  if (config.backend == BackendKind::cuda) {
+    // Fails here, before any compile work, with the worker's one line when no GPU can be used.
+    cuda = std::make_unique<CudaWorkerPool>(config.cuda);
+    device = cuda->probe();
+    if (arch.empty()) arch = archForDevice(device.value("compute_capability", ""));
+  }
+  if (arch.empty()) arch = "sm_90";
+  const NvrtcCompiler compiler(CompileOptions{.arch = arch}, config.useCache ? cacheRoot / "nvrtc" : fs::path());
+  std::unique_ptr<SimCompiler> simCompiler;
+  std::unique_ptr<SandboxPool> sandbox;
+  // Correctness references on the GPU where the cuda backend runs and LibTorch has CUDA.
+  ReferenceCache references(config.backend == BackendKind::cuda && TorchReference::cudaAvailable());
+  const std::size_t jobs = config.jobs ? config.jobs : std::max(1u, std::thread::hardware_concurrency());
+  if (config.backend == BackendKind::sim) {
+    // The sim cache is never disabled: the worker loads the library from it.
+    simCompiler = std::make_unique<SimCompiler>(SimToolchain::fromBuild(), cacheRoot / "sim");
+    sandbox = std::make_unique<SandboxPool>(jobs, config.sandbox);
+  }
+  const std::string sizeSet = !config.sizeSet.empty() ? config.sizeSet : config.backend == BackendKind::cuda ? "full" : "small";
+  for (const auto& p : suite.problems()) {
+    if (config.backend != BackendKind::compileOnly && !p.findSizeSet(sizeSet)) {
+      throw makeError("problem {} has no size set '{}' (--sizes)", p.id, sizeSet);
+    }
+  }
+  EvalServices services{suite, compiler, config.backend, simCompiler.get(), sandbox.get(), &references,
+                        CorrectnessOptions{*seed, config.trials, sizeSet}, cuda.get()};
+
+  nlohmann::json runJson = {
+      {"schema_version", 1},
+      {"status", "running"},
+      {"started", utcTimestamp()},
+      {"backend", backendName(config.backend)},
+      {"arch", arch},
+      {"seed", std::to_string(*seed)},  // a string: JSON readers lose precision above 2^53
+      {"problems_dir", fs::absolute(config.problemsDir).string()},
+      {"candidates", fs::absolute(config.candidatesPath).string()},
+      {"command_line", config.commandLine},
+      {"environment", describeEnvironment()},
+      {"compile_cache", compiler.cacheDir().empty() ? nlohmann::json(nullptr) : nlohmann::json(compiler.cacheDir().string())},
+  };
+  if (config.backend == BackendKind::cuda) {
+    runJson["environment"]["gpu"] = device.value("name", "");
+    runJson["cuda"] = {{"trials", config.trials},
+                       {"size_set", sizeSet},
+                       {"device", device},
+                       {"timer", config.cuda.timer},
+                       {"references_on", references.onGpu() ? "cuda" : "cpu"},
+                       {"reference_timing", TorchReference::cudaAvailable() ? "LibTorch on the GPU, declared dtypes" : "none (LibTorch has no CUDA): no speedups"},
+                       {"timing", config.cuda.time},
+                       {"stopping_rule",
+                        {{"min_samples", config.cuda.minSamples},
+                         {"max_rel_stddev", config.cuda.maxRelStddev},
+                         {"min_seconds", config.cuda.minSeconds},
+                         {"max_seconds", config.cuda.maxSeconds}}}};
+  }
+  if (config.backend == BackendKind::sim) {
+    runJson["sim"] = {{"trials", config.trials},
+                      {"size_set", sizeSet},
+                      {"timeout_ms", config.sandbox.timeout.count()},
+                      {"host_threads", config.sandbox.hostThreads},
+                      {"memory_bytes", config.sandbox.memoryBytes},
+                      {"timing", "CPU simulator wall time; never reported as a speedup"}};
+  }
+  if (config.resume && fs::exists(runJsonPath)) runJson["started"] = readJsonFile(runJsonPath).value("started", runJson["started"]);
+  writeJsonFileAtomic(runJsonPath, runJson);
+
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (results.contains(candidates[i].key())) ++summary.skippedAsDone;
+    else todo.push_back(i);
+  }
+  if (summary.skippedAsDone > 0) log::info("resuming: {} of {} candidates already done", summary.skippedAsDone, candidates.size());
+
+  std::vector<std::optional<EvalResult>> fresh(candidates.size());  // one slot per candidate: no locking
+  {
+    ThreadPool pool(jobs);
+    ProgressBar progress("eval", todo.size(), "cand", config.showProgress);
+    std::vector<std::future<void>> pending;
+    pending.reserve(todo.size());
+    for (std::size_t index : todo) {
+      pending.push_back(pool.submit([&, index] {
+        EvalResult r = evaluateCandidate(candidates[index], services);
+        results.append(r);
+        fresh[index] = std::move(r);
+        progress.advance();
+      }));
+    }
+    for (auto& f : pending) f.get();  // rethrows harness errors (e.g. a full disk), not candidate failures
+    summary.evaluatedNow = todo.size();
+  }
+
+  // Report in candidate order, whichever run produced each result.
+  std::map<std::string, const EvalResult*> previous;
+  for (const auto& r : results.previousResults()) previous[r.key()] = &r;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const EvalResult* r = fresh[i] ? &*fresh[i] : nullptr;
+    if (!r) {
+      auto it = previous.find(candidates[i].key());
+      if (it == previous.end()) continue;
+      r = it->second;
+    }
+    summary.results.push_back(*r);
+    ++summary.counts[r->verdict];
+  }
+  summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+  runJson["status"] = "finished";
+  runJson["finished"] = utcTimestamp();
+  runJson["candidates_total"] = candidates.size();
+  nlohmann::json counts = nlohmann::json::object();
+  for (const auto& [v, n] : summary.counts) counts[std::string(verdictName(v))] = n;
+  runJson["verdict_counts"] = counts;
+  writeJsonFileAtomic(runJsonPath, runJson);
+  return summary;
+}
+
+}  // namespace cuset

@@ -1,0 +1,84 @@
+#pragma once
+// A problem of the suite (DESIGN §2): what a kernel must compute, on which sizes, with which inputs,
+// judged against which TorchScript reference and tolerance.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuset/evaluator/problem/dtype.hpp"
+#include "cuset/evaluator/problem/int_expr.hpp"
+
+namespace cuset {
+
+// How input values are drawn. `mix` draws each element from one component, chosen by weight.
+struct Distribution {
+  enum class Kind { normal, uniform, randint, mix };
+  Kind kind = Kind::normal;
+  double mean = 0.0, stddev = 1.0;  // normal
+  double low = 0.0, high = 1.0;     // uniform [low, high); randint [low, high); normal: clamp bounds if `clamped`
+  bool clamped = false;             // normal draws clamped to [low, high] (alternate of a uniform)
+  std::vector<std::pair<double, Distribution>> components;  // mix: (weight, component)
+  // randint bounds given as size expressions (`high: V` for token ids below a vocabulary size);
+  // resolved per size set by resolvedFor().
+  std::optional<IntExpr> lowSize, highSize;
+  std::string describe() const;
+  // This distribution with size-expression bounds evaluated for `sizes`.
+  Expected<Distribution> resolvedFor(const SizeBindings& sizes) const;
+};
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::float32;
+  std::vector<IntExpr> shape;  // expressions over size names; empty = scalar tensor
+  Distribution init;           // inputs only
+};
+
+struct Tolerance {
+  double atol = 0.0;
+  double rtol = 0.0;
+};
+
+// Defaults per dtype when problem.yaml gives none: a few ulps of the type at unit scale.
+Tolerance defaultTolerance(DType dtype);
+
+struct SizeSet {
+  std::string name;  // "small", "full", ...
+  SizeBindings sizes;
+};
+
+struct Problem {
+  std::string id;  // "level1/softmax_rows"
+  std::string name;
+  int level = 1;
+  std::vector<std::string> tags;
+  std::string description;
+  std::vector<SizeSet> sizeSets;  // in file order; "small" always present
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::string reference;            // TorchScript source defining forward(...)
+  // Floating inputs are upcast to float32 for the reference (DESIGN §4), or float64 when
+  // problem.yaml says `reference_precision: float64`.
+  bool referenceInFloat64 = false;
+  Tolerance tolerance;
+  bool toleranceGiven = false;
+  std::optional<IntExpr> costFlops;
+  std::optional<IntExpr> costBytes;
+  std::filesystem::path directory;  // folder holding problem.yaml and solutions/
+
+  const SizeSet* findSizeSet(std::string_view setName) const;
+  // Throws cuset::Error naming the problem if the set does not exist.
+  const SizeBindings& sizes(std::string_view setName) const;
+  const TensorSpec* findTensor(std::string_view tensorName) const;  // input or output
+  bool isSizeName(std::string_view sizeName) const;
+};
+
+// Evaluates a tensor's shape for concrete sizes; errors for negative dimensions, overflow, or a tensor
+// above `kMaxTensorBytes`.
+inline constexpr std::int64_t kMaxTensorBytes = std::int64_t{64} << 30;
+Expected<std::vector<std::int64_t>> evaluateShape(const TensorSpec& spec, const SizeBindings& sizes);
+Expected<std::int64_t> elementCount(const std::vector<std::int64_t>& shape);
+
+}  // namespace cuset

@@ -1,0 +1,49 @@
+#pragma once
+// The LibTorch side of the evaluator, behind a pimpl: this header includes no LibTorch header, so only
+// torch_reference.cpp pays LibTorch's compile time (DEVELOPERS.md: keep <torch/torch.h> contained).
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/problem/host_tensor.hpp"
+#include "cuset/evaluator/problem/problem.hpp"
+
+namespace cuset {
+
+// A problem's TorchScript `forward`, compiled with torch::jit::compile (no Python anywhere). Its
+// parameters are bound by name: a tensor parameter to the input of that name, an int parameter to the
+// size of that name.
+class TorchReference {
+ public:
+  // Throws cuset::Error naming the problem's file on a TorchScript error or a parameter that names
+  // neither an input nor a size.
+  static TorchReference compile(const Problem& problem);
+
+  TorchReference(TorchReference&&) noexcept;
+  TorchReference& operator=(TorchReference&&) noexcept;
+  ~TorchReference();
+
+  // Runs forward on `inputs` (problem order). Floating inputs are upcast to float32 (float64 if the
+  // problem asks); outputs are checked against the declared count, shapes and dtype kinds, then rounded
+  // to the declared dtypes. Throws cuset::Error on any mismatch. `onGpu` computes on a CUDA device
+  // (same precision rules) and copies the outputs back.
+  std::vector<HostTensor> run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes, bool onGpu = false) const;
+
+  // Whether this LibTorch can run on a CUDA GPU (a CUDA build and a visible device).
+  static bool cudaAvailable();
+  // The speedup baseline (DESIGN §4): forward on the GPU with the inputs in their declared dtypes, on
+  // LibTorch's current stream. `step(run)` is called until it returns false; it wraps one iteration
+  // (to time it) and calls run(), which only enqueues the work. Throws cuset::Error without CUDA.
+  void runOnGpu(const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
+                const std::function<bool(const std::function<void()>&)>& step) const;
+
+ private:
+  struct Impl;
+  explicit TorchReference(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+std::string libtorchVersion();
+
+}  // namespace cuset

@@ -1,0 +1,107 @@
+#include "cuset/evaluator/problem/problem.hpp"
+
+#include <fmt/format.h>
+
+#include "cuset/common/error.hpp"
+
+namespace cuset {
+
+std::string Distribution::describe() const {
+  switch (kind) {
+    case Kind::normal: return fmt::format("normal(mean={}, std={})", mean, stddev);
+    case Kind::uniform: return fmt::format("uniform[{}, {})", low, high);
+    case Kind::randint:
+      return fmt::format("randint[{}, {})", lowSize ? lowSize->text() : fmt::format("{}", low), highSize ? highSize->text() : fmt::format("{}", high));
+    case Kind::mix: {
+      std::string parts;
+      for (const auto& [w, d] : components) parts += fmt::format("{}{}*{}", parts.empty() ? "" : " + ", w, d.describe());
+      return fmt::format("mix({})", parts);
+    }
+  }
+  return "?";
+}
+
+Expected<Distribution> Distribution::resolvedFor(const SizeBindings& sizes) const {
+  Distribution d = *this;
+  // Bounds stay within +-9e15 so that every integer in them is exact in a double.
+  constexpr std::int64_t kMaxBound = 9'000'000'000'000'000;
+  for (auto [expr, out] : {std::pair{&lowSize, &d.low}, std::pair{&highSize, &d.high}}) {
+    if (!*expr) continue;
+    auto v = (*expr)->evaluate(sizes);
+    if (!v) return Unexpected(fmt::format("randint bound '{}': {}", (*expr)->text(), v.error()));
+    if (*v > kMaxBound || *v < -kMaxBound) return Unexpected(fmt::format("randint bound '{}' = {} is outside +-9e15", (*expr)->text(), *v));
+    *out = static_cast<double>(*v);
+  }
+  d.lowSize.reset();
+  d.highSize.reset();
+  if (d.kind == Kind::randint && !(d.low < d.high)) return Unexpected(fmt::format("randint needs low < high (got [{}, {}))", d.low, d.high));
+  for (auto& [w, c] : d.components) {
+    auto r = c.resolvedFor(sizes);
+    if (!r) return r;
+    c = std::move(r).value();
+  }
+  return d;
+}
+
+Tolerance defaultTolerance(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return {1e-4, 1e-4};
+    case DType::float16: return {1e-2, 1e-2};
+    case DType::bfloat16: return {2e-2, 2e-2};
+    default: return {0.0, 0.0};
+  }
+}
+
+const SizeSet* Problem::findSizeSet(std::string_view setName) const {
+  for (const auto& s : sizeSets) {
+    if (s.name == setName) return &s;
+  }
+  return nullptr;
+}
+
+const SizeBindings& Problem::sizes(std::string_view setName) const {
+  if (const SizeSet* s = findSizeSet(setName)) return s->sizes;
+  std::string known;
+  for (const auto& s : sizeSets) known += fmt::format("{}{}", known.empty() ? "" : ", ", s.name);
+  throw makeError("problem {} has no size set '{}' (it has: {})", id, setName, known);
+}
+
+const TensorSpec* Problem::findTensor(std::string_view tensorName) const {
+  for (const auto* list : {&inputs, &outputs}) {
+    for (const auto& t : *list) {
+      if (t.name == tensorName) return &t;
+    }
+  }
+  return nullptr;
+}
+
+bool Problem::isSizeName(std::string_view sizeName) const {
+  return !sizeSets.empty() && sizeSets.front().sizes.contains(sizeName);
+}
+
+Expected<std::int64_t> elementCount(const std::vector<std::int64_t>& shape) {
+  std::int64_t count = 1;
+  for (std::int64_t d : shape) {
+    if (__builtin_mul_overflow(count, d, &count)) return Unexpected{"element count overflows int64"};
+  }
+  return count;
+}
+
+Expected<std::vector<std::int64_t>> evaluateShape(const TensorSpec& spec, const SizeBindings& sizes) {
+  std::vector<std::int64_t> shape;
+  for (const auto& dim : spec.shape) {
+    auto v = dim.evaluate(sizes);
+    if (!v) return Unexpected{fmt::format("tensor '{}': {}", spec.name, v.error())};
+    if (*v < 1) return Unexpected{fmt::format("tensor '{}': dimension '{}' = {} (must be >= 1)", spec.name, dim.text(), *v)};
+    shape.push_back(*v);
+  }
+  auto count = elementCount(shape);
+  std::int64_t bytes = 0;
+  if (!count || __builtin_mul_overflow(*count, static_cast<std::int64_t>(dtypeSize(spec.dtype)), &bytes) ||
+      bytes > kMaxTensorBytes) {
+    return Unexpected{fmt::format("tensor '{}' is absurdly large (over {} GiB)", spec.name, kMaxTensorBytes >> 30)};
+  }
+  return shape;
+}
+
+}  // namespace cuset

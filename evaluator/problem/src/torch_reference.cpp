@@ -1,0 +1,187 @@
+// The only evaluator file that includes LibTorch headers.
+#include "cuset/evaluator/problem/torch_reference.hpp"
+
+#include <torch/csrc/jit/api/compilation_unit.h>
+#include <torch/cuda.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <cstring>
+
+#include "cuset/common/error.hpp"
+
+namespace cuset {
+namespace {
+
+c10::ScalarType storageType(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return torch::kFloat32;
+    case DType::float16: return torch::kFloat16;
+    case DType::bfloat16: return torch::kBFloat16;
+    case DType::int32: return torch::kInt32;
+    case DType::int64: return torch::kInt64;
+    case DType::boolean: return torch::kBool;
+  }
+  return torch::kFloat32;
+}
+
+std::string problemFile(const Problem& p) { return (p.directory / "problem.yaml").string(); }
+
+}  // namespace
+
+struct TorchReference::Impl {
+  const Problem* problem = nullptr;
+  std::shared_ptr<torch::jit::CompilationUnit> unit;
+  torch::jit::Function* forward = nullptr;
+  struct Binding {
+    bool isSize = false;
+    std::size_t inputIndex = 0;
+    std::string sizeName;
+  };
+  std::vector<Binding> bindings;  // one per forward parameter
+};
+
+TorchReference::TorchReference(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TorchReference::TorchReference(TorchReference&&) noexcept = default;
+TorchReference& TorchReference::operator=(TorchReference&&) noexcept = default;
+TorchReference::~TorchReference() = default;
+
+TorchReference TorchReference::compile(const Problem& problem) {
+  auto impl = std::make_unique<Impl>();
+  impl->problem = &problem;
+  try {
+    impl->unit = torch::jit::compile(problem.reference);
+  } catch (const std::exception& e) {
+    throw makeError("{}: field 'reference': TorchScript does not compile:\n{}", problemFile(problem), e.what());
+  }
+  if (!impl->unit->find_function("forward")) {
+    throw makeError("{}: field 'reference': no function named 'forward'", problemFile(problem));
+  }
+  impl->forward = &impl->unit->get_function("forward");
+  for (const auto& arg : impl->forward->getSchema().arguments()) {
+    Impl::Binding b;
+    const std::string& name = arg.name();
+    const auto kind = arg.type()->kind();
+    auto input = std::find_if(problem.inputs.begin(), problem.inputs.end(), [&](auto& t) { return t.name == name; });
+    if (input != problem.inputs.end()) {
+      if (kind != c10::TypeKind::TensorType) {
+        throw makeError("{}: reference parameter '{}' names an input, so it must be annotated ': Tensor'", problemFile(problem), name);
+      }
+      b.inputIndex = static_cast<std::size_t>(input - problem.inputs.begin());
+    } else if (problem.isSizeName(name)) {
+      if (kind != c10::TypeKind::IntType) {
+        throw makeError("{}: reference parameter '{}' names a size, so it must be annotated ': int'", problemFile(problem), name);
+      }
+      b.isSize = true;
+      b.sizeName = name;
+    } else {
+      throw makeError("{}: reference parameter '{}' is neither an input nor a size name", problemFile(problem), name);
+    }
+    impl->bindings.push_back(std::move(b));
+  }
+  return TorchReference(std::move(impl));
+}
+
+bool TorchReference::cudaAvailable() { return torch::cuda::is_available(); }
+
+namespace {
+
+// forward's arguments in parameter order: sizes as ints, inputs as tensors viewed over the host
+// buffers and turned into what the caller needs by `prepare`.
+template <class Bindings, class Prepare>
+std::vector<c10::IValue> bindArguments(const Bindings& bindings, const std::vector<HostTensor>& inputs, const SizeBindings& sizes, Prepare prepare) {
+  std::vector<c10::IValue> args;
+  for (const auto& b : bindings) {
+    if (b.isSize) {
+      args.emplace_back(sizes.at(b.sizeName));
+      continue;
+    }
+    const HostTensor& in = inputs.at(b.inputIndex);
+    args.emplace_back(prepare(torch::from_blob(const_cast<std::byte*>(in.data()), in.shape(), storageType(in.dtype())), in));
+  }
+  return args;
+}
+
+}  // namespace
+
+void TorchReference::runOnGpu(const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
+                              const std::function<bool(const std::function<void()>&)>& step) const {
+  const Problem& problem = *impl_->problem;
+  if (!cudaAvailable()) throw makeError("problem {}: this LibTorch has no CUDA device to time the reference on", problem.id);
+  torch::NoGradGuard noGrad;
+  const std::vector<c10::IValue> args =
+      bindArguments(impl_->bindings, inputs, sizes, [](const torch::Tensor& t, const HostTensor&) { return t.to(torch::kCUDA); });
+  torch::cuda::synchronize();
+  const std::function<void()> run = [&] {
+    try {
+      (*impl_->forward)(args);  // the outputs are discarded: correctness was judged on the CPU
+    } catch (const std::exception& e) {
+      throw makeError("problem {}: reference forward on the GPU failed: {}", problem.id, e.what());
+    }
+  };
+  while (step(run)) {
+  }
+  torch::cuda::synchronize();
+}
+
+std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes, bool onGpu) const {
+  const Problem& problem = *impl_->problem;
+  torch::NoGradGuard noGrad;
+  const auto computeFloat = problem.referenceInFloat64 ? torch::kFloat64 : torch::kFloat32;
+  std::vector<c10::IValue> args = bindArguments(impl_->bindings, inputs, sizes, [&](const torch::Tensor& view, const HostTensor& in) {
+    // from_blob does not own the memory; clone() gives the reference its own copy, so nothing it does
+    // (in-place ops included) can touch the harness's input buffers.
+    torch::Tensor t = view.clone();
+    if (isFloating(in.dtype())) t = t.to(computeFloat);
+    if (onGpu) t = t.to(torch::kCUDA);
+    return t;
+  });
+  c10::IValue result;
+  try {
+    result = (*impl_->forward)(std::move(args));
+  } catch (const std::exception& e) {
+    throw makeError("problem {}: reference forward failed: {}", problem.id, e.what());
+  }
+  std::vector<torch::Tensor> produced;
+  if (result.isTensor()) {
+    produced.push_back(result.toTensor());
+  } else if (result.isTuple()) {
+    for (const auto& v : result.toTupleRef().elements()) {
+      if (!v.isTensor()) throw makeError("problem {}: reference returned a tuple with a non-tensor element", problem.id);
+      produced.push_back(v.toTensor());
+    }
+  } else {
+    throw makeError("problem {}: reference must return a Tensor or a tuple of Tensors, got {}", problem.id, result.tagKind());
+  }
+  if (produced.size() != problem.outputs.size()) {
+    throw makeError("problem {}: reference returned {} tensor(s) but outputs declares {}", problem.id, produced.size(),
+                    problem.outputs.size());
+  }
+  std::vector<HostTensor> outputs;
+  for (std::size_t i = 0; i < produced.size(); ++i) {
+    const TensorSpec& spec = problem.outputs[i];
+    torch::Tensor t = produced[i];
+    auto shape = evaluateShape(spec, sizes);
+    if (!shape) throw makeError("problem {}: {}", problem.id, shape.error());
+    const std::vector<std::int64_t> got(t.sizes().begin(), t.sizes().end());
+    if (got != *shape) {
+      throw makeError("problem {}: reference output {} '{}' has shape {} but outputs declares {}", problem.id, i, spec.name,
+                      formatShape(got), formatShape(*shape));
+    }
+    const bool gotFloat = t.is_floating_point();
+    if (gotFloat != isFloating(spec.dtype) || (!gotFloat && t.scalar_type() != storageType(spec.dtype))) {
+      throw makeError("problem {}: reference output '{}' has dtype {} but outputs declares {}{}", problem.id, spec.name,
+                      c10::toString(t.scalar_type()), dtypeName(spec.dtype),
+                      gotFloat ? "" : " (integer and bool outputs must match exactly: add .to(...) in the reference)");
+    }
+    t = t.to(torch::kCPU).to(storageType(spec.dtype)).contiguous();
+    HostTensor out(spec.dtype, *shape);
+    std::memcpy(out.data(), t.data_ptr(), out.byteSize());
+    outputs.push_back(std::move(out));
+  }
+  return outputs;
+}
+
+std::string libtorchVersion() { return TORCH_VERSION; }
+
+}  // namespace cuset

@@ -1,0 +1,59 @@
+#pragma once
+// The typed result of evaluating one candidate, and its results.jsonl form.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/results/output_comparison.hpp"
+#include "cuset/evaluator/results/verdict.hpp"
+
+namespace cuset {
+
+struct StageTimings {
+  double manifestMs = 0.0;  // read, extract and validate the manifest
+  double compileMs = 0.0;   // NVRTC (or cache lookup)
+  double simCompileMs = 0.0;  // host compiler for the sim backend (or cache lookup)
+  double runMs = 0.0;       // trials: inputs, reference, sandboxed runs, checks
+  double totalMs = 0.0;     // whole candidate, harness bookkeeping included
+};
+
+struct EvalResult {
+  std::string problem;
+  std::int64_t sample = 0;
+  std::string model;
+  Verdict verdict = Verdict::invalid_submission;
+  std::string reason;      // empty only for successes
+  std::string backend;     // "compile-only", "sim", "cuda"
+  std::string origin;      // file:line or path the candidate came from
+  std::string sourceHash;  // XXH3-128 of the source, hex
+  std::string source;
+  std::string compileLog;
+  bool compileCacheHit = false;
+  StageTimings timings;
+  // Correctness (sim and cuda backends)
+  int trials = 0;                             // trials run, the determinism rerun included
+  std::vector<OutputComparison> comparisons;  // of the failing trial, else of the last one
+  bool nondeterministic = false;              // the rerun differed bitwise, within tolerance
+  // Timing. "cpu_simulator" samples are CPU wall times and never give a speedup; GPU kinds
+  // ("cuda_cupti", "cuda_events") carry the reference's samples, timed the same way.
+  std::string timingKind;  // empty: not timed
+  std::vector<double> timingSamplesMs;
+  std::vector<double> referenceTimingSamplesMs;
+
+  std::string key() const;  // candidateKey(model, problem, sample)
+};
+
+// Whether timings of this kind are GPU measurements that may be compared with the reference.
+bool isGpuTiming(std::string_view kind);
+// reference median / candidate median for a correct candidate timed on a GPU; nullopt otherwise.
+std::optional<double> speedupOf(const EvalResult& result);
+double medianOf(std::vector<double> samples);  // 0 for no samples
+
+nlohmann::json toJson(const EvalResult& result);
+// Throws cuset::Error when a required field is missing or has the wrong type.
+EvalResult evalResultFromJson(const nlohmann::json& json);
+
+}  // namespace cuset

@@ -1,0 +1,107 @@
+#include "cuset/evaluator/results/eval_result.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "cuset/common/error.hpp"
+#include "cuset/evaluator/candidate/candidate.hpp"
+
+namespace cuset {
+
+std::string EvalResult::key() const { return candidateKey(model, problem, sample); }
+
+nlohmann::json toJson(const EvalResult& r) {
+  nlohmann::json j = {
+      {"problem", r.problem},
+      {"sample", r.sample},
+      {"model", r.model},
+      {"verdict", verdictName(r.verdict)},
+      {"reason", r.reason},
+      {"backend", r.backend},
+      {"origin", r.origin},
+      {"source_hash", r.sourceHash},
+      {"timings_ms",
+       {{"manifest", r.timings.manifestMs},
+        {"compile", r.timings.compileMs},
+        {"sim_compile", r.timings.simCompileMs},
+        {"run", r.timings.runMs},
+        {"total", r.timings.totalMs}}},
+      {"compile_cache_hit", r.compileCacheHit},
+      {"compile_log", r.compileLog},
+      {"source", r.source},
+      {"trials", r.trials},
+      {"nondeterministic", r.nondeterministic},
+  };
+  nlohmann::json comparisons = nlohmann::json::array();
+  for (const auto& c : r.comparisons) comparisons.push_back(toJson(c));
+  j["comparisons"] = comparisons;
+  if (!r.timingKind.empty()) {
+    j["timing"] = {{"kind", r.timingKind}, {"samples_ms", r.timingSamplesMs}, {"median_ms", medianOf(r.timingSamplesMs)}};
+    if (!r.referenceTimingSamplesMs.empty()) {
+      j["timing"]["reference_samples_ms"] = r.referenceTimingSamplesMs;
+      j["timing"]["reference_median_ms"] = medianOf(r.referenceTimingSamplesMs);
+    }
+    if (auto s = speedupOf(r)) j["timing"]["speedup"] = *s;
+  }
+  return j;
+}
+
+bool isGpuTiming(std::string_view kind) { return kind.starts_with("cuda"); }
+
+double medianOf(std::vector<double> samples) {
+  if (samples.empty()) return 0.0;
+  const std::size_t mid = samples.size() / 2;
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(mid), samples.end());
+  if (samples.size() % 2 == 1) return samples[mid];
+  const double upper = samples[mid];
+  return (*std::max_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(mid)) + upper) / 2;
+}
+
+std::optional<double> speedupOf(const EvalResult& r) {
+  if (r.verdict != Verdict::correct || !isGpuTiming(r.timingKind)) return std::nullopt;
+  const double candidate = medianOf(r.timingSamplesMs), reference = medianOf(r.referenceTimingSamplesMs);
+  if (!(candidate > 0.0) || !(reference > 0.0)) return std::nullopt;
+  return reference / candidate;
+}
+
+EvalResult evalResultFromJson(const nlohmann::json& j) {
+  try {
+    EvalResult r;
+    r.problem = j.at("problem").get<std::string>();
+    r.sample = j.at("sample").get<std::int64_t>();
+    r.model = j.at("model").get<std::string>();
+    const std::string verdict = j.at("verdict").get<std::string>();
+    const auto v = parseVerdict(verdict);
+    if (!v) throw makeError("unknown verdict '{}'", verdict);
+    r.verdict = *v;
+    r.reason = j.value("reason", "");
+    r.backend = j.value("backend", "");
+    r.origin = j.value("origin", "");
+    r.sourceHash = j.value("source_hash", "");
+    r.source = j.value("source", "");
+    r.compileLog = j.value("compile_log", "");
+    r.compileCacheHit = j.value("compile_cache_hit", false);
+    r.trials = j.value("trials", 0);
+    r.nondeterministic = j.value("nondeterministic", false);
+    if (auto c = j.find("comparisons"); c != j.end()) {
+      for (const auto& item : *c) r.comparisons.push_back(outputComparisonFromJson(item));
+    }
+    if (auto t = j.find("timing"); t != j.end()) {
+      r.timingKind = t->at("kind").get<std::string>();
+      r.timingSamplesMs = t->at("samples_ms").get<std::vector<double>>();
+      if (auto ref = t->find("reference_samples_ms"); ref != t->end()) r.referenceTimingSamplesMs = ref->get<std::vector<double>>();
+    }
+    if (auto t = j.find("timings_ms"); t != j.end()) {
+      r.timings.manifestMs = t->value("manifest", 0.0);
+      r.timings.compileMs = t->value("compile", 0.0);
+      r.timings.simCompileMs = t->value("sim_compile", 0.0);
+      r.timings.runMs = t->value("run", 0.0);
+      r.timings.totalMs = t->value("total", 0.0);
+    }
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw makeError("result record: {}", e.what());
+  }
+}
+
+}  // namespace cuset

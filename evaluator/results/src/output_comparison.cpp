@@ -1,0 +1,43 @@
+#include "cuset/evaluator/results/output_comparison.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace cuset {
+
+std::string OutputComparison::describe() const {
+  if (passed()) return fmt::format("{}: all {} elements match (max abs err {:.3g}, {:.0f}% of the tolerance)", output, elements, maxAbsError, 100.0 * toleranceUse);
+  return fmt::format("{}: {} of {} elements differ ({:.3g}%); first at [{}]: got {:.7g}, want {:.7g}; max abs err {:.3g}, max rel err {:.3g}",
+                     output, mismatches, elements, 100.0 * mismatchFraction(), fmt::join(firstMismatchIndex, ", "), firstGot, firstWant,
+                     maxAbsError, maxRelError);
+}
+
+nlohmann::json toJson(const OutputComparison& c) {
+  // JSON has no NaN or Inf: such values are written as strings.
+  auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(fmt::format("{}", v)); };
+  return {{"output", c.output},          {"elements", c.elements},         {"mismatches", c.mismatches},
+          {"max_abs_error", number(c.maxAbsError)}, {"max_rel_error", number(c.maxRelError)}, {"first_mismatch", c.firstMismatch},
+          {"first_mismatch_index", c.firstMismatchIndex}, {"first_got", number(c.firstGot)}, {"first_want", number(c.firstWant)},
+          {"tolerance_use", number(c.toleranceUse)}};
+}
+
+OutputComparison outputComparisonFromJson(const nlohmann::json& j) {
+  auto number = [](const nlohmann::json& v) { return v.is_string() ? std::stod(v.get<std::string>()) : v.get<double>(); };
+  OutputComparison c;
+  c.output = j.at("output").get<std::string>();
+  c.elements = j.at("elements").get<std::int64_t>();
+  c.mismatches = j.at("mismatches").get<std::int64_t>();
+  c.maxAbsError = number(j.at("max_abs_error"));
+  c.maxRelError = number(j.at("max_rel_error"));
+  c.firstMismatch = j.at("first_mismatch").get<std::int64_t>();
+  c.firstMismatchIndex = j.at("first_mismatch_index").get<std::vector<std::int64_t>>();
+  c.firstGot = number(j.at("first_got"));
+  if (auto it = j.find("tolerance_use"); it != j.end()) c.toleranceUse = number(*it);  // absent in older results
+  c.firstWant = number(j.at("first_want"));
+  return c;
+}
+
+}  // namespace cuset

@@ -1,0 +1,76 @@
+#pragma once
+// Sandboxed execution of candidate kernels (DESIGN §4 "Sandbox").
+//
+//   supervisor (cuset eval) ──pipes──► worker (cuset __worker: rlimits, no candidate code)
+//        └──── region in a shared memory file (SharedPayload) ────┘
+//                                          └─ fork per job ─► child: dlopen the candidate library,
+//                                             start host threads, install the seccomp allow-list,
+//                                             run the launches on the shared device region, _exit
+//
+// The child shares only the device region (inputs, outputs, workspace, guard bands) and a status page
+// with the worker; it holds no pipe, no reference output and no verdict. The supervisor checks the
+// returned region itself. A crash, a forbidden system call or a hang ends only the child; a worker
+// that dies or stops answering is replaced.
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/correctness/device_region.hpp"
+#include "cuset/evaluator/correctness/trial_run.hpp"
+
+namespace cuset {
+
+struct SandboxLimits {
+  std::chrono::milliseconds timeout{10000};  // wall time of one job (all launches of one trial)
+  std::size_t memoryBytes = std::size_t{16} << 30;  // RLIMIT_AS of the worker and its children
+  int hostThreads = 1;                       // simulator host threads per job
+  std::size_t stackBytes = 256 * 1024;       // per simulated CUDA thread (fiber)
+  bool sharedPayload = true;                 // regions through a shared memory file, not the pipe
+};
+
+struct SimJob {
+  std::filesystem::path library;
+  bool fibers = true;
+  bool reverseThreadOrder = false;
+  std::vector<ResolvedLaunch> launches;
+  const RegionLayout* layout = nullptr;
+  std::vector<std::byte> region;  // in: filled region; out: as the kernel left it
+};
+
+// kernelMs: CPU time of the launches, as the child measured it.
+using SimJobResult = TrialRun;
+
+class SandboxWorker;
+
+// A fixed set of workers shared by the evaluation threads. Thread-safe.
+class SandboxPool {
+ public:
+  SandboxPool(std::size_t workers, SandboxLimits limits);
+  ~SandboxPool();
+  SandboxPool(const SandboxPool&) = delete;
+  SandboxPool& operator=(const SandboxPool&) = delete;
+
+  // Runs one job on a free worker; `job.region` comes back as the kernel left it.
+  SimJobResult run(SimJob& job);
+  const SandboxLimits& limits() const { return limits_; }
+
+ private:
+  SandboxLimits limits_;
+  std::vector<std::unique_ptr<SandboxWorker>> workers_;
+  std::vector<SandboxWorker*> idle_;
+  std::mutex mutex_;
+  std::condition_variable available_;
+};
+
+// The body of `cuset __worker`: serves jobs on stdin/stdout until EOF, with regions in the shared
+// payload at `payloadFd` when given. Returns the exit status.
+int runSandboxWorker(std::size_t memoryBytes, std::optional<int> payloadFd);
+
+}  // namespace cuset

@@ -1,0 +1,54 @@
+#pragma once
+// Messages between supervisor and worker: [u64 header length][JSON header][u64 payload length][payload].
+// When the channel has a SharedPayload, the payload bytes are in it instead of in the frame, and the
+// length carries kSharedPayloadFlag.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/correctness/device_region.hpp"
+#include "cuset/evaluator/correctness/trial_run.hpp"
+
+namespace cuset::sandbox {
+
+class SharedPayload;
+
+inline constexpr std::uint64_t kSharedPayloadFlag = std::uint64_t{1} << 63;
+
+struct Message {
+  nlohmann::json header;
+  std::vector<std::byte> payload;  // bytes owned by the message
+  // Or: bytes that already lie in the channel's shared payload (a received message, or a reply the
+  // worker wrote in place). Valid until the next message on the channel.
+  std::span<std::byte> shared;
+
+  std::span<std::byte> bytes() { return shared.empty() ? std::span<std::byte>(payload) : shared; }
+  // The payload into `out`: moved when the message owns it, else copied from the shared bytes into
+  // `out`'s own storage (resized), which avoids a fresh allocation for a large region.
+  void moveBytesTo(std::vector<std::byte>& out);
+};
+
+// With `shared`, the payload goes through it (copied in unless it already lies there); without, through
+// the pipe. Throws cuset::Error when the pipe breaks.
+void writeMessage(int fd, const Message& message, SharedPayload* shared = nullptr);
+// nullopt on EOF or when `deadline` passes first; throws on a malformed frame, or on a frame that
+// says its payload is shared when this side has no shared payload.
+std::optional<Message> readMessage(int fd, std::optional<std::chrono::steady_clock::time_point> deadline, SharedPayload* shared = nullptr);
+
+}  // namespace cuset::sandbox
+
+namespace cuset {
+
+// Launches for a worker: buffers as offsets into the device region, scalars with their type.
+nlohmann::json launchesToJson(const std::vector<ResolvedLaunch>& launches, const RegionLayout& layout);
+// A worker's "status" field ("ok", "runtime_error", ...) and back.
+TrialRun::Status parseTrialStatus(const std::string& status);
+std::string_view trialStatusName(TrialRun::Status status);
+
+}  // namespace cuset

@@ -1,0 +1,80 @@
+// The supervisor's side of the sandbox: the pool of `cuset __worker` processes.
+#include <signal.h>
+
+#include "cuset/common/error.hpp"
+#include "cuset/evaluator/sandbox/sandbox.hpp"
+#include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
+#include "cuset/evaluator/sandbox/worker_process.hpp"
+
+namespace cuset {
+
+// One `cuset __worker` process.
+class SandboxWorker {
+ public:
+  explicit SandboxWorker(const SandboxLimits& limits)
+      : limits_(limits), process_({"__worker", "--memory-bytes", std::to_string(limits.memoryBytes)}, limits.sharedPayload) {}
+
+  SimJobResult run(SimJob& job) {
+    sandbox::Message request;
+    request.header = {{"library", job.library.string()},
+                      {"fibers", job.fibers},
+                      {"reverse", job.reverseThreadOrder},
+                      {"host_threads", limits_.hostThreads},
+                      {"stack_bytes", limits_.stackBytes},
+                      {"timeout_ms", limits_.timeout.count()},
+                      {"launches", launchesToJson(job.launches, *job.layout)}};
+    request.payload = std::move(job.region);
+    SimJobResult result;
+    // The worker enforces the job's time limit itself; this outer limit only catches a stuck worker.
+    auto reply = process_.call(request, std::chrono::steady_clock::now() + limits_.timeout + std::chrono::seconds(30));
+    job.region = std::move(request.payload);  // the region's storage, for the reply's bytes
+    if (!reply) {
+      result.message = "sandbox " + reply.error();
+      return result;
+    }
+    result.status = parseTrialStatus(reply->header.value("status", ""));
+    result.message = reply->header.value("message", "");
+    result.kernelMs = reply->header.value("kernel_ms", 0.0);
+    reply->moveBytesTo(job.region);
+    return result;
+  }
+
+ private:
+  SandboxLimits limits_;
+  WorkerProcess process_;
+};
+
+SandboxPool::SandboxPool(std::size_t workers, SandboxLimits limits) : limits_(limits) {
+  ::signal(SIGPIPE, SIG_IGN);  // a dying worker must not take the supervisor with it
+  for (std::size_t i = 0; i < std::max<std::size_t>(workers, 1); ++i) {
+    workers_.push_back(std::make_unique<SandboxWorker>(limits_));
+    idle_.push_back(workers_.back().get());
+  }
+}
+
+SandboxPool::~SandboxPool() = default;
+
+SimJobResult SandboxPool::run(SimJob& job) {
+  SandboxWorker* worker = nullptr;
+  {
+    std::unique_lock lock(mutex_);
+    available_.wait(lock, [this] { return !idle_.empty(); });
+    worker = idle_.back();
+    idle_.pop_back();
+  }
+  SimJobResult result;
+  try {
+    result = worker->run(job);
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    idle_.push_back(worker);
+    available_.notify_one();
+    throw;
+  }
+  std::lock_guard lock(mutex_);
+  idle_.push_back(worker);
+  available_.notify_one();
+  return result;
+}
+
+}  // namespace cuset

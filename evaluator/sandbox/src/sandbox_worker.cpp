@@ -1,0 +1,347 @@
+// The worker's side of the sandbox (`cuset __worker`). Never runs candidate code itself: each job runs
+// in a forked child that loads the candidate library, restricts itself, and runs the launches.
+#include <fcntl.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <span>
+#include <string>
+
+#include "cuset/evaluator/sandbox/sandbox.hpp"
+#include "cuset/evaluator/sandbox/sim_library.hpp"
+#include "cuset_sim/runtime.hpp"
+#include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
+#include "cuset/evaluator/sandbox/shared_payload.hpp"
+
+namespace cuset {
+namespace {
+
+// Shared between the worker and one child: how the child's job ended.
+struct ChildStatus {
+  enum Kind : int { none = 0, ok, runtimeError, invalidSubmission, setupError, violation };
+  std::atomic<int> kind;
+  std::atomic<int> syscall;
+  double kernelMs;
+  char message[8192];
+};
+
+ChildStatus* g_status = nullptr;  // for the SIGSYS handler
+
+void setMessage(ChildStatus* s, ChildStatus::Kind kind, const std::string& message) {
+  std::snprintf(s->message, sizeof(s->message), "%s", message.c_str());
+  s->kind.store(kind);
+}
+
+void onForbiddenSyscall(int, siginfo_t* info, void*) {
+  g_status->syscall.store(info->si_syscall);
+  g_status->kind.store(ChildStatus::violation);
+  ::_exit(97);
+}
+
+// Before the candidate library is loaded (its loader reads files and maps them; a kernel library may
+// not run code at load time, which SimCompiler enforces, but this holds even if one did): no new
+// processes or programs, no network, no file modification, no signals to other processes.
+void forbidEscapes() {
+  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+  if (filter == nullptr) throw std::runtime_error("seccomp_init failed");
+  for (int nr : {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(socket), SCMP_SYS(socketpair),
+                 SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(unlink),
+                 SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat),
+                 SCMP_SYS(rmdir), SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(chown), SCMP_SYS(fchown),
+                 SCMP_SYS(fchownat), SCMP_SYS(truncate), SCMP_SYS(ftruncate), SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink),
+                 SCMP_SYS(symlinkat), SCMP_SYS(ptrace), SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(creat)}) {
+    seccomp_rule_add(filter, SCMP_ACT_TRAP, nr, 0);
+  }
+  // Threads yes (the simulator's host threads start after loading), processes no. clone3 hides its
+  // flags in memory a filter cannot read, so it fails and glibc falls back to clone.
+  seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  seccomp_rule_add(filter, SCMP_ACT_TRAP, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+  // Files may be opened for reading only.
+  for (int nr : {SCMP_SYS(open), SCMP_SYS(openat)}) {
+    const unsigned flagsArg = nr == SCMP_SYS(open) ? 1 : 2;
+    for (scmp_datum_t bad : {scmp_datum_t(O_WRONLY), scmp_datum_t(O_RDWR)}) {
+      seccomp_rule_add(filter, SCMP_ACT_TRAP, nr, 1, scmp_arg_cmp{flagsArg, SCMP_CMP_MASKED_EQ, O_ACCMODE, bad});
+    }
+    seccomp_rule_add(filter, SCMP_ACT_TRAP, nr, 1, scmp_arg_cmp{flagsArg, SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT});
+  }
+  const int rc = seccomp_load(filter);
+  seccomp_release(filter);
+  if (rc != 0) throw std::runtime_error(std::string("seccomp_load failed: ") + std::strerror(-rc));
+}
+
+// After this, the child can compute, allocate memory, and synchronise its host threads; it cannot open
+// files, create processes or threads, use sockets, or write anywhere but (discarded) stderr.
+void restrictSystemCalls() {
+  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_TRAP);
+  if (filter == nullptr) throw std::runtime_error("seccomp_init failed");
+  for (int nr : {SCMP_SYS(read), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(mremap), SCMP_SYS(madvise), SCMP_SYS(brk),
+                 SCMP_SYS(futex), SCMP_SYS(clock_gettime), SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep), SCMP_SYS(sched_yield),
+                 SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(getpid), SCMP_SYS(gettid),
+                 SCMP_SYS(tgkill), SCMP_SYS(sigaltstack), SCMP_SYS(restart_syscall), SCMP_SYS(getrandom), SCMP_SYS(rseq),
+                 SCMP_SYS(set_robust_list)}) {
+    seccomp_rule_add(filter, SCMP_ACT_ALLOW, nr, 0);
+  }
+  seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, 2));
+  seccomp_attr_set(filter, SCMP_FLTATR_CTL_TSYNC, 1);  // the host threads already exist
+  const int rc = seccomp_load(filter);
+  seccomp_release(filter);
+  if (rc != 0) throw std::runtime_error(std::string("seccomp_load failed: ") + std::strerror(-rc));
+}
+
+std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann::json& args) {
+  const int given = static_cast<int>(args.size());
+  if (entry.paramCount != given) {
+    return "kernel '" + std::string(entry.name) + "' takes " + std::to_string(entry.paramCount) + " parameter(s) but the manifest passes " +
+           std::to_string(given);
+  }
+  for (int i = 0; i < given; ++i) {
+    const auto& a = args[static_cast<std::size_t>(i)];
+    const auto kind = entry.paramKinds[i];
+    const unsigned size = entry.paramSizes[i];
+    const std::string where = "parameter " + std::to_string(i) + " of kernel '" + entry.name + "'";
+    if (a.contains("buffer")) {
+      if (kind != cuset_sim::ParamKind::pointer) return where + " is not a pointer, but the manifest passes buffer '" + a.value("name", "") + "'";
+    } else if (kind == cuset_sim::ParamKind::pointer) {
+      return where + " is a pointer, but the manifest passes an integer";
+    } else if (kind != cuset_sim::ParamKind::integer) {
+      return where + " is not an integer; manifests pass only buffers and integer sizes";
+    } else if (a.contains("int32") && size != 4) {
+      return where + " is a " + std::to_string(size) + "-byte integer but the manifest passes a 32-bit int (use {size: ..., type: int64})";
+    } else if (a.contains("int64") && size != 8) {
+      return where + " is a " + std::to_string(size) + "-byte integer but the manifest passes an int64";
+    }
+  }
+  return {};
+}
+
+// `spare`: mapped memory after the region (the shared file's unused room), made inaccessible here so
+// that a write past the region faults as it would past an exactly sized mapping.
+[[noreturn]] void childMain(const nlohmann::json& job, std::byte* region, std::span<std::byte> spare, ChildStatus* status) {
+  try {
+    if (!spare.empty() && ::mprotect(spare.data(), spare.size(), PROT_NONE) != 0) {
+      throw std::runtime_error(std::string("cannot protect the region's surroundings: ") + std::strerror(errno));
+    }
+    const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    ::closefrom(3);  // the supervisor's pipes above all: the candidate reaches no channel
+    struct sigaction action {};
+    action.sa_sigaction = onForbiddenSyscall;
+    action.sa_flags = SA_SIGINFO;
+    ::sigaction(SIGSYS, &action, nullptr);
+    g_status = status;
+    forbidEscapes();
+
+    auto library = SimLibrary::open(job.at("library").get<std::string>());
+    if (!library) {
+      setMessage(status, ChildStatus::setupError, library.error());
+      ::_exit(0);
+    }
+
+    struct Prepared {
+      cuset_sim::LaunchSpec spec;
+      std::vector<std::int64_t> values;  // scalar storage; pointers live in `pointers`
+      std::vector<void*> pointers;
+      std::vector<void*> args;
+    };
+    const auto& launches = job.at("launches");
+    std::vector<Prepared> prepared(launches.size());
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      const auto& l = launches[i];
+      const std::string name = l.at("kernel").get<std::string>();
+      const cuset_sim::KernelEntry* entry = library->entry(name);
+      if (entry == nullptr) {
+        setMessage(status, ChildStatus::setupError, "kernel '" + name + "' is missing from the kernel library");
+        ::_exit(0);
+      }
+      if (std::string why = checkParameters(*entry, l.at("args")); !why.empty()) {
+        setMessage(status, ChildStatus::invalidSubmission, why);
+        ::_exit(0);
+      }
+      Prepared& p = prepared[i];
+      const auto& args = l.at("args");
+      p.values.resize(args.size());
+      p.pointers.resize(args.size());
+      for (std::size_t a = 0; a < args.size(); ++a) {
+        if (args[a].contains("buffer")) {
+          p.pointers[a] = region + args[a].at("buffer").get<std::size_t>();
+          p.args.push_back(&p.pointers[a]);
+        } else if (args[a].contains("int64")) {
+          p.values[a] = args[a].at("int64").get<std::int64_t>();
+          p.args.push_back(&p.values[a]);
+        } else {
+          auto* v32 = reinterpret_cast<std::int32_t*>(&p.values[a]);
+          *v32 = static_cast<std::int32_t>(args[a].at("int32").get<std::int64_t>());
+          p.args.push_back(v32);
+        }
+      }
+      p.spec.kernel = entry;
+      p.spec.args = p.args.data();
+      for (int d = 0; d < 3; ++d) {
+        p.spec.grid[d] = l.at("grid")[static_cast<std::size_t>(d)].get<unsigned>();
+        p.spec.block[d] = l.at("block")[static_cast<std::size_t>(d)].get<unsigned>();
+      }
+      p.spec.dynamicSharedBytes = l.at("shared").get<std::size_t>();
+    }
+    cuset_sim::LaunchOptions options;
+    options.useFibers = job.at("fibers").get<bool>();
+    options.reverseThreadOrder = job.at("reverse").get<bool>();
+    options.stackBytes = job.at("stack_bytes").get<std::size_t>();
+    cuset_sim::start_host_threads(job.at("host_threads").get<int>());
+
+    restrictSystemCalls();
+
+    timespec t0{}, t1{};
+    ::clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (const auto& p : prepared) {
+      const cuset_sim::LaunchOutcome outcome = cuset_sim::run_launch(p.spec, options);
+      if (!outcome.ok) {
+        setMessage(status, ChildStatus::runtimeError, outcome.error);
+        ::_exit(0);
+      }
+    }
+    ::clock_gettime(CLOCK_MONOTONIC, &t1);
+    status->kernelMs = static_cast<double>(t1.tv_sec - t0.tv_sec) * 1e3 + static_cast<double>(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    setMessage(status, ChildStatus::ok, "");
+  } catch (const std::exception& e) {
+    setMessage(status, ChildStatus::setupError, std::string("sandbox child: ") + e.what());
+  }
+  ::_exit(0);
+}
+
+std::string signalDescription(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV (invalid memory access: a wild or out-of-range pointer, or a stack overflow)";
+    case SIGBUS: return "SIGBUS (misaligned or invalid memory access)";
+    case SIGFPE: return "SIGFPE (arithmetic error, e.g. integer division by zero)";
+    case SIGILL: return "SIGILL (illegal instruction)";
+    case SIGABRT: return "SIGABRT (aborted, e.g. a failed assert)";
+    case SIGKILL: return "SIGKILL (killed, e.g. over the memory limit)";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+sandbox::Message serve(sandbox::Message& request, const sandbox::SharedPayload* sharedPayload) {
+  sandbox::Message reply;
+  // A region in the shared payload is already a shared mapping: the child runs on it in place.
+  const bool inPlace = !request.shared.empty();
+  const std::size_t regionBytes = request.bytes().size();
+  auto* region = inPlace ? request.shared.data()
+                         : static_cast<std::byte*>(::mmap(nullptr, std::max<std::size_t>(regionBytes, 1), PROT_READ | PROT_WRITE,
+                                                          MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  auto* status = static_cast<ChildStatus*>(::mmap(nullptr, sizeof(ChildStatus), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  if (region == MAP_FAILED || status == MAP_FAILED) {
+    reply.header = {{"status", "harness_error"}, {"message", std::string("worker cannot map memory: ") + std::strerror(errno)}};
+    return reply;
+  }
+  if (!inPlace) std::memcpy(region, request.payload.data(), regionBytes);
+  std::memset(static_cast<void*>(status), 0, sizeof(ChildStatus));
+
+  const auto timeout = std::chrono::milliseconds(request.header.at("timeout_ms").get<long long>());
+  std::span<std::byte> spare;
+  if (inPlace && sharedPayload) {
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t used = (regionBytes + page - 1) / page * page;
+    if (sharedPayload->mappedBytes() > used) spare = {region + used, sharedPayload->mappedBytes() - used};
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) childMain(request.header, region, spare, status);
+  int wstatus = 0;
+  bool timedOut = false;
+  if (pid < 0) {
+    reply.header = {{"status", "harness_error"}, {"message", std::string("fork failed: ") + std::strerror(errno)}};
+  } else {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const pid_t r = ::waitpid(pid, &wstatus, WNOHANG);
+      if (r == pid) break;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &wstatus, 0);
+        timedOut = true;
+        break;
+      }
+      ::usleep(500);
+    }
+    const int kind = status->kind.load();
+    std::string message(status->message);
+    if (timedOut) {
+      reply.header = {{"status", "timeout"}, {"message", "the kernel ran past the time limit of " + std::to_string(timeout.count()) + " ms"}};
+    } else if (kind == ChildStatus::violation || (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGSYS)) {
+      const int nr = status->syscall.load();
+      char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+      reply.header = {{"status", "sandbox_violation"},
+                      {"message", "the kernel made a forbidden system call: " + std::string(name ? name : "?") + " (" + std::to_string(nr) + ")"}};
+      std::free(name);
+    } else if (WIFSIGNALED(wstatus)) {
+      reply.header = {{"status", "runtime_error"}, {"message", "the kernel crashed with " + signalDescription(WTERMSIG(wstatus))}};
+    } else if (kind == ChildStatus::ok) {
+      reply.header = {{"status", "ok"}, {"kernel_ms", status->kernelMs}};
+    } else if (kind == ChildStatus::runtimeError) {
+      reply.header = {{"status", "runtime_error"}, {"message", message}};
+    } else if (kind == ChildStatus::invalidSubmission) {
+      reply.header = {{"status", "invalid_submission"}, {"message", message}};
+    } else if (kind == ChildStatus::setupError) {
+      reply.header = {{"status", "harness_error"}, {"message", message}};
+    } else {
+      reply.header = {{"status", "runtime_error"},
+                      {"message", "the kernel ended the process (exit status " + std::to_string(WEXITSTATUS(wstatus)) + ") before finishing"}};
+    }
+  }
+  if (inPlace) {
+    reply.shared = request.shared;
+  } else {
+    reply.payload.assign(region, region + regionBytes);
+    ::munmap(region, std::max<std::size_t>(regionBytes, 1));
+  }
+  ::munmap(status, sizeof(ChildStatus));
+  return reply;
+}
+
+void setLimit(int resource, rlim_t value) {
+  rlimit limit{value, value};
+  ::setrlimit(resource, &limit);
+}
+
+}  // namespace
+
+int runSandboxWorker(std::size_t memoryBytes, std::optional<int> payloadFd) {
+  ::signal(SIGPIPE, SIG_IGN);
+  setLimit(RLIMIT_CORE, 0);
+  setLimit(RLIMIT_FSIZE, 0);
+#if defined(__SANITIZE_ADDRESS__)
+  (void)memoryBytes;  // AddressSanitizer reserves terabytes of shadow address space: no RLIMIT_AS under it
+#else
+  setLimit(RLIMIT_AS, memoryBytes);
+#endif
+  std::optional<sandbox::SharedPayload> shared;
+  try {
+    if (payloadFd) shared = sandbox::SharedPayload::adopt(*payloadFd);
+  } catch (const std::exception&) {
+    return 2;
+  }
+  sandbox::SharedPayload* channel = shared ? &*shared : nullptr;
+  for (;;) {
+    std::optional<sandbox::Message> request;
+    try {
+      request = sandbox::readMessage(STDIN_FILENO, std::nullopt, channel);
+    } catch (const std::exception&) {
+      return 2;
+    }
+    if (!request) return 0;  // the supervisor closed the pipe
+    sandbox::writeMessage(STDOUT_FILENO, serve(*request, channel), channel);
+  }
+}
+
+}  // namespace cuset

@@ -1,0 +1,22 @@
+#pragma once
+// The `sim` backend's correctness stage: trials of fresh inputs, each run in the sandbox on the CPU
+// simulator and checked by the supervisor against the LibTorch reference (DESIGN §4 "Correctness").
+#include <string>
+
+#include "cuset/evaluator/candidate/candidate.hpp"
+#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/compile/sim_compiler.hpp"
+#include "cuset/evaluator/correctness/correctness_trials.hpp"
+#include "cuset/evaluator/correctness/reference_cache.hpp"
+#include "cuset/evaluator/problem/problem.hpp"
+#include "cuset/evaluator/results/eval_result.hpp"
+#include "cuset/evaluator/sandbox/sandbox.hpp"
+
+namespace cuset {
+
+// Sets result.verdict (correct, wrong_answer, compile_error, runtime_error, timeout, sandbox_violation,
+// hack_suspected or invalid_submission), reason, trials, comparisons and CPU timing.
+void runSimBackend(const Problem& problem, const LaunchManifest& manifest, std::string_view source, const SimCompiler& compiler,
+                   SandboxPool& sandbox, ReferenceCache& references, const CorrectnessOptions& options, EvalResult& result);
+
+}  // namespace cuset

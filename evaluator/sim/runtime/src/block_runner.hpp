@@ -1,0 +1,116 @@
+#pragma once
+// The simulator's block scheduler, shared by the runtime's translation units: a CUDA thread is a Lane
+// (a fiber and the collective it waits in); a BlockRunner runs one block's lanes until each finishes,
+// resolving barriers and warp collectives when every live lane is blocked. Private to libcuset_sim;
+// hidden from the candidate libraries that link it.
+#include <boost/context/fiber.hpp>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuset_sim/runtime.hpp"
+
+#pragma GCC visibility push(hidden)
+namespace cuset_sim::detail {
+
+namespace bctx = boost::context;
+
+// Thrown by trap() and caught by the scheduler: a kernel-side error (assertion, __trap, misuse of a
+// collective) that ends the launch with a runtime error.
+struct SimTrap {
+  std::string message;
+};
+
+std::string format(const char* fmt, auto... args) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof(buffer), fmt, args...);
+  return buffer;
+}
+
+class BlockRunner;
+class StackPool;
+
+struct Lane {
+  enum class State { ready, warp, block, done };
+  ThreadContext ctx{};
+  BlockRunner* runner = nullptr;
+  bctx::fiber fiber;      // this thread, while suspended
+  bctx::fiber scheduler;  // where this thread yields to
+  State state = State::ready;
+  // the collective it waits in
+  WarpOp op = WarpOp::sync;
+  unsigned mask = 0;
+  std::uint64_t value = 0;
+  int arg = 0;
+  int width = 32;
+  int line = -1;
+  BlockOp blockOp = BlockOp::sync;
+  int predicate = 0;
+  // its result
+  WarpResult warpResult{0, 0};
+  int blockResult = 0;
+};
+
+// "block (x,y,z) thread (x,y,z)", for error messages.
+std::string threadName(const ThreadContext& c);
+
+class BlockRunner {
+ public:
+  BlockRunner();
+  ~BlockRunner();
+  BlockRunner(const BlockRunner&) = delete;
+  BlockRunner& operator=(const BlockRunner&) = delete;
+
+  // Runs one block; returns false with `error` set on a kernel-side error.
+  bool run(const LaunchSpec& spec, const LaunchOptions& options, uint3 blockIdx);
+  const std::string& error() const { return error_; }
+  bool fiberMode() const { return fiberMode_; }
+
+  void fail(const Lane& lane, const std::string& message) {
+    if (error_.empty()) error_ = threadName(lane.ctx) + ": " + message;
+  }
+
+ private:
+  bool runPlain(const LaunchSpec& spec);
+  bool runFibers(const LaunchSpec& spec, const LaunchOptions& options);
+  void resume(Lane& lane) {
+    tls_thread = &lane.ctx;
+    lane.fiber = std::move(lane.fiber).resume();
+    tls_thread = nullptr;
+  }
+  // Completes what can complete; returns the lanes to resume (empty: deadlock or error).
+  std::vector<Lane*> resolve();
+  bool resolveWarpGroup(std::size_t first, std::size_t last, Lane& leader, std::vector<Lane*>& wake);
+  std::string describeDeadlock() const;
+
+  std::vector<Lane> lanes_;
+  std::unique_ptr<StackPool> stacks_;
+  std::vector<std::max_align_t> shared_;  // dynamic shared memory
+  BlockInfo info_{};
+  std::string error_;
+  bool fiberMode_ = false;
+};
+
+// The lane of the running CUDA thread; throws SimTrap outside a kernel or when the block runs
+// without fibers (a collective there cannot wait for the other threads).
+inline Lane& currentLane(const char* what) {
+  ThreadContext* t = tls_thread;
+  if (t == nullptr || t->impl == nullptr) throw SimTrap{std::string(what) + " called outside a kernel"};
+  Lane& lane = *static_cast<Lane*>(t->impl);
+  if (!lane.runner->fiberMode()) {
+    throw SimTrap{std::string(what) + " reached in a kernel the simulator ran without fibers (its source showed no barrier); "
+                                      "this is a simulator limitation, please report it"};
+  }
+  return lane;
+}
+
+// Suspends the lane until the scheduler resumes it.
+inline void yield(Lane& lane) {
+  lane.scheduler = std::move(lane.scheduler).resume();
+  tls_thread = &lane.ctx;
+}
+
+}  // namespace cuset_sim::detail
+#pragma GCC visibility pop

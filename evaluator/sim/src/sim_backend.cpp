@@ -1,0 +1,53 @@
+#include "cuset/evaluator/sim/sim_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "cuset/common/error.hpp"
+#include "cuset/evaluator/compile/compiler_log.hpp"
+#include "cuset/evaluator/correctness/correctness_trials.hpp"
+#include "cuset/evaluator/correctness/device_region.hpp"
+#include "cuset/evaluator/problem/input_generator.hpp"
+#include "cuset/evaluator/results/output_comparison.hpp"
+
+namespace cuset {
+
+void runSimBackend(const Problem& problem, const LaunchManifest& manifest, std::string_view source, const SimCompiler& compiler,
+                   SandboxPool& sandbox, ReferenceCache& references, const CorrectnessOptions& options, EvalResult& result) {
+  auto finish = [&](Verdict v, std::string reason) {
+    result.verdict = v;
+    result.reason = std::move(reason);
+  };
+  const SimCompileOutput built = compiler.compile(source, manifest.kernelNames());
+  result.timings.simCompileMs = built.milliseconds;
+  if (!built.rejection.empty()) return finish(Verdict::invalid_submission, built.rejection);
+  if (!built.ok) {
+    result.compileLog += "\n--- host compiler (sim backend) ---\n" + built.log;
+    return finish(Verdict::compile_error, "the CPU simulator cannot compile this kernel: " + firstErrorLine(built.log));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const SizeBindings& sizes = problem.sizes(options.sizeSet);
+  auto launches = resolveLaunches(manifest, sizes);
+  if (!launches) return finish(Verdict::invalid_submission, launches.error());
+  const RegionLayout layout = RegionLayout::plan(problem, manifest, sizes);
+  result.timingKind = "cpu_simulator";
+
+  const TrialExecutor execute = [&](std::vector<std::byte>& region, const TrialRequest& request) {
+    SimJob job;
+    job.library = built.library;
+    job.fibers = built.needsFibers;
+    job.reverseThreadOrder = request.reverseThreadOrder;
+    job.launches = *launches;
+    job.layout = &layout;
+    job.region = std::move(region);
+    TrialRun run = sandbox.run(job);
+    region = std::move(job.region);
+    result.timings.runMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return run;
+  };
+  runCorrectnessTrials(problem, layout, references, options, execute, "the simulator", true, result);
+}
+
+}  // namespace cuset

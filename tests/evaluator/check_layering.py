@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""The evaluator's stage folders depend on each other one way (docs/ARCHITECTURE.md).
+
+Checks, for every file under evaluator/:
+  - it includes another stage's header only when that stage is allowed below it in STAGE_USES;
+  - only problem/src/torch_reference.cpp includes LibTorch;
+  - no folder holds more than 15 source files directly.
+Exits 1 naming every violation.
+"""
+import pathlib
+import re
+import sys
+
+# What each stage may include, besides its own headers and common/ (the table in docs/ARCHITECTURE.md).
+STAGE_USES = {
+    "problem": set(),
+    "timing": {"problem"},
+    "candidate": {"problem"},
+    "compile": set(),
+    "suite": {"problem", "timing"},
+    "results": {"candidate"},
+    "correctness": {"results", "candidate", "problem"},
+    "sandbox": {"correctness", "candidate", "results", "problem"},
+    "sim": {"sandbox", "compile", "correctness", "results", "candidate", "problem"},
+    "cuda": {"sandbox", "correctness", "compile", "timing", "results", "candidate", "problem"},
+    "pipeline": {"problem", "timing", "suite", "candidate", "compile", "results", "correctness", "sandbox", "sim", "cuda"},
+}
+MAX_SOURCES_PER_FOLDER = 15
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]cuset/evaluator/([a-z_]+)/')
+TORCH = re.compile(r'^\s*#\s*include\s*<torch/')
+SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cuh"}
+
+
+def main(root: pathlib.Path) -> int:
+    evaluator = root / "evaluator"
+    problems = []
+    for path in sorted(evaluator.rglob("*")):
+        if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
+            continue
+        rel = path.relative_to(evaluator)
+        stage = rel.parts[0]
+        if stage not in STAGE_USES:
+            problems.append(f"{path}: folder evaluator/{stage}/ is not a known stage (add it to {__file__} and docs/ARCHITECTURE.md)")
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            m = INCLUDE.match(line)
+            if m and m.group(1) != stage and m.group(1) not in STAGE_USES[stage]:
+                problems.append(f"{path}:{number}: stage '{stage}' may not include stage '{m.group(1)}'")
+            if TORCH.match(line) and rel.as_posix() != "problem/src/torch_reference.cpp":
+                problems.append(f"{path}:{number}: includes LibTorch; only problem/src/torch_reference.cpp may")
+    for folder in sorted({p.parent for p in evaluator.rglob("*") if p.suffix in SOURCE_SUFFIXES}):
+        count = sum(1 for p in folder.iterdir() if p.suffix in SOURCE_SUFFIXES)
+        if count > MAX_SOURCES_PER_FOLDER:
+            problems.append(f"{folder}: {count} source files, more than {MAX_SOURCES_PER_FOLDER}: split the stage")
+    for p in problems:
+        print(p)
+    print(f"evaluator layering: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")))

@@ -1,0 +1,79 @@
+// The cuda backend without a GPU (here and in CI): the driver loader's errors; with a GPU: a real
+// kernel judged and timed. Device tests skip with the reason when no GPU can be used.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "cuset/evaluator/cuda/cuda_backend.hpp"
+#include "cuset/evaluator/cuda/cuda_driver.hpp"
+#include "cuset/evaluator/cuda/nvml_clock_monitor.hpp"
+#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+TEST(CudaDriver, LoadsOrSaysWhatIsMissing) {
+  auto driver = CudaDriver::get();
+  if (driver) {
+    EXPECT_GE((*driver)->version(), kCudaDriverApiVersion);
+    EXPECT_EQ((*driver)->describe(CUDA_ERROR_ILLEGAL_ADDRESS).rfind("CUDA_ERROR_ILLEGAL_ADDRESS", 0), 0u);
+    return;
+  }
+  // One line that names the library and what to do about it.
+  const std::string& why = driver.error();
+  EXPECT_NE(why.find("libcuda"), std::string::npos) << why;
+  EXPECT_TRUE(why.find("NVIDIA driver") != std::string::npos || why.find("--backend sim") != std::string::npos) << why;
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  EXPECT_EQ(CudaDriver::get().error(), why);  // remembered, not retried
+}
+
+TEST(CudaDriver, StickyErrorsEndTheWorker) {
+  EXPECT_TRUE(CudaDriver::isSticky(CUDA_ERROR_ILLEGAL_ADDRESS));
+  EXPECT_TRUE(CudaDriver::isSticky(CUDA_ERROR_LAUNCH_FAILED));
+  EXPECT_FALSE(CudaDriver::isSticky(CUDA_ERROR_INVALID_VALUE));
+  EXPECT_FALSE(CudaDriver::isSticky(CUDA_ERROR_OUT_OF_MEMORY));
+}
+
+TEST(CudaBackend, ArchitectureFollowsTheDevice) {
+  EXPECT_EQ(archForDevice("9.0"), "sm_90");
+  EXPECT_EQ(archForDevice("8.0"), "sm_80");
+  // Newer than NVRTC knows: PTX for its newest architecture, JIT-compiled by the driver.
+  EXPECT_EQ(archForDevice("99.9").rfind("compute_", 0), 0u) << archForDevice("99.9");
+  EXPECT_EQ(archForDevice(""), "sm_90");
+}
+
+TEST(NvmlClockMonitor, NamesTheReasonsThatMatter) {
+  EXPECT_EQ(describeThrottleReasons(0x1 | 0x2), "");  // idle, application clocks: not a slowdown
+  EXPECT_EQ(describeThrottleReasons(0x4 | 0x40), "power cap, thermal slowdown (hardware)");
+  EXPECT_EQ(kSignificantThrottleReasons & 0x1, 0u);
+}
+
+// On a GPU: the bundled relu solution is correct and gets a GPU timing; its bad solution is caught.
+TEST(CudaBackend, JudgesAndTimesARealKernel) {
+  if (!CudaDriver::get()) GTEST_SKIP() << "no usable GPU: " << CudaDriver::get().error();
+  test::TempDir dir;
+  EvalConfig c;
+  c.problemsDir = CUSET_PROBLEMS_DIR;
+  c.candidatesPath = std::string(CUSET_PROBLEMS_DIR) + "/level1/leaky_relu";
+  c.outDir = dir / "run";
+  c.cacheDir = dir / "cache";
+  c.backend = BackendKind::cuda;
+  c.sizeSet = "small";
+  c.cuda.maxSeconds = 2.0;
+  c.showProgress = false;
+  const EvalRunSummary s = runEvaluation(c);
+  ASSERT_EQ(s.results.size(), 2u);
+  for (const auto& r : s.results) {
+    if (r.origin.find("bad_") != std::string::npos) {
+      EXPECT_EQ(r.verdict, Verdict::runtime_error) << r.reason;
+    } else {
+      EXPECT_EQ(r.verdict, Verdict::correct) << r.reason;
+      EXPECT_TRUE(isGpuTiming(r.timingKind)) << r.timingKind;
+      EXPECT_GE(r.timingSamplesMs.size(), 10u);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cuset

@@ -1,0 +1,163 @@
+// The cuda backend end to end on a machine without a GPU: `cuset __cuda-worker` loads the fake driver
+// (tests/evaluator/cuda/fake_driver, kernels run by the CPU simulator) through $CUSET_LIBCUDA, so the
+// supervisor-worker protocol, module loading, argument packing, region copies, the correctness
+// checks on the returned region, sticky errors, hangs and the event-timed measurement all run here.
+// What it cannot show is anything about a real GPU: those checks are benchmarks/device/check.sh.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "cuset/evaluator/compile/sim_compiler.hpp"
+#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+const std::string kManifest = "/*@cuset\nlaunches:\n  - {kernel: KERNEL, grid: [ceil_div(M*N, 256)], block: [256], args: [x, y, M*N]SHARED}\n*/\n";
+
+// One relu-shaped kernel per behaviour, each under its own name (the fake finds kernels by name).
+std::string kernel(const std::string& name, const std::string& body) {
+  return "extern \"C\" __global__ void " + name + "(float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n" + body +
+         "\n}\n";
+}
+
+struct Case {
+  std::string name, body;
+  Verdict expected;
+  std::string reasonNeedle;
+  int sharedBytes = 0;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"relu_good", "if (i < n) y[i] = fmaxf(x[i], 0.0f);", Verdict::correct, ""},
+      {"relu_past_end", "if (i < n) { y[i] = fmaxf(x[i], 0.0f); if (i == n - 1) y[n] = 0.0f; }", Verdict::runtime_error,
+       "past the end of output 'y'"},
+      {"relu_mutates_input", "if (i < n) { y[i] = fmaxf(x[i], 0.0f); x[i] = 0.0f; }", Verdict::hack_suspected, "modified its input 'x'"},
+      {"relu_divergent_barrier", "if (i % 2) {\n    __syncthreads();\n  } else {\n    __syncthreads();\n  }\n  if (i < n) y[i] = fmaxf(x[i], 0.0f);",
+       Verdict::runtime_error, "CUDA_ERROR_LAUNCH_FAILED"},
+      {"relu_hang", "while (i >= 0) { i = i * 1; }", Verdict::timeout, "worker was restarted"},
+      {"relu_good_after", "if (i < n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;", Verdict::correct, ""},
+      // 64 KiB of dynamic shared memory: launchable only after the worker's opt-in above 48 KiB.
+      {"relu_big_shared", "extern __shared__ float stage[];\n  stage[threadIdx.x + 16000] = i < n ? x[i] : 0.0f;\n  __syncthreads();\n"
+                          "  if (i < n) y[i] = fmaxf(stage[threadIdx.x + 16000], 0.0f);",
+       Verdict::correct, "", 64 * 1024},
+  };
+}
+
+// Builds the kernels the fake driver runs (as the sim backend builds them), writes the candidates as
+// a JSONL batch for level1/relu, and points the worker at the fake.
+struct FakeGpuRun {
+  test::TempDir dir;
+  std::vector<Case> list;
+
+  // `computeCapability`: the fake device's ("9.0" when empty).
+  explicit FakeGpuRun(std::vector<Case> candidates, const std::string& computeCapability = "") : list(std::move(candidates)) {
+    std::string all, batch;
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string source = kernel(list[i].name, list[i].body);
+      all += source;
+      names.push_back(list[i].name);
+      std::string manifest = kManifest;
+      manifest.replace(manifest.find("KERNEL"), 6, list[i].name);
+      manifest.replace(manifest.find("SHARED"), 6, list[i].sharedBytes ? ", shared_bytes: " + std::to_string(list[i].sharedBytes) : "");
+      batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", "fake"}, {"source", manifest + source}}.dump() + "\n";
+    }
+    const SimCompiler compiler(SimToolchain::fromBuild(), dir / "sim");
+    const auto built = compiler.compile(all, names);
+    if (!built.ok) throw std::runtime_error(built.log);
+    ::setenv("CUSET_WORKER", CUSET_BINARY, 1);
+    ::setenv("CUSET_LIBCUDA", CUSET_FAKE_LIBCUDA, 1);
+    ::setenv("CUSET_FAKE_CUDA_KERNELS", built.library.c_str(), 1);
+    if (computeCapability.empty()) {
+      ::unsetenv("CUSET_FAKE_CUDA_CC");
+    } else {
+      ::setenv("CUSET_FAKE_CUDA_CC", computeCapability.c_str(), 1);
+    }
+    test::writeText(dir / "batch.jsonl", batch);
+  }
+
+  EvalRunSummary evaluate(const std::string& runName = "run", bool time = true) const {
+    EvalConfig c;
+    c.problemsDir = CUSET_PROBLEMS_DIR;
+    c.candidatesPath = dir / "batch.jsonl";
+    c.outDir = dir / runName;
+    c.cacheDir = dir / "cache";
+    c.backend = BackendKind::cuda;
+    c.sizeSet = "small";  // the cuda backend's default is `full`
+    c.jobs = 1;
+    c.trials = 2;
+    c.seed = 3;
+    c.showProgress = false;
+    c.cuda.timer = "events";
+    c.cuda.time = time;
+    c.cuda.minSeconds = 0.05;
+    c.cuda.maxSeconds = 0.3;
+    c.cuda.trialTimeout = std::chrono::milliseconds(3000);
+    return runEvaluation(c);
+  }
+
+  nlohmann::json runRecord() const { return nlohmann::json::parse(test::readText(dir / "run" / "run.json")); }
+};
+
+TEST(CudaBackendOnFakeDriver, JudgesTimesAndSurvivesEveryKind) {
+  const FakeGpuRun fake(cases());
+  const auto& list = fake.list;
+  const EvalRunSummary s = fake.evaluate();
+  ASSERT_EQ(s.results.size(), list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const EvalResult& r = s.results[i];
+    EXPECT_EQ(verdictName(r.verdict), verdictName(list[i].expected)) << list[i].name << ": " << r.reason << "\n" << r.compileLog;
+    EXPECT_NE(r.reason.find(list[i].reasonNeedle), std::string::npos) << list[i].name << ": " << r.reason;
+  }
+  // Correct ones are timed with events; the fake has no LibTorch CUDA, so no speedup.
+  for (const EvalResult* good : {&s.results[0], &s.results[5]}) {
+    EXPECT_EQ(good->timingKind, "cuda_events") << good->origin;
+    EXPECT_GE(good->timingSamplesMs.size(), 1u);
+    EXPECT_GT(medianOf(good->timingSamplesMs), 0.0);
+    EXPECT_TRUE(good->referenceTimingSamplesMs.empty());
+    EXPECT_FALSE(speedupOf(*good).has_value());
+  }
+  // The run records the device it ran on.
+  const auto run = fake.runRecord();
+  EXPECT_EQ(run["cuda"]["device"]["name"], "CuSeT fake GPU (CPU simulator)") << run.dump(2);
+  EXPECT_EQ(run["cuda"]["device"]["sm_count"], 4);
+  EXPECT_EQ(run["cuda"]["device"]["driver_version"], 13000);
+  EXPECT_GT(run["cuda"]["device"]["measured_bandwidth_gbs"].get<double>(), 0.0);
+}
+
+TEST(CudaBackendOnFakeDriver, AGpuNewerThanNvrtcGetsPtx) {
+  // The fake refuses cubins for compute capability 99.0, as a driver refuses machine code for
+  // another architecture: only PTX, JIT-compiled by the driver, can run.
+  const FakeGpuRun fake({cases()[0]}, "99.0");
+  const EvalRunSummary s = fake.evaluate();
+  ASSERT_EQ(s.results.size(), 1u);
+  EXPECT_EQ(s.results[0].verdict, Verdict::correct) << s.results[0].reason;
+  EXPECT_EQ(fake.runRecord()["cuda"]["device"]["compute_capability"], "99.0");
+}
+
+TEST(CudaBackendOnFakeDriver, AWorkerKeepsOnlyRecentModulesLoaded) {
+  // Six candidates, six images, on a device that holds three modules at most.
+  std::vector<Case> six;
+  for (int i = 0; i < 6; ++i) six.push_back({"relu_v" + std::to_string(i), "if (i < n) y[i] = fmaxf(x[i], 0.0f);", Verdict::correct, ""});
+  const FakeGpuRun fake(six);
+  ::setenv("CUSET_FAKE_CUDA_MAX_MODULES", "3", 1);
+  ::setenv("CUSET_CUDA_MODULE_CACHE", "100", 1);  // keeping every module: the fourth does not load
+  const EvalRunSummary keepAll = fake.evaluate("keep-all", false);
+  ASSERT_EQ(keepAll.results.size(), 6u);
+  EXPECT_EQ(keepAll.results[2].verdict, Verdict::correct) << keepAll.results[2].reason;
+  EXPECT_EQ(keepAll.results[3].verdict, Verdict::runtime_error);
+  EXPECT_NE(keepAll.results[3].reason.find("loading the module: cuModuleLoadDataEx: CUDA_ERROR_OUT_OF_MEMORY"), std::string::npos)
+      << keepAll.results[3].reason;
+  ::setenv("CUSET_CUDA_MODULE_CACHE", "2", 1);  // the default is 64
+  const EvalRunSummary bounded = fake.evaluate("bounded", false);
+  for (const EvalResult& r : bounded.results) EXPECT_EQ(r.verdict, Verdict::correct) << r.origin << ": " << r.reason;
+  ::unsetenv("CUSET_FAKE_CUDA_MAX_MODULES");
+  ::unsetenv("CUSET_CUDA_MODULE_CACHE");
+}
+
+}  // namespace
+}  // namespace cuset

@@ -1,0 +1,111 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cuset/evaluator/problem/input_generator.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
+#include "cuset/evaluator/problem/torch_reference.hpp"
+#include "cuset/evaluator/suite/problem_check.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+Problem makeProblem(const std::string& inputs, const std::string& outputs, const std::string& reference,
+                    const std::string& extra = "") {
+  const std::string yaml = "name: t\nlevel: 1\nsizes:\n  small: {M: 4, N: 6}\ninputs:\n" + inputs + "outputs:\n" + outputs +
+                           "reference: |\n" + reference + extra;
+  return parseProblem(yaml, "t/problem.yaml", "t");
+}
+
+TEST(TorchReference, RunsAndBindsInputsAndSizesByName) {
+  const Problem p = makeProblem("  x: {dtype: float32, shape: [M, N]}\n", "  y: {dtype: float32, shape: [M, N]}\n",
+                                "  def forward(N: int, x: Tensor) -> Tensor:\n      return x * N\n");
+  const auto ref = TorchReference::compile(p);
+  const auto inputs = generateInputs(p, p.sizes("small"), 1, 0);
+  const auto outputs = ref.run(inputs, p.sizes("small"));
+  ASSERT_EQ(outputs.size(), 1u);
+  for (std::int64_t i = 0; i < 24; ++i) EXPECT_FLOAT_EQ(outputs[0].as<float>()[i], inputs[0].as<float>()[i] * 6);
+}
+
+TEST(TorchReference, Float16IsComputedInFloat32AndRounded) {
+  const Problem p = makeProblem("  x: {dtype: float16, shape: [M, N]}\n", "  y: {dtype: float16, shape: [M, N]}\n",
+                                "  def forward(x: Tensor) -> Tensor:\n      return torch.exp(x)\n");
+  const auto inputs = generateInputs(p, p.sizes("small"), 2, 0);
+  const auto outputs = TorchReference::compile(p).run(inputs, p.sizes("small"));
+  for (std::int64_t i = 0; i < 24; ++i) {
+    const float want = std::exp(inputs[0].valueAsDouble(i));
+    EXPECT_EQ(outputs[0].as<std::uint16_t>()[i], floatToHalfBits(want));
+  }
+}
+
+TEST(TorchReference, TuplesMapToOutputsInOrder) {
+  const Problem p = makeProblem("  x: {dtype: float32, shape: [M, N]}\n",
+                                "  mx: {dtype: float32, shape: [M]}\n  idx: {dtype: int64, shape: [M]}\n",
+                                "  def forward(x: Tensor) -> Tuple[Tensor, Tensor]:\n      r = torch.max(x, dim=1)\n      return r[0], r[1]\n");
+  const auto inputs = generateInputs(p, p.sizes("small"), 3, 0);
+  const auto outputs = TorchReference::compile(p).run(inputs, p.sizes("small"));
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[1].dtype(), DType::int64);
+  const float* x = inputs[0].as<float>();
+  for (int m = 0; m < 4; ++m) EXPECT_EQ(x[m * 6 + outputs[1].as<std::int64_t>()[m]], outputs[0].as<float>()[m]);
+}
+
+TEST(TorchReference, ErrorsNameTheProblemAndTheMismatch) {
+  const std::string x = "  x: {dtype: float32, shape: [M, N]}\n";
+  const std::string y = "  y: {dtype: float32, shape: [M, N]}\n";
+  CUSET_EXPECT_THROW_WITH(TorchReference::compile(makeProblem(x, y, "  def forward(x: Tensor) -> Tensor:\n      return x +\n")),
+                          "t/problem.yaml", "does not compile");
+  CUSET_EXPECT_THROW_WITH(TorchReference::compile(makeProblem(x, y, "  def forward(z: Tensor) -> Tensor:\n      return z\n")),
+                          "'z' is neither an input nor a size");
+  CUSET_EXPECT_THROW_WITH(TorchReference::compile(makeProblem(x, y, "  def forward(x: Tensor, M: float) -> Tensor:\n      return x\n")),
+                          "must be annotated ': int'");
+  auto run = [](const Problem& p) { return TorchReference::compile(p).run(generateInputs(p, p.sizes("small"), 1, 0), p.sizes("small")); };
+  CUSET_EXPECT_THROW_WITH(run(makeProblem(x, y, "  def forward(x: Tensor) -> Tensor:\n      return x.sum(dim=1)\n")),
+                          "shape [4]", "declares [4, 6]");
+  CUSET_EXPECT_THROW_WITH(run(makeProblem(x, "  y: {dtype: int32, shape: [M, N]}\n", "  def forward(x: Tensor) -> Tensor:\n      return x\n")),
+                          "dtype", "int32");
+  CUSET_EXPECT_THROW_WITH(run(makeProblem(x, y + "  z: {dtype: float32, shape: [M, N]}\n", "  def forward(x: Tensor) -> Tensor:\n      return x\n")),
+                          "returned 1 tensor(s) but outputs declares 2");
+}
+
+TEST(Degeneracy, FlagsConstantsAndNearZeroOutputs) {
+  HostTensor zeros(DType::float32, {100});
+  EXPECT_TRUE(degenerateOutputReason(zeros, {1e-5, 1e-5}).has_value());
+  HostTensor tiny(DType::float32, {100});
+  for (int i = 0; i < 100; ++i) tiny.as<float>()[i] = 1e-7f * static_cast<float>(i % 7);
+  EXPECT_TRUE(degenerateOutputReason(tiny, {1e-5, 1e-5}).has_value());
+  HostTensor constant(DType::float32, {100});
+  for (int i = 0; i < 100; ++i) constant.as<float>()[i] = 3.0f;
+  ASSERT_TRUE(degenerateOutputReason(constant, {0, 0}).has_value());
+  HostTensor varied(DType::float32, {100});
+  for (int i = 0; i < 100; ++i) varied.as<float>()[i] = static_cast<float>(i);
+  EXPECT_FALSE(degenerateOutputReason(varied, {1e-5, 1e-5}).has_value());
+}
+
+TEST(ProblemCheck, FlagsAProblemWhoseOutputIgnoresItsInputs) {
+  const Problem p = makeProblem("  x: {dtype: float32, shape: [M, N]}\n", "  y: {dtype: float32, shape: [M, N]}\n",
+                                "  def forward(x: Tensor) -> Tensor:\n      return torch.ones_like(x) * 2 + torch.arange(24.0).reshape(4, 6)\n");
+  const ProblemCheckResult r = checkProblem(p, 11);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.failures.back().find("identical for two different input draws"), std::string::npos) << r.failures.back();
+}
+
+TEST(ProblemCheck, FlagsAnAllZeroReference) {
+  const Problem p = makeProblem("  x: {dtype: float32, shape: [M, N]}\n", "  y: {dtype: float32, shape: [M, N]}\n",
+                                "  def forward(x: Tensor) -> Tensor:\n      return x * 0.0\n");
+  const ProblemCheckResult r = checkProblem(p, 11);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.failures.front().find("degenerate"), std::string::npos);
+}
+
+TEST(ProblemCheck, EveryBundledProblemPasses) {
+  const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
+  for (const auto& p : suite.problems()) {
+    const ProblemCheckResult r = checkProblem(p, 2026);
+    EXPECT_TRUE(r.ok()) << p.id << ": " << (r.ok() ? "" : r.failures.front());
+  }
+}
+
+}  // namespace
+}  // namespace cuset

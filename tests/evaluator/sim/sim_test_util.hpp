@@ -1,0 +1,59 @@
+#pragma once
+// Compiles CUDA source for the simulator and runs its kernels in this process, for tests of the
+// simulator's primitives with known answers.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuset/evaluator/compile/sim_compiler.hpp"
+#include "cuset/evaluator/sandbox/sim_library.hpp"
+#include "cuset_sim/runtime.hpp"
+#include "test_util.hpp"
+
+namespace cuset::test {
+
+class SimModule {
+ public:
+  SimModule(const std::string& source, const std::vector<std::string>& kernels) {
+    static TempDir cache;  // one per test binary: compiled libraries are reused across tests
+    const SimCompiler compiler(SimToolchain::fromBuild(), cache.path());
+    const SimCompileOutput out = compiler.compile(source, kernels);
+    compileLog = out.log;
+    fibers = out.needsFibers;
+    if (!out.ok) return;
+    auto lib = SimLibrary::open(out.library);
+    if (!lib) {
+      compileLog = lib.error();
+      return;
+    }
+    library_.emplace(std::move(lib).value());
+  }
+
+  bool ok() const { return library_.has_value(); }
+  const cuset_sim::KernelEntry* entry(const std::string& name) const { return library_->entry(name); }
+
+  // args: pointers to each parameter's value, as cuLaunchKernel takes them.
+  cuset_sim::LaunchOutcome launch(const std::string& name, dim3 grid, dim3 block, std::vector<void*> args, std::size_t shared = 0,
+                                  bool reverse = false) const {
+    cuset_sim::LaunchSpec spec;
+    spec.kernel = entry(name);
+    spec.args = args.data();
+    spec.grid[0] = grid.x, spec.grid[1] = grid.y, spec.grid[2] = grid.z;
+    spec.block[0] = block.x, spec.block[1] = block.y, spec.block[2] = block.z;
+    spec.dynamicSharedBytes = shared;
+    cuset_sim::LaunchOptions options;
+    options.useFibers = fibers;
+    options.reverseThreadOrder = reverse;
+    return cuset_sim::run_launch(spec, options);
+  }
+
+  std::string compileLog;
+  bool fibers = true;
+
+ private:
+  std::optional<SimLibrary> library_;
+};
+
+}  // namespace cuset::test

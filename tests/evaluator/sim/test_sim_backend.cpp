@@ -1,0 +1,240 @@
+// The sim backend end to end: real candidates through runEvaluation, in sandboxed workers. Every
+// adversarial kernel gets its verdict and the run survives all of them.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cuset/common/subprocess.hpp"
+#include "cuset/evaluator/compile/sim_compiler.hpp"
+#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/sandbox/sandbox.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+const std::string kReluManifest =
+    "/*@cuset\nlaunches:\n  - {kernel: relu, grid: [ceil_div(M*N, 256)], block: [256], args: [x, y, M*N]}\n*/\n";
+
+std::string relu(const std::string& body) {
+  return kReluManifest + "extern \"C\" __global__ void relu(float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n" +
+         body + "\n}\n";
+}
+
+const std::string kRowSumManifest = "/*@cuset\nlaunches:\n  - {kernel: row_sum, grid: [M], block: [256], args: [x, y, M, N]}\n*/\n";
+
+std::string rowSum(const std::string& barrier) {
+  return kRowSumManifest + R"(extern "C" __global__ void row_sum(const float* x, float* y, int M, int N) {
+  __shared__ float partial[256];
+  float s = 0.0f;
+  for (int i = threadIdx.x; i < N; i += blockDim.x) s += x[(size_t)blockIdx.x * N + i];
+  partial[threadIdx.x] = s;
+  )" + barrier + R"(
+  if (threadIdx.x == 0) {
+    float t = 0.0f;
+    for (int i = 0; i < blockDim.x; ++i) t += partial[i];
+    y[blockIdx.x] = t;
+  }
+})";
+}
+
+struct Case {
+  std::string name;
+  std::string problem;
+  std::string source;
+  Verdict expected;
+  std::string reasonNeedle;
+};
+
+std::vector<Case> adversarialCases() {
+  return {
+      {"correct", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f);"), Verdict::correct, ""},
+      {"no_op", "level1/relu", relu(""), Verdict::wrong_answer, "nan, want"},
+      {"partial_write", "level1/relu", relu("if (i < n / 2) y[i] = fmaxf(x[i], 0.0f);"), Verdict::wrong_answer, "differ"},
+      {"out_of_bounds", "level1/relu", relu("if (i < n) { y[i] = fmaxf(x[i], 0.0f); if (i == n - 1) y[n] = 0.0f; }"), Verdict::runtime_error,
+       "past the end of output 'y' (256000 bytes): 4 guard byte(s) changed, up to 4 byte(s) past it"},
+      // Far past the region: into memory the kernel was never given (the shared file's spare room).
+      {"far_out_of_bounds", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f);\n  if (i == 0) y[n + 300000] = 1.0f;"),
+       Verdict::runtime_error, "SIGSEGV"},
+      {"input_mutation", "level1/relu", relu("if (i < n) { y[i] = fmaxf(x[i], 0.0f); x[i] = 0.0f; }"), Verdict::hack_suspected,
+       "modified its input 'x'"},
+      {"infinite_loop", "level1/relu", relu("while (i >= 0) { i = i * 1; }"), Verdict::timeout, "time limit"},
+      {"wild_pointer", "level1/relu", relu("if (i == 0) *(volatile int*)(16) = 1;"), Verdict::runtime_error, "SIGSEGV"},
+      {"divergent_barrier", "level1/relu", relu("if (i % 2) {\n    __syncthreads();\n  } else {\n    __syncthreads();\n  }\n  if (i < n) y[i] = fmaxf(x[i], 0.0f);"),
+       Verdict::runtime_error, "divergent __syncthreads"},
+      {"missing_barrier", "level1/row_sum", rowSum(""), Verdict::wrong_answer, "differ"},
+      {"row_sum_correct", "level1/row_sum", rowSum("__syncthreads();"), Verdict::correct, ""},
+      {"bad_manifest", "level1/relu", "/*@cuset\nlaunches: [{kernel: relu}]\n*/\n__global__ void relu() {}", Verdict::invalid_submission,
+       "required but missing"},
+      {"oversize_block", "level1/relu",
+       "/*@cuset\nlaunches:\n  - {kernel: relu, grid: [1], block: [2048], args: [x, y, M*N]}\n*/\n"
+       "extern \"C\" __global__ void relu(float* x, float* y, int n) {}",
+       Verdict::invalid_submission, "block.x = 2048"},
+      {"parameter_mismatch", "level1/relu",
+       kReluManifest + "extern \"C\" __global__ void relu(float* x, float* y, long long n) { }", Verdict::invalid_submission,
+       "8-byte integer but the manifest passes a 32-bit int"},
+      {"host_include", "level1/relu", "#include <stdlib.h>\n" + relu(""), Verdict::invalid_submission, "<stdlib.h> is not available"},
+  };
+}
+
+// One launch of `k(int* y)` with y of 4 ints, for driving the sandbox without a real problem.
+struct OneKernelJob {
+  Problem problem = parseProblem(
+      "name: t\nlevel: 1\nsizes: {small: {N: 4}}\ninputs: {}\noutputs: {y: {dtype: int32, shape: [N]}}\n"
+      "reference: |\n  def forward(N: int) -> Tensor:\n      return torch.zeros(N, dtype=torch.int32)\n",
+      "t/problem.yaml", "t");
+  LaunchManifest manifest = std::move(parseLaunchManifest("/*@cuset\nlaunches: [{kernel: k, grid: [1], block: [1], args: [y]}]\n*/", problem)).value();
+  RegionLayout layout = RegionLayout::plan(problem, manifest, problem.sizes("small"));
+
+  SimJob job(const std::filesystem::path& library) const {
+    SimJob j;
+    j.library = library;
+    j.launches = *resolveLaunches(manifest, problem.sizes("small"));
+    j.layout = &layout;
+    j.region = layout.fill({}, 0);
+    return j;
+  }
+};
+
+class SimBackend : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ::setenv("CUSET_WORKER", CUSET_BINARY, 1); }
+};
+
+TEST_F(SimBackend, EveryAdversarialKernelGetsItsVerdict) {
+  test::TempDir dir;
+  const auto cases = adversarialCases();
+  std::string batch;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    batch += nlohmann::json{{"problem", cases[i].problem}, {"sample", i}, {"model", "adversary"}, {"source", cases[i].source}}.dump() + "\n";
+  }
+  test::writeText(dir / "batch.jsonl", batch);
+  EvalConfig c;
+  c.problemsDir = CUSET_PROBLEMS_DIR;
+  c.candidatesPath = dir / "batch.jsonl";
+  c.outDir = dir / "run";
+  c.cacheDir = dir / "cache";
+  c.backend = BackendKind::sim;
+  c.jobs = 2;
+  c.trials = 3;
+  c.seed = 7;
+  c.showProgress = false;
+  c.sandbox.timeout = std::chrono::milliseconds(1500);
+  const EvalRunSummary s = runEvaluation(c);
+  ASSERT_EQ(s.results.size(), cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const EvalResult& r = s.results[i];
+    EXPECT_EQ(verdictName(r.verdict), verdictName(cases[i].expected)) << cases[i].name << ": " << r.reason << "\n" << r.compileLog;
+    EXPECT_NE(r.reason.find(cases[i].reasonNeedle), std::string::npos) << cases[i].name << ": " << r.reason;
+  }
+  const EvalResult& good = s.results[0];
+  EXPECT_EQ(good.trials, 4);  // 3 trials and the determinism rerun
+  EXPECT_EQ(good.timingKind, "cpu_simulator");
+  EXPECT_EQ(good.timingSamplesMs.size(), 4u);
+  ASSERT_EQ(good.comparisons.size(), 1u);
+  EXPECT_TRUE(good.comparisons[0].passed());
+  const EvalResult& partial = s.results[2];
+  ASSERT_EQ(partial.comparisons.size(), 1u);
+  EXPECT_GT(partial.comparisons[0].mismatches, 0);
+  EXPECT_EQ(partial.comparisons[0].firstMismatchIndex.size(), 2u);
+}
+
+TEST_F(SimBackend, AForbiddenSystemCallIsASandboxViolation) {
+  // NVRTC would refuse a host call in device code, so this drives the sandbox directly with a library
+  // built from host code, as a hostile source reaching the host compiler would.
+  test::TempDir dir;
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "cache");
+  const auto built = compiler.compile(R"(extern "C" int getuid();
+extern "C" __global__ void k(int* out) { out[0] = getuid(); })", {"k"});
+  ASSERT_TRUE(built.ok) << built.log;
+  const OneKernelJob fixture;
+  SandboxPool pool(1, SandboxLimits{});
+  SimJob job = fixture.job(built.library);
+  const SimJobResult r = pool.run(job);
+  EXPECT_EQ(r.status, SimJobResult::Status::sandboxViolation) << r.message;
+  EXPECT_NE(r.message.find("getuid"), std::string::npos) << r.message;
+  // Code that would run when the library loads, before the allow-list, never gets built.
+  const auto constructor = compiler.compile(R"(extern "C" int getuid();
+int stolen = getuid();
+extern "C" __global__ void k(int* out) { out[0] = stolen; })", {"k"});
+  EXPECT_FALSE(constructor.ok);
+  EXPECT_NE(constructor.rejection.find("static initialization"), std::string::npos) << constructor.log;
+  // The worker survives and serves the next job.
+  const auto good = compiler.compile("extern \"C\" __global__ void k(int* out) { out[0] = 5; }", {"k"});
+  job = fixture.job(good.library);
+  EXPECT_EQ(pool.run(job).status, SimJobResult::Status::ok);
+  EXPECT_EQ(fixture.layout.extract(job.region, *fixture.layout.find("y")).as<std::int32_t>()[0], 5);
+}
+
+TEST_F(SimBackend, CodeRunningAtLoadTimeCannotCreateProcesses) {
+  // SimCompiler refuses libraries with static initializers; this builds one anyway, by hand, to show the
+  // allow-list in force while the library loads.
+  test::TempDir dir;
+  const SimToolchain tc = SimToolchain::fromBuild();
+  test::writeText(dir / "tu.cpp", simTranslationUnit(R"(extern "C" int fork();
+int child = fork();
+extern "C" __global__ void k(int* out) { out[0] = child; })", {"k"}));
+  const auto built = runSubprocess({tc.compiler.string(), "-std=c++20", "-O1", "-fPIC", "-shared", "-w", "-I" + tc.simInclude.string(),
+                                    "-I" + tc.cudaInclude.string(), (dir / "tu.cpp").string(), "-o", (dir / "lib.so").string(),
+                                    "-L" + tc.simLibraryDir.string(), "-lcuset_sim", "-Wl,-rpath," + tc.simLibraryDir.string()},
+                                   std::chrono::seconds(120));
+  ASSERT_TRUE(built.ok()) << built.output;
+  const OneKernelJob fixture;
+  SandboxPool pool(1, SandboxLimits{});
+  SimJob job = fixture.job(dir / "lib.so");
+  const SimJobResult r = pool.run(job);
+  EXPECT_EQ(r.status, SimJobResult::Status::sandboxViolation) << r.message;
+  EXPECT_NE(r.message.find("clone"), std::string::npos) << r.message;
+}
+
+TEST_F(SimBackend, RegionsComeBackTheSameThroughTheSharedFileAndThroughThePipe) {
+  // A small region, then one larger than the shared file's first size (so it grows under a live
+  // worker), then the small one again; each kernel writes its index into every element.
+  test::TempDir dir;
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "cache");
+  const auto built = compiler.compile(R"(extern "C" __global__ void k(int* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = i * 3 + 1;
+})", {"k"});
+  ASSERT_TRUE(built.ok) << built.log;
+  const Problem problem = parseProblem(
+      "name: t\nlevel: 1\nsizes: {small: {N: 1000}, big: {N: 1500000}}\ninputs: {}\noutputs: {y: {dtype: int32, shape: [N]}}\n"
+      "reference: |\n  def forward(N: int) -> Tensor:\n      return torch.zeros(N, dtype=torch.int32)\n",
+      "t/problem.yaml", "t");
+  const LaunchManifest manifest =
+      std::move(parseLaunchManifest("/*@cuset\nlaunches: [{kernel: k, grid: [ceil_div(N, 256)], block: [256], args: [y, N]}]\n*/", problem)).value();
+  for (const bool shared : {true, false}) {
+    SandboxLimits limits;
+    limits.sharedPayload = shared;
+    SandboxPool pool(1, limits);
+    for (const char* sizeSet : {"small", "big", "small"}) {
+      SCOPED_TRACE(fmt::format("shared payload {}, sizes {}", shared, sizeSet));
+      const SizeBindings& sizes = problem.sizes(sizeSet);
+      const RegionLayout layout = RegionLayout::plan(problem, manifest, sizes);
+      SimJob job;
+      job.library = built.library;
+      job.fibers = false;
+      job.launches = *resolveLaunches(manifest, sizes);
+      job.layout = &layout;
+      job.region = layout.fill({}, 0);
+      const SimJobResult r = pool.run(job);
+      ASSERT_EQ(r.status, SimJobResult::Status::ok) << r.message;
+      ASSERT_EQ(job.region.size(), layout.totalBytes());
+      EXPECT_FALSE(layout.findGuardViolation(job.region).has_value());
+      const HostTensor y = layout.extract(job.region, *layout.find("y"));
+      const auto values = y.as<std::int32_t>();
+      int wrong = 0;
+      ASSERT_EQ(y.numel(), sizes.at("N"));
+      for (std::int64_t i = 0; i < y.numel(); ++i) wrong += values[i] != static_cast<std::int32_t>(i * 3 + 1);
+      EXPECT_EQ(wrong, 0);
+    }
+  }
+}
+
+// The bundled suite (good solutions correct, bad ones their expected verdict) is checked by the ctest
+// `problem_suite_solutions` (`cuset problems check --solutions`).
+
+}  // namespace
+}  // namespace cuset
