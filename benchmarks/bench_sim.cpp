@@ -1,7 +1,8 @@
 // CPU simulator throughput: simulated CUDA threads per second for an elementwise kernel (plain calls,
 // no fibers), a shared-memory block reduction (__syncthreads, fibers) and a warp-shuffle reduction
 // (fibers, warp collectives), on 1 and 2 host threads; then the bundled suite end to end on the sim
-// backend with a cold cache (host compile, 5 trials + rerun each, sandboxed), as candidates per minute.
+// backend with a cold cache (host compile, 5 trials + rerun each, sandboxed), as candidates per minute;
+// and one candidate's host build and the suite, with the precompiled prelude and without, side by side.
 // Targets (issue #3): a 1M-thread elementwise kernel under 1 s on one core; the bundled solutions in a
 // few minutes on 2 cores.
 #include <benchmark/benchmark.h>
@@ -17,6 +18,7 @@
 
 #include "cuset/evaluator/compile/sim_compiler.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/pipeline/solution_check.hpp"
 #include "cuset/evaluator/sandbox/sim_library.hpp"
 #include "recording_reporter.hpp"
 
@@ -106,27 +108,45 @@ void BM_WarpShuffle(benchmark::State& state) {
   runKernel(state, kernels().fibers, "warp_sum", true, blocks, threads, {&px, &po});
 }
 
+// One candidate's host build (a fresh source each iteration, so never a cache hit), with the prelude
+// precompiled (the default) and parsed from source: the per-candidate cost the .gch removes.
+void BM_HostBuild(benchmark::State& state, bool precompiled) {
+  const fs::path dir = scratch() / (precompiled ? "build-pch" : "build-source");
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = precompiled ? dir / "pch" : fs::path()});
+  const std::string axpy = std::string(kSource).substr(0, std::string(kSource).find("extern \"C\" __global__ void block_sum"));
+  if (!compiler.compile(axpy, {"axpy"}).ok) state.SkipWithError("warm-up build failed");  // builds the .gch and the baseline
+  int n = 0;
+  for (auto _ : state) {
+    const SimCompileOutput out = compiler.compile(axpy + fmt::format("// build {}\n", n++), {"axpy"});
+    if (!out.ok || out.cacheHit || out.precompiledPrelude != precompiled) state.SkipWithError("unexpected build");
+  }
+}
+
 // The bundled suite on the sim backend, cold caches, two jobs: what `cuset eval --backend sim
 // --candidates problems` costs on a fresh machine.
-void BM_SuiteEndToEnd(benchmark::State& state) {
+void BM_SuiteEndToEnd(benchmark::State& state, bool precompiled) {
   std::size_t candidates = 0;
   int round = 0;
   double seconds = 0.0;
+  const std::string variant = precompiled ? "pch" : "source";
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     EvalConfig c;
     c.problemsDir = CUSET_PROBLEMS_DIR;
     c.candidatesPath = CUSET_PROBLEMS_DIR;
-    c.outDir = scratch() / fmt::format("run{}", round);
-    c.cacheDir = scratch() / fmt::format("cache{}", round++);
+    c.outDir = scratch() / fmt::format("run-{}-{}", variant, round);
+    c.cacheDir = scratch() / fmt::format("cache-{}-{}", variant, round++);
     c.backend = BackendKind::sim;
+    c.precompiledPrelude = precompiled;
     c.jobs = 2;
     c.showProgress = false;
     const EvalRunSummary s = runEvaluation(c);
     candidates = s.results.size();
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    for (const auto& r : s.results) {
-      if (r.verdict != Verdict::correct) state.SkipWithError((r.problem + ": " + r.reason).c_str());
+    // Good solutions must be correct and bad_*.cu must get their recorded verdicts, as `problems check
+    // --solutions` requires: a faster build that changed a verdict would not count.
+    for (const auto& row : compareSolutionVerdicts(ProblemSuite::load(CUSET_PROBLEMS_DIR), s.results, BackendKind::sim)) {
+      if (!row.ok()) state.SkipWithError((row.problem + " " + row.file + ": " + row.failure).c_str());
     }
   }
   state.counters["candidates"] = static_cast<double>(candidates);
@@ -145,17 +165,35 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(fmt::format("elementwise_1M/host_threads:{}", hostThreads).c_str(), BM_Elementwise)->Unit(benchmark::kMillisecond)->UseRealTime();
     benchmark::RegisterBenchmark(fmt::format("shared_reduction_256K/host_threads:{}", hostThreads).c_str(), BM_SharedReduction)->Unit(benchmark::kMillisecond)->UseRealTime();
     benchmark::RegisterBenchmark(fmt::format("warp_shuffle_256K/host_threads:{}", hostThreads).c_str(), BM_WarpShuffle)->Unit(benchmark::kMillisecond)->UseRealTime();
-    if (hostThreads == 2) benchmark::RegisterBenchmark("suite_end_to_end/jobs:2", BM_SuiteEndToEnd)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+    if (hostThreads == 2) {
+      benchmark::RegisterBenchmark("host_build/precompiled_prelude", BM_HostBuild, true)->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
+      benchmark::RegisterBenchmark("host_build/prelude_from_source", BM_HostBuild, false)->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
+      benchmark::RegisterBenchmark("suite_end_to_end/jobs:2/precompiled_prelude", BM_SuiteEndToEnd, true)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+      benchmark::RegisterBenchmark("suite_end_to_end/jobs:2/prelude_from_source", BM_SuiteEndToEnd, false)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+    }
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::ClearRegisteredBenchmarks();
     fmt::print("\n{:<40} {:>12} {:>22}\n", "benchmark", "ms/launch", "simulated threads/s");
     for (const auto& [name, r] : reporter.runs) {
-      if (r.error_occurred || name.rfind("suite", 0) == 0) continue;
+      if (r.error_occurred || name.rfind("suite", 0) == 0 || name.rfind("host_build", 0) == 0) continue;
       const double ms = r.GetAdjustedRealTime();
       const double rate = r.counters.count("items_per_second") ? static_cast<double>(r.counters.at("items_per_second")) : 0.0;
       fmt::print("{:<40} {:>12.1f} {:>22.3g}\n", name, ms, rate);
     }
     fmt::print("\n");
+    if (hostThreads == 2) {
+      auto seconds = [&](const std::string& prefix) {
+        for (const auto& [name, r] : reporter.runs) {
+          if (name.rfind(prefix, 0) == 0 && !r.error_occurred) return r.GetAdjustedRealTime();
+        }
+        return 0.0;
+      };
+      const double pch = seconds("host_build/precompiled_prelude"), source = seconds("host_build/prelude_from_source");
+      const double suitePch = seconds("suite_end_to_end/jobs:2/precompiled_prelude"), suiteSource = seconds("suite_end_to_end/jobs:2/prelude_from_source");
+      fmt::print("{:<40} {:>14} {:>14} {:>8}\n", "side by side", "precompiled", "from source", "ratio");
+      if (pch > 0) fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x\n", "one candidate's host build", pch, source, source / pch);
+      if (suitePch > 0) fmt::print("{:<40} {:>12.1f} s {:>12.1f} s {:>7.2f}x\n", "bundled suite, cold caches", suitePch, suiteSource, suiteSource / suitePch);
+    }
   }
   std::error_code ec;
   fs::remove_all(scratch(), ec);

@@ -10,7 +10,7 @@ namespace cuset::cli {
 
 void registerEvalCommand(CLI::App& app, CommandContext& context) {
   auto config = std::make_shared<EvalConfig>();
-  auto backend = std::make_shared<std::string>("compile-only");
+  auto backend = std::make_shared<std::string>("auto");
   auto seed = std::make_shared<std::uint64_t>(0);
   auto noCache = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
@@ -20,8 +20,9 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
   eval->add_option("--problems", config->problemsDir, "Problem suite folder")->capture_default_str();
   eval->add_option("--candidates", config->candidatesPath, "JSONL file of candidates, or a folder of .cu files")->required();
   eval->add_option("--backend", *backend,
-                   "compile-only (NVRTC verdicts), sim (run on the CPU simulator, full correctness checks) or cuda (run and time on the GPU)")
-      ->check(CLI::IsMember({"compile-only", "sim", "cuda"}))
+                   "auto (cuda when a GPU and driver are usable, else sim), compile-only (NVRTC verdicts), sim (run on the CPU "
+                   "simulator, full correctness checks) or cuda (run and time on the GPU)")
+      ->check(CLI::IsMember({"auto", "compile-only", "sim", "cuda"}))
       ->capture_default_str();
   eval->add_option("--sizes", config->sizeSet, "Size set to run (default: small on sim, full on cuda)");
   eval->add_option("--timer", config->cuda.timer, "cuda: cupti (GPU busy time of every kernel) or events (CUDA events)")

@@ -94,6 +94,21 @@ fs::path defaultCacheDir() {
   return fs::temp_directory_path() / "cuset-cache";
 }
 
+ScratchDir::ScratchDir(const fs::path& parent) {
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  std::string pattern = (parent / "XXXXXX").string();
+  if (ec || ::mkdtemp(pattern.data()) == nullptr) {
+    throw makeError("cannot create a scratch folder in {}: {}", parent.string(), ec ? ec.message() : std::strerror(errno));
+  }
+  path_ = pattern;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
 std::string hostName() {
   char buffer[256] = {};
   if (::gethostname(buffer, sizeof(buffer) - 1) != 0) return "unknown";

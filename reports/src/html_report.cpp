@@ -144,26 +144,40 @@ std::string anchorFor(std::size_t index) { return fmt::format("cand-{}", index);
 std::string passAtKSection(const nlohmann::json& models) {
   std::string h = R"h(<section id="pass-at-k"><h2>pass@k by level</h2>)h";
   for (const auto& [model, m] : models.items()) {
+    const std::vector<int> ks = passAtKColumns(m);
     std::vector<std::string> categories;
-    std::vector<ChartSeries> series = {{"pass@1", {}}, {"pass@5", {}}, {"pass@10", {}}};
-    h += fmt::format(R"h(<h3>{}</h3><div class="charts"><div class="scroll"><table><thead><tr><th>level</th><th class="num">problems</th><th class="num">candidates</th><th class="num">correct</th><th class="num">pass@1</th><th class="num">pass@5</th><th class="num">pass@10</th></tr></thead><tbody>)h",
-                     esc(model));
+    std::vector<ChartSeries> series;
+    std::string header;
+    for (int k : ks) {
+      series.push_back({fmt::format("pass@{}", k), {}});
+      header += fmt::format(R"h(<th class="num">pass@{}</th>)h", k);
+    }
+    h += fmt::format(R"h(<h3>{}</h3><div class="charts"><div class="scroll"><table><thead><tr><th>level</th><th class="num">problems</th><th class="num">candidates</th><th class="num">correct</th>{}</tr></thead><tbody>)h",
+                     esc(model), header);
     auto row = [&](const std::string& label, const nlohmann::json& g) {
-      h += fmt::format(R"h(<tr><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td></tr>)h",
-                       label, g["problems"].get<int>(), g["candidates"].get<int>(), formatPercent(g["correct_rate"]), percentOr(g["pass_at_k"], "1"),
-                       percentOr(g["pass_at_k"], "5"), percentOr(g["pass_at_k"], "10"));
+      h += fmt::format(R"h(<tr><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>)h", label, g["problems"].get<int>(),
+                       g["candidates"].get<int>(), formatPercent(g["correct_rate"]));
+      for (int k : ks) h += fmt::format(R"h(<td class="num">{}</td>)h", percentOr(g["pass_at_k"], std::to_string(k)));
+      h += "</tr>";
     };
     for (const auto& [level, g] : m["levels"].items()) {
       row(levelLabel(level), g);
       categories.push_back(levelLabel(level));
-      for (std::size_t i = 0; i < 3; ++i) {
-        const std::string k = std::to_string(kPassAtK[i]);
+      for (std::size_t i = 0; i < ks.size(); ++i) {
+        const std::string k = std::to_string(ks[i]);
         series[i].values.push_back(g["pass_at_k"].contains(k) ? g["pass_at_k"][k]["value"].get<double>() : NAN);
       }
     }
     row("<b>all</b>", m["overall"]);
+    std::string samples;
+    if (m.contains("samples_per_problem")) {
+      const auto& spp = m["samples_per_problem"];
+      samples = spp["min"] == spp["max"] ? fmt::format(" {} samples per problem.", spp["min"].get<std::int64_t>())
+                                         : fmt::format(" {}&ndash;{} samples per problem.", spp["min"].get<std::int64_t>(), spp["max"].get<std::int64_t>());
+    }
     h += "</tbody></table></div><figure>" + svgBarChart(categories, series, 1.0, "pass@k", true) +
-         "<figcaption>Unbiased pass@k per level (k shown only where every counted problem has n &ge; k samples).</figcaption></figure></div>";
+         "<figcaption>Unbiased pass@k per level (k shown only where every counted problem has n &ge; k samples)." + samples +
+         "</figcaption></figure></div>";
   }
   return h + "</section>";
 }

@@ -45,11 +45,20 @@ std::string renderMarkdown(const nlohmann::json& summary) {
 
   for (const auto& [model, m] : models.items()) {
     md += fmt::format("## Model `{}`\n\n", model);
-    md += gpu ? "| level | problems | candidates | correct | pass@1 | pass@5 | pass@10 | fast_1 | geomean speedup |\n|---|---|---|---|---|---|---|---|---|\n"
-              : "| level | problems | candidates | correct | pass@1 | pass@5 | pass@10 |\n|---|---|---|---|---|---|---|\n";
+    const std::vector<int> ks = passAtKColumns(m);
+    std::string header = "| level | problems | candidates | correct |", rule = "|---|---|---|---|";
+    for (int k : ks) {
+      header += fmt::format(" pass@{} |", k);
+      rule += "---|";
+    }
+    if (gpu) {
+      header += " fast_1 | geomean speedup |";
+      rule += "---|---|";
+    }
+    md += header + "\n" + rule + "\n";
     auto addRow = [&](const std::string& label, const nlohmann::json& g) {
-      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |", label, g["problems"].get<int>(), g["candidates"].get<int>(),
-                        formatPercent(g["correct_rate"]), passCell(g, 1), passCell(g, 5), passCell(g, 10));
+      md += fmt::format("| {} | {} | {} | {} |", label, g["problems"].get<int>(), g["candidates"].get<int>(), formatPercent(g["correct_rate"]));
+      for (int k : ks) md += fmt::format(" {} |", passCell(g, k));
       if (gpu) {
         md += fmt::format(" {} | {} |", g.contains("fast_p") ? formatPercent(g["fast_p"]["1"]) : "-",
                           g.contains("geomean_speedup") ? fmt::format("{:.2f}x", g["geomean_speedup"].get<double>()) : "-");

@@ -31,7 +31,7 @@ struct ProblemTally {
 
 // The metrics of a set of problems. pass@k averages per-problem values over the problems with n >= k;
 // fast_p and speedups exist only when some candidate was timed on a GPU.
-nlohmann::json groupMetrics(const std::vector<const ProblemTally*>& problems, bool gpuTimed,
+nlohmann::json groupMetrics(const std::vector<const ProblemTally*>& problems, const std::vector<int>& ks, bool gpuTimed,
                             const std::vector<const EvalResult*>& candidates) {
   nlohmann::json g;
   std::int64_t n = 0, c = 0;
@@ -44,7 +44,7 @@ nlohmann::json groupMetrics(const std::vector<const ProblemTally*>& problems, bo
   g["correct"] = c;
   g["correct_rate"] = n ? static_cast<double>(c) / static_cast<double>(n) : 0.0;
   nlohmann::json passAt = nlohmann::json::object();
-  for (int k : kPassAtK) {
+  for (int k : ks) {
     double sum = 0.0;
     std::size_t counted = 0;
     for (const auto* p : problems) {
@@ -90,6 +90,15 @@ nlohmann::json groupMetrics(const std::vector<const ProblemTally*>& problems, bo
 }
 
 }  // namespace
+
+std::vector<int> passAtKValues(std::int64_t samplesPerProblem) {
+  std::vector<int> ks(std::begin(kPassAtK), std::end(kPassAtK));
+  if (samplesPerProblem > 0 && std::find(ks.begin(), ks.end(), samplesPerProblem) == ks.end()) {
+    ks.push_back(static_cast<int>(samplesPerProblem));
+    std::sort(ks.begin(), ks.end());
+  }
+  return ks;
+}
 
 std::optional<double> passAtK(std::int64_t n, std::int64_t c, std::int64_t k) {
   if (k <= 0 || n < k || c < 0 || c > n) return std::nullopt;
@@ -159,12 +168,19 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
     std::map<int, std::vector<const ProblemTally*>> perLevel;
     std::map<int, std::vector<const EvalResult*>> candidatesPerLevel;
     nlohmann::json problemRows = nlohmann::json::object();
+    // pass@n for the n this model sampled (the fewest any problem got), beside 1, 5 and 10.
+    std::int64_t fewest = 0, most = 0;
+    for (const auto& [id, t] : problems) {
+      fewest = fewest == 0 ? t.n : std::min(fewest, t.n);
+      most = std::max(most, t.n);
+    }
+    const std::vector<int> ks = passAtKValues(fewest);
     for (const auto& [id, t] : problems) {
       all.push_back(&t);
       perLevel[levelOf(id)].push_back(&t);
       nlohmann::json row = {{"level", levelOf(id)}, {"n", t.n}, {"c", t.c}, {"verdicts", t.verdicts}, {"sources", t.sources}};
       nlohmann::json pk = nlohmann::json::object();
-      for (int k : kPassAtK) {
+      for (int k : ks) {
         if (auto v = passAtK(t.n, t.c, k)) pk[std::to_string(k)] = *v;
       }
       row["pass_at_k"] = pk;
@@ -184,9 +200,11 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
     }
     for (const auto* r : byModel[model]) candidatesPerLevel[levelOf(r->problem)].push_back(r);
     nlohmann::json m;
-    m["overall"] = groupMetrics(all, gpuTimed, byModel[model]);
+    m["samples_per_problem"] = {{"min", fewest}, {"max", most}};
+    m["pass_at_k_values"] = ks;
+    m["overall"] = groupMetrics(all, ks, gpuTimed, byModel[model]);
     nlohmann::json levels = nlohmann::json::object();
-    for (const auto& [level, tallyList] : perLevel) levels[std::to_string(level)] = groupMetrics(tallyList, gpuTimed, candidatesPerLevel[level]);
+    for (const auto& [level, tallyList] : perLevel) levels[std::to_string(level)] = groupMetrics(tallyList, ks, gpuTimed, candidatesPerLevel[level]);
     m["levels"] = levels;
     m["problems"] = problemRows;
     board.emplace_back(model, m["overall"]);

@@ -20,6 +20,11 @@ std::string htmlEscape(const std::string& text) {
   return out;
 }
 
+std::vector<int> passAtKColumns(const nlohmann::json& model) {
+  if (model.contains("pass_at_k_values") && model["pass_at_k_values"].is_array()) return model["pass_at_k_values"].get<std::vector<int>>();
+  return {1, 5, 10};
+}
+
 std::string formatPercent(double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); }
 
 std::string describeRun(const nlohmann::json& summary) {

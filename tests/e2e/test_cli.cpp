@@ -65,7 +65,8 @@ TEST(Cli, ProblemsCheckFailsOnADegenerateProblem) {
 
 TEST(Cli, EvalBundledSolutionsAllCompile) {
   test::TempDir dir;
-  const CliRun r = cuset("eval --candidates problems --out " + (dir / "run").string() + " --cache-dir " + (dir / "cache").string());
+  const CliRun r = cuset("eval --backend compile-only --candidates problems --out " + (dir / "run").string() + " --cache-dir " +
+                         (dir / "cache").string());
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("compiled"), std::string::npos);
   EXPECT_EQ(r.output.find("compile_error"), std::string::npos) << r.output;
@@ -75,8 +76,8 @@ TEST(Cli, EvalBundledSolutionsAllCompile) {
   for (std::size_t pos = 0; (pos = results.find('\n', pos)) != std::string::npos; ++pos) ++lines;
   EXPECT_GE(lines, 5u);
   // The same run again refuses to overwrite; --resume finishes at once.
-  EXPECT_NE(cuset("eval --candidates problems --out " + (dir / "run").string()).exitCode, 0);
-  const CliRun resumed = cuset("eval --candidates problems --resume --out " + (dir / "run").string());
+  EXPECT_NE(cuset("eval --backend compile-only --candidates problems --out " + (dir / "run").string()).exitCode, 0);
+  const CliRun resumed = cuset("eval --backend compile-only --candidates problems --resume --out " + (dir / "run").string());
   EXPECT_EQ(resumed.exitCode, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("0 evaluated now"), std::string::npos) << resumed.output;
 }
@@ -192,6 +193,28 @@ TEST(Cli, CudaBackendSaysWhatIsWrongWithTheDriver) {
   EXPECT_NE(old.output.find("supports CUDA 11.8, older than the 12.0 the cuda backend needs: update the NVIDIA driver"), std::string::npos)
       << old.output;
   EXPECT_EQ(std::count(old.output.begin(), old.output.end(), '\n'), 1) << old.output;
+}
+
+// With no --backend, a run takes the GPU when one is usable and the simulator otherwise, and says so
+// first, with the reason, and in run.json.
+TEST(Cli, EvalChoosesItsBackendAndSaysWhy) {
+  test::TempDir dir;
+  const std::string args = "eval --candidates problems/level1/relu --trials 1 --cache-dir " + (dir / "cache").string() + " --out ";
+  const std::string fake = std::string("CUSET_LIBCUDA=") + CUSET_FAKE_LIBCUDA;
+  const CliRun noGpu = cuset(args + (dir / "sim").string(), fake + " CUSET_FAKE_CUDA_DEVICES=0");
+  ASSERT_EQ(noGpu.exitCode, 0) << noGpu.output;
+  EXPECT_EQ(noGpu.output.rfind("backend: sim (auto: no usable GPU (", 0), 0u) << noGpu.output;
+  EXPECT_NE(noGpu.output.find("the driver sees no CUDA device"), std::string::npos) << noGpu.output;
+  const nlohmann::json simRun = nlohmann::json::parse(test::readText(dir / "sim/run.json"));
+  EXPECT_EQ(simRun["backend"], "sim");
+  EXPECT_EQ(simRun["backend_requested"], "auto");
+  EXPECT_NE(simRun["backend_reason"].get<std::string>().find("no CUDA device"), std::string::npos);
+  EXPECT_NE(test::readText(dir / "sim/results.jsonl").find("\"verdict\":\"correct\""), std::string::npos);
+
+  const CliRun gpu = cuset(args + (dir / "gpu").string() + " --no-timing --sizes small", fake);
+  ASSERT_EQ(gpu.exitCode, 0) << gpu.output;
+  EXPECT_EQ(gpu.output.rfind("backend: cuda (auto: a usable GPU: CuSeT fake GPU", 0), 0u) << gpu.output;
+  EXPECT_EQ(nlohmann::json::parse(test::readText(dir / "gpu/run.json"))["backend"], "cuda");
 }
 
 TEST(Cli, LexPrintsSensitiveSpans) {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "cuset/reports/metrics.hpp"
+#include "cuset/reports/renderers.hpp"
 
 namespace cuset {
 namespace {
@@ -106,6 +107,32 @@ TEST(Summary, SimRunHasNoSpeedupFieldsAtAll) {
   EXPECT_FALSE(s["leaderboard"][0].contains("fast_1"));
   EXPECT_EQ(s["warnings"][0], "a warning");
   EXPECT_FALSE(speedupOf(r));
+}
+
+// A run that drew k = 4 samples per problem reports pass@4 beside pass@1/5/10 (pass@5 and pass@10 are
+// undefined for n = 4), in summary.json, Markdown and HTML.
+TEST(Summary, PassAtTheSampledKIsReported) {
+  std::vector<EvalResult> results;
+  for (int s = 0; s < 4; ++s) {
+    results.push_back(result("m", "level1/relu", s, s == 0 ? Verdict::correct : Verdict::wrong_answer, "y: 1 of 8 elements differ"));
+    results.push_back(result("m", "level1/gelu", s, Verdict::wrong_answer, "y: 1 of 8 elements differ"));
+  }
+  const nlohmann::json s = computeSummary(results, {{"backend", "sim"}}, {});
+  const auto& m = s["models"]["m"];
+  EXPECT_EQ(m["pass_at_k_values"], nlohmann::json({1, 4, 5, 10}));
+  EXPECT_EQ(m["samples_per_problem"]["min"], 4);
+  ASSERT_TRUE(m["overall"]["pass_at_k"].contains("4"));
+  EXPECT_NEAR(m["overall"]["pass_at_k"]["4"]["value"].get<double>(), 0.5, 1e-12);  // relu 1.0, gelu 0.0
+  EXPECT_NEAR(m["overall"]["pass_at_k"]["1"]["value"].get<double>(), 0.125, 1e-12);
+  EXPECT_FALSE(m["overall"]["pass_at_k"].contains("5"));
+  EXPECT_NEAR(m["problems"]["level1/relu"]["pass_at_k"]["4"].get<double>(), 1.0, 1e-12);
+
+  const std::string md = renderMarkdown(s);
+  EXPECT_NE(md.find("| pass@1 | pass@4 | pass@5 | pass@10 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 12.5% | 50.0% | - | - |"), std::string::npos) << md;
+  const std::string html = renderHtml(s, results, "", "");
+  EXPECT_NE(html.find("<th class=\"num\">pass@4</th>"), std::string::npos);
+  EXPECT_NE(html.find("4 samples per problem."), std::string::npos);
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/hash.hpp"
 #include "cuset/common/subprocess.hpp"
+#include "cuset/common/log.hpp"
 #include "cuset/evaluator/compile/cubin_symbols.hpp"
+#include "prelude_pch.hpp"
 
 #ifndef CUSET_SIM_INCLUDE_DIR
 #error "CUSET_SIM_INCLUDE_DIR must be defined by the build"
@@ -51,6 +53,11 @@ int braceDepthAt(std::string_view s, std::size_t pos) {
 
 // Marks a cached failure that is a refusal of the source rather than a compiler error.
 constexpr std::string_view kRejected = "cuset: refused: ";
+
+// -O1: the suite's small sizes run in milliseconds, so compile time dominates; -fno-strict-aliasing
+// because CUDA code reinterprets buffers (float4 loads over float arrays) as nvcc allows. The
+// precompiled prelude is built with exactly these.
+const std::vector<std::string> kCodeFlags = {"-std=c++20", "-O1", "-fPIC", "-w", "-fno-strict-aliasing", "-fno-math-errno"};
 
 int lineAt(std::string_view s, std::size_t pos) { return 1 + static_cast<int>(std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(pos), '\n')); }
 
@@ -105,8 +112,10 @@ std::string simTranslationUnit(std::string_view source, const std::vector<std::s
   return tu;
 }
 
-SimCompiler::SimCompiler(SimToolchain toolchain, fs::path cacheDir, std::chrono::milliseconds timeout)
-    : toolchain_(std::move(toolchain)), cacheDir_(std::move(cacheDir)), timeout_(timeout) {
+fs::path SimCompilerOptions::defaultPreludePchDir() { return defaultCacheDir() / "sim-pch"; }
+
+SimCompiler::SimCompiler(SimToolchain toolchain, fs::path cacheDir, SimCompilerOptions options)
+    : toolchain_(std::move(toolchain)), cacheDir_(std::move(cacheDir)), options_(std::move(options)) {
   if (!fs::exists(toolchain_.simInclude / "cuset_sim" / "prelude.hpp")) {
     throw makeError("simulator headers not found in {} (set CUSET_SIM_INCLUDE)", toolchain_.simInclude.string());
   }
@@ -132,6 +141,31 @@ bool SimCompiler::hasStaticInitializers(const fs::path& library) const {
     baselineInitArray_ = initArraySize(empty.library);
   });
   return initArraySize(library) > baselineInitArray_;
+}
+
+fs::path SimCompiler::preludePchDir() const {
+  std::call_once(pchOnce_, [&] {
+    if (options_.pchDir.empty()) return;
+    std::string whyNot;
+    if (auto pch = detail::ensurePreludePch(toolchain_, kCodeFlags, options_.pchDir, options_.timeout, whyNot)) {
+      pchInclude_ = pch->includeDir;
+    } else {
+      log::warn("simulator builds will parse the prelude from source (slower): {}", whyNot);
+    }
+  });
+  return pchInclude_;
+}
+
+std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const fs::path& output) const {
+  std::vector<std::string> argv = {toolchain_.compiler.string()};
+  argv.insert(argv.end(), kCodeFlags.begin(), kCodeFlags.end());
+  argv.push_back("-shared");
+  // First on the path, so `#include "cuset_sim/prelude.hpp"` finds the .gch before the header.
+  if (const fs::path pch = preludePchDir(); !pch.empty()) argv.push_back("-I" + pch.string());
+  argv.insert(argv.end(), {"-I" + toolchain_.simInclude.string(), "-I" + toolchain_.cudaInclude.string(), source.string(), "-o",
+                           output.string(), "-L" + toolchain_.simLibraryDir.string(), "-lcuset_sim",
+                           "-Wl,-rpath," + toolchain_.simLibraryDir.string(), "-Wl,--no-undefined"});
+  return argv;
 }
 
 SimCompileOutput SimCompiler::compile(std::string_view source, const std::vector<std::string>& kernelNames) const {
@@ -173,16 +207,11 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
   // (a dataset repeats kernels), and each must link into its own file before the rename.
   static std::atomic<std::uint64_t> builds{0};
   const fs::path temporary = cacheDir_ / fmt::format("{}.{}.{}.tmp.so", key, ::getpid(), builds.fetch_add(1));
-  // -O1: the suite's small sizes run in milliseconds, so compile time dominates; -fno-strict-aliasing
-  // because CUDA code reinterprets buffers (float4 loads over float arrays) as nvcc allows.
-  const std::vector<std::string> argv = {toolchain_.compiler.string(), "-std=c++20", "-O1", "-fPIC", "-shared", "-w",
-                                         "-fno-strict-aliasing", "-fno-math-errno", "-I" + toolchain_.simInclude.string(),
-                                         "-I" + toolchain_.cudaInclude.string(), source_path.string(), "-o", temporary.string(),
-                                         "-L" + toolchain_.simLibraryDir.string(), "-lcuset_sim",
-                                         "-Wl,-rpath," + toolchain_.simLibraryDir.string(), "-Wl,--no-undefined"};
-  const SubprocessResult r = runSubprocess(argv, timeout_);
+  const std::vector<std::string> argv = buildCommand(source_path, temporary);
+  out.precompiledPrelude = !pchInclude_.empty();
+  const SubprocessResult r = runSubprocess(argv, options_.timeout);
   out.log = r.output;
-  if (r.timedOut) out.log += fmt::format("\nhost compiler timed out after {} s", timeout_.count() / 1000);
+  if (r.timedOut) out.log += fmt::format("\nhost compiler timed out after {} s", options_.timeout.count() / 1000);
   if (r.ok() && checkInitializers && hasStaticInitializers(temporary)) {
     // Code that runs when the library is loaded would run before the sandbox's system-call
     // allow-list is in place.

@@ -67,12 +67,13 @@ std::string_view backendName(BackendKind kind) {
     case BackendKind::compileOnly: return "compile-only";
     case BackendKind::sim: return "sim";
     case BackendKind::cuda: return "cuda";
+    case BackendKind::automatic: return "auto";
   }
   return "?";
 }
 
 std::optional<BackendKind> parseBackend(std::string_view name) {
-  for (BackendKind k : {BackendKind::compileOnly, BackendKind::sim, BackendKind::cuda}) {
+  for (BackendKind k : {BackendKind::compileOnly, BackendKind::sim, BackendKind::cuda, BackendKind::automatic}) {
     if (backendName(k) == name) return k;
   }
   return std::nullopt;
@@ -160,7 +161,6 @@ EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& ser
 EvalRunSummary runEvaluation(const EvalConfig& config) {
   const auto start = Clock::now();
   EvalRunSummary summary;
-  summary.runDir = config.outDir.empty() ? fs::path(defaultRunDir(config.backend)) : config.outDir;
 
   const ProblemSuite suite = ProblemSuite::load(config.problemsDir);
   suite.requireNoErrors();
@@ -172,6 +172,34 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   }
   std::vector<Candidate> candidates = readCandidates(config.candidatesPath, model);
 
+  const fs::path cacheRoot = config.cacheDir.empty() ? defaultCacheDir() : config.cacheDir;
+  std::unique_ptr<CudaWorkerPool> cuda;
+  nlohmann::json device = nullptr;
+  std::string arch = config.arch;
+  summary.backend = config.backend;
+  if (config.backend == BackendKind::cuda || config.backend == BackendKind::automatic) {
+    // Fails here, before any compile work, with the worker's one line when no GPU can be used; for
+    // `auto` that line is the reason the simulator runs instead.
+    try {
+      cuda = std::make_unique<CudaWorkerPool>(config.cuda);
+      device = cuda->probe();
+      if (config.backend == BackendKind::automatic) {
+        summary.backendReason = fmt::format("a usable GPU: {}", device.value("name", "unnamed device"));
+      }
+      summary.backend = BackendKind::cuda;
+    } catch (const std::exception& e) {
+      if (config.backend == BackendKind::cuda) throw;
+      cuda.reset();
+      summary.backend = BackendKind::sim;
+      summary.backendReason = fmt::format("no usable GPU ({})", e.what());
+    }
+    if (summary.backend == BackendKind::cuda && arch.empty()) arch = archForDevice(device.value("compute_capability", ""));
+  }
+  if (config.backend == BackendKind::automatic) {
+    log::info("backend: {} (auto: {})", backendName(summary.backend), summary.backendReason);
+  }
+  const BackendKind backend = summary.backend;
+  summary.runDir = config.outDir.empty() ? fs::path(defaultRunDir(backend)) : config.outDir;
   fs::create_directories(summary.runDir);
   const fs::path runJsonPath = summary.runDir / "run.json";
   ResultsLog results(summary.runDir / "results.jsonl", config.resume);
@@ -182,43 +210,40 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
                     *config.seed);
   }
   if (!seed) seed = config.seed ? *config.seed : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
-
-  const fs::path cacheRoot = config.cacheDir.empty() ? defaultCacheDir() : config.cacheDir;
-  std::unique_ptr<CudaWorkerPool> cuda;
-  nlohmann::json device = nullptr;
-  std::string arch = config.arch;
-  if (config.backend == BackendKind::cuda) {
-    // Fails here, before any compile work, with the worker's one line when no GPU can be used.
-    cuda = std::make_unique<CudaWorkerPool>(config.cuda);
-    device = cuda->probe();
-    if (arch.empty()) arch = archForDevice(device.value("compute_capability", ""));
-  }
   if (arch.empty()) arch = "sm_90";
   const NvrtcCompiler compiler(CompileOptions{.arch = arch}, config.useCache ? cacheRoot / "nvrtc" : fs::path());
   std::unique_ptr<SimCompiler> simCompiler;
   std::unique_ptr<SandboxPool> sandbox;
   // Correctness references on the GPU where the cuda backend runs and LibTorch has CUDA.
-  ReferenceCache references(config.backend == BackendKind::cuda && TorchReference::cudaAvailable());
+  ReferenceCache references(backend == BackendKind::cuda && TorchReference::cudaAvailable());
   const std::size_t jobs = config.jobs ? config.jobs : std::max(1u, std::thread::hardware_concurrency());
-  if (config.backend == BackendKind::sim) {
-    // The sim cache is never disabled: the worker loads the library from it.
-    simCompiler = std::make_unique<SimCompiler>(SimToolchain::fromBuild(), cacheRoot / "sim");
+  std::optional<ScratchDir> uncachedLibraries;
+  if (backend == BackendKind::sim) {
+    // The worker loads each library from disk, so --no-cache gives the run a folder of its own, removed
+    // when the run ends, instead of no folder. The precompiled prelude is toolchain state, not a
+    // candidate's result, and stays shared.
+    fs::path libraries = cacheRoot / "sim";
+    if (!config.useCache) libraries = uncachedLibraries.emplace(cacheRoot / "sim-uncached").path();
+    simCompiler = std::make_unique<SimCompiler>(SimToolchain::fromBuild(), libraries,
+                                                SimCompilerOptions{.pchDir = config.precompiledPrelude ? cacheRoot / "sim-pch" : fs::path()});
     sandbox = std::make_unique<SandboxPool>(jobs, config.sandbox);
   }
-  const std::string sizeSet = !config.sizeSet.empty() ? config.sizeSet : config.backend == BackendKind::cuda ? "full" : "small";
+  const std::string sizeSet = !config.sizeSet.empty() ? config.sizeSet : backend == BackendKind::cuda ? "full" : "small";
   for (const auto& p : suite.problems()) {
-    if (config.backend != BackendKind::compileOnly && !p.findSizeSet(sizeSet)) {
+    if (backend != BackendKind::compileOnly && !p.findSizeSet(sizeSet)) {
       throw makeError("problem {} has no size set '{}' (--sizes)", p.id, sizeSet);
     }
   }
-  EvalServices services{suite, compiler, config.backend, simCompiler.get(), sandbox.get(), &references,
+  EvalServices services{suite, compiler, backend, simCompiler.get(), sandbox.get(), &references,
                         CorrectnessOptions{*seed, config.trials, sizeSet}, cuda.get()};
 
   nlohmann::json runJson = {
       {"schema_version", 1},
       {"status", "running"},
       {"started", utcTimestamp()},
-      {"backend", backendName(config.backend)},
+      {"backend", backendName(backend)},
+      {"backend_requested", backendName(config.backend)},
+      {"backend_reason", summary.backendReason},
       {"arch", arch},
       {"seed", std::to_string(*seed)},  // a string: JSON readers lose precision above 2^53
       {"problems_dir", fs::absolute(config.problemsDir).string()},
@@ -227,7 +252,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
       {"environment", describeEnvironment()},
       {"compile_cache", compiler.cacheDir().empty() ? nlohmann::json(nullptr) : nlohmann::json(compiler.cacheDir().string())},
   };
-  if (config.backend == BackendKind::cuda) {
+  if (backend == BackendKind::cuda) {
     runJson["environment"]["gpu"] = device.value("name", "");
     runJson["cuda"] = {{"trials", config.trials},
                        {"size_set", sizeSet},
@@ -242,7 +267,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
                          {"min_seconds", config.cuda.minSeconds},
                          {"max_seconds", config.cuda.maxSeconds}}}};
   }
-  if (config.backend == BackendKind::sim) {
+  if (backend == BackendKind::sim) {
     runJson["sim"] = {{"trials", config.trials},
                       {"size_set", sizeSet},
                       {"timeout_ms", config.sandbox.timeout.count()},

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "cuset/common/json_util.hpp"
@@ -96,6 +97,33 @@ TEST(EvalPipeline, ResumeSkipsFinishedCandidatesAndKeepsTheSeed) {
   EXPECT_EQ(readJsonFile(dir / "run/run.json")["seed"], "1234");
   c.seed = 99;
   CUSET_EXPECT_THROW_WITH(runEvaluation(c), "records seed 1234", "--seed 99");
+}
+
+TEST(EvalPipeline, NoCacheNeverReusesASimLibrary) {
+  test::TempDir dir;
+  test::writeText(dir / "batch.jsonl", line("level1/relu", 0, kGood));
+  ::setenv("CUSET_WORKER", CUSET_BINARY, 1);
+  EvalConfig c = configFor(dir);
+  c.backend = BackendKind::sim;
+  c.trials = 1;
+  ASSERT_EQ(runEvaluation(c).results.at(0).verdict, Verdict::correct);
+
+  // Spoil every cached library: a run that reads the cache can no longer judge the kernel correct.
+  int spoiled = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "cache/sim")) {
+    if (e.path().extension() == ".so") {
+      test::writeText(e.path(), "not a library");
+      ++spoiled;
+    }
+  }
+  ASSERT_GT(spoiled, 0);
+  c.outDir = dir / "cached";
+  EXPECT_NE(runEvaluation(c).results.at(0).verdict, Verdict::correct);
+
+  c.outDir = dir / "uncached";
+  c.useCache = false;
+  EXPECT_EQ(runEvaluation(c).results.at(0).verdict, Verdict::correct);
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "cache/sim-uncached")) << "the run's own libraries outlived it";
 }
 
 TEST(EvalPipeline, BrokenProblemSuiteIsOneClearError) {

@@ -21,6 +21,19 @@ void writeAll(int fd, std::string_view data, const std::filesystem::path& path);
 // $XDG_CACHE_HOME/cuset, else $HOME/.cache/cuset, else a folder under the system temp directory.
 std::filesystem::path defaultCacheDir();
 
+// A fresh folder (mkdtemp) under `parent`, removed with everything in it when this goes out of scope.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::filesystem::path& parent);  // throws cuset::Error naming `parent`
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 // Host name, for run records.
 std::string hostName();
 

@@ -15,6 +15,8 @@ namespace cuset {
 
 inline constexpr int kSummarySchemaVersion = 1;
 inline constexpr int kPassAtK[] = {1, 5, 10};
+// The k a report shows: 1, 5, 10 and the samples per problem a run drew (pass@n), in order.
+std::vector<int> passAtKValues(std::int64_t samplesPerProblem);
 inline constexpr double kFastP[] = {0.0, 0.5, 0.8, 1.0, 1.5, 2.0};
 
 // Unbiased pass@k for n samples of which c are correct (Chen et al. 2021): 1 - C(n-c, k) / C(n, k),

@@ -23,6 +23,8 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
 
 // Formatting shared by the renderers.
 std::string formatPercent(double fraction);  // 0.4567 -> "45.7%"
+// The k a model's pass@k columns show (summary.json `pass_at_k_values`; 1, 5, 10 for older summaries).
+std::vector<int> passAtKColumns(const nlohmann::json& model);
 std::string htmlEscape(const std::string& text);  // also valid XML text and attribute content
 std::string describeRun(const nlohmann::json& summary);  // "backend sim (CPU simulator, no speedups) · seed 42 · ..."
 // CSS of the small single-page reports (analysis, loop comparison): typography, tables, chart grid.

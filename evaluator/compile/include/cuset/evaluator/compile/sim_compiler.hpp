@@ -1,7 +1,8 @@
 #pragma once
 // Builds a candidate into a shared library for the CPU simulator: the source (lightly rewritten for
 // `extern __shared__`), the simulator prelude before it and one entry point per manifest kernel after
-// it, compiled by the host C++ compiler and linked against libcuset_sim.so. Cached by content.
+// it, compiled by the host C++ compiler and linked against libcuset_sim.so. Cached by content; the
+// prelude itself is precompiled once per toolchain (a GCC .gch shared by every build, prelude_pch.cpp).
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -28,15 +29,32 @@ struct SimCompileOutput {
   std::string rejection;                // non-empty: the source is refused (not a compiler failure)
   bool needsFibers = true;
   bool cacheHit = false;
+  bool precompiledPrelude = false;    // built with the precompiled prelude (false on a cache hit)
   double milliseconds = 0.0;
+};
+
+struct SimCompilerOptions {
+  std::chrono::milliseconds timeout{120000};  // per host-compiler run
+  // Where the precompiled prelude lives, shared by runs and keyed by toolchain and prelude content;
+  // empty: compile the prelude from source in every build (for measuring, or a compiler without PCH).
+  std::filesystem::path pchDir = defaultPreludePchDir();
+  // defaultCacheDir()/sim-pch
+  static std::filesystem::path defaultPreludePchDir();
 };
 
 class SimCompiler {
  public:
-  SimCompiler(SimToolchain toolchain, std::filesystem::path cacheDir, std::chrono::milliseconds timeout = std::chrono::seconds(120));
+  // `cacheDir` holds the candidate libraries (and the failure logs) under their content hash.
+  SimCompiler(SimToolchain toolchain, std::filesystem::path cacheDir, SimCompilerOptions options = {});
   // A source whose library would run code when loaded (static initializers, constructor functions) is
   // refused: that code would run before the sandbox restricts system calls.
   SimCompileOutput compile(std::string_view source, const std::vector<std::string>& kernelNames) const;
+
+  // The host compiler's command line for one translation unit (with the precompiled prelude once it
+  // exists); exposed so tests can check the prelude really is taken precompiled.
+  std::vector<std::string> buildCommand(const std::filesystem::path& source, const std::filesystem::path& output) const;
+  // The precompiled prelude's include folder, built on first use; empty when unavailable.
+  std::filesystem::path preludePchDir() const;
 
  private:
   SimCompileOutput build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers) const;
@@ -44,9 +62,11 @@ class SimCompiler {
 
   SimToolchain toolchain_;
   std::filesystem::path cacheDir_;
-  std::chrono::milliseconds timeout_;
+  SimCompilerOptions options_;
   mutable std::once_flag baselineOnce_;
   mutable std::size_t baselineInitArray_ = 0;
+  mutable std::once_flag pchOnce_;
+  mutable std::filesystem::path pchInclude_;  // empty: no precompiled prelude
 };
 
 // The translation unit the host compiler sees (exposed for tests).

@@ -18,7 +18,8 @@
 
 namespace cuset {
 
-enum class BackendKind { compileOnly, sim, cuda };
+// `automatic` ("auto") is resolved when a run starts: cuda when a GPU and driver are usable, else sim.
+enum class BackendKind { compileOnly, sim, cuda, automatic };
 std::string_view backendName(BackendKind kind);
 std::optional<BackendKind> parseBackend(std::string_view name);
 // The NVRTC target for a device of compute capability "9.0": its own sm_XY cubin when NVRTC knows
@@ -29,7 +30,7 @@ struct EvalConfig {
   std::filesystem::path problemsDir = "problems";
   std::filesystem::path candidatesPath;
   std::filesystem::path outDir;  // empty: runs/<timestamp>-<backend>
-  BackendKind backend = BackendKind::compileOnly;
+  BackendKind backend = BackendKind::automatic;
   std::string arch;  // empty: the GPU's own on the cuda backend, else sm_90
   std::size_t jobs = 0;  // 0: one per core
   bool resume = false;
@@ -43,12 +44,15 @@ struct EvalConfig {
   std::string sizeSet;                  // empty: "small" on sim, "full" on cuda
   // sim backend
   SandboxLimits sandbox;                // per-job time limit, memory, host threads, stack size
+  bool precompiledPrelude = true;       // false: every host build parses the prelude (for measuring)
   // cuda backend
   CudaOptions cuda;
 };
 
 struct EvalRunSummary {
   std::filesystem::path runDir;
+  BackendKind backend = BackendKind::compileOnly;  // the one that ran (never automatic)
+  std::string backendReason;                       // why, when it was chosen automatically
   std::vector<EvalResult> results;  // every result of the run, resumed ones included, in candidate order
   std::size_t evaluatedNow = 0;
   std::size_t skippedAsDone = 0;

@@ -1,0 +1,100 @@
+// The sim backend's host build and its precompiled prelude.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "cuset/common/subprocess.hpp"
+#include "cuset/evaluator/compile/sim_compiler.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kRelu = "extern \"C\" __global__ void relu_kernel(const float* x, float* y, int n) {\n"
+                          "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = fmaxf(x[i], 0.f);\n}\n";
+
+std::vector<fs::path> filesUnder(const fs::path& root) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.is_regular_file()) files.push_back(e.path());
+  }
+  return files;
+}
+
+TEST(SimCompiler, TheHostCompilerTakesThePreludePrecompiled) {
+  test::TempDir dir;
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = dir / "pch"});
+  const SimCompileOutput out = compiler.compile(kRelu, {"relu_kernel"});
+  ASSERT_TRUE(out.ok) << out.log;
+  EXPECT_TRUE(out.precompiledPrelude);
+  ASSERT_FALSE(compiler.preludePchDir().empty());
+
+  // The compiler's own account (-H prints "! file.gch" for a precompiled header it used).
+  test::writeText(dir / "tu.cpp", simTranslationUnit(kRelu, {"relu_kernel"}));
+  std::vector<std::string> argv = compiler.buildCommand(dir / "tu.cpp", dir / "tu.so");
+  argv.push_back("-H");
+  const SubprocessResult r = runSubprocess(argv, std::chrono::seconds(120));
+  ASSERT_TRUE(r.ok()) << r.output;
+  EXPECT_NE(r.output.find("! " + (compiler.preludePchDir() / "cuset_sim" / "prelude.hpp.gch").string()), std::string::npos) << r.output;
+}
+
+TEST(SimCompiler, AChangedPreludeGetsAPrecompiledHeaderOfItsOwn) {
+  test::TempDir dir;
+  SimToolchain toolchain = SimToolchain::fromBuild();
+  fs::copy(toolchain.simInclude, dir / "include", fs::copy_options::recursive);
+  toolchain.simInclude = dir / "include";
+  const SimCompiler before(toolchain, dir / "libs-before", SimCompilerOptions{.pchDir = dir / "pch"});
+  const fs::path first = before.preludePchDir();
+  ASSERT_FALSE(first.empty());
+
+  // A prelude edit must never be hidden by the old .gch (GCC does not check the headers behind one).
+  std::string prelude = test::readText(dir / "include" / "cuset_sim" / "prelude.hpp");
+  test::writeText(dir / "include" / "cuset_sim" / "prelude.hpp", prelude + "\n#define CUSET_TEST_ONLY_IN_THE_NEW_PRELUDE 1\n");
+  const SimCompiler after(toolchain, dir / "libs-after", SimCompilerOptions{.pchDir = dir / "pch"});
+  EXPECT_NE(after.preludePchDir(), first);
+  const SimCompileOutput out = after.compile(
+      "extern \"C\" __global__ void k(int* y) { y[0] = CUSET_TEST_ONLY_IN_THE_NEW_PRELUDE; }\n", {"k"});
+  EXPECT_TRUE(out.ok) << out.log;
+  EXPECT_TRUE(out.precompiledPrelude);
+}
+
+TEST(SimCompiler, ConcurrentFirstBuildsShareOnePrecompiledHeader) {
+  test::TempDir dir;
+  std::atomic<int> ok{0}, precompiled{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      const SimCompiler compiler(SimToolchain::fromBuild(), dir / ("libs" + std::to_string(t)), SimCompilerOptions{.pchDir = dir / "pch"});
+      const SimCompileOutput out = compiler.compile(kRelu, {"relu_kernel"});
+      ok += out.ok;
+      precompiled += out.precompiledPrelude;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok, 3);
+  EXPECT_EQ(precompiled, 3);
+  int gch = 0, other = 0;
+  for (const auto& f : filesUnder(dir / "pch")) {
+    if (f.extension() == ".gch") ++gch;
+    else if (f.extension() != ".lock") ++other;
+  }
+  EXPECT_EQ(gch, 1);
+  EXPECT_EQ(other, 0) << "a temporary .gch was left behind";
+}
+
+TEST(SimCompiler, WithoutAPrecompiledPreludeItStillBuilds) {
+  test::TempDir dir;
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = {}});
+  const SimCompileOutput out = compiler.compile(kRelu, {"relu_kernel"});
+  EXPECT_TRUE(out.ok) << out.log;
+  EXPECT_FALSE(out.precompiledPrelude);
+  EXPECT_TRUE(compiler.preludePchDir().empty());
+}
+
+}  // namespace
+}  // namespace cuset
