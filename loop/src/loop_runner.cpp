@@ -7,11 +7,13 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/loop/work_eta.hpp"
 #include "cuset/reports/loop_report.hpp"
 #include "cuset/reports/report_writer.hpp"
 #include "cuset/reports/run_data.hpp"
@@ -71,6 +73,15 @@ class StageLedger {
   }
   void finish(const std::string& stage, const json& inputs, double seconds) const {
     writeFileAtomic(dir_ / (stage + ".done"), json{{"inputs", inputs}, {"seconds", seconds}}.dump(2) + "\n");
+  }
+  // How long a finished stage took, as its marker records.
+  std::optional<double> secondsOf(const std::string& stage) const {
+    try {
+      const json j = json::parse(readFile(dir_ / (stage + ".done")));
+      if (j.contains("seconds") && j["seconds"].is_number()) return j["seconds"].get<double>();
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
   }
 
  private:
@@ -188,7 +199,33 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
     return {{"backend", c.backend}, {"trials", c.trials}, {"seed", c.evalSeed}, {"sizes", c.sizes}, {"timer", c.timer}};
   };
 
-  std::map<std::string, std::pair<double, int>> kindTimes;  // seconds and count of stages run now, per kind
+  // The work each stage consumes, for the ETA: training steps, samples, candidates.
+  auto heldoutProblems = [&]() -> double {
+    if (!fs::exists(heldoutDir)) return -1;  // not synthesised yet
+    double n = 0;
+    for (const auto& e : fs::recursive_directory_iterator(heldoutDir)) n += e.path().filename() == "problem.yaml";
+    return n;
+  };
+  auto workOf = [&](const Stage& s, const json& inputs) -> StageWork {
+    if (s.kind == "data") return {"synth", 1};
+    if (s.kind == "init") return {};
+    if (s.kind == "base" || s.kind == "train") {
+      try {
+        const std::string yaml = inputs["train_yaml"].get<std::string>();
+        return {"step", static_cast<double>(TrainConfig::parse(yaml, c.source.string(), c.source.parent_path()).maxSteps)};
+      } catch (const std::exception&) {
+        return {"step", -1};  // the stage itself will say what is wrong with its config
+      }
+    }
+    const double problems = heldoutProblems();
+    return {s.kind == "generate" ? "sample" : "candidate", problems < 0 ? -1 : problems * c.samples};
+  };
+  WorkEta eta;
+  for (const auto& s : stages) {
+    if (const json inputs = stageInputs(s); !options.reportOnly && ledger.done(s.id, inputs)) {
+      if (auto seconds = ledger.secondsOf(s.id)) eta.record(workOf(s, inputs), *seconds);
+    }
+  }
   const std::size_t total = stages.size();
   for (std::size_t i = 0; i < stages.size() && !options.reportOnly; ++i) {
     const Stage& s = stages[i];
@@ -197,17 +234,11 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
       ++summary.stagesSkipped;
       continue;
     }
-    // ETA from this invocation's stage times per kind (a train stage is not a generate stage).
-    double eta = 0;
-    double overall = 0;
-    int overallCount = 0;
-    for (const auto& [kind, t] : kindTimes) overall += t.first, overallCount += t.second;
-    for (std::size_t j = i; j < stages.size(); ++j) {
-      const auto it = kindTimes.find(stages[j].kind);
-      eta += it != kindTimes.end() ? it->second.first / it->second.second : overallCount ? overall / overallCount : 0.0;
-    }
+    std::vector<StageWork> remaining;
+    for (std::size_t j = i; j < stages.size(); ++j) remaining.push_back(workOf(stages[j], stageInputs(stages[j])));
+    const std::string etaText = WorkEta::describe(eta.estimate(remaining));
     log::info("loop {}: stage {}/{} {} (elapsed {}{})", c.name, i + 1, total, s.id, formatDuration(std::chrono::duration<double>(Clock::now() - start).count()),
-              overallCount ? ", ETA ~" + formatDuration(eta) : "");
+              etaText.empty() ? "" : ", " + etaText);
     if (ledger.startedWithOtherInputs(s.id, inputs)) {
       log::warn("loop {}: stage {} was interrupted under other settings; starting it over", c.name, s.id);
       if (s.kind == "base") fs::remove_all(baseDir / "train");
@@ -284,8 +315,7 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - stageStart).count();
     ledger.finish(s.id, inputs, seconds);
-    kindTimes[s.kind].first += seconds;
-    kindTimes[s.kind].second += 1;
+    eta.record(workOf(s, inputs), seconds);
     ++summary.stagesRun;
   }
 

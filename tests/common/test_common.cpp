@@ -70,6 +70,56 @@ TEST(Progress, FormatsRateAndEta) {
   EXPECT_EQ(ProgressBar::formatDuration(75), "1m15s");
 }
 
+// Off a terminal (CI, Slurm, nohup), progress is a line per 10% of the work or per 30 s, whichever
+// comes first, then the final count.
+TEST(Progress, LogsALineEveryTenthOrThirtySecondsOffATerminal) {
+  std::vector<std::string> lines;
+  auto clock = std::chrono::steady_clock::time_point{};
+  {
+    ProgressBar bar("eval", 100, "cand",
+                    ProgressOptions{.mode = ProgressMode::lines,
+                                    .write = [&](std::string_view text) { lines.emplace_back(text); },
+                                    .now = [&] { return clock; }});
+    for (int i = 0; i < 25; ++i) {  // 25 units in 25 s: lines at 10% and 20%
+      clock += std::chrono::seconds(1);
+      bar.advance();
+    }
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[0], "eval 10/100 1.0 cand/s ETA 1m30s (10%)\n");
+    EXPECT_EQ(lines[1], "eval 20/100 1.0 cand/s ETA 1m20s (20%)\n");
+    clock += std::chrono::seconds(40);  // slow work: a line after 30 s even within one tenth
+    bar.advance();
+    ASSERT_EQ(lines.size(), 3u);
+    EXPECT_EQ(lines[2].rfind("eval 26/100 ", 0), 0u) << lines[2];
+  }
+  ASSERT_EQ(lines.size(), 3u) << "the last line already showed the final count";
+  lines.clear();
+  {
+    ProgressBar bar("train", 7, "step", ProgressOptions{.mode = ProgressMode::lines, .write = [&](std::string_view text) { lines.emplace_back(text); },
+                                                         .now = [&] { return clock; }});
+    bar.advance(2);
+    bar.setSuffix("loss 2.31");
+    bar.advance();
+  }
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.back().find("3/7"), std::string::npos) << lines.back();
+  EXPECT_NE(lines.back().find("loss 2.31"), std::string::npos) << lines.back();
+  lines.clear();
+  {
+    ProgressBar bar("gen", 100, "sample", ProgressOptions{.mode = ProgressMode::lines, .write = [&](std::string_view text) { lines.emplace_back(text); },
+                                                           .now = [&] { return clock; }});
+    for (int i = 0; i < 12; ++i) bar.advance();
+  }
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1].rfind("gen 12/100 ", 0), 0u) << "the final count when no line showed it: " << lines[1];
+  lines.clear();
+  {
+    ProgressBar quiet("eval", 10, "cand", ProgressOptions{.mode = ProgressMode::off, .write = [&](std::string_view text) { lines.emplace_back(text); }});
+    quiet.advance(10);
+  }
+  EXPECT_TRUE(lines.empty());
+}
+
 TEST(TextTable, PadsColumnsAndEllipsizes) {
   TextTable t({"a", "long header"});
   t.addRow({"wide cell", "x"});

@@ -36,6 +36,7 @@ EvalConfig configFor(const test::TempDir& dir) {
   c.candidatesPath = dir / "batch.jsonl";
   c.outDir = dir / "run";
   c.cacheDir = dir / "cache";
+  c.backend = BackendKind::compileOnly;
   c.jobs = 2;
   c.seed = 1234;
   c.showProgress = false;
