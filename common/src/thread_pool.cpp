@@ -1,6 +1,7 @@
 #include "cuset/common/thread_pool.hpp"
 
 #include <algorithm>
+#include <exception>
 
 namespace cuset {
 
@@ -39,6 +40,34 @@ void ThreadPool::workerLoop() {
     }
     job();  // packaged_task stores exceptions in the future
   }
+}
+
+void parallelChunks(std::size_t n, std::size_t threads, const std::function<void(std::size_t, std::size_t)>& body) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::max<std::size_t>(1, std::min(threads, n));
+  if (threads == 1) {
+    if (n > 0) body(0, n);
+    return;
+  }
+  const std::size_t chunk = (n + threads - 1) / threads;
+  std::vector<std::future<void>> others;
+  for (std::size_t begin = chunk; begin < n; begin += chunk) {
+    others.push_back(std::async(std::launch::async, body, begin, std::min(n, begin + chunk)));
+  }
+  std::exception_ptr first;
+  try {
+    body(0, std::min(n, chunk));
+  } catch (...) {
+    first = std::current_exception();
+  }
+  for (auto& f : others) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace cuset

@@ -7,6 +7,7 @@
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/json_util.hpp"
+#include "cuset/common/thread_pool.hpp"
 
 namespace cuset {
 
@@ -73,6 +74,15 @@ TokenizedExample tokenizeChatMl(const BpeTokenizer& tokenizer, const ChatExample
     t.spans.resize(maxTokens);
   }
   return t;
+}
+
+std::vector<TokenizedExample> tokenizeChatMl(const BpeTokenizer& tokenizer, const std::vector<ChatExample>& examples, std::size_t maxTokens,
+                                             std::size_t threads) {
+  std::vector<TokenizedExample> out(examples.size());
+  parallelChunks(examples.size(), threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) out[i] = tokenizeChatMl(tokenizer, examples[i], maxTokens);
+  });
+  return out;
 }
 
 std::string renderChatMlPrompt(const std::vector<ChatMessage>& messages) {

@@ -9,16 +9,19 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <unordered_map>
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
+#include "cuset/common/thread_pool.hpp"
+#include "fast_split.hpp"
 
 namespace cuset {
 namespace {
 
-constexpr std::string_view kGpt2SplitPattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kGpt2SplitPattern = detail::kGpt2SplitPattern;
 
 std::string codePointToUtf8(UChar32 c) {
   std::string out;
@@ -55,12 +58,13 @@ const ByteAlphabet& alphabet() {
   return a;
 }
 
-std::string mergeKey(std::string_view a, std::string_view b) {
-  std::string k(a);
-  k += '\x1f';
-  k += b;
-  return k;
-}
+std::uint64_t pairKey(std::int32_t a, std::int32_t b) { return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b); }
+
+// Heterogeneous lookup: a piece (string_view) finds its cached encoding without a std::string copy.
+struct PieceHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
 
 // Replaces invalid UTF-8 with U+FFFD, as HF's byte-level decoder does.
 std::string lossyUtf8(const std::string& bytes) {
@@ -74,20 +78,34 @@ std::string lossyUtf8(const std::string& bytes) {
 struct BpeTokenizer::Impl {
   std::unordered_map<std::string, std::int32_t> vocab;
   std::vector<std::string> idToToken;
-  std::unordered_map<std::string, std::int32_t> mergeRank;
+  struct Merge {
+    std::int32_t rank;
+    std::int32_t merged;  // id of the token the pair becomes
+  };
+  std::unordered_map<std::uint64_t, Merge> merges;  // (left id, right id) -> merge
+  std::array<std::int32_t, 256> byteIds{};           // the byte-level symbol of each byte; -1: not in the vocabulary
   struct Added {
     std::string content;
     std::int32_t id;
     bool special;
   };
   std::vector<Added> added;  // longest first, for matching
+  std::array<std::vector<const Added*>, 256> addedByFirstByte;  // the same, by first byte: most text bytes start none
   std::map<std::int32_t, std::size_t> addedById;
   bool nfc = false;
   bool ignoreMerges = false;
   std::unique_ptr<icu::RegexPattern> split;
+  std::optional<detail::FastSplitter> fastSplit;  // the same pattern without the regex engine, when it is a known one
   nlohmann::json json;
-  mutable std::mutex cacheMutex;
-  mutable std::unordered_map<std::string, std::vector<std::pair<std::int32_t, std::size_t>>> cache;
+  using Pieces = std::vector<std::pair<std::int32_t, std::uint32_t>>;  // (token id, byte length)
+  // Encodings of pieces seen before, in shards with a lock each, so threads of encodeBatch rarely wait.
+  struct CacheShard {
+    std::mutex mutex;
+    std::unordered_map<std::string, Pieces, PieceHash, std::equal_to<>> map;
+  };
+  static constexpr std::size_t kCacheShards = 64;
+  static constexpr std::size_t kCachePerShard = 4096;
+  mutable std::array<CacheShard, kCacheShards> cache;
 
   void setSplitPattern(std::string_view pattern, const std::string& source) {
     UErrorCode status = U_ZERO_ERROR;
@@ -95,58 +113,74 @@ struct BpeTokenizer::Impl {
     split.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(icu::StringPiece(pattern.data(), static_cast<int32_t>(pattern.size()))), 0,
                                            parseError, status));
     if (U_FAILURE(status)) throw makeError("{}: the pre-tokenizer regex does not compile in ICU: {}", source, u_errorName(status));
+    fastSplit = detail::FastSplitter::forPattern(pattern);
   }
 
-  // BPE on one pre-token: (token id, byte length) pairs.
-  std::vector<std::pair<std::int32_t, std::size_t>> bpe(std::string_view piece) const {
+  void indexAddedTokens() {
+    for (auto& list : addedByFirstByte) list.clear();
+    for (const auto& a : added) {
+      if (!a.content.empty()) addedByFirstByte[static_cast<unsigned char>(a.content[0])].push_back(&a);
+    }
+  }
+
+  // BPE on one pre-token over token ids: the lowest-ranked adjacent pair merges first, as HF does.
+  // Appends (token id, byte length) pairs to `out`.
+  void bpe(std::string_view piece, Pieces& out) const {
+    CacheShard& shard = cache[PieceHash{}(piece) % kCacheShards];
     {
-      std::lock_guard lock(cacheMutex);
-      if (auto it = cache.find(std::string(piece)); it != cache.end()) return it->second;
-    }
-    struct Symbol {
-      std::string text;
-      std::size_t bytes;
-    };
-    std::vector<Symbol> symbols;
-    std::string whole;
-    for (unsigned char b : piece) {
-      symbols.push_back({alphabet().byteToSymbol[b], 1});
-      whole += alphabet().byteToSymbol[b];
-    }
-    if (!(ignoreMerges && vocab.contains(whole))) {
-      for (;;) {
-        std::int32_t best = INT32_MAX;
-        std::size_t at = 0;
-        for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
-          auto it = mergeRank.find(mergeKey(symbols[i].text, symbols[i + 1].text));
-          if (it != mergeRank.end() && it->second < best) {
-            best = it->second;
-            at = i;
-          }
-        }
-        if (best == INT32_MAX) break;
-        symbols[at].text += symbols[at + 1].text;
-        symbols[at].bytes += symbols[at + 1].bytes;
-        symbols.erase(symbols.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+      std::lock_guard lock(shard.mutex);
+      if (auto it = shard.map.find(piece); it != shard.map.end()) {
+        out.insert(out.end(), it->second.begin(), it->second.end());
+        return;
       }
-    } else {
-      symbols = {{whole, piece.size()}};
     }
-    std::vector<std::pair<std::int32_t, std::size_t>> out;
-    for (const auto& s : symbols) {
-      auto it = vocab.find(s.text);
-      if (it == vocab.end()) throw makeError("tokenizer: symbol '{}' is not in the vocabulary (a byte missing from the alphabet?)", s.text);
-      out.emplace_back(it->second, s.bytes);
+    Pieces symbols;
+    symbols.reserve(piece.size());
+    for (unsigned char b : piece) {
+      if (byteIds[b] < 0) throw makeError("tokenizer: the byte-level symbol of byte 0x{:02x} is not in the vocabulary", b);
+      symbols.emplace_back(byteIds[b], 1);
     }
-    std::lock_guard lock(cacheMutex);
-    if (cache.size() < 200000) cache.emplace(std::string(piece), out);
-    return out;
+    bool whole = false;
+    if (ignoreMerges && symbols.size() > 1) {
+      std::string text;
+      for (unsigned char b : piece) text += alphabet().byteToSymbol[b];
+      if (auto it = vocab.find(text); it != vocab.end()) {
+        symbols = {{it->second, static_cast<std::uint32_t>(piece.size())}};
+        whole = true;
+      }
+    }
+    if (!whole && symbols.size() > 1) {
+      auto rankOf = [&](std::size_t i) -> const Merge* {
+        auto it = merges.find(pairKey(symbols[i].first, symbols[i + 1].first));
+        return it == merges.end() ? nullptr : &it->second;
+      };
+      std::vector<const Merge*> pairs(symbols.size() - 1);  // pairs[i]: the merge of symbols i and i+1
+      for (std::size_t i = 0; i + 1 < symbols.size(); ++i) pairs[i] = rankOf(i);
+      for (;;) {
+        std::size_t at = pairs.size();
+        for (std::size_t i = 0; i < pairs.size(); ++i) {
+          if (pairs[i] && (at == pairs.size() || pairs[i]->rank < pairs[at]->rank)) at = i;
+        }
+        if (at == pairs.size()) break;
+        symbols[at] = {pairs[at]->merged, symbols[at].second + symbols[at + 1].second};
+        symbols.erase(symbols.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+        pairs.erase(pairs.begin() + static_cast<std::ptrdiff_t>(at));
+        if (at < pairs.size()) pairs[at] = rankOf(at);
+        if (at > 0) pairs[at - 1] = rankOf(at - 1);
+      }
+    }
+    out.insert(out.end(), symbols.begin(), symbols.end());
+    std::lock_guard lock(shard.mutex);
+    if (shard.map.size() < kCachePerShard) shard.map.emplace(std::string(piece), std::move(symbols));
   }
 
   void encodeSegment(std::string_view segment, std::size_t base, Encoding& out) const {
+    thread_local Pieces pieces;
     auto emitPiece = [&](std::size_t begin, std::size_t end) {
+      pieces.clear();
+      bpe(segment.substr(begin, end - begin), pieces);
       std::size_t pos = begin;
-      for (const auto& [id, bytes] : bpe(segment.substr(begin, end - begin))) {
+      for (const auto& [id, bytes] : pieces) {
         out.ids.push_back(id);
         out.spans.emplace_back(base + pos, base + pos + bytes);
         pos += bytes;
@@ -155,6 +189,14 @@ struct BpeTokenizer::Impl {
     if (!split) {
       emitPiece(0, segment.size());
       return;
+    }
+    if (fastSplit) {
+      thread_local std::vector<std::pair<std::size_t, std::size_t>> matches;
+      matches.clear();
+      if (fastSplit->split(segment, matches)) {
+        for (const auto& [b, e] : matches) emitPiece(b, e);  // the patterns match every character: no gaps
+        return;
+      }
     }
     const icu::UnicodeString text = icu::UnicodeString::fromUTF8(icu::StringPiece(segment.data(), static_cast<int32_t>(segment.size())));
     // UTF-16 index -> UTF-8 byte offset
@@ -189,9 +231,11 @@ BpeTokenizer::~BpeTokenizer() = default;
 
 BpeTokenizer BpeTokenizer::load(const std::filesystem::path& path) { return fromJson(readJsonFile(path), path.string()); }
 
-BpeTokenizer BpeTokenizer::fromJson(const nlohmann::json& j, const std::string& source) {
+BpeTokenizer BpeTokenizer::fromJson(nlohmann::json document, const std::string& source) {
   auto impl = std::make_unique<Impl>();
-  impl->json = j;
+  // Kept for toJson() and save(); moved, not copied: Qwen's tokenizer.json is an 11 MB document.
+  impl->json = std::move(document);
+  const nlohmann::json& j = impl->json;
   try {
     if (!j.is_object() || !j.contains("model")) throw makeError("{}: no 'model' object: is this a tokenizer.json?", source);
     const auto& model = j.at("model");
@@ -204,6 +248,8 @@ BpeTokenizer BpeTokenizer::fromJson(const nlohmann::json& j, const std::string& 
       throw makeError("{}: continuing_subword_prefix is not supported", source);
     }
     impl->ignoreMerges = model.value("ignore_merges", false);
+    impl->vocab.reserve(model.at("vocab").size() + 1024);
+    if (model.at("merges").is_array()) impl->merges.reserve(model.at("merges").size());
     for (const auto& [token, id] : model.at("vocab").items()) {
       const auto i = id.get<std::int32_t>();
       if (i < 0 || i > 10'000'000) throw makeError("{}: vocab id {} of '{}' is out of range", source, i, token);
@@ -224,7 +270,16 @@ BpeTokenizer BpeTokenizer::fromJson(const nlohmann::json& j, const std::string& 
         a = m.at(0).get<std::string>();
         b = m.at(1).get<std::string>();
       }
-      impl->mergeRank.emplace(mergeKey(a, b), rank++);
+      const auto ia = impl->vocab.find(a), ib = impl->vocab.find(b), iab = impl->vocab.find(a + b);
+      if (ia == impl->vocab.end() || ib == impl->vocab.end() || iab == impl->vocab.end()) {
+        throw makeError("{}: merge {} ('{}' + '{}') names a token that is not in model.vocab", source, rank, a, b);
+      }
+      impl->merges.emplace(pairKey(ia->second, ib->second), Impl::Merge{rank, iab->second});  // the first rank of a repeated pair wins
+      ++rank;
+    }
+    for (int byte = 0; byte < 256; ++byte) {
+      auto it = impl->vocab.find(alphabet().byteToSymbol[static_cast<std::size_t>(byte)]);
+      impl->byteIds[static_cast<std::size_t>(byte)] = it == impl->vocab.end() ? -1 : it->second;
     }
     if (j.contains("added_tokens")) {
       for (const auto& t : j.at("added_tokens")) {
@@ -236,6 +291,7 @@ BpeTokenizer BpeTokenizer::fromJson(const nlohmann::json& j, const std::string& 
       }
       std::sort(impl->added.begin(), impl->added.end(), [](const auto& x, const auto& y) { return x.content.size() > y.content.size(); });
       for (std::size_t i = 0; i < impl->added.size(); ++i) impl->addedById[impl->added[i].id] = i;
+      impl->indexAddedTokens();
     }
     const auto& normalizer = j.value("normalizer", nlohmann::json());
     if (!normalizer.is_null()) {
@@ -271,25 +327,31 @@ BpeTokenizer BpeTokenizer::fromJson(const nlohmann::json& j, const std::string& 
 }
 
 Encoding BpeTokenizer::encode(std::string_view input, bool parseSpecial) const {
-  std::string normalized(input);
-  if (impl_->nfc) {
+  std::string normalized;
+  std::string_view text = input;
+  // ASCII is always NFC; other text is checked in UTF-8 and converted only when it is not NFC.
+  const bool ascii = std::all_of(input.begin(), input.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  if (impl_->nfc && !ascii) {
     UErrorCode status = U_ZERO_ERROR;
     const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(status);
-    const icu::UnicodeString u = icu::UnicodeString::fromUTF8(icu::StringPiece(input.data(), static_cast<int32_t>(input.size())));
-    if (U_SUCCESS(status) && !nfc->isNormalized(u, status)) {
-      normalized.clear();
+    const icu::StringPiece piece(input.data(), static_cast<int32_t>(input.size()));
+    if (U_SUCCESS(status) && !nfc->isNormalizedUTF8(piece, status)) {
+      status = U_ZERO_ERROR;
+      const icu::UnicodeString u = icu::UnicodeString::fromUTF8(piece);
       nfc->normalize(u, status).toUTF8String(normalized);
+      text = normalized;
     }
   }
   Encoding out;
-  const std::string_view text = normalized;
+  out.ids.reserve(input.size() / 3);
+  out.spans.reserve(input.size() / 3);
   std::size_t segmentStart = 0, pos = 0;
   while (pos < text.size()) {
     const Impl::Added* match = nullptr;
     if (parseSpecial) {
-      for (const auto& a : impl_->added) {
-        if (!a.content.empty() && text.compare(pos, a.content.size(), a.content) == 0) {
-          match = &a;
+      for (const Impl::Added* a : impl_->addedByFirstByte[static_cast<unsigned char>(text[pos])]) {
+        if (text.compare(pos, a->content.size(), a->content) == 0) {
+          match = a;
           break;  // longest first
         }
       }
@@ -305,6 +367,14 @@ Encoding BpeTokenizer::encode(std::string_view input, bool parseSpecial) const {
     segmentStart = pos;
   }
   if (segmentStart < text.size()) impl_->encodeSegment(text.substr(segmentStart), segmentStart, out);
+  return out;
+}
+
+std::vector<Encoding> BpeTokenizer::encodeBatch(std::span<const std::string_view> texts, std::size_t threads, bool parseSpecial) const {
+  std::vector<Encoding> out(texts.size());
+  parallelChunks(texts.size(), threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) out[i] = encode(texts[i], parseSpecial);
+  });
   return out;
 }
 
@@ -398,7 +468,7 @@ BpeTokenizer trainBpeTokenizer(const std::vector<std::string>& texts, std::size_
                      {"rstrip", false}, {"normalized", false}, {"special", true}});
   }
   const nlohmann::json byteLevel = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}};
-  const nlohmann::json j = {
+  nlohmann::json j = {
       {"version", "1.0"},
       {"truncation", nullptr},
       {"padding", nullptr},
@@ -423,7 +493,7 @@ BpeTokenizer trainBpeTokenizer(const std::vector<std::string>& texts, std::size_
         {"vocab", vocab},
         {"merges", mergeList}}},
   };
-  return BpeTokenizer::fromJson(j, "trained tokenizer");
+  return BpeTokenizer::fromJson(std::move(j), "trained tokenizer");
 }
 
 }  // namespace cuset

@@ -228,8 +228,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   for (const char* special : {"<|im_start|>", "<|im_end|>"}) {
     if (tokenizer->tokenId(special) < 0) throw makeError("the tokenizer has no {} token, which the ChatML template needs", special);
   }
-  std::vector<TokenizedExample> data;
-  for (const auto& ex : examples) data.push_back(tokenizeChatMl(*tokenizer, ex, config.maxTokens));
+  std::vector<TokenizedExample> data = tokenizeChatMl(*tokenizer, examples, config.maxTokens, 0);
   if (config.objective.needsSensitivity()) {
     const SensitivityLexer lexer;
     for (auto& ex : data) {

@@ -42,4 +42,9 @@ class ThreadPool {
   std::vector<std::jthread> workers_;
 };
 
+// Runs body(begin, end) over [0, n) split into at most `threads` contiguous chunks (0: one per core),
+// on threads of its own, and returns when all are done; rethrows the first exception. One chunk runs
+// on the calling thread.
+void parallelChunks(std::size_t n, std::size_t threads, const std::function<void(std::size_t begin, std::size_t end)>& body);
+
 }  // namespace cuset

@@ -36,6 +36,9 @@ struct TokenizedExample {
 // (as it would be at generation time) and a token is in the loss when its span starts inside an
 // assistant message's content or its closing <|im_end|>. Truncated to `maxTokens`.
 TokenizedExample tokenizeChatMl(const BpeTokenizer& tokenizer, const ChatExample& example, std::size_t maxTokens);
+// The same for a whole dataset on `threads` threads (0: one per core), in order.
+std::vector<TokenizedExample> tokenizeChatMl(const BpeTokenizer& tokenizer, const std::vector<ChatExample>& examples, std::size_t maxTokens,
+                                             std::size_t threads);
 
 // The prompt for generation: the messages, then "<|im_start|>assistant\n".
 std::string renderChatMlPrompt(const std::vector<ChatMessage>& messages);

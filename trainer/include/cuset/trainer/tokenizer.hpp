@@ -27,7 +27,7 @@ class BpeTokenizer {
   // Throws cuset::Error naming the file and what is unsupported or malformed ("tokenizer.json has no
   // model.merges: is this a WordPiece tokenizer?").
   static BpeTokenizer load(const std::filesystem::path& path);
-  static BpeTokenizer fromJson(const nlohmann::json& json, const std::string& source);
+  static BpeTokenizer fromJson(nlohmann::json json, const std::string& source);
 
   BpeTokenizer(BpeTokenizer&&) noexcept;
   BpeTokenizer& operator=(BpeTokenizer&&) noexcept;
@@ -35,6 +35,9 @@ class BpeTokenizer {
 
   // No special tokens are added; added tokens in the text are recognised when `parseSpecial`.
   Encoding encode(std::string_view text, bool parseSpecial = true) const;
+  // encode() of each text, on `threads` threads (0: one per core); results in input order. The
+  // tokenizer is safe to share: its piece cache takes a shared lock to read.
+  std::vector<Encoding> encodeBatch(std::span<const std::string_view> texts, std::size_t threads = 0, bool parseSpecial = true) const;
   std::string decode(std::span<const std::int32_t> ids, bool skipSpecial = false) const;
 
   std::size_t vocabSize() const;
