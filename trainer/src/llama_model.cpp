@@ -50,15 +50,22 @@ Rope::Rope(std::int64_t headDim, double theta) {
   invFreq_ = invFreq_.to(torch::kFloat32);
 }
 
-torch::Tensor Rope::apply(const torch::Tensor& x, std::int64_t offset) const {
-  const std::int64_t T = x.size(2);
-  const auto positions = torch::arange(offset, offset + T, torch::TensorOptions().dtype(torch::kFloat32).device(x.device()));
-  const auto freqs = torch::outer(positions, invFreq_.to(x.device()));  // (T, D/2)
-  const auto angles = torch::cat({freqs, freqs}, -1);                  // (T, D)
-  const auto cos = angles.cos().to(x.scalar_type()), sin = angles.sin().to(x.scalar_type());
+std::pair<torch::Tensor, torch::Tensor> Rope::cosAndSin(std::int64_t offset, std::int64_t T, const torch::Tensor& like) const {
+  const auto positions = torch::arange(offset, offset + T, torch::TensorOptions().dtype(torch::kFloat32).device(like.device()));
+  const auto freqs = torch::outer(positions, invFreq_.to(like.device()));  // (T, D/2)
+  const auto angles = torch::cat({freqs, freqs}, -1);                     // (T, D)
+  return {angles.cos().to(like.scalar_type()), angles.sin().to(like.scalar_type())};
+}
+
+torch::Tensor Rope::apply(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
   const std::int64_t half = x.size(3) / 2;
   const auto rotated = torch::cat({-x.narrow(3, half, half), x.narrow(3, 0, half)}, -1);  // rotate_half
   return x * cos + rotated * sin;
+}
+
+torch::Tensor Rope::apply(const torch::Tensor& x, std::int64_t offset) const {
+  const auto [cos, sin] = cosAndSin(offset, x.size(2), x);
+  return apply(x, cos, sin);
 }
 
 AttentionImpl::AttentionImpl(const ModelConfig& c, const Rope* rope_)
@@ -69,16 +76,16 @@ AttentionImpl::AttentionImpl(const ModelConfig& c, const Rope* rope_)
   o_proj = register_module("o_proj", linear(heads * headDim, c.hiddenSize, false));
 }
 
-torch::Tensor AttentionImpl::forward(const torch::Tensor& x, torch::Tensor* cachedK, torch::Tensor* cachedV) {
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInputs& shared, torch::Tensor* cachedK, torch::Tensor* cachedV) {
   const std::int64_t B = x.size(0), T = x.size(1);
-  const std::int64_t P = (cachedK && cachedK->defined()) ? cachedK->size(2) : 0;
-  auto q = q_proj(x).view({B, T, heads, headDim}).transpose(1, 2);    // (B, H, T, D)
+  // The softmax scale goes on q (B, H, T, D), not on the scores (B, H, T, P+T): fewer elements.
+  auto q = (q_proj(x) * (1.0 / std::sqrt(static_cast<double>(headDim)))).view({B, T, heads, headDim}).transpose(1, 2);  // (B, H, T, D)
   auto k = k_proj(x).view({B, T, kvHeads, headDim}).transpose(1, 2);  // (B, Hkv, T, D)
   auto v = v_proj(x).view({B, T, kvHeads, headDim}).transpose(1, 2);  // (B, Hkv, T, D)
-  q = rope->apply(q, P);
-  k = rope->apply(k, P);
+  q = Rope::apply(q, shared.cos, shared.sin);
+  k = Rope::apply(k, shared.cos, shared.sin);
   if (cachedK) {
-    if (P > 0) {
+    if (cachedK->defined() && cachedK->size(2) > 0) {
       k = torch::cat({*cachedK, k}, 2);  // (B, Hkv, P+T, D)
       v = torch::cat({*cachedV, v}, 2);
     }
@@ -89,11 +96,10 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, torch::Tensor* cach
     k = k.repeat_interleave(heads / kvHeads, 1);
     v = v.repeat_interleave(heads / kvHeads, 1);
   }
-  auto scores = torch::matmul(q, k.transpose(2, 3)) / std::sqrt(static_cast<double>(headDim));  // (B, H, T, P+T)
-  // Query i (absolute position P+i) sees keys 0..P+i.
-  const auto causal = torch::ones({T, P + T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(P + 1);
-  scores = scores.masked_fill(causal, -std::numeric_limits<float>::infinity());
-  const auto probs = torch::softmax(scores.to(torch::kFloat32), -1).to(q.scalar_type());
+  auto scores = torch::matmul(q, k.transpose(2, 3));  // (B, H, T, P+T)
+  // In place: the matmul's result is not needed for its own backward.
+  scores.masked_fill_(shared.masked, -std::numeric_limits<float>::infinity());
+  const auto probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
   const auto out = torch::matmul(probs, v).transpose(1, 2).reshape({B, T, heads * headDim});  // (B, T, H*D)
   return o_proj(out);
 }
@@ -113,8 +119,8 @@ DecoderLayerImpl::DecoderLayerImpl(const ModelConfig& c, const Rope* rope) {
   mlp = register_module("mlp", Mlp(c));
 }
 
-torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, torch::Tensor* cachedK, torch::Tensor* cachedV) {
-  const auto h = x + self_attn(input_layernorm(x), cachedK, cachedV);
+torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const AttentionInputs& shared, torch::Tensor* cachedK, torch::Tensor* cachedV) {
+  const auto h = x + self_attn->forward(input_layernorm(x), shared, cachedK, cachedV);
   return h + mlp(post_attention_layernorm(h));
 }
 
@@ -143,9 +149,15 @@ torch::Tensor CausalLmImpl::forward(const torch::Tensor& ids, KvCache* cache) {
     cache->values.resize(static_cast<std::size_t>(config.numLayers));
   }
   auto x = model->embed_tokens(ids);  // (B, T, C)
+  const std::int64_t T = ids.size(1);
+  const std::int64_t P = cache && !cache->keys.empty() && cache->keys[0].defined() ? cache->keys[0].size(2) : 0;
+  AttentionInputs shared;
+  std::tie(shared.cos, shared.sin) = rope->cosAndSin(P, T, x);
+  // Query i (absolute position P+i) sees keys 0..P+i.
+  shared.masked = torch::ones({T, P + T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(P + 1);
   for (std::size_t i = 0; i < model->layers->size(); ++i) {
     auto layer = model->layers[i]->as<DecoderLayerImpl>();
-    x = layer->forward(x, cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
+    x = layer->forward(x, shared, cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
   }
   x = model->norm(x);
   return config.tieWordEmbeddings ? torch::matmul(x, model->embed_tokens->weight.t()) : lm_head(x);  // (B, T, V)

@@ -35,15 +35,26 @@ class Rope {
   Rope(std::int64_t headDim, double theta);
   // x: (B, heads, T, D), positions offset..offset+T-1
   torch::Tensor apply(const torch::Tensor& x, std::int64_t offset) const;
+  // The same with the tables of cosAndSin(), which one forward computes once for all its layers.
+  static torch::Tensor apply(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+  // cos and sin of the rotation angles at positions offset..offset+T-1: each (T, D), in `like`'s dtype and device.
+  std::pair<torch::Tensor, torch::Tensor> cosAndSin(std::int64_t offset, std::int64_t T, const torch::Tensor& like) const;
 
  private:
   torch::Tensor invFreq_;  // (D/2)
 };
 
+// What every layer's attention shares in one forward: the rotary tables for its positions and the
+// causal mask, computed once rather than per layer (and per q and k).
+struct AttentionInputs {
+  torch::Tensor cos, sin;  // (T, D)
+  torch::Tensor masked;    // (T, P+T) bool: true where query i may not see key j
+};
+
 struct AttentionImpl : torch::nn::Module {
   AttentionImpl(const ModelConfig& c, const Rope* rope);
   // x (B, T, C) -> (B, T, C); appends this step's keys/values to cache slots when given.
-  torch::Tensor forward(const torch::Tensor& x, torch::Tensor* cachedK, torch::Tensor* cachedV);
+  torch::Tensor forward(const torch::Tensor& x, const AttentionInputs& shared, torch::Tensor* cachedK, torch::Tensor* cachedV);
   torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
   std::int64_t heads, kvHeads, headDim;
   const Rope* rope;
@@ -59,7 +70,7 @@ TORCH_MODULE(Mlp);
 
 struct DecoderLayerImpl : torch::nn::Module {
   DecoderLayerImpl(const ModelConfig& c, const Rope* rope);
-  torch::Tensor forward(const torch::Tensor& x, torch::Tensor* cachedK, torch::Tensor* cachedV);
+  torch::Tensor forward(const torch::Tensor& x, const AttentionInputs& shared, torch::Tensor* cachedK, torch::Tensor* cachedV);
   RmsNorm input_layernorm{nullptr}, post_attention_layernorm{nullptr};
   Attention self_attn{nullptr};
   Mlp mlp{nullptr};
