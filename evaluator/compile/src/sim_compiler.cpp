@@ -13,6 +13,7 @@
 #include "cuset/common/subprocess.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/evaluator/compile/cubin_symbols.hpp"
+#include "cuset/evaluator/compile/load_time_code.hpp"
 #include "prelude_pch.hpp"
 
 #ifndef CUSET_SIM_INCLUDE_DIR
@@ -125,22 +126,20 @@ SimCompiler::SimCompiler(SimToolchain toolchain, fs::path cacheDir, SimCompilerO
   fs::create_directories(cacheDir_);
 }
 
-bool SimCompiler::hasStaticInitializers(const fs::path& library) const {
-  auto initArraySize = [](const fs::path& path) {
-    const auto image = readBinaryFile(path);
-    auto sections = elfSectionSizes(image);
-    if (!sections) throw makeError("{}: {}", path.string(), sections.error());
-    const auto it = sections->find(".init_array");
-    return it == sections->end() ? std::size_t{0} : it->second;
+std::string SimCompiler::loadTimeCode(const fs::path& library) const {
+  auto inspect = [](const fs::path& path) {
+    auto code = inspectLoadTimeCode(readBinaryFile(path));
+    if (!code) throw makeError("{}: {}", path.string(), code.error());
+    return *code;
   };
-  // The toolchain's own start-up code contributes entries too; a library built from an empty
-  // candidate tells how many.
+  // The toolchain's own start-up code contributes entries too (crti's .init, frame_dummy); a library
+  // built from an empty candidate tells how much.
   std::call_once(baselineOnce_, [&] {
     const SimCompileOutput empty = build("", {}, false);
     if (!empty.ok) throw makeError("the simulator cannot build an empty library: {}", empty.log);
-    baselineInitArray_ = initArraySize(empty.library);
+    baseline_ = inspect(empty.library);
   });
-  return initArraySize(library) > baselineInitArray_;
+  return extraLoadTimeCode(inspect(library), baseline_);
 }
 
 fs::path SimCompiler::preludePchDir() const {
@@ -212,11 +211,13 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
   const SubprocessResult r = runSubprocess(argv, options_.timeout);
   out.log = r.output;
   if (r.timedOut) out.log += fmt::format("\nhost compiler timed out after {} s", options_.timeout.count() / 1000);
-  if (r.ok() && checkInitializers && hasStaticInitializers(temporary)) {
-    // Code that runs when the library is loaded would run before the sandbox's system-call
-    // allow-list is in place.
-    out.rejection = "host code with static initialization (a namespace-scope object with a constructor, or a "
-                    "constructor function) is not allowed: it would run outside the kernel sandbox";
+  std::string atLoad;
+  if (r.ok() && checkInitializers) atLoad = loadTimeCode(temporary);
+  if (!atLoad.empty()) {
+    // Code that runs when the library is loaded would run before the kernel does, in the loader.
+    out.rejection = fmt::format("host code that runs when the kernel library is loaded ({}) is not allowed: it would run outside "
+                                "the kernel sandbox",
+                                atLoad);
     out.log = std::string(kRejected) + out.rejection + "\n" + out.log;
     std::error_code ec;
     fs::remove(temporary, ec);

@@ -273,7 +273,8 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
                       {"timeout_ms", config.sandbox.timeout.count()},
                       {"host_threads", config.sandbox.hostThreads},
                       {"memory_bytes", config.sandbox.memoryBytes},
-                      {"timing", "CPU simulator wall time; never reported as a speedup"}};
+                      {"timing", "CPU simulator wall time; never reported as a speedup"},
+                      {"file_system_isolation", sandboxFileSystemIsolation()}};
   }
   if (config.resume && fs::exists(runJsonPath)) runJson["started"] = readJsonFile(runJsonPath).value("started", runJson["started"]);
   writeJsonFileAtomic(runJsonPath, runJson);

@@ -12,7 +12,8 @@ namespace cuset {
 class SandboxWorker {
  public:
   explicit SandboxWorker(const SandboxLimits& limits)
-      : limits_(limits), process_({"__worker", "--memory-bytes", std::to_string(limits.memoryBytes)}, limits.sharedPayload) {}
+      : limits_(limits),
+        process_({"__worker", "--memory-bytes", std::to_string(limits.memoryBytes)}, limits.sharedPayload, WorkerEnvironment::minimal) {}
 
   SimJobResult run(SimJob& job) {
     sandbox::Message request;

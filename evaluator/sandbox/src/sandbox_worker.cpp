@@ -1,10 +1,12 @@
 // The worker's side of the sandbox (`cuset __worker`). Never runs candidate code itself: each job runs
 // in a forked child that loads the candidate library, restricts itself, and runs the launches.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -13,15 +15,18 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <span>
 #include <string>
 
 #include "cuset/evaluator/sandbox/sandbox.hpp"
 #include "cuset/evaluator/sandbox/sim_library.hpp"
-#include "cuset_sim/runtime.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/sandbox/shared_payload.hpp"
+#include "cuset_sim/runtime.hpp"
+#include "landlock.hpp"
 
 namespace cuset {
 namespace {
@@ -48,51 +53,43 @@ void onForbiddenSyscall(int, siginfo_t* info, void*) {
   ::_exit(97);
 }
 
-// Before the candidate library is loaded (its loader reads files and maps them; a kernel library may
-// not run code at load time, which SimCompiler enforces, but this holds even if one did): no new
-// processes or programs, no network, no file modification, no signals to other processes.
-void forbidEscapes() {
-  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-  if (filter == nullptr) throw std::runtime_error("seccomp_init failed");
-  for (int nr : {SCMP_SYS(fork), SCMP_SYS(vfork), SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(socket), SCMP_SYS(socketpair),
-                 SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(unlink),
-                 SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(mkdir), SCMP_SYS(mkdirat),
-                 SCMP_SYS(rmdir), SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(chown), SCMP_SYS(fchown),
-                 SCMP_SYS(fchownat), SCMP_SYS(truncate), SCMP_SYS(ftruncate), SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink),
-                 SCMP_SYS(symlinkat), SCMP_SYS(ptrace), SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(creat)}) {
-    seccomp_rule_add(filter, SCMP_ACT_TRAP, nr, 0);
-  }
-  // Threads yes (the simulator's host threads start after loading), processes no. clone3 hides its
-  // flags in memory a filter cannot read, so it fails and glibc falls back to clone.
-  seccomp_rule_add(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-  seccomp_rule_add(filter, SCMP_ACT_TRAP, SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
-  // Files may be opened for reading only.
-  for (int nr : {SCMP_SYS(open), SCMP_SYS(openat)}) {
-    const unsigned flagsArg = nr == SCMP_SYS(open) ? 1 : 2;
-    for (scmp_datum_t bad : {scmp_datum_t(O_WRONLY), scmp_datum_t(O_RDWR)}) {
-      seccomp_rule_add(filter, SCMP_ACT_TRAP, nr, 1, scmp_arg_cmp{flagsArg, SCMP_CMP_MASKED_EQ, O_ACCMODE, bad});
-    }
-    seccomp_rule_add(filter, SCMP_ACT_TRAP, nr, 1, scmp_arg_cmp{flagsArg, SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT});
-  }
-  const int rc = seccomp_load(filter);
-  seccomp_release(filter);
-  if (rc != 0) throw std::runtime_error(std::string("seccomp_load failed: ") + std::strerror(-rc));
-}
-
-// After this, the child can compute, allocate memory, and synchronise its host threads; it cannot open
-// files, create processes or threads, use sockets, or write anywhere but (discarded) stderr.
-void restrictSystemCalls() {
-  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_TRAP);
-  if (filter == nullptr) throw std::runtime_error("seccomp_init failed");
+// The system calls a running kernel gets: compute, memory, its host threads' synchronisation, clocks
+// and exiting; signals only to its own process (abort, a failed assert); writes only to stderr, which
+// is /dev/null. Everything else traps (SIGSYS: a sandbox_violation naming the call): no files, no
+// processes or threads, no sockets, no signals to the worker, the supervisor or anyone else.
+void allowRunning(scmp_filter_ctx filter, pid_t self) {
   for (int nr : {SCMP_SYS(read), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(mremap), SCMP_SYS(madvise), SCMP_SYS(brk),
                  SCMP_SYS(futex), SCMP_SYS(clock_gettime), SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep), SCMP_SYS(sched_yield),
                  SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(getpid), SCMP_SYS(gettid),
-                 SCMP_SYS(tgkill), SCMP_SYS(sigaltstack), SCMP_SYS(restart_syscall), SCMP_SYS(getrandom), SCMP_SYS(rseq),
-                 SCMP_SYS(set_robust_list)}) {
+                 SCMP_SYS(sigaltstack), SCMP_SYS(restart_syscall), SCMP_SYS(getrandom), SCMP_SYS(rseq), SCMP_SYS(set_robust_list)}) {
     seccomp_rule_add(filter, SCMP_ACT_ALLOW, nr, 0);
   }
+  seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(self)));
   seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, 2));
-  seccomp_attr_set(filter, SCMP_FLTATR_CTL_TSYNC, 1);  // the host threads already exist
+}
+
+enum class Stage { loading, running };
+
+// Installed on every thread (the host threads exist already). Filters stack, so the running filter
+// after the library is loaded takes away what loading needed: reading the library file. Loading runs
+// under an allow-list too, so code the loader runs (SimCompiler refuses libraries that have any) can
+// only read files, which Landlock narrows to the library itself where the kernel has it.
+void installFilter(Stage stage, pid_t self) {
+  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_TRAP);
+  if (filter == nullptr) throw std::runtime_error("seccomp_init failed");
+  allowRunning(filter, self);
+  if (stage == Stage::loading) {
+    // seccomp: for the running filter, which only ever takes more away.
+    for (int nr : {SCMP_SYS(close), SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(pread64), SCMP_SYS(lseek), SCMP_SYS(seccomp)}) {
+      seccomp_rule_add(filter, SCMP_ACT_ALLOW, nr, 0);
+    }
+    // Opening for reading only: no write access, no creating, no truncating.
+    const scmp_datum_t forbidden = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND;
+    seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, forbidden, O_RDONLY));
+    seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, forbidden, O_RDONLY));
+  }
+  seccomp_attr_set(filter, SCMP_FLTATR_CTL_TSYNC, 1);
+  seccomp_attr_set(filter, SCMP_FLTATR_CTL_NNP, 0);  // set once by the child itself: prctl is not on the list
   const int rc = seccomp_load(filter);
   seccomp_release(filter);
   if (rc != 0) throw std::runtime_error(std::string("seccomp_load failed: ") + std::strerror(-rc));
@@ -141,13 +138,28 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
     action.sa_flags = SA_SIGINFO;
     ::sigaction(SIGSYS, &action, nullptr);
     g_status = status;
-    forbidEscapes();
+    // Nothing of the worker's environment reaches candidate code (the worker itself starts with an
+    // empty one: WorkerEnvironment::minimal).
+    ::clearenv();
+    const std::filesystem::path libraryPath = job.at("library").get<std::string>();
+    // Landlock applies to the calling thread and the threads it starts afterwards: before the host threads.
+    if (detail::landlockAbi() > 0) {
+      if (std::string why = detail::restrictToReading({libraryPath}); !why.empty()) {
+        setMessage(status, ChildStatus::setupError, "sandbox child: cannot restrict the file system: " + why);
+        ::_exit(0);
+      }
+    }
+    cuset_sim::start_host_threads(job.at("host_threads").get<int>());
+    const pid_t self = ::getpid();
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) throw std::runtime_error(std::string("no_new_privs: ") + std::strerror(errno));
+    installFilter(Stage::loading, self);
 
-    auto library = SimLibrary::open(job.at("library").get<std::string>());
+    auto library = SimLibrary::open(libraryPath);
     if (!library) {
       setMessage(status, ChildStatus::setupError, library.error());
       ::_exit(0);
     }
+    installFilter(Stage::running, self);
 
     struct Prepared {
       cuset_sim::LaunchSpec spec;
@@ -198,9 +210,6 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
     options.useFibers = job.at("fibers").get<bool>();
     options.reverseThreadOrder = job.at("reverse").get<bool>();
     options.stackBytes = job.at("stack_bytes").get<std::size_t>();
-    cuset_sim::start_host_threads(job.at("host_threads").get<int>());
-
-    restrictSystemCalls();
 
     timespec t0{}, t1{};
     ::clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -315,6 +324,16 @@ void setLimit(int resource, rlim_t value) {
 }
 
 }  // namespace
+
+std::string sandboxFileSystemIsolation() {
+  const int abi = detail::landlockAbi();
+  if (abi == 0) {
+    return "none: Landlock is unavailable here, so a kernel library's loader may read other files (seccomp still forbids writing, and "
+           "every file access once the kernel runs)";
+  }
+  return fmt::format("Landlock ABI {}: the sandboxed child can read only its kernel library and write nowhere{}", abi,
+                     abi >= 6 ? "; it cannot signal or connect outside itself" : "");
+}
 
 int runSandboxWorker(std::size_t memoryBytes, std::optional<int> payloadFd) {
   ::signal(SIGPIPE, SIG_IGN);

@@ -30,7 +30,8 @@ std::string workerExecutable() {
 
 }  // namespace
 
-WorkerProcess::WorkerProcess(std::vector<std::string> arguments, bool sharedPayload) : arguments_(std::move(arguments)) {
+WorkerProcess::WorkerProcess(std::vector<std::string> arguments, bool sharedPayload, WorkerEnvironment environment)
+    : arguments_(std::move(arguments)), environment_(environment) {
   if (!sharedPayload) return;
   try {
     shared_ = sandbox::SharedPayload::create();
@@ -55,7 +56,12 @@ void WorkerProcess::start() {
   for (auto& a : arguments_) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::vector<std::string> envStrings;
-  for (char** e = environ; *e != nullptr; ++e) envStrings.emplace_back(*e);
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const bool kept = environment_ == WorkerEnvironment::inherit || entry.starts_with("CUSET_LOG=") || entry.starts_with("ASAN_OPTIONS=") ||
+                      entry.starts_with("UBSAN_OPTIONS=") || entry.starts_with("LSAN_OPTIONS=");
+    if (kept) envStrings.emplace_back(entry);
+  }
 #if defined(__SANITIZE_ADDRESS__)
   // A kernel's crash must reach the worker as the signal it is: AddressSanitizer's own crash
   // handler would make system calls the sandbox forbids and turn a wild pointer into a violation.

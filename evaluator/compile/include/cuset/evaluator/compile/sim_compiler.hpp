@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "cuset/evaluator/compile/load_time_code.hpp"
+
 namespace cuset {
 
 struct SimToolchain {
@@ -46,8 +48,8 @@ class SimCompiler {
  public:
   // `cacheDir` holds the candidate libraries (and the failure logs) under their content hash.
   SimCompiler(SimToolchain toolchain, std::filesystem::path cacheDir, SimCompilerOptions options = {});
-  // A source whose library would run code when loaded (static initializers, constructor functions) is
-  // refused: that code would run before the sandbox restricts system calls.
+  // A source whose library would run code when loaded (constructors, code in .init, ifunc resolvers:
+  // load_time_code.hpp) is refused: that code would run in the loader, before the kernel.
   SimCompileOutput compile(std::string_view source, const std::vector<std::string>& kernelNames) const;
 
   // The host compiler's command line for one translation unit (with the precompiled prelude once it
@@ -58,13 +60,14 @@ class SimCompiler {
 
  private:
   SimCompileOutput build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers) const;
-  bool hasStaticInitializers(const std::filesystem::path& library) const;
+  // What of `library` would run at load time beyond an empty library's start-up code; empty: nothing.
+  std::string loadTimeCode(const std::filesystem::path& library) const;
 
   SimToolchain toolchain_;
   std::filesystem::path cacheDir_;
   SimCompilerOptions options_;
   mutable std::once_flag baselineOnce_;
-  mutable std::size_t baselineInitArray_ = 0;
+  mutable LoadTimeCode baseline_;
   mutable std::once_flag pchOnce_;
   mutable std::filesystem::path pchInclude_;  // empty: no precompiled prelude
 };

@@ -69,6 +69,9 @@ class SandboxPool {
   std::condition_variable available_;
 };
 
+// How far the sandboxed child's view of the file system is narrowed here, for run records.
+std::string sandboxFileSystemIsolation();
+
 // The body of `cuset __worker`: serves jobs on stdin/stdout until EOF, with regions in the shared
 // payload at `payloadFd` when given. Returns the exit status.
 int runSandboxWorker(std::size_t memoryBytes, std::optional<int> payloadFd);

@@ -19,11 +19,19 @@ namespace cuset {
 
 inline constexpr int kWorkerPayloadFd = 3;
 
+// What of the supervisor's environment a helper process starts with. A worker whose children run
+// candidate code as host code (the sim backend) gets `minimal`: only CUSET_LOG and the sanitizers'
+// options, so no secret of the supervisor (an API key, a token) is anywhere in its memory. The GPU
+// worker keeps the whole environment: the driver reads its own variables, and no candidate code runs
+// on its host side.
+enum class WorkerEnvironment { inherit, minimal };
+
 class WorkerProcess {
  public:
   // `arguments` follow the executable ($CUSET_WORKER or this process's own binary).
   // `sharedPayload` false: payloads through the pipe (the fallback; benchmarks compare the two).
-  explicit WorkerProcess(std::vector<std::string> arguments, bool sharedPayload = true);
+  explicit WorkerProcess(std::vector<std::string> arguments, bool sharedPayload = true,
+                         WorkerEnvironment environment = WorkerEnvironment::inherit);
   ~WorkerProcess() { stop(); }
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -39,6 +47,7 @@ class WorkerProcess {
   std::string describeExit();
 
   std::vector<std::string> arguments_;
+  WorkerEnvironment environment_;
   std::optional<sandbox::SharedPayload> shared_;
   pid_t pid_ = -1;
   int to_ = -1;
