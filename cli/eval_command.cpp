@@ -44,23 +44,30 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
   eval->add_option("--max-rows", *maxRows, "Print one row per candidate up to this many candidates")->capture_default_str();
   eval->add_flag("--quiet,-q", *quiet, "No progress bar");
   auto timeoutSeconds = std::make_shared<double>(10.0);
-  auto memoryGiB = std::make_shared<double>(16.0);
+  auto memoryGiB = std::make_shared<double>(0.0);
   eval->add_option("--trials", config->trials, "Correctness trials with fresh inputs (plus one determinism rerun)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   eval->add_option("--timeout", *timeoutSeconds, "Wall-time limit in seconds for one trial of one candidate")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
+  auto compileSeconds = std::make_shared<double>(60.0);
+  eval->add_option("--compile-timeout", *compileSeconds, "Wall-time limit in seconds for one NVRTC compile (a helper process is killed past it)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
   eval->add_option("--sim-threads", config->sandbox.hostThreads, "Host threads per simulated launch (blocks run in parallel)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  eval->add_option("--memory-limit", *memoryGiB, "Address-space limit of each sandbox worker, GiB")->check(CLI::Range(0.5, 4096.0))->capture_default_str();
+  eval->add_option("--memory-limit", *memoryGiB,
+                   "Address-space limit of each sandbox worker, GiB (default: 3/4 of the machine's memory over --jobs, 1 to 16 GiB)")
+      ->check(CLI::Range(0.5, 4096.0));
 
   eval->callback([=, &context] {
     config->backend = *parseBackend(*backend);
     config->cuda.time = !*noTiming;
     config->sandbox.timeout = std::chrono::milliseconds(static_cast<long long>(*timeoutSeconds * 1000));
-    config->sandbox.memoryBytes = static_cast<std::size_t>(*memoryGiB * static_cast<double>(std::size_t{1} << 30));
+    config->compileTimeout = std::chrono::milliseconds(static_cast<long long>(*compileSeconds * 1000));
+    if (*memoryGiB > 0) config->sandbox.memoryBytes = static_cast<std::size_t>(*memoryGiB * static_cast<double>(std::size_t{1} << 30));
     if (*seed != 0) config->seed = *seed;
     config->useCache = !*noCache;
     config->showProgress = !*quiet;

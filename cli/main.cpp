@@ -5,12 +5,14 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/common/version.hpp"
+#include "cuset/evaluator/compile/nvrtc_worker.hpp"
 #include "cuset/evaluator/cuda/cuda_worker.hpp"
 #include "cuset/evaluator/sandbox/sandbox.hpp"
 
 int main(int argc, char** argv) {
   // Sandbox workers re-execute this binary; they take no user options (DESIGN §4 "Sandbox").
   // Their arguments come from WorkerProcess: [--memory-bytes N] [--payload-fd FD].
+  if (argc >= 2 && std::string_view(argv[1]) == "__nvrtc-worker") return cuset::runNvrtcWorker();
   if (argc >= 2 && (std::string_view(argv[1]) == "__worker" || std::string_view(argv[1]) == "__cuda-worker")) {
     std::optional<std::size_t> memoryBytes;
     std::optional<int> payloadFd;

@@ -16,7 +16,7 @@ STAGE_USES = {
     "problem": set(),
     "timing": {"problem"},
     "candidate": {"problem"},
-    "compile": set(),
+    "compile": {"sandbox"},  # NVRTC in helper processes
     "suite": {"problem", "timing"},
     "results": {"candidate"},
     "correctness": {"results", "candidate", "problem"},

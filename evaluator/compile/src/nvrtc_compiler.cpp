@@ -16,6 +16,8 @@
 #include "cuset/evaluator/compile/cubin_symbols.hpp"
 #include "cuset/evaluator/compile/nvrtc_prelude.hpp"
 #include "nvrtc_check.hpp"
+#include "nvrtc_isolation.hpp"
+#include "nvrtc_raw.hpp"
 
 #ifndef CUSET_CUDA_INCLUDE_DIR
 #define CUSET_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
@@ -25,83 +27,6 @@ namespace fs = std::filesystem;
 
 namespace cuset {
 namespace {
-
-// Owns an nvrtcProgram.
-class NvrtcProgram {
- public:
-  NvrtcProgram(std::string_view source, const char* name) {
-    static const auto headers = [] {
-      std::pair<std::vector<std::string>, std::vector<std::string>> h;
-      for (const auto& v : nvrtcVirtualHeaders()) {
-        h.first.emplace_back(v.name);
-        h.second.emplace_back(v.content);
-      }
-      return h;
-    }();
-    std::vector<const char*> names, contents;
-    for (std::size_t i = 0; i < headers.first.size(); ++i) {
-      names.push_back(headers.first[i].c_str());
-      contents.push_back(headers.second[i].c_str());
-    }
-    const std::string text(source);
-    CUSET_NVRTC_CHECK(nvrtcCreateProgram(&program_, text.c_str(), name, static_cast<int>(names.size()), contents.data(), names.data()));
-  }
-  ~NvrtcProgram() {
-    if (program_) nvrtcDestroyProgram(&program_);
-  }
-  NvrtcProgram(const NvrtcProgram&) = delete;
-  NvrtcProgram& operator=(const NvrtcProgram&) = delete;
-  nvrtcProgram get() const { return program_; }
-
-  std::string log() const {
-    std::size_t size = 0;
-    CUSET_NVRTC_CHECK(nvrtcGetProgramLogSize(program_, &size));
-    std::string text(size, '\0');
-    CUSET_NVRTC_CHECK(nvrtcGetProgramLog(program_, text.data()));
-    while (!text.empty() && (text.back() == '\0' || text.back() == '\n')) text.pop_back();
-    return text;
-  }
-
- private:
-  nvrtcProgram program_ = nullptr;
-};
-
-struct RawCompile {
-  bool ok = false;
-  std::string log;
-  std::vector<std::byte> image;
-  std::map<std::string, std::string> lowered;
-};
-
-RawCompile runNvrtc(std::string_view source, const std::vector<std::string>& options,
-                    const std::vector<std::string>& nameExpressions, bool cubin) {
-  NvrtcProgram program(source, "candidate.cu");
-  for (const auto& n : nameExpressions) CUSET_NVRTC_CHECK(nvrtcAddNameExpression(program.get(), n.c_str()));
-  std::vector<const char*> argv;
-  for (const auto& o : options) argv.push_back(o.c_str());
-  const nvrtcResult status = nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
-  RawCompile out;
-  out.log = program.log();
-  if (status == NVRTC_ERROR_COMPILATION) return out;
-  CUSET_NVRTC_CHECK(status);
-  out.ok = true;
-  std::size_t size = 0;
-  if (cubin) {
-    CUSET_NVRTC_CHECK(nvrtcGetCUBINSize(program.get(), &size));
-    out.image.resize(size);
-    CUSET_NVRTC_CHECK(nvrtcGetCUBIN(program.get(), reinterpret_cast<char*>(out.image.data())));
-  } else {
-    CUSET_NVRTC_CHECK(nvrtcGetPTXSize(program.get(), &size));
-    out.image.resize(size);
-    CUSET_NVRTC_CHECK(nvrtcGetPTX(program.get(), reinterpret_cast<char*>(out.image.data())));
-  }
-  for (const auto& n : nameExpressions) {
-    const char* lowered = nullptr;
-    CUSET_NVRTC_CHECK(nvrtcGetLoweredName(program.get(), n.c_str(), &lowered));
-    out.lowered[n] = lowered;
-  }
-  return out;
-}
 
 // NVRTC reports an unknown name expression as an error in its synthetic "__nv_name_map" file.
 std::vector<std::string> unresolvedNameExpressions(const std::string& log) {
@@ -169,6 +94,7 @@ NvrtcCompiler::NvrtcCompiler(CompileOptions options, fs::path cacheDir)
                     fmt::format("--pre-include={}", kPreludeHeaderName)};
   if (options_.lineinfo) optionStrings_.emplace_back("-lineinfo");
   for (const auto& o : options_.extraOptions) optionStrings_.push_back(o);
+  if (options_.isolated) helpers_ = std::make_shared<detail::NvrtcHelperPool>(options_.timeout);
 }
 
 CompileOutput NvrtcCompiler::compile(std::string_view source, const std::vector<std::string>& kernelNames) const {
@@ -184,7 +110,7 @@ CompileOutput NvrtcCompiler::compile(std::string_view source, const std::vector<
   }
   CompileOutput out = compileUncached(source, kernelNames);
   out.milliseconds = millisecondsSince(start);
-  if (!cacheDir_.empty()) {
+  if (!cacheDir_.empty() && !out.uncacheable) {
     try {
       storeCached(key, out);
     } catch (const Error& e) {
@@ -200,7 +126,21 @@ CompileOutput NvrtcCompiler::compileUncached(std::string_view source, const std:
   out.isCubin = cubin;
   std::vector<std::string> options = optionStrings_;
   if (sourceNeedsHalfTypes(source)) options.emplace_back("-DCUSET_NEEDS_HALF_TYPES");
-  RawCompile raw = runNvrtc(source, options, kernelNames, cubin);
+  std::optional<std::string> failed;  // no result at all: the time limit, or a helper that died
+  auto runNvrtc = [&](const std::vector<std::string>& names) {
+    if (!helpers_) return detail::runNvrtc(source, options, names, cubin);
+    auto r = helpers_->compile(source, options, names, cubin);
+    if (r) return std::move(*r);
+    failed = r.error();
+    return detail::RawCompile{};
+  };
+  detail::RawCompile raw = runNvrtc(kernelNames);
+  if (failed) {
+    out.status = CompileOutput::Status::compileError;
+    out.log = "cuset: " + *failed;
+    out.uncacheable = true;
+    return out;
+  }
   if (!raw.ok) {
     if (raw.log.find("__nv_name_map") == std::string::npos) {
       out.status = CompileOutput::Status::compileError;
@@ -209,9 +149,10 @@ CompileOutput NvrtcCompiler::compileUncached(std::string_view source, const std:
     }
     // A manifest kernel name did not resolve. Compile without the names to tell "the source is broken"
     // (compile_error with a clean log) from "the source is fine but lacks that kernel".
-    RawCompile plain = runNvrtc(source, options, {}, cubin);
-    out.log = std::move(plain.log);
-    if (!plain.ok) {
+    detail::RawCompile plain = runNvrtc({});
+    out.log = failed ? "cuset: " + *failed : std::move(plain.log);
+    out.uncacheable = failed.has_value();
+    if (failed || !plain.ok) {
       out.status = CompileOutput::Status::compileError;
       return out;
     }

@@ -211,7 +211,9 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   }
   if (!seed) seed = config.seed ? *config.seed : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
   if (arch.empty()) arch = "sm_90";
-  const NvrtcCompiler compiler(CompileOptions{.arch = arch}, config.useCache ? cacheRoot / "nvrtc" : fs::path());
+  // NVRTC runs in helper processes: a compile that never ends is a compile_error, not a hung run.
+  const NvrtcCompiler compiler(CompileOptions{.arch = arch, .isolated = true, .timeout = config.compileTimeout},
+                               config.useCache ? cacheRoot / "nvrtc" : fs::path());
   std::unique_ptr<SimCompiler> simCompiler;
   std::unique_ptr<SandboxPool> sandbox;
   // Correctness references on the GPU where the cuda backend runs and LibTorch has CUDA.
@@ -245,6 +247,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
       {"backend_requested", backendName(config.backend)},
       {"backend_reason", summary.backendReason},
       {"arch", arch},
+      {"compile_timeout_ms", config.compileTimeout.count()},
       {"seed", std::to_string(*seed)},  // a string: JSON readers lose precision above 2^53
       {"problems_dir", fs::absolute(config.problemsDir).string()},
       {"candidates", fs::absolute(config.candidatesPath).string()},
@@ -272,7 +275,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
                       {"size_set", sizeSet},
                       {"timeout_ms", config.sandbox.timeout.count()},
                       {"host_threads", config.sandbox.hostThreads},
-                      {"memory_bytes", config.sandbox.memoryBytes},
+                      {"memory_bytes", sandbox->limits().memoryBytes},
                       {"timing", "CPU simulator wall time; never reported as a speedup"},
                       {"file_system_isolation", sandboxFileSystemIsolation()}};
   }

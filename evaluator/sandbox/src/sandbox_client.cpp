@@ -1,5 +1,8 @@
 // The supervisor's side of the sandbox: the pool of `cuset __worker` processes.
 #include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "cuset/common/error.hpp"
 #include "cuset/evaluator/sandbox/sandbox.hpp"
@@ -45,7 +48,14 @@ class SandboxWorker {
   WorkerProcess process_;
 };
 
+std::size_t defaultSandboxMemory(std::size_t workers) {
+  const auto pages = static_cast<std::size_t>(::sysconf(_SC_PHYS_PAGES)), pageSize = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t share = pages * pageSize / 4 * 3 / std::max<std::size_t>(workers, 1);
+  return std::clamp(share, std::size_t{1} << 30, std::size_t{16} << 30);
+}
+
 SandboxPool::SandboxPool(std::size_t workers, SandboxLimits limits) : limits_(limits) {
+  if (limits_.memoryBytes == 0) limits_.memoryBytes = defaultSandboxMemory(workers);
   ::signal(SIGPIPE, SIG_IGN);  // a dying worker must not take the supervisor with it
   for (std::size_t i = 0; i < std::max<std::size_t>(workers, 1); ++i) {
     workers_.push_back(std::make_unique<SandboxWorker>(limits_));

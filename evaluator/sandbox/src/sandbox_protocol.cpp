@@ -56,7 +56,7 @@ void writeMessage(int fd, const Message& message, SharedPayload* shared) {
     std::memcpy(room.data(), bytes.data(), bytes.size());
   }
   if (!viaShared && !message.shared.empty()) throw makeError("sandbox protocol: a shared payload on a channel without one");
-  const std::string header = message.header.dump();
+  const std::string header = message.header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const std::uint64_t headerSize = header.size(), payloadSize = bytes.size() | (viaShared ? kSharedPayloadFlag : 0);
   std::string frame(reinterpret_cast<const char*>(&headerSize), sizeof(headerSize));
   frame += header;

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "cuset/common/error.hpp"
@@ -20,12 +21,18 @@ extern char** environ;
 namespace cuset {
 namespace {
 
+// $CUSET_WORKER; else this process when it is `cuset`; else the build's own `cuset` (a test or a
+// benchmark linking the evaluator), which must never re-execute itself as a worker.
 std::string workerExecutable() {
   if (const char* env = std::getenv("CUSET_WORKER"); env && *env) return env;
   char path[4096];
   const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) throw makeError("cannot find the cuset executable for sandbox workers (set CUSET_WORKER)");
-  return std::string(path, static_cast<std::size_t>(n));
+  const std::string self = n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
+  if (std::filesystem::path(self).filename() == "cuset") return self;
+#ifdef CUSET_BUILD_WORKER
+  if (std::filesystem::exists(CUSET_BUILD_WORKER)) return CUSET_BUILD_WORKER;
+#endif
+  throw makeError("cannot find the cuset executable for helper processes (set CUSET_WORKER to its path)");
 }
 
 }  // namespace

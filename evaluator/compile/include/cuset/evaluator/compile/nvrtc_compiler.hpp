@@ -1,8 +1,11 @@
 #pragma once
-// In-process NVRTC compilation of candidate kernels to cubin (or PTX for compute_XX targets), with the
+// NVRTC compilation of candidate kernels to cubin (or PTX for compute_XX targets), with the
 // compatibility prelude, a content-addressed on-disk cache, and a check that every kernel the manifest
-// names exists in the compiled module.
+// names exists in the compiled module. In process, or (`isolated`, as evaluations do) in helper
+// processes under a time limit.
+#include <chrono>
 #include <cstddef>
+#include <memory>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -18,6 +21,10 @@ struct CompileOptions {
   std::vector<std::string> extraOptions;
   // CUDA headers (cuda_fp16.h, ...). Empty: $CUSET_CUDA_INCLUDE, else the toolkit found at build time.
   std::filesystem::path cudaIncludeDir;
+  // Compile in `cuset __nvrtc-worker` helpers ($CUSET_WORKER or this binary), each compile under
+  // `timeout`: past it the helper is killed and the candidate gets a compile_error saying so.
+  bool isolated = false;
+  std::chrono::milliseconds timeout{60000};
 };
 
 struct CompileOutput {
@@ -30,8 +37,13 @@ struct CompileOutput {
   std::vector<std::string> missingKernels;          // status == missingKernels
   std::map<std::string, std::size_t> staticSharedBytes;  // manifest kernel name -> bytes (cubin targets)
   bool cacheHit = false;
+  bool uncacheable = false;   // the compile hit its time limit or lost its helper: not a property of the source alone
   double milliseconds = 0.0;  // wall time of this call (NVRTC, or the cache lookup)
 };
+
+namespace detail {
+class NvrtcHelperPool;
+}
 
 class NvrtcCompiler {
  public:
@@ -57,6 +69,7 @@ class NvrtcCompiler {
   CompileOptions options_;
   std::filesystem::path cacheDir_;
   std::vector<std::string> optionStrings_;
+  std::shared_ptr<detail::NvrtcHelperPool> helpers_;  // null: in process
 };
 
 }  // namespace cuset

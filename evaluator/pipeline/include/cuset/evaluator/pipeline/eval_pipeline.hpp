@@ -1,5 +1,6 @@
 #pragma once
 // `cuset eval`: candidates -> manifest -> NVRTC -> (backend) -> results.jsonl, in parallel, resumable.
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -32,6 +33,7 @@ struct EvalConfig {
   std::filesystem::path outDir;  // empty: runs/<timestamp>-<backend>
   BackendKind backend = BackendKind::automatic;
   std::string arch;  // empty: the GPU's own on the cuda backend, else sm_90
+  std::chrono::milliseconds compileTimeout{60000};  // per NVRTC compile, in a helper process
   std::size_t jobs = 0;  // 0: one per core
   bool resume = false;
   std::optional<std::uint64_t> seed;  // per-run secret seed for inputs; random when absent

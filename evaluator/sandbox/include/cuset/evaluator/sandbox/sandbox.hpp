@@ -29,7 +29,7 @@ namespace cuset {
 
 struct SandboxLimits {
   std::chrono::milliseconds timeout{10000};  // wall time of one job (all launches of one trial)
-  std::size_t memoryBytes = std::size_t{16} << 30;  // RLIMIT_AS of the worker and its children
+  std::size_t memoryBytes = 0;               // RLIMIT_AS of the worker and its children; 0: defaultSandboxMemory()
   int hostThreads = 1;                       // simulator host threads per job
   std::size_t stackBytes = 256 * 1024;       // per simulated CUDA thread (fiber)
   bool sharedPayload = true;                 // regions through a shared memory file, not the pipe
@@ -46,6 +46,11 @@ struct SimJob {
 
 // kernelMs: CPU time of the launches, as the child measured it.
 using SimJobResult = TrialRun;
+
+// The address-space limit of each of `workers` sandbox workers when none is given: three quarters of
+// the machine's memory shared among them, at most 16 GiB and at least 1 GiB each. (16 GiB each, the
+// old default, let two jobs of a kernel that touches 10 GB take more than this 24 GiB machine has.)
+std::size_t defaultSandboxMemory(std::size_t workers);
 
 class SandboxWorker;
 
