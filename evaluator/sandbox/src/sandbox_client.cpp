@@ -21,6 +21,7 @@ class SandboxWorker {
   SimJobResult run(SimJob& job) {
     sandbox::Message request;
     request.header = {{"library", job.library.string()},
+                      {"state_key", job.stateKey},
                       {"fibers", job.fibers},
                       {"reverse", job.reverseThreadOrder},
                       {"host_threads", limits_.hostThreads},
@@ -65,27 +66,26 @@ SandboxPool::SandboxPool(std::size_t workers, SandboxLimits limits) : limits_(li
 
 SandboxPool::~SandboxPool() = default;
 
-SimJobResult SandboxPool::run(SimJob& job) {
-  SandboxWorker* worker = nullptr;
-  {
-    std::unique_lock lock(mutex_);
-    available_.wait(lock, [this] { return !idle_.empty(); });
-    worker = idle_.back();
-    idle_.pop_back();
-  }
-  SimJobResult result;
-  try {
-    result = worker->run(job);
-  } catch (...) {
-    std::lock_guard lock(mutex_);
-    idle_.push_back(worker);
-    available_.notify_one();
-    throw;
-  }
+SandboxPool::Lease SandboxPool::acquire() {
+  std::unique_lock lock(mutex_);
+  available_.wait(lock, [this] { return !idle_.empty(); });
+  SandboxWorker* worker = idle_.back();
+  idle_.pop_back();
+  return Lease(*this, worker);
+}
+
+void SandboxPool::release(SandboxWorker* worker) {
   std::lock_guard lock(mutex_);
   idle_.push_back(worker);
   available_.notify_one();
-  return result;
 }
+
+SandboxPool::Lease::~Lease() {
+  if (worker_) pool_.release(worker_);
+}
+
+SimJobResult SandboxPool::Lease::run(SimJob& job) { return worker_->run(job); }
+
+SimJobResult SandboxPool::run(SimJob& job) { return acquire().run(job); }
 
 }  // namespace cuset

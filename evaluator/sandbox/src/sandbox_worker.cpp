@@ -18,15 +18,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 
+#include "cuset/common/file_util.hpp"
 #include "cuset/evaluator/sandbox/sandbox.hpp"
 #include "cuset/evaluator/sandbox/sim_library.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/sandbox/shared_payload.hpp"
 #include "cuset_sim/runtime.hpp"
 #include "landlock.hpp"
+#include "module_state.hpp"
 
 namespace cuset {
 namespace {
@@ -123,7 +126,9 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
 
 // `spare`: mapped memory after the region (the shared file's unused room), made inaccessible here so
 // that a write past the region faults as it would past an exactly sized mapping.
-[[noreturn]] void childMain(const nlohmann::json& job, std::byte* region, std::span<std::byte> spare, ChildStatus* status) {
+// `state`: the candidate's saved library data (module_state.hpp), or null to start from the library's own.
+[[noreturn]] void childMain(const nlohmann::json& job, std::byte* region, std::span<std::byte> spare, ChildStatus* status,
+                            detail::ModuleState* state) {
   try {
     if (!spare.empty() && ::mprotect(spare.data(), spare.size(), PROT_NONE) != 0) {
       throw std::runtime_error(std::string("cannot protect the region's surroundings: ") + std::strerror(errno));
@@ -160,6 +165,7 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
       ::_exit(0);
     }
     installFilter(Stage::running, self);
+    if (state) state->restore(library->loadAddress());
 
     struct Prepared {
       cuset_sim::LaunchSpec spec;
@@ -222,6 +228,7 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
     }
     ::clock_gettime(CLOCK_MONOTONIC, &t1);
     status->kernelMs = static_cast<double>(t1.tv_sec - t0.tv_sec) * 1e3 + static_cast<double>(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (state) state->save(library->loadAddress());
     setMessage(status, ChildStatus::ok, "");
   } catch (const std::exception& e) {
     setMessage(status, ChildStatus::setupError, std::string("sandbox child: ") + e.what());
@@ -239,6 +246,30 @@ std::string signalDescription(int sig) {
     case SIGKILL: return "SIGKILL (killed, e.g. over the memory limit)";
     default: return "signal " + std::to_string(sig);
   }
+}
+
+// The state of the candidate the worker serves now: its trials come to this worker (SandboxPool::Lease)
+// under one `state_key`; a job with another key or library starts from the library's own data.
+detail::ModuleState* moduleStateFor(const nlohmann::json& job) {
+  struct Current {
+    std::string key;
+    std::string library;
+    detail::ModuleState state;
+  };
+  static std::optional<Current> current;
+  const std::string key = job.value("state_key", "");
+  const std::string library = job.at("library").get<std::string>();
+  if (key.empty()) return nullptr;
+  if (current && current->key == key && current->library == library) return &current->state;
+  current.reset();
+  try {
+    auto ranges = detail::writableRanges(readBinaryFile(library));
+    if (!ranges) return nullptr;  // the child's load reports what is wrong with the file
+    current.emplace(Current{key, library, detail::ModuleState(std::move(*ranges))});
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  return &current->state;
 }
 
 sandbox::Message serve(sandbox::Message& request, const sandbox::SharedPayload* sharedPayload) {
@@ -264,8 +295,9 @@ sandbox::Message serve(sandbox::Message& request, const sandbox::SharedPayload* 
     const std::size_t used = (regionBytes + page - 1) / page * page;
     if (sharedPayload->mappedBytes() > used) spare = {region + used, sharedPayload->mappedBytes() - used};
   }
+  detail::ModuleState* state = moduleStateFor(request.header);
   const pid_t pid = ::fork();
-  if (pid == 0) childMain(request.header, region, spare, status);
+  if (pid == 0) childMain(request.header, region, spare, status, state);
   int wstatus = 0;
   bool timedOut = false;
   if (pid < 0) {

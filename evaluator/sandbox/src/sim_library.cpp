@@ -1,6 +1,7 @@
 #include "cuset/evaluator/sandbox/sim_library.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <utility>
 
@@ -32,6 +33,12 @@ SimLibrary& SimLibrary::operator=(SimLibrary&& other) noexcept {
 
 SimLibrary::~SimLibrary() {
   if (handle_) ::dlclose(handle_);
+}
+
+std::uintptr_t SimLibrary::loadAddress() const {
+  link_map* map = nullptr;
+  if (handle_ == nullptr || ::dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return 0;
+  return static_cast<std::uintptr_t>(map->l_addr);
 }
 
 const cuset_sim::KernelEntry* SimLibrary::entry(std::string_view name) const {

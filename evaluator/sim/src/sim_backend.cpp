@@ -34,15 +34,18 @@ void runSimBackend(const Problem& problem, const LaunchManifest& manifest, std::
   const RegionLayout layout = RegionLayout::plan(problem, manifest, sizes);
   result.timingKind = "cpu_simulator";
 
+  // Every trial of the candidate on one worker, which keeps its __device__ globals between them.
+  SandboxPool::Lease worker = sandbox.acquire();
   const TrialExecutor execute = [&](std::vector<std::byte>& region, const TrialRequest& request) {
     SimJob job;
     job.library = built.library;
+    job.stateKey = result.key();
     job.fibers = built.needsFibers;
     job.reverseThreadOrder = request.reverseThreadOrder;
     job.launches = *launches;
     job.layout = &layout;
     job.region = std::move(region);
-    TrialRun run = sandbox.run(job);
+    TrialRun run = worker.run(job);
     region = std::move(job.region);
     result.timings.runMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return run;

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuset/evaluator/candidate/launch_manifest.hpp"
@@ -37,6 +38,9 @@ struct SandboxLimits {
 
 struct SimJob {
   std::filesystem::path library;
+  // The candidate this trial belongs to: a worker keeps the library's globals between jobs of one key,
+  // as a GPU keeps a module loaded for a candidate (empty: every job starts from the library's data).
+  std::string stateKey;
   bool fibers = true;
   bool reverseThreadOrder = false;
   std::vector<ResolvedLaunch> launches;
@@ -64,10 +68,29 @@ class SandboxPool {
 
   // Runs one job on a free worker; `job.region` comes back as the kernel left it.
   SimJobResult run(SimJob& job);
+
+  // One worker held for several jobs (all trials of a candidate, so its state stays in one place).
+  class Lease {
+   public:
+    Lease(Lease&& other) noexcept : pool_(other.pool_), worker_(std::exchange(other.worker_, nullptr)) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease();
+    SimJobResult run(SimJob& job);
+
+   private:
+    friend class SandboxPool;
+    Lease(SandboxPool& pool, SandboxWorker* worker) : pool_(pool), worker_(worker) {}
+    SandboxPool& pool_;
+    SandboxWorker* worker_;
+  };
+  Lease acquire();  // waits for a free worker
   const SandboxLimits& limits() const { return limits_; }
 
  private:
   SandboxLimits limits_;
+  void release(SandboxWorker* worker);
   std::vector<std::unique_ptr<SandboxWorker>> workers_;
   std::vector<SandboxWorker*> idle_;
   std::mutex mutex_;

@@ -1,5 +1,6 @@
 #pragma once
 // A candidate library built by SimCompiler, loaded into this process: its kernel entry table.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -19,6 +20,7 @@ class SimLibrary {
   ~SimLibrary();
 
   const cuset_sim::KernelEntry* entry(std::string_view name) const;  // nullptr if absent
+  std::uintptr_t loadAddress() const;  // where the loader placed the library (its link map's l_addr)
 
  private:
   SimLibrary() = default;
