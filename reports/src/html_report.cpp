@@ -337,6 +337,8 @@ std::string candidateDetail(const EvalResult& r, std::size_t index) {
                      r.timingSamplesMs.size(), samples);
     if (!r.referenceTimingSamplesMs.empty()) h += fmt::format("<dt>reference</dt><dd>median {:.4g} ms</dd>", medianOf(r.referenceTimingSamplesMs));
     if (auto s = speedupOf(r)) h += fmt::format("<dt>speedup</dt><dd>{:.3f}x</dd>", *s);
+    if (r.peakFraction) h += fmt::format("<dt>peak fraction</dt><dd>{:.1f}% of the speed-of-light bound</dd>", 100.0 * *r.peakFraction);
+    for (const auto& f : r.flags) h += fmt::format("<dt>flag</dt><dd class=\"flag\">{}</dd>", esc(f));
   }
   h += "</dl>";
   if (!r.comparisons.empty()) {

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/log.hpp"
+#include "cuset/common/hash.hpp"
+#include "cuset/evaluator/correctness/compare_output.hpp"
 #include "cuset/evaluator/correctness/correctness_trials.hpp"
 #include "cuset/evaluator/problem/input_generator.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
@@ -65,6 +68,10 @@ TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
                       {"max_seconds", options_.maxSeconds},
                       {"l2_flush_bytes", 2 * l2}}}};
   if (job.time && !job.reference.is_null()) request.header["reference"] = job.reference;
+  if (job.time && job.checks.is_object()) {
+    request.header["region_bytes"] = job.checks.at("region_bytes");
+    for (const char* key : {"outputs", "check_sample", "fresh_region"}) request.header["timing"][key] = job.checks.at(key);
+  }
   const auto limit = options_.trialTimeout + (job.time ? std::chrono::milliseconds(static_cast<long long>(options_.maxSeconds * 2000)) : std::chrono::milliseconds(0));
 
   std::lock_guard lock(mutex_);  // load and run on the same worker
@@ -116,9 +123,22 @@ void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, cons
   runCorrectnessTrials(problem, layout, references, options, execute, "the GPU worker", false, result);
   if (result.verdict != Verdict::correct || !pool.options().time) return;
 
-  // Timing on fresh inputs of their own, after correctness is settled.
+  // Timing on fresh inputs of their own, after correctness is settled; what is timed is judged too.
   const std::vector<HostTensor> inputs = generateInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(options.trials + 1), false);
-  CudaWorkerPool::Job job{&compiled, &*launches, &layout, layout.fill(inputs, 0), true, nullptr};
+  const std::vector<HostTensor> fresh = generateInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(options.trials + 2), true);
+  const std::vector<std::byte> timingRegion = layout.fill(inputs, 0), freshRegion = layout.fill(fresh, 1);
+  const std::size_t R = layout.totalBytes();
+  std::vector<std::byte> payload(3 * R);
+  std::copy(timingRegion.begin(), timingRegion.end(), payload.begin());
+  std::copy(freshRegion.begin(), freshRegion.end(), payload.begin() + static_cast<std::ptrdiff_t>(R));
+  nlohmann::json outputs = nlohmann::json::array();
+  for (const auto& slot : layout.slots()) {
+    if (slot.role == BufferSlot::Role::output) outputs.push_back({slot.offset, slot.bytes});
+  }
+  // Which sample's outputs are kept besides the last: secret to the kernel, as the inputs are.
+  const std::size_t checkSample = 1 + static_cast<std::size_t>(hashString(fmt::format("{}/{}", options.seed, result.key())).low % 8);
+  CudaWorkerPool::Job job{&compiled, &*launches, &layout, std::move(payload), true, nullptr,
+                          {{"region_bytes", R}, {"outputs", outputs}, {"check_sample", checkSample}, {"fresh_region", true}}};
   nlohmann::json referenceInputs = nlohmann::json::array();
   for (const auto& slot : layout.slots()) {
     if (slot.role == BufferSlot::Role::input) {
@@ -133,6 +153,42 @@ void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, cons
     result.reason = fmt::format("timing run: {}", run.message);
     return;
   }
+  if (job.region.size() != 3 * R) {
+    result.verdict = Verdict::runtime_error;
+    result.reason = "timing run: the GPU worker returned a region of the wrong size";
+    return;
+  }
+  // The last timed sample and the kept one ran on `inputs`, the fresh sample on `fresh`.
+  const std::vector<HostTensor> want = references.run(problem, inputs, sizes), wantFresh = references.run(problem, fresh, sizes);
+  auto judge = [&](std::size_t offset, const std::vector<HostTensor>& sent, const std::vector<HostTensor>& expected, const std::string& which) {
+    const std::vector<std::byte> region(job.region.begin() + static_cast<std::ptrdiff_t>(offset), job.region.begin() + static_cast<std::ptrdiff_t>(offset + R));
+    if (auto violation = layout.findGuardViolation(region)) return fmt::format("{}: {}", which, *violation);
+    std::size_t in = 0, out = 0;
+    for (const auto& slot : layout.slots()) {
+      if (slot.role == BufferSlot::Role::input) {
+        const HostTensor got = layout.extract(region, slot);
+        if (got.byteSize() != sent[in].byteSize() || std::memcmp(got.data(), sent[in].data(), got.byteSize()) != 0) {
+          return fmt::format("{}: the kernel modified its input '{}'", which, slot.name);
+        }
+        ++in;
+      } else if (slot.role == BufferSlot::Role::output) {
+        const OutputComparison c = compareOutput(slot.name, layout.extract(region, slot), expected[out++], problem.tolerance);
+        if (!c.passed()) return fmt::format("{} disagrees with the reference, which the correctness trials did not: {}", which, c.describe());
+      }
+    }
+    return std::string();
+  };
+  const std::size_t last = timing.value("last_sample", std::size_t{0});
+  std::string why = judge(0, inputs, want, fmt::format("timed sample {} (the last)", last + 1));
+  if (why.empty() && !timing.value("checked_sample", nlohmann::json()).is_null()) {
+    why = judge(2 * R, inputs, want, fmt::format("timed sample {}", timing["checked_sample"].get<std::size_t>() + 1));
+  }
+  if (why.empty()) why = judge(R, fresh, wantFresh, "the timed sample on fresh inputs");
+  if (!why.empty()) {
+    result.verdict = Verdict::hack_suspected;
+    result.reason = why;
+    return;
+  }
   result.timingKind = timing.value("kind", "cuda_events");
   result.timingSamplesMs = timing.value("samples_ms", std::vector<double>{});
   // The reference is timed only where LibTorch has CUDA; without it there is no speedup to report.
@@ -141,10 +197,15 @@ void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, cons
     for (const auto& p : timing["reference"].value("problems", std::vector<std::string>{})) log::warn("{}: reference timing: {}", result.problem, p);
   }
   for (const auto& p : timing.value("problems", std::vector<std::string>{})) log::warn("{} sample {}: timing: {}", result.problem, result.sample, p);
-  if (auto violation = speedOfLightViolation(problem, options.sizeSet, peaksOf(pool.device()), medianOf(result.timingSamplesMs))) {
+  const double medianMs = medianOf(result.timingSamplesMs);
+  if (auto bound = rooflineMs(problem, options.sizeSet, peaksOf(pool.device())); bound && medianMs > 0) result.peakFraction = *bound / medianMs;
+  if (auto violation = speedOfLightViolation(problem, options.sizeSet, peaksOf(pool.device()), medianMs)) {
     result.verdict = Verdict::hack_suspected;
     result.reason = *violation;
+    return;
   }
+  // Far faster than the reference is possible (a fused kernel against an unfused one) but worth a look.
+  if (auto s = speedupOf(result); s && *s > 10.0) result.flags.push_back("speedup_above_10x");
 }
 
 }  // namespace cuset

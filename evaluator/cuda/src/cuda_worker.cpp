@@ -138,32 +138,78 @@ class GpuSession {
     return {{"status", "ok"}, {"module", key}};
   }
 
-  // Runs the launches on `region` and leaves the kernels' results in it.
-  nlohmann::json run(const nlohmann::json& header, std::span<std::byte> region) {
+  // Runs the launches on the region and leaves the kernels' results in it. A timing job's payload is
+  // the region with the timing inputs, then (with `fresh_region`) the same region with another input
+  // draw, then room for one sample's snapshot; the reply carries all three back for the supervisor to
+  // check, so that what was timed is judged too (docs/exploits.md: launch counting, warm-up detection,
+  // pointer-keyed caching).
+  nlohmann::json run(const nlohmann::json& header, std::span<std::byte> payload) {
     const auto found = modules_.find(header.at("module").get<std::string>());
     if (found == modules_.end()) throw Error("run request: its module was not loaded by this worker");
     const Module& module = *found->second.module;
+    const nlohmann::json timing = header.value("timing", nlohmann::json::object());
+    const bool timed = timing.value("enabled", false);
+    const std::size_t regionBytes = header.value("region_bytes", payload.size());
+    const bool fresh = timed && timing.value("fresh_region", false);
+    if (payload.size() < regionBytes * (timed ? (fresh ? 3 : 2) : 1)) throw Error("run request: the payload is smaller than its regions");
+    const std::span<std::byte> region = payload.first(regionBytes);
+    // The reference is timed first, on the timing inputs as they were sent.
+    std::optional<nlohmann::json> referenceTiming;
+    if (timed && header.contains("reference")) referenceTiming = measureReference(header["reference"], region, timing);
 
-    DeviceMemory device(cuda_, region.size());
-    cuda_(cuda_.driver().cuMemcpyHtoD(device.get(), region.data(), region.size()), "copying the region to the GPU");
+    DeviceMemory device(cuda_, regionBytes);
+    cuda_(cuda_.driver().cuMemcpyHtoD(device.get(), region.data(), regionBytes), "copying the region to the GPU");
     std::vector<PreparedLaunch> launches = prepare(header.at("launches"), header.at("symbols"), module, device.get());
 
     const auto start = std::chrono::steady_clock::now();
     runLaunches(launches);
     cuda_(cuda_.driver().cuStreamSynchronize(stream_), "running the kernels");
     const double kernelMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    cuda_(cuda_.driver().cuMemcpyDtoH(region.data(), device.get(), region.size()), "copying the region back");
+    cuda_(cuda_.driver().cuMemcpyDtoH(region.data(), device.get(), regionBytes), "copying the region back");
 
     nlohmann::json reply = {{"status", "ok"}, {"kernel_ms", kernelMs}};
-    const nlohmann::json timing = header.value("timing", nlohmann::json::object());
-    // Timing re-runs the launches on the same buffers: outputs are overwritten by the same values,
-    // inputs were checked unmodified by the supervisor's correctness trials.
-    if (timing.value("enabled", false)) {
-      reply["timing"] = measure(launches, timing);
-      if (header.contains("reference")) {
-        if (auto ref = measureReference(header["reference"], region, timing)) reply["timing"]["reference"] = *ref;
-      }
+    if (!timed) return reply;
+
+    // Timed samples: the outputs are poisoned before each one, so a sample that skips its work leaves
+    // poison behind; one sample's outputs, chosen by the supervisor, are kept, and the last sample's
+    // come back in the region.
+    std::vector<std::pair<std::size_t, std::size_t>> outputs;
+    for (const auto& o : timing.value("outputs", nlohmann::json::array())) outputs.emplace_back(o.at(0).get<std::size_t>(), o.at(1).get<std::size_t>());
+    const std::size_t checkSample = timing.value("check_sample", std::size_t{0});
+    const std::span<std::byte> snapshot = payload.subspan((fresh ? 2 : 1) * regionBytes, regionBytes);
+    std::optional<std::size_t> snapshotTaken;
+    GpuMeasurement::SampleHooks hooks;
+    hooks.before = [&] {
+      for (const auto& [offset, bytes] : outputs) cuda_(cuda_.driver().cuMemsetD8(device.get() + offset, 0xFF, bytes), "poisoning the outputs");
+    };
+    hooks.after = [&](std::size_t index) {
+      if (snapshotTaken || index < checkSample) return;
+      cuda_(cuda_.driver().cuMemcpyDtoH(snapshot.data(), device.get(), regionBytes), "keeping a timed sample's outputs");
+      snapshotTaken = index;
+    };
+    GpuMeasurement m(measurementTools(timing), stream_, timing);
+    while (m.step([&] { runLaunches(launches); }, hooks)) {
     }
+    reply["timing"] = m.finish(launches.size());
+    cuda_(cuda_.driver().cuMemcpyDtoH(region.data(), device.get(), regionBytes), "copying the last timed sample's region back");
+    reply["timing"]["last_sample"] = m.samples() ? m.samples() - 1 : 0;
+    reply["timing"]["checked_sample"] = snapshotTaken ? nlohmann::json(*snapshotTaken) : nlohmann::json(nullptr);
+    if (fresh) {
+      // One more timed sample, on inputs the kernel has never seen at the same addresses.
+      const std::span<std::byte> second = payload.subspan(regionBytes, regionBytes);
+      cuda_(cuda_.driver().cuMemcpyHtoD(device.get(), second.data(), regionBytes), "copying the fresh inputs to the GPU");
+      const CudaDriver& d = cuda_.driver();
+      Event begin(cuda_), end(cuda_);
+      cuda_(d.cuEventRecord(begin.get(), stream_), "cuEventRecord");
+      runLaunches(launches);
+      cuda_(d.cuEventRecord(end.get(), stream_), "cuEventRecord");
+      cuda_(d.cuEventSynchronize(end.get()), "running the fresh sample");
+      float ms = 0.0f;
+      cuda_(d.cuEventElapsedTime(&ms, begin.get(), end.get()), "cuEventElapsedTime");
+      reply["timing"]["fresh_sample_ms"] = ms;
+      cuda_(cuda_.driver().cuMemcpyDtoH(second.data(), device.get(), regionBytes), "copying the fresh sample's region back");
+    }
+    if (referenceTiming) reply["timing"]["reference"] = *referenceTiming;
     return reply;
   }
 

@@ -14,7 +14,7 @@ GpuMeasurement::GpuMeasurement(MeasurementTools tools, CUstream stream, const nl
   start_ = std::chrono::steady_clock::now();
 }
 
-bool GpuMeasurement::step(const std::function<void()>& enqueue) {
+bool GpuMeasurement::step(const std::function<void()>& enqueue, const SampleHooks& hooks) {
   const CudaDriver& d = tools_.cuda.driver();
   if (warmups_ < 3) {  // module load, caches, clocks
     ++warmups_;
@@ -23,6 +23,7 @@ bool GpuMeasurement::step(const std::function<void()>& enqueue) {
     return true;
   }
   const std::uint64_t id = ++tools_.iterationIds;
+  if (hooks.before) hooks.before();  // before the flush: what it writes is evicted with the rest
   if (flush_) tools_.cuda(d.cuMemsetD8(flush_->get(), static_cast<unsigned char>(id), flush_->bytes()), "flushing L2");
   // Lines a kernel marked persisting would otherwise survive the flush.
   tools_.cuda(d.cuCtxResetPersistingL2Cache(), "resetting persisting L2 lines");
@@ -47,6 +48,7 @@ bool GpuMeasurement::step(const std::function<void()>& enqueue) {
   eventMs_.push_back(ms);
   ids_.push_back(id);
   samples_.add(ms);  // the stopping rule watches event times; CUPTI busy times replace them below
+  if (hooks.after) hooks.after(eventMs_.size() - 1);
   stop_ = samples_.shouldStop(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
   return !stop_;
 }

@@ -35,8 +35,14 @@ class GpuMeasurement {
   GpuMeasurement(const GpuMeasurement&) = delete;
   GpuMeasurement& operator=(const GpuMeasurement&) = delete;
 
+  // Work around each timed sample, outside its timed window (warm-up runs get neither).
+  struct SampleHooks {
+    std::function<void()> before;                  // e.g. poison the outputs, so a sample that skips its work shows
+    std::function<void(std::size_t index)> after;  // e.g. keep one sample's outputs for checking
+  };
   // One sample of `enqueue` (which only enqueues work on the stream); false once the rule says stop.
-  bool step(const std::function<void()>& enqueue);
+  bool step(const std::function<void()>& enqueue, const SampleHooks& hooks = {});
+  std::size_t samples() const { return eventMs_.size(); }
   // The timing object of the reply. `launchesPerIteration` 0: unknown (the reference), so record
   // counts are not checked.
   nlohmann::json finish(std::size_t launchesPerIteration);

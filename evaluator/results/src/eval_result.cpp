@@ -35,6 +35,7 @@ nlohmann::json toJson(const EvalResult& r) {
   nlohmann::json comparisons = nlohmann::json::array();
   for (const auto& c : r.comparisons) comparisons.push_back(toJson(c));
   j["comparisons"] = comparisons;
+  if (!r.flags.empty()) j["flags"] = r.flags;
   if (!r.timingKind.empty()) {
     j["timing"] = {{"kind", r.timingKind}, {"samples_ms", r.timingSamplesMs}, {"median_ms", medianOf(r.timingSamplesMs)}};
     if (!r.referenceTimingSamplesMs.empty()) {
@@ -42,6 +43,7 @@ nlohmann::json toJson(const EvalResult& r) {
       j["timing"]["reference_median_ms"] = medianOf(r.referenceTimingSamplesMs);
     }
     if (auto s = speedupOf(r)) j["timing"]["speedup"] = *s;
+    if (r.peakFraction) j["timing"]["peak_fraction"] = *r.peakFraction;
   }
   return j;
 }
@@ -90,7 +92,9 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
       r.timingKind = t->at("kind").get<std::string>();
       r.timingSamplesMs = t->at("samples_ms").get<std::vector<double>>();
       if (auto ref = t->find("reference_samples_ms"); ref != t->end()) r.referenceTimingSamplesMs = ref->get<std::vector<double>>();
+      if (auto pf = t->find("peak_fraction"); pf != t->end() && pf->is_number()) r.peakFraction = pf->get<double>();
     }
+    if (auto f = j.find("flags"); f != j.end()) r.flags = f->get<std::vector<std::string>>();
     if (auto t = j.find("timings_ms"); t != j.end()) {
       r.timings.manifestMs = t->value("manifest", 0.0);
       r.timings.compileMs = t->value("compile", 0.0);

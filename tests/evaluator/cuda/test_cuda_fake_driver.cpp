@@ -54,8 +54,10 @@ struct FakeGpuRun {
   std::vector<Case> list;
 
   // `computeCapability`: the fake device's ("9.0" when empty).
-  explicit FakeGpuRun(std::vector<Case> candidates, const std::string& computeCapability = "") : list(std::move(candidates)) {
-    std::string all, batch;
+  // `globals`: __device__ declarations the candidates share (put before every kernel's source).
+  explicit FakeGpuRun(std::vector<Case> candidates, const std::string& computeCapability = "", const std::string& globals = "")
+      : list(std::move(candidates)) {
+    std::string all = globals, batch;
     std::vector<std::string> names;
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string source = kernel(list[i].name, list[i].body);
@@ -64,7 +66,7 @@ struct FakeGpuRun {
       std::string manifest = kManifest;
       manifest.replace(manifest.find("KERNEL"), 6, list[i].name);
       manifest.replace(manifest.find("SHARED"), 6, list[i].sharedBytes ? ", shared_bytes: " + std::to_string(list[i].sharedBytes) : "");
-      batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", "fake"}, {"source", manifest + source}}.dump() + "\n";
+      batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", "fake"}, {"source", manifest + globals + source}}.dump() + "\n";
     }
     const SimCompiler compiler(SimToolchain::fromBuild(), dir / "sim");
     const auto built = compiler.compile(all, names);
@@ -127,6 +129,34 @@ TEST(CudaBackendOnFakeDriver, JudgesTimesAndSurvivesEveryKind) {
   EXPECT_EQ(run["cuda"]["device"]["sm_count"], 4);
   EXPECT_EQ(run["cuda"]["device"]["driver_version"], 13000);
   EXPECT_GT(run["cuda"]["device"]["measured_bandwidth_gbs"].get<double>(), 0.0);
+}
+
+// What is timed is judged too (docs/exploits.md): outputs are poisoned before every timed sample and
+// checked after the last and after a secret one, and one more timed sample runs on fresh inputs at
+// the same addresses. The module keeps its globals across launches, as on a GPU, so a kernel can tell
+// correctness trials (2 here, plus the determinism rerun) from timing by counting launches.
+TEST(CudaBackendOnFakeDriver, TimedSamplesAreJudgedToo) {
+  const FakeGpuRun fake({
+      {"relu_timed_good", "if (i < n) y[i] = fmaxf(x[i], 0.0f);", Verdict::correct, ""},
+      // Works for its first four launches (the trials and the timing run's first launch), idles after.
+      {"relu_idles_when_timed",
+       "__shared__ int skip;\n  if (threadIdx.x == 0) skip = cuset_fake_launches_a >= 4;\n  __syncthreads();\n  if (skip) return;\n"
+       "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n  if (i == n - 1) atomicAdd(&cuset_fake_launches_a, 1);",
+       Verdict::hack_suspected, "timed sample"},
+      // From its fourth launch on, replays the results it saw for this input address.
+      {"relu_caches_by_pointer",
+       "if (i >= n || n > 64000) return;\n  if (cuset_fake_launches_b >= 4 && cuset_fake_seen == x) { y[i] = cuset_fake_cache[i]; return; }\n"
+       "  y[i] = fmaxf(x[i], 0.0f);\n  cuset_fake_cache[i] = y[i];\n  if (i == n - 1) { cuset_fake_seen = x; atomicAdd(&cuset_fake_launches_b, 1); }",
+       Verdict::hack_suspected, "the timed sample on fresh inputs disagrees"},
+  }, "", "__device__ int cuset_fake_launches_a;\n__device__ int cuset_fake_launches_b;\n__device__ const float* cuset_fake_seen;\n"
+         "__device__ float cuset_fake_cache[64000];\n");
+  const EvalRunSummary s = fake.evaluate();
+  ASSERT_EQ(s.results.size(), fake.list.size());
+  for (std::size_t i = 0; i < fake.list.size(); ++i) {
+    const EvalResult& r = s.results[i];
+    EXPECT_EQ(verdictName(r.verdict), verdictName(fake.list[i].expected)) << fake.list[i].name << ": " << r.reason;
+    EXPECT_NE(r.reason.find(fake.list[i].reasonNeedle), std::string::npos) << fake.list[i].name << ": " << r.reason;
+  }
 }
 
 TEST(CudaBackendOnFakeDriver, AGpuNewerThanNvrtcGetsPtx) {

@@ -47,9 +47,10 @@ class CudaWorkerPool {
     const CompileOutput* compiled = nullptr;
     const std::vector<ResolvedLaunch>* launches = nullptr;
     const RegionLayout* layout = nullptr;
-    std::vector<std::byte> region;  // in and out
+    std::vector<std::byte> region;  // in and out; with `time`: timing region, fresh region, snapshot room
     bool time = false;
     nlohmann::json reference;       // with `time`: {problem_file, size_set, inputs} to time the reference too
+    nlohmann::json checks;          // with `time`: {region_bytes, outputs, check_sample, fresh_region}
   };
   // `timing` receives the worker's timing object when job.time.
   TrialRun run(Job& job, nlohmann::json* timing);

@@ -42,6 +42,11 @@ struct EvalResult {
   std::string timingKind;  // empty: not timed
   std::vector<double> timingSamplesMs;
   std::vector<double> referenceTimingSamplesMs;
+  // Measured time against the problem's speed-of-light bound (bound / median; 1.0 is the bound),
+  // as KernelBench-Hard scores kernels; absent without a cost or a GPU timing.
+  std::optional<double> peakFraction;
+  // Results that a person should look at although the verdict stands ("speedup_above_10x").
+  std::vector<std::string> flags;
 
   std::string key() const;  // candidateKey(model, problem, sample)
 };
