@@ -11,6 +11,15 @@ find_package(CUDAToolkit 12.0 REQUIRED)
 if(NOT TARGET CUDA::nvrtc)
   message(FATAL_ERROR "CUDAToolkit found at ${CUDAToolkit_LIBRARY_ROOT} but it has no NVRTC library")
 endif()
+# CMake's CUDA::nvrtc carries the driver (the toolkit's stub libcuda.so) as a link dependency; where
+# the link order leaves it a NEEDED entry, binaries then fail to start without libcuda.so.1. NVRTC
+# itself needs no driver, so the project links NVRTC alone.
+get_target_property(_cuset_nvrtc_location CUDA::nvrtc IMPORTED_LOCATION)
+if(NOT _cuset_nvrtc_location)
+  get_target_property(_cuset_nvrtc_location CUDA::nvrtc IMPORTED_LOCATION_RELEASE)
+endif()
+add_library(cuset_nvrtc SHARED IMPORTED)
+set_target_properties(cuset_nvrtc PROPERTIES IMPORTED_LOCATION "${_cuset_nvrtc_location}" INTERFACE_INCLUDE_DIRECTORIES "${CUDAToolkit_INCLUDE_DIRS}")
 
 # LibTorch: Debian's libtorch-dev (CPU) here, a CUDA LibTorch 2.x via -DTorch_DIR=... elsewhere.
 # Torch's CMake config appends its flags to CMAKE_CXX_FLAGS; we keep them on the torch-facing target only.

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <map>
 
+#pragma GCC visibility push(hidden)
 namespace cuset_sim::detail {
 
 // Fiber stacks, reused: a kernel whose threads never block needs one stack per host thread; a kernel
@@ -226,3 +227,4 @@ std::string BlockRunner::describeDeadlock() const {
 }
 
 }  // namespace cuset_sim::detail
+#pragma GCC visibility pop
