@@ -122,6 +122,9 @@ TEST(CudaBackendOnFakeDriver, JudgesTimesAndSurvivesEveryKind) {
     EXPECT_GT(medianOf(good->timingSamplesMs), 0.0);
     EXPECT_TRUE(good->referenceTimingSamplesMs.empty());
     EXPECT_FALSE(speedupOf(*good).has_value());
+    // Every GPU timing is scored against the problem's speed-of-light bound.
+    ASSERT_TRUE(good->peakFraction.has_value()) << good->origin;
+    EXPECT_GT(*good->peakFraction, 0.0);
   }
   // The run records the device it ran on.
   const auto run = fake.runRecord();

@@ -2,6 +2,8 @@
 // adversarial kernel gets its verdict and the run survives all of them.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -253,6 +255,20 @@ TEST_F(SimBackend, RegionsComeBackTheSameThroughTheSharedFileAndThroughThePipe) 
       EXPECT_EQ(wrong, 0);
     }
   }
+}
+
+// The default address-space limit shares three quarters of the machine among the workers, so jobs x
+// limit never exceeds it (16 GiB each, the old default, did on a 24 GiB machine with two jobs).
+TEST(SandboxMemory, TheDefaultLimitSharesTheMachine) {
+  const double machine = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  for (std::size_t workers : {1, 2, 4, 16}) {
+    const double each = static_cast<double>(defaultSandboxMemory(workers));
+    EXPECT_LE(each, 16.0 * (1 << 30));
+    EXPECT_GE(each, 1.0 * (1 << 30));
+    if (machine * 0.75 / static_cast<double>(workers) >= 1.0 * (1 << 30)) EXPECT_LE(each * static_cast<double>(workers), machine * 0.75 + 1) << workers;
+  }
+  EXPECT_EQ(defaultSandboxMemory(100000), std::size_t{1} << 30);
+  EXPECT_EQ(SandboxPool(1, SandboxLimits{}).limits().memoryBytes, defaultSandboxMemory(1));
 }
 
 // The bundled suite (good solutions correct, bad ones their expected verdict) is checked by the ctest
