@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "cuset/common/json_util.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/reports/analysis_report.hpp"
 #include "cuset/trainer/analysis.hpp"
@@ -32,7 +33,7 @@ void registerAnalyzeCommand(CLI::App& app, CommandContext& context) {
     o->showProgress = !*quiet;
     const nlohmann::json analysis = analyzeModel(*o);
     std::filesystem::create_directories(*out);
-    writeFileAtomic(std::filesystem::path(*out) / "analysis.json", analysis.dump(2) + "\n");
+    writeFileAtomic(std::filesystem::path(*out) / "analysis.json", dumpJson(analysis, 2) + "\n");
     writeFileAtomic(std::filesystem::path(*out) / "analysis.html", renderAnalysisHtml(analysis));
     const auto& s = analysis["sensitive"];
     const auto& other = analysis["other"];

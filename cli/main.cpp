@@ -1,5 +1,6 @@
 // The cuset executable: subcommand dispatch only.
 #include <fmt/format.h>
+#include <signal.h>
 
 #include "commands.hpp"
 #include "cuset/common/error.hpp"
@@ -7,12 +8,17 @@
 #include "cuset/common/version.hpp"
 #include "cuset/evaluator/compile/nvrtc_worker.hpp"
 #include "cuset/evaluator/cuda/cuda_worker.hpp"
+#include "cuset/evaluator/pipeline/reference_check.hpp"
 #include "cuset/evaluator/sandbox/sandbox.hpp"
 
 int main(int argc, char** argv) {
+  // A write past a file-size limit (RLIMIT_FSIZE, a quota) then fails with EFBIG, which the code
+  // reports naming the file, instead of SIGXFSZ killing the process mid-write.
+  ::signal(SIGXFSZ, SIG_IGN);
   // Sandbox workers re-execute this binary; they take no user options (DESIGN §4 "Sandbox").
   // Their arguments come from WorkerProcess: [--memory-bytes N] [--payload-fd FD].
   if (argc >= 2 && std::string_view(argv[1]) == "__nvrtc-worker") return cuset::runNvrtcWorker();
+  if (argc >= 2 && std::string_view(argv[1]) == "__reference-worker") return cuset::runReferenceWorker();
   if (argc >= 2 && (std::string_view(argv[1]) == "__worker" || std::string_view(argv[1]) == "__cuda-worker")) {
     std::optional<std::size_t> memoryBytes;
     std::optional<int> payloadFd;

@@ -8,6 +8,7 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/progress.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/pipeline/reference_check.hpp"
 #include "cuset/evaluator/pipeline/solution_check.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/suite/problem_check.hpp"
@@ -27,6 +28,7 @@ struct ProblemsConfig {
   std::string outDir;
   std::string updateFile;
   std::string checkFile;
+  double referenceTimeout = 120.0;
 };
 
 // Evaluates every solution folder of the suite like `cuset eval --candidates DIR` and compares each
@@ -112,18 +114,22 @@ void registerProblemsCommand(CLI::App& app, CommandContext& context) {
   check->add_option("--backend", config->backend, "Backend for --solutions")
       ->check(CLI::IsMember({"sim", "compile-only"}))
       ->capture_default_str();
+  check->add_option("--reference-timeout", config->referenceTimeout, "Seconds each problem's check may take (a reference that never returns fails)")
+      ->check(CLI::Range(1.0, 36000.0))
+      ->capture_default_str();
   check->add_option("--jobs,-j", config->jobs, "Parallel solutions for --solutions (default: one per core)");
   check->add_option("--out", config->outDir, "Run folder for --solutions results (default: runs/<timestamp>-<backend>)");
   check->callback([config, &context] {
     const ProblemSuite suite = ProblemSuite::load(config->problemsDir);
     if (!config->seed) config->seed = std::random_device{}();
     const std::uint64_t seed = config->seed;
-    std::vector<ProblemCheckResult> results;
-    ProgressBar progress("check", suite.problems().size(), "problem");
-    for (const auto& p : suite.problems()) {
-      results.push_back(checkProblem(p, seed));
-      progress.advance();
-    }
+    std::vector<std::string> ids;
+    for (const auto& p : suite.problems()) ids.push_back(p.id);
+    ProgressBar progress("check", ids.size(), "problem");
+    // In a helper process, so that a reference that never returns is a failure, not a hang.
+    const std::vector<ProblemCheckResult> results =
+        checkProblemsIsolated(config->problemsDir, ids, seed, std::chrono::milliseconds(static_cast<long long>(config->referenceTimeout * 1000)),
+                              [&] { progress.advance(); });
     progress.finish();
     fmt::print("{}", formatProblemCheck(results, suite.loadErrors()));
     bool ok = suite.loadErrors().empty() && std::all_of(results.begin(), results.end(), [](auto& r) { return r.ok(); });

@@ -1,6 +1,7 @@
 #include "cuset/common/file_util.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -107,6 +108,41 @@ ScratchDir::ScratchDir(const fs::path& parent) {
 ScratchDir::~ScratchDir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
+}
+
+FileLock::FileLock(const fs::path& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+  if (fd_ < 0) return;
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      ::close(std::exchange(fd_, -1));
+      return;
+    }
+  }
+}
+
+std::optional<FileLock> FileLock::tryLock(const fs::path& path, std::string_view holder, std::string& holderNow) {
+  FileLock lock;
+  lock.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock.fd_ < 0) throw makeError("{}: cannot open the lock file: {}", path.string(), std::strerror(errno));
+  if (::flock(lock.fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK) throw makeError("{}: cannot lock: {}", path.string(), std::strerror(errno));
+    char buffer[1024] = {};
+    const ssize_t n = ::pread(lock.fd_, buffer, sizeof(buffer) - 1, 0);
+    holderNow = n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string("another process");
+    while (!holderNow.empty() && (holderNow.back() == '\n' || holderNow.back() == ' ')) holderNow.pop_back();
+    return std::nullopt;
+  }
+  if (::ftruncate(lock.fd_, 0) == 0) {
+    const std::string text = std::string(holder) + "\n";
+    [[maybe_unused]] const ssize_t written = ::pwrite(lock.fd_, text.data(), text.size(), 0);
+  }
+  return lock;
+}
+
+FileLock::FileLock(FileLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 std::string hostName() {

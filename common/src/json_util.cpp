@@ -35,7 +35,34 @@ void forEachJsonlLine(const std::filesystem::path& path, std::string_view what,
 }
 
 void writeJsonFileAtomic(const std::filesystem::path& path, const nlohmann::json& value) {
-  writeFileAtomic(path, value.dump(2) + "\n");
+  writeFileAtomic(path, dumpJson(value, 2) + "\n");
+}
+
+std::string dumpJson(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string validUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char b = p[i];
+    const int len = b < 0x80 ? 1 : (b >= 0xC2 && b <= 0xDF) ? 2 : (b >= 0xE0 && b <= 0xEF) ? 3 : (b >= 0xF0 && b <= 0xF4) ? 4 : 0;
+    bool ok = len > 0 && i + static_cast<std::size_t>(len) <= n;
+    for (int k = 1; ok && k < len; ++k) ok = (p[i + static_cast<std::size_t>(k)] & 0xC0) == 0x80;
+    if (ok && len == 3) ok = !(b == 0xE0 && p[i + 1] < 0xA0) && !(b == 0xED && p[i + 1] >= 0xA0);  // overlong; surrogates
+    if (ok && len == 4) ok = !(b == 0xF0 && p[i + 1] < 0x90) && !(b == 0xF4 && p[i + 1] >= 0x90);  // overlong; past U+10FFFF
+    if (ok) {
+      out.append(text.substr(i, static_cast<std::size_t>(len)));
+      i += static_cast<std::size_t>(len);
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD, one per bad byte
+      ++i;
+    }
+  }
+  return out;
 }
 
 }  // namespace cuset

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cuset/common/json_util.hpp"
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/log.hpp"
@@ -69,10 +70,10 @@ class StageLedger {
     }
   }
   void start(const std::string& stage, const json& inputs) const {
-    writeFileAtomic(dir_ / (stage + ".started"), json{{"inputs", inputs}}.dump(2) + "\n");
+    writeFileAtomic(dir_ / (stage + ".started"), dumpJson(json{{"inputs", inputs}}, 2) + "\n");
   }
   void finish(const std::string& stage, const json& inputs, double seconds) const {
-    writeFileAtomic(dir_ / (stage + ".done"), json{{"inputs", inputs}, {"seconds", seconds}}.dump(2) + "\n");
+    writeFileAtomic(dir_ / (stage + ".done"), dumpJson(json{{"inputs", inputs}, {"seconds", seconds}}, 2) + "\n");
   }
   // How long a finished stage took, as its marker records.
   std::optional<double> secondsOf(const std::string& stage) const {
@@ -355,7 +356,7 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
   summary.reportJson = c.outDir / "comparison.json";
   summary.reportMarkdown = c.outDir / "comparison.md";
   summary.reportHtml = c.outDir / "comparison.html";
-  writeFileAtomic(summary.reportJson, comparison.dump(2) + "\n");
+  writeFileAtomic(summary.reportJson, dumpJson(comparison, 2) + "\n");
   const std::string md = renderLoopMarkdown(comparison);
   writeFileAtomic(summary.reportMarkdown, md);
   writeFileAtomic(summary.reportHtml, renderLoopHtml(comparison));

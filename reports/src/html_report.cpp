@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "cuset/common/json_util.hpp"
 #include "cuset/reports/metrics.hpp"
 #include "cuset/reports/renderers.hpp"
 #include "cuset/reports/svg_chart.hpp"
@@ -114,7 +115,7 @@ const char* kScript = R"JS(
 )JS";
 
 std::string esc(const std::string& s) { return htmlEscape(s); }
-std::string esc(const nlohmann::json& j) { return htmlEscape(j.is_string() ? j.get<std::string>() : j.dump()); }
+std::string esc(const nlohmann::json& j) { return htmlEscape(j.is_string() ? j.get<std::string>() : dumpJson(j)); }
 
 // Inline <script>/<style> content must not contain its own closing tag.
 std::string inlineSafe(const std::string& text, const char* tag) {

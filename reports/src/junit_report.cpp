@@ -27,21 +27,25 @@ std::string renderJunit(const nlohmann::json& summary, const std::vector<EvalRes
   }
   std::size_t failures = 0;
   double seconds = 0.0;
+  std::size_t skipped = 0;
   for (const auto& r : results) {
-    failures += !isSuccess(r.verdict);
+    failures += !isSuccess(r.verdict) && r.verdict != Verdict::unsupported;
+    skipped += r.verdict == Verdict::unsupported;
     seconds += r.timings.totalMs / 1000.0;
   }
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml += fmt::format("<testsuites name=\"cuset\" tests=\"{}\" failures=\"{}\" time=\"{:.3f}\">\n", results.size(), failures, seconds);
+  xml += fmt::format("<testsuites name=\"cuset\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", results.size(), failures,
+                     skipped, seconds);
   for (const auto& [key, cases] : suites) {
-    std::size_t suiteFailures = 0;
+    std::size_t suiteFailures = 0, suiteSkipped = 0;
     double suiteSeconds = 0.0;
     for (const auto* r : cases) {
-      suiteFailures += !isSuccess(r->verdict);
+      suiteFailures += !isSuccess(r->verdict) && r->verdict != Verdict::unsupported;
+      suiteSkipped += r->verdict == Verdict::unsupported;
       suiteSeconds += r->timings.totalMs / 1000.0;
     }
-    xml += fmt::format("  <testsuite name=\"{}.{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"{:.3f}\">\n", xmlEscape(key.first),
-                       xmlEscape(key.second), cases.size(), suiteFailures, suiteSeconds);
+    xml += fmt::format("  <testsuite name=\"{}.{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" errors=\"0\" time=\"{:.3f}\">\n",
+                       xmlEscape(key.first), xmlEscape(key.second), cases.size(), suiteFailures, suiteSkipped, suiteSeconds);
     xml += fmt::format("    <properties><property name=\"backend\" value=\"{}\"/></properties>\n",
                        xmlEscape(summary.value("run", nlohmann::json::object()).value("backend", "")));
     for (const auto* r : cases) {
@@ -50,6 +54,10 @@ std::string renderJunit(const nlohmann::json& summary, const std::vector<EvalRes
                          r->timings.totalMs / 1000.0);
       if (isSuccess(r->verdict)) {
         xml += "/>\n";
+        continue;
+      }
+      if (r->verdict == Verdict::unsupported) {  // the harness could not judge it: skipped, not failed
+        xml += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xmlEscape(r->reason));
         continue;
       }
       const std::string message = fmt::format("{}: {}", verdictName(r->verdict), r->reason);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "cuset/common/json_util.hpp"
 #include "cuset/reports/metrics.hpp"
 #include "cuset/reports/renderers.hpp"
 #include "cuset/reports/svg_chart.hpp"
@@ -281,7 +282,7 @@ std::string renderLoopHtml(const json& c) {
                      ev ? fmt::format("<a href=\"{0}\">{0}</a>", htmlEscape(r["report"].get<std::string>())) : "not evaluated yet");
   }
   h += "</tbody></table></div>";
-  if (!c["info"].empty()) h += "<h2>Setup</h2><pre>" + htmlEscape(c["info"].dump(2)) + "</pre>";
+  if (!c["info"].empty()) h += "<h2>Setup</h2><pre>" + htmlEscape(dumpJson(c["info"], 2)) + "</pre>";
   h += "</main></body></html>\n";
   return h;
 }

@@ -147,10 +147,13 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
   std::set<std::string> backends;
   for (const auto& r : results) {
     ProblemTally& t = tallies[r.model][r.problem];
-    ++t.n;
     ++t.verdicts[std::string(verdictName(r.verdict))];
-    if (!r.sourceHash.empty()) t.sources[r.sourceHash] = std::string(verdictName(r.verdict));
     byModel[r.model].push_back(&r);
+    // Not judged, so neither a success nor a failure: outside every rate (a problem left with none
+    // has n = 0 and no pass@k).
+    if (r.verdict == Verdict::unsupported) continue;
+    ++t.n;
+    if (!r.sourceHash.empty()) t.sources[r.sourceHash] = std::string(verdictName(r.verdict));
     if (!r.backend.empty()) backends.insert(r.backend);
     if (isGpuTiming(r.timingKind)) gpuTimed = true;
     if (r.verdict != Verdict::correct) continue;
@@ -171,6 +174,7 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
     // pass@n for the n this model sampled (the fewest any problem got), beside 1, 5 and 10.
     std::int64_t fewest = 0, most = 0;
     for (const auto& [id, t] : problems) {
+      if (t.n == 0) continue;  // only unsupported candidates
       fewest = fewest == 0 ? t.n : std::min(fewest, t.n);
       most = std::max(most, t.n);
     }

@@ -62,7 +62,7 @@ ReportOutcome writeRunReports(const ReportOptions& options) {
     writeFileAtomic(path, content);
     out.written.push_back(path);
   };
-  write("summary.json", out.summary.dump(2) + "\n");
+  write("summary.json", dumpJson(out.summary, 2) + "\n");
   write("summary.md", renderMarkdown(out.summary));
   write("junit.xml", renderJunit(out.summary, run.results));
   write("report.html", renderHtml(out.summary, run.results, script, style));

@@ -230,6 +230,43 @@ TEST(Cli, LexPrintsSensitiveSpans) {
   EXPECT_NE(bad.output.find("k.jsonl:2: expected a JSON string"), std::string::npos) << bad.output;
 }
 
+// A candidate with a Latin-1 comment is judged, and the run's reports are written (before: a raw
+// json.exception.type_error.316 from `cuset eval`, `--resume` and `cuset report`).
+TEST(Cli, TextThatIsNotUtf8DoesNotStopARun) {
+  test::TempDir dir;
+  std::string source = test::readText(std::filesystem::path(CUSET_SOURCE_DIR) / "problems/level1/relu/solutions/grid_stride.cu");
+  test::writeText(dir / "cands/level1/relu/latin1.cu", source + "\n// r\xe9sum\xe9\n");
+  const std::string args = "eval --backend compile-only --candidates " + (dir / "cands").string() + " --out " + (dir / "run").string();
+  const CliRun r = cuset(args);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("compiled"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(dir / "run/report.html"));
+  EXPECT_EQ(cuset("eval --backend compile-only --resume --candidates " + (dir / "cands").string() + " --out " + (dir / "run").string()).exitCode, 0);
+  EXPECT_EQ(cuset("report " + (dir / "run").string()).exitCode, 0);
+}
+
+// A checkpoint that cannot be written (here: a file-size limit standing in for a full disk) ends the
+// run with one line naming the file; the checkpoint before it stays whole and `latest` points at it.
+TEST(Cli, ACheckpointThatCannotBeWrittenDamagesNothing) {
+  test::TempDir dir;
+  test::writeText(dir / "c.yaml", "seed: 7\nthreads: 1\nmodel:\n  config: {model_type: qwen2, hidden_size: 48, intermediate_size: 96, "
+                                  "num_hidden_layers: 1, num_attention_heads: 4, num_key_value_heads: 2, tie_word_embeddings: true}\n"
+                                  "tokenizer: {train_vocab_size: 400}\ndata: {train: " + std::string(CUSET_SOURCE_DIR) +
+                                  "/data/sft-tiny.jsonl, max_tokens: 400}\nbatch: {size: 4}\nsteps: {max: 6, log_every: 3, save_every: 3}\n");
+  const std::string train = "train -q --config " + (dir / "c.yaml").string() + " --out " + (dir / "run").string();
+  ASSERT_EQ(cuset(train + " --max-steps 3").exitCode, 0);
+  const CliRun full = cuset(train + " --resume", "ulimit -f 200;");
+  EXPECT_EQ(full.exitCode, 2) << full.output;
+  EXPECT_EQ(std::count(full.output.begin(), full.output.end(), '\n'), 2) << full.output;  // "resuming ..." and the error
+  EXPECT_NE(full.output.find("cuset: error:"), std::string::npos) << full.output;
+  EXPECT_NE(full.output.find("step-6.tmp"), std::string::npos) << full.output;
+  EXPECT_EQ(test::readText(dir / "run/checkpoints/latest"), "step-3");
+  EXPECT_FALSE(std::filesystem::exists(dir / "run/checkpoints/step-6.tmp"));
+  // The surviving checkpoint resumes.
+  EXPECT_EQ(cuset(train + " --resume").exitCode, 0);
+  EXPECT_EQ(test::readText(dir / "run/checkpoints/latest"), "step-6");
+}
+
 TEST(Cli, EvalBadInputsGiveOneClearError) {
   test::TempDir dir;
   const CliRun missing = cuset("eval --candidates /nonexistent.jsonl --out " + (dir / "r").string());

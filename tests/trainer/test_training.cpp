@@ -86,6 +86,33 @@ TEST(Training, AResumedRunEqualsTheUninterruptedOne) {
   for (const auto& p : x->named_parameters()) EXPECT_TRUE(torch::equal(p.value(), y->named_parameters()[p.key()])) << p.key();
 }
 
+// Interrupted before its first checkpoint, a run resumed starts over, and its metrics with it (before:
+// the stale rows stayed, steps 3 6 3 6).
+TEST(Training, AResumeBeforeAnyCheckpointStartsOverWithCleanMetrics) {
+  test::TempDir dir;
+  test::writeText(dir / "c.yaml", tinyYaml(6, 100));
+  const TrainConfig config = TrainConfig::load(dir / "c.yaml");
+  runTraining(config, quiet(dir / "run"));
+  std::filesystem::remove_all(dir / "run" / "checkpoints");  // as if killed before saving one
+  std::filesystem::remove_all(dir / "run" / "final");
+  TrainRunOptions again = quiet(dir / "run");
+  again.resume = true;
+  runTraining(config, again);
+  std::vector<std::int64_t> steps;
+  for (const auto& m : metrics(dir / "run")) steps.push_back(m["step"].get<std::int64_t>());
+  EXPECT_EQ(steps, (std::vector<std::int64_t>{3, 6}));
+}
+
+// A model the machine cannot hold is one line naming its sizes (before: LibTorch's allocator aborted
+// with a stack trace, rc 134).
+TEST(Training, AModelTooLargeForTheMachineIsOneLineNamingItsSizes) {
+  test::TempDir dir;
+  std::string yaml = tinyYaml(2, 100);
+  yaml.replace(yaml.find("hidden_size: 48"), 15, "hidden_size: 1000000000");
+  test::writeText(dir / "c.yaml", yaml);
+  CUSET_EXPECT_THROW_WITH(runTraining(TrainConfig::load(dir / "c.yaml"), quiet(dir / "run")), "c.yaml", "hidden_size 1000000000", "GB");
+}
+
 TEST(Training, Bf16MixedPrecisionLearnsAndKeepsFloat32Weights) {
   test::TempDir dir;
   test::writeText(dir / "c.yaml", tinyYaml(24, 100) + "precision: bf16\n");

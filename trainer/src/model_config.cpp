@@ -7,6 +7,13 @@
 
 namespace cuset {
 
+std::int64_t ModelConfig::parameterCount() const {
+  const std::int64_t kv = numKvHeads * headDim();
+  std::int64_t layer = 2 * hiddenSize * hiddenSize + 2 * hiddenSize * kv + 3 * hiddenSize * intermediateSize + 2 * hiddenSize;
+  if (attentionBias) layer += hiddenSize + 2 * kv;
+  return vocabSize * hiddenSize * (tieWordEmbeddings ? 1 : 2) + numLayers * layer + hiddenSize;
+}
+
 ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& source) {
   if (!j.is_object()) throw makeError("{}: config.json must be a JSON object", source);
   ModelConfig c;

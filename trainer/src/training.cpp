@@ -4,6 +4,7 @@
 
 #include <ATen/autocast_mode.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -164,15 +165,26 @@ std::optional<fs::path> latestCheckpoint(const fs::path& outDir) {
   return outDir / "checkpoints" / readFile(latest);
 }
 
+// Written beside the last checkpoint and renamed into place only when whole, so a failure (a full
+// disk) leaves every earlier checkpoint and `latest` as they were, and says which file it was.
 void saveTrainingCheckpoint(const fs::path& outDir, const std::string& name, CausalLm& model, torch::optim::Optimizer& optimizer,
                             const BpeTokenizer& tokenizer, std::int64_t step, const TrainConfig& config) {
   const fs::path dir = outDir / "checkpoints" / name;
   const fs::path tmp = outDir / "checkpoints" / (name + ".tmp");
-  fs::remove_all(tmp);
-  saveCheckpoint(model, tmp);
-  tokenizer.save(tmp / "tokenizer.json");
-  torch::save(optimizer, (tmp / "optimizer.pt").string());
-  writeJsonFileAtomic(tmp / "trainer_state.json", {{"step", step}, {"seed", config.seed}, {"config", config.source.string()}});
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  try {
+    saveCheckpoint(model, tmp);
+    tokenizer.save(tmp / "tokenizer.json");
+    torch::save(optimizer, (tmp / "optimizer.pt").string());
+    writeJsonFileAtomic(tmp / "trainer_state.json", {{"step", step}, {"seed", config.seed}, {"config", config.source.string()}});
+  } catch (const c10::Error& e) {
+    fs::remove_all(tmp, ec);
+    throw makeError("{}: cannot write the checkpoint (is the disk full?): {}", tmp.string(), e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    fs::remove_all(tmp, ec);
+    throw makeError("cannot write the checkpoint {} (is the disk full?): {}", tmp.string(), e.what());
+  }
   fs::remove_all(dir);
   fs::rename(tmp, dir);
   writeFileAtomic(outDir / "checkpoints" / "latest", name);
@@ -252,9 +264,26 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   if (static_cast<std::size_t>(modelConfig.vocabSize) < tokenizer->vocabSize()) {
     throw makeError("the model's vocab_size {} is smaller than the tokenizer's {}", modelConfig.vocabSize, tokenizer->vocabSize());
   }
-  CausalLm model(modelConfig);
   const torch::Device device = resolveDevice(config.device);
-  model->to(device);
+  // Weights, gradients and two AdamW moments: 16 bytes a parameter, before activations. A config
+  // asking for more than the machine has is one line naming the sizes, not an allocator's stack trace.
+  const double needBytes = 16.0 * static_cast<double>(modelConfig.parameterCount());
+  const double haveBytes = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (device.is_cpu() && needBytes > haveBytes) {
+    throw makeError("{}: a model of hidden_size {}, intermediate_size {}, {} layers and vocab_size {} has {:.3g} parameters and needs "
+                    "~{:.1f} GB to train; this machine has {:.1f} GB",
+                    config.source.string(), modelConfig.hiddenSize, modelConfig.intermediateSize, modelConfig.numLayers, modelConfig.vocabSize,
+                    static_cast<double>(modelConfig.parameterCount()), needBytes / 1e9, haveBytes / 1e9);
+  }
+  std::optional<CausalLm> built;
+  try {
+    built.emplace(modelConfig);
+    (*built)->to(device);
+  } catch (const c10::Error& e) {
+    throw makeError("{}: cannot build the model ({:.3g} parameters): {}", config.source.string(), static_cast<double>(modelConfig.parameterCount()),
+                    e.what_without_backtrace());
+  }
+  CausalLm model = std::move(*built);
   if (resumeFrom) loadWeights(model, *resumeFrom);
   else if (!config.modelPath.empty()) loadWeights(model, config.modelPath);
   model->train();
@@ -303,6 +332,10 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
     step = readJsonFile(*resumeFrom / "trainer_state.json").at("step").get<std::int64_t>();
     truncateMetrics(options.outDir / "metrics.jsonl", step);
     log::info("resuming from {} (step {})", resumeFrom->string(), step);
+  } else if (options.resume && fs::exists(options.outDir / "metrics.jsonl")) {
+    // Interrupted before its first checkpoint: it starts over, and so do its metrics.
+    truncateMetrics(options.outDir / "metrics.jsonl", 0);
+    log::info("{}: no checkpoint yet, so training starts over at step 0 (metrics.jsonl cleared)", options.outDir.string());
   }
 
   TrainRunSummary summary;
@@ -359,7 +392,8 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
       nlohmann::json record = {{"step", done}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", seconds > 0 ? windowTokens / seconds : 0.0},
                                {"objective", objectiveName(config.objective.kind)}};
       windowStats.writeTo(record);
-      metrics << record.dump() << "\n" << std::flush;
+      metrics << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
+      if (!metrics) throw makeError("{}: cannot append a metrics record (is the disk full?)", (options.outDir / "metrics.jsonl").string());
       windowStats = ObjectiveWindow();
       if (first) summary.firstLoss = loss;
       first = false;

@@ -50,7 +50,9 @@ Candidate parseJsonLine(const std::string& line, const std::string& origin, cons
   c.sample = -1;  // assigned by the reader unless the record gives one
   nlohmann::json record;
   try {
-    record = nlohmann::json::parse(line);
+    // A stray non-UTF-8 byte (a Latin-1 comment pasted into a source) costs the candidate nothing but
+    // that character: it becomes U+FFFD instead of making the line unreadable.
+    record = nlohmann::json::parse(validUtf8(line));
   } catch (const nlohmann::json::parse_error& e) {
     c.readError = fmt::format("{}: malformed JSON: {}", origin, e.what());
     return c;
@@ -131,9 +133,12 @@ std::vector<Candidate> readDirectory(const fs::path& root, const std::string& de
   std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied);
        it != fs::recursive_directory_iterator(); ++it) {
-    if (it->is_regular_file() && it->path().extension() == ".cu") files.push_back(it->path());
+    if (it->path().extension() == ".cu" && (it->is_regular_file() || it->is_symlink())) files.push_back(it->path());
   }
   std::sort(files.begin(), files.end());
+  std::error_code ec;
+  fs::path realRoot = fs::weakly_canonical(root, ec);
+  if (realRoot.filename().empty()) realRoot = realRoot.parent_path();  // "cands/" -> "cands"
   std::vector<Candidate> out;
   for (const auto& file : files) {
     Candidate c;
@@ -141,7 +146,15 @@ std::vector<Candidate> readDirectory(const fs::path& root, const std::string& de
     c.model = defaultModel;
     c.sample = -1;
     c.problemId = problemIdFromPath(file);
-    if (c.problemId.empty()) {
+    // A link may point anywhere (/etc/shadow, another user's files): one that leaves the folder is
+    // not followed, so nothing outside it reaches a compile log or a report.
+    const fs::path target = fs::weakly_canonical(file, ec);
+    const auto [rootEnd, _] = std::mismatch(realRoot.begin(), realRoot.end(), target.begin(), target.end());
+    if (fs::is_symlink(file) && (ec || rootEnd != realRoot.end())) {
+      c.readError = fmt::format("{}: a symbolic link to {}, outside the candidates folder: not followed", file.string(), target.string());
+    } else if (!fs::is_regular_file(file)) {
+      c.readError = fmt::format("{}: not a regular file", file.string());
+    } else if (c.problemId.empty()) {
       c.readError = fmt::format("{}: cannot tell which problem this is for (expected .../levelN/<problem>/<file>.cu)", file.string());
     } else if (fs::file_size(file) > kMaxCandidateSourceBytes) {
       c.readError = fmt::format("{}: over the {} byte limit", file.string(), kMaxCandidateSourceBytes);

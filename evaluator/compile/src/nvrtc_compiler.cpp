@@ -241,7 +241,7 @@ void NvrtcCompiler::storeCached(const std::string& key, const CompileOutput& out
     writeFileAtomic(dir / (key + ".bin"), output.image.data(), output.image.size());
     j["image_hash"] = hashBytes(output.image.data(), output.image.size()).hex();
   }
-  writeFileAtomic(dir / (key + ".json"), j.dump());
+  writeFileAtomic(dir / (key + ".json"), dumpJson(j));
 }
 
 }  // namespace cuset

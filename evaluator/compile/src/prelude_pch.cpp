@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,26 +17,6 @@ namespace cuset::detail {
 namespace {
 
 constexpr std::string_view kPrelude = "cuset_sim/prelude.hpp";
-
-// Holds an exclusive flock on `path` for its lifetime; the kernel releases it if the holder dies.
-class FileLock {
- public:
-  explicit FileLock(const fs::path& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (fd_ >= 0) {
-      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-      }
-    }
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  bool held() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
 
 std::vector<std::string> withIncludes(const SimToolchain& toolchain, std::vector<std::string> argv) {
   argv.push_back("-I" + toolchain.simInclude.string());

@@ -11,8 +11,20 @@ std::vector<HostTensor> ReferenceCache::run(const Problem& problem, const std::v
     entry = slot.get();
   }
   std::lock_guard lock(entry->mutex);  // one reference run at a time per problem
-  if (!entry->reference) entry->reference = std::make_unique<TorchReference>(TorchReference::compile(problem));
-  return entry->reference->run(inputs, sizes, onGpu_);
+  if (!entry->compileError.empty()) throw ReferenceFailure(entry->compileError);
+  if (!entry->reference) {
+    try {
+      entry->reference = std::make_unique<TorchReference>(TorchReference::compile(problem));
+    } catch (const std::exception& e) {
+      entry->compileError = e.what();
+      throw ReferenceFailure(entry->compileError);
+    }
+  }
+  try {
+    return entry->reference->run(inputs, sizes, onGpu_);
+  } catch (const std::exception& e) {
+    throw ReferenceFailure(e.what());
+  }
 }
 
 }  // namespace cuset

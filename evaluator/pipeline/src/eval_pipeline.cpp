@@ -1,10 +1,15 @@
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "cuset/common/error.hpp"
@@ -17,6 +22,7 @@
 #include "cuset/evaluator/candidate/launch_manifest.hpp"
 #include "cuset/evaluator/candidate/source_policy.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
+#include "cuset/evaluator/pipeline/reference_check.hpp"
 #include "cuset/evaluator/pipeline/run_environment.hpp"
 #include "cuset/evaluator/problem/torch_reference.hpp"
 #include "cuset/evaluator/results/results_log.hpp"
@@ -44,6 +50,21 @@ std::optional<std::uint64_t> recordedSeed(const fs::path& runJson) {
   const nlohmann::json j = readJsonFile(runJson);
   if (!j.contains("seed") || !j["seed"].is_string()) throw makeError("{}: has no seed to resume with", runJson.string());
   return std::stoull(j["seed"].get<std::string>());
+}
+
+// Every problem's problem.yaml, in id order: a resume must judge against the suite the run began with.
+std::string suiteHash(const ProblemSuite& suite) {
+  std::vector<const Problem*> problems;
+  for (const auto& p : suite.problems()) problems.push_back(&p);
+  std::sort(problems.begin(), problems.end(), [](const Problem* a, const Problem* b) { return a->id < b->id; });
+  ContentHasher h;
+  h.add("cuset-suite-v1");
+  for (const Problem* p : problems) {
+    h.add(p->id);
+    std::error_code ec;
+    if (fs::exists(p->directory / "problem.yaml", ec)) h.add(readFile(p->directory / "problem.yaml"));
+  }
+  return h.digest().hex();
 }
 
 }  // namespace
@@ -142,6 +163,11 @@ EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& ser
     }
   }
   if (services.backend == BackendKind::compileOnly) return finish(Verdict::compiled, "");
+  if (services.brokenReferences) {
+    if (auto it = services.brokenReferences->find(problem->id); it != services.brokenReferences->end()) {
+      return finish(Verdict::unsupported, "this problem's reference cannot be run, so no kernel can be judged against it: " + it->second);
+    }
+  }
   try {
     if (services.backend == BackendKind::cuda) {
       runCudaBackend(*problem, *manifest, compiled, *services.cuda, *services.references, services.correctness, r);
@@ -149,9 +175,16 @@ EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& ser
       runSimBackend(*problem, *manifest, candidate.source, *services.simCompiler, *services.sandbox, *services.references,
                     services.correctness, r);
     }
+  } catch (const ReferenceFailure& e) {
+    // A reference that fails on these inputs (the check at the start passed it on others): the
+    // problem's candidates cannot be judged, the rest of the run can.
+    r.verdict = Verdict::unsupported;
+    r.reason = std::string("this problem's reference failed, so the kernel cannot be judged: ") + e.what();
+    r.timings.totalMs = msSince(start);
+    return r;
   } catch (const std::exception& e) {
-    // A harness failure (the host compiler missing, a reference that cannot run) is not the
-    // candidate's fault: it stops the run with the reason rather than recording a verdict.
+    // A harness failure (the host compiler missing, a full disk) is not the candidate's fault: it
+    // stops the run with the reason rather than recording a verdict.
     throw makeError("{} sample {} ({}): {}", candidate.problemId, candidate.sample, candidate.origin, e.what());
   }
   r.timings.totalMs = msSince(start);
@@ -201,6 +234,14 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   const BackendKind backend = summary.backend;
   summary.runDir = config.outDir.empty() ? fs::path(defaultRunDir(backend)) : config.outDir;
   fs::create_directories(summary.runDir);
+  // One evaluation per run folder: a second one (a second `cuset eval --out`, a Slurm retry racing the
+  // first) would interleave its records with the first's.
+  std::string holder;
+  const auto runLock = FileLock::tryLock(summary.runDir / "run.lock",
+                                         fmt::format("cuset eval, pid {} on {}, since {}", ::getpid(), hostName(), utcTimestamp()), holder);
+  if (!runLock) {
+    throw makeError("{} is in use by another evaluation ({}): wait for it to finish, or choose another --out", summary.runDir.string(), holder);
+  }
   const fs::path runJsonPath = summary.runDir / "run.json";
   ResultsLog results(summary.runDir / "results.jsonl", config.resume);
 
@@ -218,7 +259,13 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   std::unique_ptr<SandboxPool> sandbox;
   // Correctness references on the GPU where the cuda backend runs and LibTorch has CUDA.
   ReferenceCache references(backend == BackendKind::cuda && TorchReference::cudaAvailable());
-  const std::size_t jobs = config.jobs ? config.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  std::size_t jobs = config.jobs ? config.jobs : cores;
+  // Each job is a worker process with its own memory budget: more than a few per core only thrashes.
+  if (jobs > 4 * cores) {
+    log::warn("--jobs {} is more than 4 per core on this machine ({} cores): using {}", jobs, cores, 4 * cores);
+    jobs = 4 * cores;
+  }
   std::optional<ScratchDir> uncachedLibraries;
   if (backend == BackendKind::sim) {
     // The worker loads each library from disk, so --no-cache gives the run a folder of its own, removed
@@ -236,11 +283,52 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
       throw makeError("problem {} has no size set '{}' (--sizes)", p.id, sizeSet);
     }
   }
+  // Every reference the candidates need runs once first, in a helper under a time limit (on `small`
+  // for the cuda backend: its `full` sizes are for the GPU).
+  std::map<std::string, std::string> brokenReferences;
+  if (backend != BackendKind::compileOnly) {
+    std::set<std::string> needed;
+    for (const auto& c : candidates) {
+      if (suite.find(c.problemId) && !results.contains(c.key())) needed.insert(c.problemId);
+    }
+    brokenReferences = findBrokenReferences(config.problemsDir, needed, backend == BackendKind::cuda ? "small" : sizeSet, *seed,
+                                            config.referenceTimeout);
+  }
   EvalServices services{suite, compiler, backend, simCompiler.get(), sandbox.get(), &references,
-                        CorrectnessOptions{*seed, config.trials, sizeSet}, cuda.get()};
+                        CorrectnessOptions{*seed, config.trials, sizeSet}, cuda.get(), &brokenReferences};
+
+  // What makes two runs comparable: a resume may not change any of it (a resumed run with other trials,
+  // another backend or an edited suite would mix two evaluations under one report).
+  nlohmann::json definition = {{"backend", backendName(backend)}, {"arch", arch}, {"trials", config.trials}, {"size_set", sizeSet},
+                               {"compile_timeout_ms", config.compileTimeout.count()}, {"problems_hash", suiteHash(suite)}};
+  if (backend == BackendKind::sim) definition["trial_timeout_ms"] = config.sandbox.timeout.count();
+  if (backend == BackendKind::cuda) definition["cuda"] = {{"timer", config.cuda.timer}, {"timing", config.cuda.time}};
+  if (config.resume && fs::exists(runJsonPath)) {
+    const nlohmann::json before = readJsonFile(runJsonPath).value("definition", nlohmann::json::object());
+    std::vector<std::string> changed;
+    for (const auto& [key, value] : definition.items()) {
+      if (before.contains(key) && before[key] != value) changed.push_back(fmt::format("{} {} -> {}", key, dumpJson(before[key]), dumpJson(value)));
+    }
+    if (!changed.empty()) {
+      throw makeError("{}: --resume would mix two evaluations ({}); resume with the run's own settings, or choose another --out",
+                      runJsonPath.string(), fmt::format("{}", fmt::join(changed, ", ")));
+    }
+    // A candidate already judged must be the same code now.
+    std::map<std::string, std::string> judged;
+    for (const auto& r : results.previousResults()) judged[r.key()] = r.sourceHash;
+    for (const auto& c : candidates) {
+      const auto it = judged.find(c.key());
+      if (it != judged.end() && !it->second.empty() && c.readError.empty() && it->second != hashString(c.source).hex()) {
+        throw makeError("{}: {} sample {} of model '{}' ({}) was judged with another source; --resume would mix two versions of it "
+                        "(choose another --out)",
+                        runJsonPath.string(), c.problemId, c.sample, c.model, c.origin);
+      }
+    }
+  }
 
   nlohmann::json runJson = {
       {"schema_version", 1},
+      {"definition", definition},
       {"status", "running"},
       {"started", utcTimestamp()},
       {"backend", backendName(backend)},
@@ -248,6 +336,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
       {"backend_reason", summary.backendReason},
       {"arch", arch},
       {"compile_timeout_ms", config.compileTimeout.count()},
+      {"broken_references", brokenReferences},
       {"seed", std::to_string(*seed)},  // a string: JSON readers lose precision above 2^53
       {"problems_dir", fs::absolute(config.problemsDir).string()},
       {"candidates", fs::absolute(config.candidatesPath).string()},
@@ -303,7 +392,22 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
         progress.advance();
       }));
     }
-    for (auto& f : pending) f.get();  // rethrows harness errors (e.g. a full disk), not candidate failures
+    try {
+      for (auto& f : pending) f.get();  // rethrows harness errors (e.g. a full disk), not candidate failures
+    } catch (const std::exception& e) {
+      // The run stops, but its record says why rather than "running" forever.
+      for (auto& f : pending) {
+        if (f.valid()) f.wait();
+      }
+      runJson["status"] = "failed";
+      runJson["error"] = e.what();
+      runJson["finished"] = utcTimestamp();
+      try {
+        writeJsonFileAtomic(runJsonPath, runJson);
+      } catch (const std::exception&) {
+      }
+      throw;
+    }
     summary.evaluatedNow = todo.size();
   }
 

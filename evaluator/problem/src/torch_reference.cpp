@@ -6,6 +6,8 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "cuset/common/error.hpp"
@@ -26,6 +28,38 @@ c10::ScalarType storageType(DType dtype) {
 }
 
 std::string problemFile(const Problem& p) { return (p.directory / "problem.yaml").string(); }
+
+// Python TorchScript resolves `torch.int32` through the Python `torch` module; torch::jit::compile in
+// C++ has no such module, and a dtype is an int (its ScalarType) in TorchScript anyway. So the dtype
+// names a reference may use become those ints before it is compiled; `dtype=torch.float16` and
+// `x.to(torch.int32)` then mean what they mean in Python.
+std::string withDtypeConstants(const std::string& source) {
+  static const std::vector<std::pair<std::string, c10::ScalarType>> kNames = {
+      {"float32", torch::kFloat32}, {"float", torch::kFloat32},   {"float64", torch::kFloat64}, {"double", torch::kFloat64},
+      {"float16", torch::kFloat16}, {"half", torch::kFloat16},    {"bfloat16", torch::kBFloat16}, {"int8", torch::kInt8},
+      {"uint8", torch::kUInt8},     {"int16", torch::kInt16},     {"short", torch::kInt16},     {"int32", torch::kInt32},
+      {"int", torch::kInt32},       {"int64", torch::kInt64},     {"long", torch::kInt64},      {"bool", torch::kBool}};
+  std::string out;
+  out.reserve(source.size());
+  auto identifier = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t i = 0; i < source.size();) {
+    if (source.compare(i, 6, "torch.") == 0 && (i == 0 || !identifier(source[i - 1]))) {
+      std::size_t end = i + 6;
+      while (end < source.size() && identifier(source[end])) ++end;
+      const std::string name = source.substr(i + 6, end - i - 6);
+      // An attribute, not a call or a submodule: `torch.float32`, never `torch.float(` or `torch.int.x`.
+      const bool attribute = end >= source.size() || (source[end] != '(' && source[end] != '.');
+      const auto it = std::find_if(kNames.begin(), kNames.end(), [&](const auto& n) { return n.first == name; });
+      if (attribute && it != kNames.end()) {
+        out += std::to_string(static_cast<int>(it->second));
+        i = end;
+        continue;
+      }
+    }
+    out += source[i++];
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -50,7 +84,7 @@ TorchReference TorchReference::compile(const Problem& problem) {
   auto impl = std::make_unique<Impl>();
   impl->problem = &problem;
   try {
-    impl->unit = torch::jit::compile(problem.reference);
+    impl->unit = torch::jit::compile(withDtypeConstants(problem.reference));
   } catch (const std::exception& e) {
     throw makeError("{}: field 'reference': TorchScript does not compile:\n{}", problemFile(problem), e.what());
   }

@@ -65,7 +65,7 @@ bool ResultsLog::contains(const std::string& key) const {
 }
 
 void ResultsLog::append(const EvalResult& result) {
-  const std::string line = toJson(result).dump() + "\n";
+  const std::string line = dumpJson(toJson(result)) + "\n";
   std::lock_guard lock(mutex_);
   // O_APPEND with one write per record: a record is either wholly in the file or (if the process dies
   // inside the call) a torn tail that the next --resume cuts off.

@@ -13,6 +13,7 @@ std::string_view verdictName(Verdict verdict) {
     case Verdict::sandbox_violation: return "sandbox_violation";
     case Verdict::hack_suspected: return "hack_suspected";
     case Verdict::compiled: return "compiled";
+    case Verdict::unsupported: return "unsupported";
   }
   return "?";
 }

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 #include "test_util.hpp"
@@ -125,6 +126,112 @@ TEST(EvalPipeline, NoCacheNeverReusesASimLibrary) {
   c.useCache = false;
   EXPECT_EQ(runEvaluation(c).results.at(0).verdict, Verdict::correct);
   EXPECT_TRUE(std::filesystem::is_empty(dir / "cache/sim-uncached")) << "the run's own libraries outlived it";
+}
+
+TEST(EvalPipeline, ARunFolderServesOneEvaluationAtATime) {
+  test::TempDir dir;
+  test::writeText(dir / "batch.jsonl", line("level1/relu", 0, kGood));
+  std::filesystem::create_directories(dir / "run");
+  std::string holder;
+  const auto other = FileLock::tryLock(dir / "run" / "run.lock", "cuset eval, pid 4242 on elsewhere", holder);
+  ASSERT_TRUE(other);
+  EvalConfig c = configFor(dir);
+  CUSET_EXPECT_THROW_WITH(runEvaluation(c), "is in use by another evaluation (cuset eval, pid 4242 on elsewhere)");
+  EXPECT_FALSE(std::filesystem::exists(dir / "run" / "results.jsonl"));
+}
+
+TEST(EvalPipeline, AResumeThatWouldMixTwoEvaluationsIsRefused) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "problems" / "level1");
+  std::filesystem::copy(std::filesystem::path(CUSET_PROBLEMS_DIR) / "level1" / "relu", dir / "problems" / "level1" / "relu",
+                        std::filesystem::copy_options::recursive);
+  test::writeText(dir / "batch.jsonl", line("level1/relu", 0, kGood));
+  EvalConfig c = configFor(dir);
+  c.problemsDir = dir / "problems";
+  c.trials = 2;
+  runEvaluation(c);
+  c.resume = true;
+  c.trials = 3;
+  CUSET_EXPECT_THROW_WITH(runEvaluation(c), "--resume would mix two evaluations", "trials 2 -> 3");
+  c.trials = 2;
+  c.backend = BackendKind::sim;
+  CUSET_EXPECT_THROW_WITH(runEvaluation(c), "backend \"compile-only\" -> \"sim\"");
+  c.backend = BackendKind::compileOnly;
+  // The same candidate key with other code.
+  test::writeText(dir / "batch.jsonl", line("level1/relu", 0, kGood + "// edited\n"));
+  CUSET_EXPECT_THROW_WITH(runEvaluation(c), "level1/relu sample 0 of model 'm'", "was judged with another source");
+  // An edited problem.
+  test::writeText(dir / "batch.jsonl", line("level1/relu", 0, kGood));
+  const std::string yaml = test::readText(dir / "problems/level1/relu/problem.yaml");
+  test::writeText(dir / "problems/level1/relu/problem.yaml", yaml + "\n# edited\n");
+  CUSET_EXPECT_THROW_WITH(runEvaluation(c), "problems_hash");
+  test::writeText(dir / "problems/level1/relu/problem.yaml", yaml);
+  // New candidates may join a run: that is how a batch grows.
+  test::writeText(dir / "batch.jsonl", line("level1/relu", 0, kGood) + line("level1/relu", 1, kGood));
+  EXPECT_EQ(runEvaluation(c).evaluatedNow, 1u);
+}
+
+// Text that is not UTF-8 (a Latin-1 comment) is stored with U+FFFD in its place; the candidate is
+// judged and the run's files stay valid JSON.
+TEST(EvalPipeline, TextThatIsNotUtf8IsJudgedAndStoredReplaced) {
+  test::TempDir dir;
+  const std::string latin1 = kGood + "// caf\xe9 au lait\n";
+  std::string jsonl = line("level1/relu", 0, kGood + "// cafe au lait\n");
+  jsonl.replace(jsonl.find("cafe"), 4, "caf\xe9");  // a raw Latin-1 byte inside the JSON string
+  test::writeText(dir / "batch.jsonl", jsonl);
+  test::writeText(dir / "cands" / "level1" / "relu" / "latin1.cu", latin1);
+  for (const auto& candidates : {dir / "batch.jsonl", dir / "cands"}) {
+    EvalConfig c = configFor(dir);
+    c.candidatesPath = candidates;
+    c.outDir = dir / ("run-" + candidates.filename().string());
+    const EvalRunSummary s = runEvaluation(c);
+    ASSERT_EQ(s.results.size(), 1u) << candidates;
+    EXPECT_EQ(s.results[0].verdict, Verdict::compiled) << s.results[0].reason;
+    const std::string stored = test::readText(c.outDir / "results.jsonl");
+    const nlohmann::json record = nlohmann::json::parse(stored.substr(0, stored.find('\n')));
+    EXPECT_NE(record["source"].get<std::string>().find("caf\xef\xbf\xbd"), std::string::npos);
+  }
+}
+
+// A reference that raises, returns the wrong shape or never returns makes its problem's candidates
+// `unsupported` with the reason; every other candidate is judged and the run finishes (before: the run
+// stopped with a trace and left run.json "running", or hung).
+TEST(EvalPipeline, BrokenReferencesAreFoundFirstAndIsolated) {
+  ::setenv("CUSET_WORKER", CUSET_BINARY, 1);
+  test::TempDir dir;
+  const std::filesystem::path relu = std::filesystem::path(CUSET_PROBLEMS_DIR) / "level1" / "relu";
+  std::filesystem::create_directories(dir / "problems" / "level1");
+  std::filesystem::copy(relu, dir / "problems" / "level1" / "relu", std::filesystem::copy_options::recursive);
+  const std::string yaml = test::readText(relu / "problem.yaml");
+  const std::string body = yaml.substr(0, yaml.find("reference: |"));
+  const std::vector<std::pair<std::string, std::string>> broken = {
+      {"raises", "  def forward(x: Tensor) -> Tensor:\n      return x.view(7, -1)\n"},
+      {"wrong_shape", "  def forward(x: Tensor) -> Tensor:\n      return x.sum(0)\n"},
+      {"hangs", "  def forward(x: Tensor) -> Tensor:\n      i = 0\n      while i >= 0:\n          i = i + 1\n      return x\n"}};
+  std::string batch = line("level1/relu", 0, kGood);
+  for (const auto& [name, reference] : broken) {
+    std::string text = body + "reference: |\n" + reference;
+    text.replace(text.find("name: relu"), 10, "name: " + name);
+    test::writeText(dir / "problems" / "level1" / name / "problem.yaml", text);
+    batch += line("level1/" + name, 0, kGood);
+  }
+  test::writeText(dir / "batch.jsonl", batch);
+  EvalConfig c = configFor(dir);
+  c.problemsDir = dir / "problems";
+  c.backend = BackendKind::sim;
+  c.trials = 1;
+  c.referenceTimeout = std::chrono::milliseconds(5000);
+  const EvalRunSummary s = runEvaluation(c);
+  ASSERT_EQ(s.results.size(), 4u);
+  EXPECT_EQ(s.results[0].verdict, Verdict::correct) << s.results[0].reason;
+  const std::vector<std::string> why = {"shape '[7, -1]' is invalid", "has shape [1000] but outputs declares [64, 1000]", "did not finish within 5 s"};
+  for (std::size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(s.results[i].verdict, Verdict::unsupported) << s.results[i].problem << ": " << s.results[i].reason;
+    EXPECT_NE(s.results[i].reason.find(why[i - 1]), std::string::npos) << s.results[i].reason;
+  }
+  const nlohmann::json run = readJsonFile(dir / "run/run.json");
+  EXPECT_EQ(run["status"], "finished");
+  EXPECT_EQ(run["broken_references"].size(), 3u);
 }
 
 TEST(EvalPipeline, BrokenProblemSuiteIsOneClearError) {

@@ -39,6 +39,20 @@ TEST(TorchReference, Float16IsComputedInFloat32AndRounded) {
   }
 }
 
+// As Python TorchScript allows: dtype names of the torch module (the C++ compiler had no `torch` module
+// to resolve them against and refused them).
+TEST(TorchReference, ReferencesMayNameDtypes) {
+  const Problem p = makeProblem("  x: {dtype: float32, shape: [M, N]}\n", "  y: {dtype: int32, shape: [M, N]}\n",
+                                "  def forward(x: Tensor) -> Tensor:\n      h = x.to(torch.float16).to(dtype=torch.float32)\n"
+                                "      return (h * 100.0).to(torch.int32)\n");
+  const auto inputs = generateInputs(p, p.sizes("small"), 3, 0);
+  const auto outputs = TorchReference::compile(p).run(inputs, p.sizes("small"));
+  ASSERT_EQ(outputs.size(), 1u);
+  for (std::int64_t i = 0; i < 24; ++i) {
+    EXPECT_EQ(outputs[0].as<std::int32_t>()[i], static_cast<std::int32_t>(halfBitsToFloat(floatToHalfBits(inputs[0].as<float>()[i])) * 100.0f));
+  }
+}
+
 TEST(TorchReference, TuplesMapToOutputsInOrder) {
   const Problem p = makeProblem("  x: {dtype: float32, shape: [M, N]}\n",
                                 "  mx: {dtype: float32, shape: [M]}\n  idx: {dtype: int64, shape: [M]}\n",

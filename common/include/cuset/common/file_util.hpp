@@ -1,5 +1,6 @@
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,27 @@ class ScratchDir {
 
  private:
   std::filesystem::path path_;
+};
+
+// An exclusive flock on a file, held for this object's lifetime; the kernel releases it when the
+// holder dies, so a killed run never leaves a stale lock.
+class FileLock {
+ public:
+  // Waits for the lock. held() is false when the file cannot be opened.
+  explicit FileLock(const std::filesystem::path& path);
+  // Takes the lock only if it is free, and then writes `holder` into the file; when another process
+  // holds it, nullopt and `holderNow` gets what that process wrote.
+  static std::optional<FileLock> tryLock(const std::filesystem::path& path, std::string_view holder, std::string& holderNow);
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&&) = delete;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  FileLock() = default;
+  int fd_ = -1;
 };
 
 // Host name, for run records.

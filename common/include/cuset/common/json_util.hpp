@@ -19,4 +19,11 @@ void forEachJsonlLine(const std::filesystem::path& path, std::string_view what,
 // Pretty-printed, atomically replaced (see writeFileAtomic).
 void writeJsonFileAtomic(const std::filesystem::path& path, const nlohmann::json& value);
 
+// JSON text of `value` in which any invalid UTF-8 (a Latin-1 comment in a candidate, a stray byte in
+// a log) is written as U+FFFD instead of throwing: every file the project writes goes through this.
+std::string dumpJson(const nlohmann::json& value, int indent = -1);
+
+// `text` with every invalid UTF-8 sequence replaced by U+FFFD (the text itself when it is valid).
+std::string validUtf8(std::string_view text);
+
 }  // namespace cuset

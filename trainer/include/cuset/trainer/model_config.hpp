@@ -22,6 +22,7 @@ struct ModelConfig {
   bool attentionBias = false;           // q/k/v biases (Qwen2: true)
 
   std::int64_t headDim() const { return hiddenSize / numHeads; }  // D
+  std::int64_t parameterCount() const;  // weights, as HF counts them (tied embeddings once)
 
   // Throws cuset::Error naming `source` and the field for anything missing, inconsistent or absurd.
   static ModelConfig fromJson(const nlohmann::json& j, const std::string& source);

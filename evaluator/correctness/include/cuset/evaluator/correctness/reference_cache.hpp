@@ -7,15 +7,24 @@
 #include <string>
 #include <vector>
 
+#include "cuset/common/error.hpp"
 #include "cuset/evaluator/problem/host_tensor.hpp"
 #include "cuset/evaluator/problem/problem.hpp"
 #include "cuset/evaluator/problem/torch_reference.hpp"
 
 namespace cuset {
 
+// A problem's reference could not compile or run (it raised, returned the wrong shape): nothing can be
+// judged against it, which is no candidate's fault.
+struct ReferenceFailure : Error {
+  using Error::Error;
+};
+
 // Compiled TorchScript references, one per problem, shared by evaluation threads.
 class ReferenceCache {
  public:
+  // Throws ReferenceFailure (the problem's file and LibTorch's message) when the reference fails; a
+  // reference that failed to compile fails again at once.
   // `onGpu`: run references on a CUDA device through LibTorch (the cuda backend's `full` sizes are
   // too large for the CPU); only where TorchReference::cudaAvailable().
   explicit ReferenceCache(bool onGpu = false) : onGpu_(onGpu) {}
@@ -27,6 +36,7 @@ class ReferenceCache {
   struct Entry {
     std::mutex mutex;
     std::unique_ptr<TorchReference> reference;
+    std::string compileError;
   };
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Entry>> entries_;

@@ -34,6 +34,7 @@ struct EvalConfig {
   BackendKind backend = BackendKind::automatic;
   std::string arch;  // empty: the GPU's own on the cuda backend, else sm_90
   std::chrono::milliseconds compileTimeout{60000};  // per NVRTC compile, in a helper process
+  std::chrono::milliseconds referenceTimeout{120000};  // per problem, for the reference check at the start
   std::size_t jobs = 0;  // 0: one per core
   bool resume = false;
   std::optional<std::uint64_t> seed;  // per-run secret seed for inputs; random when absent
@@ -72,6 +73,8 @@ struct EvalServices {
   ReferenceCache* references = nullptr;
   CorrectnessOptions correctness;
   CudaWorkerPool* cuda = nullptr;  // cuda backend only
+  // Problems whose reference failed the check at the start: their candidates are `unsupported`.
+  const std::map<std::string, std::string>* brokenReferences = nullptr;
 };
 
 // The per-candidate stages. Never throws for a bad candidate: every problem with the candidate becomes

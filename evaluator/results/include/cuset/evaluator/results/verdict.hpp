@@ -15,11 +15,15 @@ enum class Verdict {
   sandbox_violation,
   hack_suspected,
   compiled,
+  // The harness cannot judge it (this backend cannot run it, the problem's reference is broken):
+  // never the candidate's fault, and left out of pass@k and fast_p (DESIGN §4).
+  unsupported,
 };
 
 inline constexpr Verdict kAllVerdicts[] = {Verdict::correct,      Verdict::wrong_answer,      Verdict::compile_error,
                                            Verdict::invalid_submission, Verdict::runtime_error, Verdict::timeout,
-                                           Verdict::sandbox_violation,  Verdict::hack_suspected, Verdict::compiled};
+                                           Verdict::sandbox_violation,  Verdict::hack_suspected, Verdict::compiled,
+                                           Verdict::unsupported};
 
 std::string_view verdictName(Verdict verdict);
 std::optional<Verdict> parseVerdict(std::string_view text);

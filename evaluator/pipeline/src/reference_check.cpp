@@ -1,0 +1,108 @@
+#include "cuset/evaluator/pipeline/reference_check.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/log.hpp"
+#include "cuset/evaluator/problem/input_generator.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
+#include "cuset/evaluator/problem/torch_reference.hpp"
+#include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
+#include "cuset/evaluator/sandbox/worker_process.hpp"
+
+namespace cuset {
+
+namespace {
+
+// One request to the helper: the reference run once (`full` false) or checkProblem() (`full` true).
+// Returns the failures (empty: passed).
+std::vector<std::string> askHelper(WorkerProcess& helper, const std::filesystem::path& problemsDir, const std::string& id,
+                                   const std::string& sizeSet, std::uint64_t seed, bool full, std::chrono::milliseconds timeout,
+                                   double* referenceMs) {
+  sandbox::Message request;
+  request.header = {{"problems_dir", std::filesystem::absolute(problemsDir).string()}, {"id", id}, {"size_set", sizeSet},
+                    {"seed", std::to_string(seed)}, {"full", full}};
+  auto reply = helper.call(request, std::chrono::steady_clock::now() + timeout);
+  if (!reply) {
+    return {reply.error() == "worker stopped answering"
+                ? fmt::format("the reference did not finish within {} s on size set '{}'", timeout.count() / 1000.0, sizeSet)
+                : "the reference check's helper process failed: " + reply.error()};
+  }
+  if (referenceMs) *referenceMs = reply->header.value("reference_ms", 0.0);
+  return reply->header.value("failures", std::vector<std::string>{});
+}
+
+}  // namespace
+
+std::map<std::string, std::string> findBrokenReferences(const std::filesystem::path& problemsDir, const std::set<std::string>& ids,
+                                                        const std::string& sizeSet, std::uint64_t seed, std::chrono::milliseconds timeout) {
+  std::map<std::string, std::string> broken;
+  WorkerProcess helper({"__reference-worker"}, false);
+  for (const auto& id : ids) {
+    const auto failures = askHelper(helper, problemsDir, id, sizeSet, seed, false, timeout, nullptr);
+    if (failures.empty()) continue;
+    log::warn("{}: {}; its candidates are unsupported in this run", id, failures.front());
+    broken[id] = failures.front();
+  }
+  return broken;
+}
+
+std::vector<ProblemCheckResult> checkProblemsIsolated(const std::filesystem::path& problemsDir, const std::vector<std::string>& ids,
+                                                      std::uint64_t seed, std::chrono::milliseconds timeout,
+                                                      const std::function<void()>& afterEach) {
+  std::vector<ProblemCheckResult> results;
+  WorkerProcess helper({"__reference-worker"}, false);
+  for (const auto& id : ids) {
+    ProblemCheckResult r;
+    r.id = id;
+    r.failures = askHelper(helper, problemsDir, id, "small", seed, true, timeout, &r.referenceMs);
+    results.push_back(std::move(r));
+    if (afterEach) afterEach();
+  }
+  return results;
+}
+
+int runReferenceWorker() {
+  std::map<std::string, std::unique_ptr<ProblemSuite>> suites;  // by folder
+  for (;;) {
+    std::optional<sandbox::Message> request;
+    try {
+      request = sandbox::readMessage(STDIN_FILENO, std::nullopt);
+    } catch (const std::exception&) {
+      return 2;
+    }
+    if (!request) return 0;
+    sandbox::Message reply;
+    try {
+      const auto& h = request->header;
+      const std::string dir = h.at("problems_dir").get<std::string>();
+      auto& suite = suites[dir];
+      if (!suite) suite = std::make_unique<ProblemSuite>(ProblemSuite::load(dir));
+      const Problem* problem = suite->find(h.at("id").get<std::string>());
+      if (problem == nullptr) throw Error("no such problem");
+      const std::uint64_t seed = std::stoull(h.at("seed").get<std::string>());
+      if (h.value("full", false)) {
+        const ProblemCheckResult r = checkProblem(*problem, seed);
+        reply.header = {{"failures", r.failures}, {"reference_ms", r.referenceMs}};
+      } else {
+        const SizeBindings& sizes = problem->sizes(h.at("size_set").get<std::string>());
+        TorchReference::compile(*problem).run(generateInputs(*problem, sizes, seed, 0), sizes);
+        reply.header = {{"failures", nlohmann::json::array()}};
+      }
+    } catch (const std::exception& e) {
+      reply.header = {{"failures", {e.what()}}};
+    }
+    try {
+      sandbox::writeMessage(STDOUT_FILENO, reply);
+    } catch (const std::exception&) {
+      return 2;
+    }
+  }
+}
+
+}  // namespace cuset
