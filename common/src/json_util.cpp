@@ -38,6 +38,20 @@ void writeJsonFileAtomic(const std::filesystem::path& path, const nlohmann::json
   writeFileAtomic(path, dumpJson(value, 2) + "\n");
 }
 
+std::int64_t jsonInteger(const nlohmann::json& value, std::string_view what, std::int64_t min, std::int64_t max) {
+  std::int64_t v = 0;
+  if (value.is_number_unsigned()) {
+    if (value.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) throw makeError("{}: {} is out of range", what, value.dump());
+    v = static_cast<std::int64_t>(value.get<std::uint64_t>());
+  } else if (value.is_number_integer()) {
+    v = value.get<std::int64_t>();
+  } else {
+    throw makeError("{}: expected an integer, got {}", what, value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).substr(0, 40));
+  }
+  if (v < min || v > max) throw makeError("{}: {} is outside [{}, {}]", what, v, min, max);
+  return v;
+}
+
 std::string dumpJson(const nlohmann::json& value, int indent) {
   return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -251,8 +251,7 @@ BpeTokenizer BpeTokenizer::fromJson(nlohmann::json document, const std::string& 
     impl->vocab.reserve(model.at("vocab").size() + 1024);
     if (model.at("merges").is_array()) impl->merges.reserve(model.at("merges").size());
     for (const auto& [token, id] : model.at("vocab").items()) {
-      const auto i = id.get<std::int32_t>();
-      if (i < 0 || i > 10'000'000) throw makeError("{}: vocab id {} of '{}' is out of range", source, i, token);
+      const auto i = static_cast<std::int32_t>(jsonInteger(id, fmt::format("{}: model.vocab['{}']", source, validUtf8(token)), 0, 10'000'000));
       impl->vocab[token] = i;
       if (impl->idToToken.size() <= static_cast<std::size_t>(i)) impl->idToToken.resize(static_cast<std::size_t>(i) + 1);
       impl->idToToken[static_cast<std::size_t>(i)] = token;
@@ -283,7 +282,8 @@ BpeTokenizer BpeTokenizer::fromJson(nlohmann::json document, const std::string& 
     }
     if (j.contains("added_tokens")) {
       for (const auto& t : j.at("added_tokens")) {
-        Impl::Added a{t.at("content").get<std::string>(), t.at("id").get<std::int32_t>(), t.value("special", false)};
+        Impl::Added a{t.at("content").get<std::string>(), static_cast<std::int32_t>(jsonInteger(t.at("id"), source + ": added_tokens id", 0, 10'000'000)),
+                      t.value("special", false)};
         if (impl->idToToken.size() <= static_cast<std::size_t>(a.id)) impl->idToToken.resize(static_cast<std::size_t>(a.id) + 1);
         impl->idToToken[static_cast<std::size_t>(a.id)] = a.content;
         impl->vocab[a.content] = a.id;

@@ -36,7 +36,7 @@ double draw(const Distribution& d, Rng& rng) {
         if (u < w) return draw(c, rng);
         u -= w;
       }
-      return draw(d.components.back().second, rng);
+      return draw(d.components.back().distribution, rng);
     }
   }
   return 0.0;

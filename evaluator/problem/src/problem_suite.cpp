@@ -222,7 +222,7 @@ class ProblemParser {
         if (const YAML::Node wn = comps[i]["weight"]) w = yaml_.asDouble(wn, joinPath(cpath, "weight"));
         if (!(w > 0) || !std::isfinite(w)) yaml_.fail(comps[i], joinPath(cpath, "weight"), "must be a positive number");
         total += w;
-        d.components.emplace_back(w, std::move(c));
+        d.components.push_back({w, std::move(c)});
       }
       for (auto& [w, c] : d.components) w /= total;
     } else {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuset/common/error.hpp"
+#include "cuset/common/json_util.hpp"
 #include "cuset/evaluator/candidate/candidate.hpp"
 
 namespace cuset {
@@ -70,7 +71,7 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
   try {
     EvalResult r;
     r.problem = j.at("problem").get<std::string>();
-    r.sample = j.at("sample").get<std::int64_t>();
+    r.sample = jsonInteger(j.at("sample"), "sample");
     r.model = j.at("model").get<std::string>();
     const std::string verdict = j.at("verdict").get<std::string>();
     const auto v = parseVerdict(verdict);
@@ -83,7 +84,7 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
     r.source = j.value("source", "");
     r.compileLog = j.value("compile_log", "");
     r.compileCacheHit = j.value("compile_cache_hit", false);
-    r.trials = j.value("trials", 0);
+    r.trials = j.contains("trials") ? static_cast<int>(jsonInteger(j["trials"], "trials", 0, 1 << 20)) : 0;
     r.nondeterministic = j.value("nondeterministic", false);
     if (auto c = j.find("comparisons"); c != j.end()) {
       for (const auto& item : *c) r.comparisons.push_back(outputComparisonFromJson(item));

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "cuset/common/error.hpp"
+#include "cuset/common/json_util.hpp"
+
 namespace cuset {
 
 std::string OutputComparison::describe() const {
@@ -25,15 +28,22 @@ nlohmann::json toJson(const OutputComparison& c) {
 }
 
 OutputComparison outputComparisonFromJson(const nlohmann::json& j) {
-  auto number = [](const nlohmann::json& v) { return v.is_string() ? std::stod(v.get<std::string>()) : v.get<double>(); };
+  auto number = [](const nlohmann::json& v) {
+    if (!v.is_string()) return v.get<double>();
+    try {
+      return std::stod(v.get<std::string>());  // "nan", "inf" (JSON has neither)
+    } catch (const std::exception&) {
+      throw Error("comparison: '" + v.get<std::string>() + "' is not a number");
+    }
+  };
   OutputComparison c;
   c.output = j.at("output").get<std::string>();
-  c.elements = j.at("elements").get<std::int64_t>();
-  c.mismatches = j.at("mismatches").get<std::int64_t>();
+  c.elements = jsonInteger(j.at("elements"), "elements");
+  c.mismatches = jsonInteger(j.at("mismatches"), "mismatches");
   c.maxAbsError = number(j.at("max_abs_error"));
   c.maxRelError = number(j.at("max_rel_error"));
-  c.firstMismatch = j.at("first_mismatch").get<std::int64_t>();
-  c.firstMismatchIndex = j.at("first_mismatch_index").get<std::vector<std::int64_t>>();
+  c.firstMismatch = jsonInteger(j.at("first_mismatch"), "first_mismatch");
+  for (const auto& i : j.at("first_mismatch_index")) c.firstMismatchIndex.push_back(jsonInteger(i, "first_mismatch_index"));
   c.firstGot = number(j.at("first_got"));
   if (auto it = j.find("tolerance_use"); it != j.end()) c.toleranceUse = number(*it);  // absent in older results
   c.firstWant = number(j.at("first_want"));

@@ -68,8 +68,8 @@ TEST(ProblemParser, MixDistributionNormalisesWeights) {
                                   "{dist: mix, components: [{dist: normal, weight: 3}, {dist: uniform, low: -6, high: 6, weight: 1}]}"));
   const auto& d = p.inputs[0].init;
   ASSERT_EQ(d.kind, Distribution::Kind::mix);
-  EXPECT_DOUBLE_EQ(d.components[0].first, 0.75);
-  EXPECT_DOUBLE_EQ(d.components[1].second.high, 6.0);
+  EXPECT_DOUBLE_EQ(d.components[0].weight, 0.75);
+  EXPECT_DOUBLE_EQ(d.components[1].distribution.high, 6.0);
 }
 
 struct BadCase {

@@ -9,6 +9,8 @@
 namespace cuset {
 
 struct Unexpected {
+  Unexpected() = default;
+  explicit Unexpected(std::string text) : message(std::move(text)) {}  // Unexpected("...") for every compiler, not only C++20 aggregates
   std::string message;
 };
 

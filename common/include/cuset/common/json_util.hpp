@@ -1,6 +1,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -18,6 +19,11 @@ void forEachJsonlLine(const std::filesystem::path& path, std::string_view what,
 
 // Pretty-printed, atomically replaced (see writeFileAtomic).
 void writeJsonFileAtomic(const std::filesystem::path& path, const nlohmann::json& value);
+
+// An integer field of a file we did not write: throws cuset::Error naming `what` unless `value` is an
+// integer in [min, max]. A float is refused however whole it looks: converting an out-of-range one
+// to an integer is undefined behaviour (found by fuzz_tokenizer_json).
+std::int64_t jsonInteger(const nlohmann::json& value, std::string_view what, std::int64_t min = INT64_MIN, std::int64_t max = INT64_MAX);
 
 // JSON text of `value` in which any invalid UTF-8 (a Latin-1 comment in a candidate, a stray byte in
 // a log) is written as U+FFFD instead of throwing: every file the project writes goes through this.

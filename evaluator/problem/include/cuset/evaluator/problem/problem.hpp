@@ -13,6 +13,8 @@
 
 namespace cuset {
 
+struct MixComponent;
+
 // How input values are drawn. `mix` draws each element from one component, chosen by weight.
 struct Distribution {
   enum class Kind { normal, uniform, randint, mix };
@@ -20,13 +22,20 @@ struct Distribution {
   double mean = 0.0, stddev = 1.0;  // normal
   double low = 0.0, high = 1.0;     // uniform [low, high); randint [low, high); normal: clamp bounds if `clamped`
   bool clamped = false;             // normal draws clamped to [low, high] (alternate of a uniform)
-  std::vector<std::pair<double, Distribution>> components;  // mix: (weight, component)
+  std::vector<MixComponent> components;  // mix
   // randint bounds given as size expressions (`high: V` for token ids below a vocabulary size);
   // resolved per size set by resolvedFor().
   std::optional<IntExpr> lowSize, highSize;
   std::string describe() const;
   // This distribution with size-expression bounds evaluated for `sizes`.
   Expected<Distribution> resolvedFor(const SizeBindings& sizes) const;
+};
+
+// A vector of a struct, not of a pair, keeps the recursion legal for every standard library (a pair
+// of an incomplete type is not).
+struct MixComponent {
+  double weight = 0.0;
+  Distribution distribution;
 };
 
 struct TensorSpec {
