@@ -75,7 +75,7 @@ void registerTokenizeCommand(CLI::App& app, CommandContext& context) {
         nlohmann::json value;
         try {
           value = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::parse_error& e) {
+        } catch (const nlohmann::json::exception& e) {
           throw makeError("{}:{}: not a JSON string: {}", source, lineNo, e.what());
         }
         if (!value.is_string()) throw makeError("{}:{}: expected a JSON string", source, lineNo);

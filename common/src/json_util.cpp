@@ -12,6 +12,8 @@ nlohmann::json parseJson(std::string_view text, std::string_view source) {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw makeError("{}: invalid JSON at byte {}: {}", source, e.byte, e.what());
+  } catch (const nlohmann::json::exception& e) {  // a number beyond double's range (1e309) is out_of_range
+    throw makeError("{}: invalid JSON: {}", source, e.what());
   }
 }
 

@@ -24,6 +24,11 @@ YAML::Node YamlReader::parse(std::string_view text) const {
   }
 }
 
+void YamlReader::failWith(const YAML::Exception& e) const {
+  if (e.mark.is_null()) throw makeError("{}: {}", source_, e.msg);
+  throw makeError("{}:{}:{}: {}", source_, e.mark.line + 1 + lineOffset_, e.mark.column + 1, e.msg);
+}
+
 void YamlReader::fail(const YAML::Node& at, std::string_view path, std::string_view message) const {
   const YAML::Mark mark = at.IsDefined() ? at.Mark() : YAML::Mark::null_mark();
   const std::string where = path.empty() ? std::string() : fmt::format(" field '{}':", path);
@@ -44,10 +49,7 @@ void YamlReader::onlyKeys(const YAML::Node& map, std::string_view path,
   expectMap(map, path);
   std::vector<std::string> seen;
   for (const auto& entry : map) {
-    // `? [a, b]: x` (a complex key) is valid YAML but no key of ours; as<std::string>() would throw
-    // yaml-cpp's own exception past every caller (found by fuzz_manifest).
-    if (!entry.first.IsScalar()) fail(entry.first, path, "keys must be plain names");
-    const std::string key = entry.first.Scalar();
+    const std::string key = asKey(entry.first, path);
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
       for (auto a : allowed) list += fmt::format("{}{}", list.empty() ? "" : ", ", a);
@@ -72,6 +74,12 @@ YAML::Node YamlReader::require(const YAML::Node& map, std::string_view key, std:
 std::string YamlReader::asString(const YAML::Node& node, std::string_view path) const {
   if (!node.IsScalar()) fail(node, path, "expected a string");
   return node.Scalar();
+}
+
+std::string YamlReader::asKey(const YAML::Node& key, std::string_view path) const {
+  // as<std::string>() would throw yaml-cpp's own exception past every caller (found by the fuzzers).
+  if (!key.IsScalar()) fail(key, path, "keys must be plain names");
+  return key.Scalar();
 }
 
 std::string YamlReader::asExpressionText(const YAML::Node& node, std::string_view path) const {

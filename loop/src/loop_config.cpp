@@ -1,5 +1,7 @@
 #include "cuset/loop/loop_config.hpp"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,7 +27,7 @@ std::vector<std::string> stringList(const YamlReader& y, const YAML::Node& n, st
 
 }  // namespace
 
-LoopConfig LoopConfig::load(const fs::path& path) {
+LoopConfig LoopConfig::load(const fs::path& path) try {
   YamlReader y(path.string());
   const YAML::Node root = y.parse(readFile(path));
   y.onlyKeys(root, "", {"name", "out", "seeds", "data", "train", "base", "objectives", "baseline", "generate", "eval"});
@@ -158,17 +160,24 @@ LoopConfig LoopConfig::load(const fs::path& path) {
   }
   if (c.base) (void)TrainConfig::parse(c.baseTrainYaml(probeData), fmt::format("{} (train, base)", path.string()), base);
   return c;
+} catch (const YAML::Exception& e) {
+  YamlReader(path.string()).failWith(e);
 }
 
 std::string LoopConfig::baseTrainYaml(const fs::path& dataFile) const {
   // Clone before changing anything: YAML::Node copies share their node, and assigning through one
   // would rewrite `train` for every later run.
   YAML::Node t = YAML::Clone(train);
+  // A malformed `train.steps` is left as it is for TrainConfig::parse to name; yaml-cpp's own
+  // exceptions must not escape from here.
+  if (t["steps"] && !t["steps"].IsMap()) return renderTrainYaml(t, LoopObjective{"base", base->objective}, base->seed, dataFile, {});
   t["steps"]["max"] = base->steps;
   if (!base->lr.empty()) t["optimizer"]["lr"] = base->lr;
-  if (!t["steps"]["save_every"] || t["steps"]["save_every"].as<std::int64_t>() > base->steps) {
-    t["steps"]["save_every"] = std::max<std::int64_t>(1, base->steps / 4);
-  }
+  std::int64_t saveEvery = 0;
+  const YAML::Node given = t["steps"]["save_every"];
+  const bool isInteger = given && given.IsScalar() &&
+                         std::from_chars(given.Scalar().data(), given.Scalar().data() + given.Scalar().size(), saveEvery).ec == std::errc();
+  if (!given || (isInteger && saveEvery > base->steps)) t["steps"]["save_every"] = std::max<std::int64_t>(1, base->steps / 4);
   return renderTrainYaml(t, LoopObjective{"base", base->objective}, base->seed, dataFile, {});
 }
 

@@ -17,7 +17,7 @@ std::vector<ChatExample> readChatJsonl(const std::filesystem::path& path) {
     nlohmann::json r;
     try {
       r = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       throw makeError("{}: malformed JSON: {}", where, e.what());
     }
     ChatExample ex;

@@ -19,30 +19,6 @@ double maskedQuantile(const torch::Tensor& values, const torch::Tensor& select, 
 
 }  // namespace
 
-std::string_view objectiveName(ObjectiveKind kind) {
-  switch (kind) {
-    case ObjectiveKind::sft: return "sft";
-    case ObjectiveKind::cuset: return "cuset";
-    case ObjectiveKind::cusetMaskOnly: return "cuset-mask-only";
-    case ObjectiveKind::cusetReweightOnly: return "cuset-reweight-only";
-    case ObjectiveKind::dft: return "dft";
-    case ObjectiveKind::rho1: return "rho1";
-    case ObjectiveKind::profit: return "profit";
-  }
-  return "?";
-}
-
-bool parseObjectiveName(std::string_view name, ObjectiveKind& kind) {
-  for (auto k : {ObjectiveKind::sft, ObjectiveKind::cuset, ObjectiveKind::cusetMaskOnly, ObjectiveKind::cusetReweightOnly, ObjectiveKind::dft,
-                 ObjectiveKind::rho1, ObjectiveKind::profit}) {
-    if (objectiveName(k) == name) {
-      kind = k;
-      return true;
-    }
-  }
-  return false;
-}
-
 std::vector<ConfidenceRegion> findRegions(const std::vector<bool>& lowSensitive, const std::vector<double>& confidence, std::int64_t gap,
                                           std::int64_t minTokens) {
   std::vector<ConfidenceRegion> regions;

@@ -91,7 +91,7 @@ File File::open(const fs::path& path) {
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(headerText);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw makeError("{}: header is not valid JSON: {}", where, e.what());
   }
   if (!header.is_object()) throw makeError("{}: header is not a JSON object", where);

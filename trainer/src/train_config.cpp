@@ -13,15 +13,18 @@
 namespace cuset {
 namespace {
 
-nlohmann::json yamlToJson(const YAML::Node& node) {
+nlohmann::json yamlToJson(const YamlReader& y, const YAML::Node& node, const std::string& path) {
   if (node.IsMap()) {
     nlohmann::json j = nlohmann::json::object();
-    for (const auto& kv : node) j[kv.first.as<std::string>()] = yamlToJson(kv.second);
+    for (const auto& kv : node) {
+      const std::string key = y.asKey(kv.first, path);
+      j[key] = yamlToJson(y, kv.second, joinPath(path, key));
+    }
     return j;
   }
   if (node.IsSequence()) {
     nlohmann::json j = nlohmann::json::array();
-    for (const auto& item : node) j.push_back(yamlToJson(item));
+    for (std::size_t i = 0; i < node.size(); ++i) j.push_back(yamlToJson(y, node[i], indexPath(path, i)));
     return j;
   }
   if (node.IsNull()) return nullptr;
@@ -47,7 +50,7 @@ nlohmann::json yamlToJson(const YAML::Node& node) {
 
 TrainConfig TrainConfig::load(const std::filesystem::path& path) { return parse(readFile(path), path.string(), path.parent_path()); }
 
-TrainConfig TrainConfig::parse(std::string_view text, const std::string& source, const std::filesystem::path& base) {
+TrainConfig TrainConfig::parse(std::string_view text, const std::string& source, const std::filesystem::path& base) try {
   YamlReader y(source);
   const YAML::Node root = y.parse(text);
   y.onlyKeys(root, "", {"seed", "model", "tokenizer", "data", "optimizer", "batch", "steps", "objective", "threads", "device", "precision"});
@@ -70,7 +73,7 @@ TrainConfig TrainConfig::parse(std::string_view text, const std::string& source,
   if (auto n = model["path"]) c.modelPath = resolve(y.asString(n, "model.path"));
   if (auto n = model["config"]) {
     y.expectMap(n, "model.config");
-    c.modelConfig = yamlToJson(n);
+    c.modelConfig = yamlToJson(y, n, "model.config");
   }
   if (c.modelPath.empty() == !c.modelConfig) y.fail(model, "model", "give exactly one of 'path' (a pretrained HF folder) or 'config' (random init)");
 
@@ -174,6 +177,8 @@ TrainConfig TrainConfig::parse(std::string_view text, const std::string& source,
     }
   }
   return c;
+} catch (const YAML::Exception& e) {
+  YamlReader(source).failWith(e);  // what the checks above did not name (docs: one error per bad file)
 }
 
 double TrainConfig::learningRate(std::int64_t step) const {

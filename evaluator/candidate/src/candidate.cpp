@@ -53,7 +53,7 @@ Candidate parseJsonLine(const std::string& line, const std::string& origin, cons
     // A stray non-UTF-8 byte (a Latin-1 comment pasted into a source) costs the candidate nothing but
     // that character: it becomes U+FFFD instead of making the line unreadable.
     record = nlohmann::json::parse(validUtf8(line));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     c.readError = fmt::format("{}: malformed JSON: {}", origin, e.what());
     return c;
   }

@@ -18,6 +18,8 @@ class ManifestParser {
  public:
   ManifestParser(const Problem& problem, int lineOffset) : problem_(problem), yaml_("manifest", lineOffset) {}
 
+  const YamlReader& yaml() const { return yaml_; }
+
   LaunchManifest parse(std::string_view text, int firstLine) {
     const YAML::Node root = yaml_.parse(text);
     if (!root.IsMap()) yaml_.fail(root, "", "the manifest must be a mapping with a 'launches' list");
@@ -81,7 +83,7 @@ class ManifestParser {
     yaml_.expectMap(node, "workspace");
     for (const auto& entry : node) {
       TensorSpec t;
-      t.name = entry.first.as<std::string>();
+      t.name = yaml_.asKey(entry.first, "workspace");
       const std::string path = joinPath("workspace", t.name);
       static const std::regex kIdentifier("[A-Za-z_][A-Za-z0-9_]*");
       if (!std::regex_match(t.name, kIdentifier)) yaml_.fail(entry.first, path, "workspace names must be identifiers");
@@ -189,7 +191,8 @@ Expected<LaunchManifest> parseLaunchManifest(std::string_view source, const Prob
   const std::string_view body = source.substr(bodyStart, close - bodyStart);
   const int lineOffset = static_cast<int>(std::count(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(bodyStart), '\n'));
   try {
-    LaunchManifest m = ManifestParser(problem, lineOffset).parse(body, lineOffset + 1);
+    ManifestParser parser(problem, lineOffset);
+    LaunchManifest m = parser.yaml().guard([&] { return parser.parse(body, lineOffset + 1); });
     for (const auto& set : problem.sizeSets) {
       auto resolved = resolveLaunches(m, set.sizes);
       if (!resolved) return Unexpected{fmt::format("manifest: with sizes '{}': {}", set.name, resolved.error())};

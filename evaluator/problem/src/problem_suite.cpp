@@ -29,6 +29,8 @@ class ProblemParser {
  public:
   ProblemParser(const std::string& source, fs::path directory) : yaml_(source), directory_(std::move(directory)) {}
 
+  const YamlReader& yaml() const { return yaml_; }
+
   Problem parse(std::string_view text) {
     const YAML::Node root = yaml_.parse(text);
     if (!root.IsMap()) yaml_.fail(root, "", "expected a mapping at the top level (name:, level:, sizes:, ...)");
@@ -72,13 +74,13 @@ class ProblemParser {
   void parseSizes(const YAML::Node& node, Problem& p) {
     yaml_.expectMap(node, "sizes");
     for (const auto& entry : node) {
-      const std::string setName = entry.first.as<std::string>();
+      const std::string setName = yaml_.asKey(entry.first, "sizes");
       const std::string path = joinPath("sizes", setName);
       if (!isIdentifier(setName)) yaml_.fail(entry.first, path, "size set names must be identifiers");
       yaml_.expectMap(entry.second, path);
       SizeSet set{setName, {}};
       for (const auto& dim : entry.second) {
-        const std::string dimName = dim.first.as<std::string>();
+        const std::string dimName = yaml_.asKey(dim.first, path);
         const std::string dimPath = joinPath(path, dimName);
         if (!isIdentifier(dimName)) yaml_.fail(dim.first, dimPath, "size names must be identifiers");
         const std::int64_t value = yaml_.asInt64(dim.second, dimPath);
@@ -115,7 +117,7 @@ class ProblemParser {
     yaml_.expectMap(node, section);
     for (const auto& entry : node) {
       TensorSpec t;
-      t.name = entry.first.as<std::string>();
+      t.name = yaml_.asKey(entry.first, section);
       const std::string path = joinPath(section, t.name);
       if (!isIdentifier(t.name)) yaml_.fail(entry.first, path, "tensor names must be identifiers");
       if (p.findTensor(t.name) || std::any_of(out.begin(), out.end(), [&](auto& o) { return o.name == t.name; })) {
@@ -283,7 +285,8 @@ class ProblemParser {
 }  // namespace
 
 Problem parseProblem(std::string_view yamlText, const std::string& source, const fs::path& directory) {
-  return ProblemParser(source, directory).parse(yamlText);
+  ProblemParser parser(source, directory);
+  return parser.yaml().guard([&] { return parser.parse(yamlText); });
 }
 
 Problem loadProblem(const fs::path& problemDir) {

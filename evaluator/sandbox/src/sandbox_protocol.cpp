@@ -77,7 +77,12 @@ std::optional<Message> readMessage(int fd, std::optional<std::chrono::steady_clo
   payloadSize &= ~kSharedPayloadFlag;
   if (payloadSize > kMaxPayloadBytes) throw makeError("sandbox protocol: payload of {} bytes", payloadSize);
   Message m;
-  m.header = nlohmann::json::parse(header);
+  try {
+    m.header = nlohmann::json::parse(header);
+  } catch (const nlohmann::json::exception& e) {
+    throw makeError("sandbox protocol: a header that is not JSON ({})", e.what());
+  }
+  if (!m.header.is_object()) throw makeError("sandbox protocol: a header that is not a JSON object");
   if (viaShared) {
     if (!shared) throw makeError("sandbox protocol: a frame with a shared payload on a channel without one");
     m.shared = shared->view(payloadSize);

@@ -25,6 +25,20 @@ class YamlReader {
 
   [[noreturn]] void fail(const YAML::Node& at, std::string_view path, std::string_view message) const;
 
+  // Runs `parse`, turning any yaml-cpp exception that escapes the checks (a subscript into a scalar,
+  // a conversion) into this reader's error with file and line, so that a loader only ever throws
+  // cuset::Error.
+  template <class F>
+  decltype(auto) guard(F&& parse) const {
+    try {
+      return parse();
+    } catch (const YAML::Exception& e) {
+      failWith(e);
+    }
+  }
+
+  [[noreturn]] void failWith(const YAML::Exception& e) const;
+
   void expectMap(const YAML::Node& node, std::string_view path) const;
   void expectSequence(const YAML::Node& node, std::string_view path) const;
   // Rejects keys outside `allowed`, so a typo ("tolerence") is an error instead of silently ignored.
@@ -34,6 +48,8 @@ class YamlReader {
   YAML::Node require(const YAML::Node& map, std::string_view key, std::string_view path) const;
 
   std::string asString(const YAML::Node& node, std::string_view path) const;
+  // A mapping key as a name: `? [a, b]: x` (a complex key) is valid YAML but names nothing of ours.
+  std::string asKey(const YAML::Node& key, std::string_view path) const;
   double asDouble(const YAML::Node& node, std::string_view path) const;
   std::int64_t asInt64(const YAML::Node& node, std::string_view path) const;
   bool asBool(const YAML::Node& node, std::string_view path) const;
