@@ -245,6 +245,16 @@ TEST(Cli, TextThatIsNotUtf8DoesNotStopARun) {
   EXPECT_EQ(cuset("report " + (dir / "run").string()).exitCode, 0);
 }
 
+// Each job is a worker process with its own memory budget: an absurd count is capped, and said so.
+TEST(Cli, AbsurdJobCountsAreCappedWithAWarning) {
+  test::TempDir dir;
+  test::writeText(dir / "cands/level1/relu/a.cu",
+                  test::readText(std::filesystem::path(CUSET_SOURCE_DIR) / "problems/level1/relu/solutions/grid_stride.cu"));
+  const CliRun r = cuset("eval --backend compile-only --jobs 99999 --candidates " + (dir / "cands").string() + " --out " + (dir / "run").string());
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("--jobs 99999 is more than 4 per core"), std::string::npos) << r.output;
+}
+
 // A checkpoint that cannot be written (here: a file-size limit standing in for a full disk) ends the
 // run with one line naming the file; the checkpoint before it stays whole and `latest` points at it.
 TEST(Cli, ACheckpointThatCannotBeWrittenDamagesNothing) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fcntl.h>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -82,8 +83,10 @@ std::map<std::string, std::string> verdicts(const fs::path& results) {
   return out;
 }
 
+// CUSET_CRASH_SEED=N replays the kill times of a failed run.
 std::uint64_t seedOfThisRun() {
-  const std::uint64_t seed = std::random_device{}();
+  const char* given = std::getenv("CUSET_CRASH_SEED");
+  const std::uint64_t seed = given != nullptr ? std::strtoull(given, nullptr, 10) : std::random_device{}();
   std::printf("kill-time seed: %llu\n", static_cast<unsigned long long>(seed));
   return seed;
 }
@@ -120,7 +123,7 @@ TEST(CrashResume, TrainingKilledAnywhereEndsWithTheSameWeights) {
                                   "num_hidden_layers: 1, num_attention_heads: 4, num_key_value_heads: 2, tie_word_embeddings: true}\n"
                                   "tokenizer: {train_vocab_size: 400}\ndata: {train: " + std::string(CUSET_SOURCE_DIR) +
                                   "/data/sft-tiny.jsonl, max_tokens: 400}\nbatch: {size: 4}\nsteps: {max: 24, log_every: 3, save_every: 3}\n");
-  const std::vector<std::string> train = {"train", "-q", "--config", (dir / "c.yaml").string()};
+  const std::vector<std::string> train = {"train", "--config", (dir / "c.yaml").string()};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> a = train;
     a.insert(a.end(), extra.begin(), extra.end());
@@ -131,8 +134,11 @@ TEST(CrashResume, TrainingKilledAnywhereEndsWithTheSameWeights) {
   const int kills = runWithKills(with({"--out", (dir / "crashed").string()}), with({"--out", (dir / "crashed").string(), "--resume"}),
                                  dir / "crashed.log", rng, 700, 3500, 12);
   EXPECT_GE(kills, 1);
+  std::string checkpoints;
+  for (const auto& e : fs::directory_iterator(dir / "crashed/checkpoints")) checkpoints += " " + e.path().filename().string();
   EXPECT_EQ(test::readText(dir / "crashed/final/model.safetensors"), test::readText(dir / "straight/final/model.safetensors"))
-      << "the final weights differ from the uninterrupted run's";
+      << "the final weights differ from the uninterrupted run's after " << kills << " kill(s); checkpoints:" << checkpoints << "\nlog:\n"
+      << test::readText(dir / "crashed.log");
   std::vector<int> steps;
   const std::string metrics = test::readText(dir / "crashed/metrics.jsonl");
   for (std::size_t start = 0, end; (end = metrics.find('\n', start)) != std::string::npos; start = end + 1) {

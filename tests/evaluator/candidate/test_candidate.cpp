@@ -74,6 +74,27 @@ TEST(ReadCandidates, FolderOfCuFilesMapsPathsToProblems) {
   EXPECT_EQ(c[0].model, "ref");
 }
 
+// A link inside the folder is a candidate like any file; one leading out of it (to /etc/passwd, to
+// another user's files) is a read error, so its target never reaches a compile log or a report.
+TEST(ReadCandidates, LinksOutsideTheFolderAreNotFollowed) {
+  test::TempDir dir;
+  test::writeText(dir / "outside/secret.cu", "SECRET");
+  test::writeText(dir / "cands/level1/relu/a.cu", "A");
+  std::filesystem::create_symlink(dir / "cands/level1/relu/a.cu", dir / "cands/level1/relu/b.cu");
+  std::filesystem::create_symlink(dir / "outside/secret.cu", dir / "cands/level1/relu/c.cu");
+  std::filesystem::create_symlink("../../../outside/secret.cu", dir / "cands/level1/relu/d.cu");
+  std::filesystem::create_symlink("/etc/passwd", dir / "cands/level1/relu/e.cu");
+  const auto c = readCandidates(dir / "cands", "m");
+  ASSERT_EQ(c.size(), 5u);
+  EXPECT_EQ(c[0].source, "A");
+  EXPECT_EQ(c[1].source, "A");
+  EXPECT_TRUE(c[1].readError.empty()) << c[1].readError;
+  for (std::size_t i = 2; i < 5; ++i) {
+    EXPECT_TRUE(c[i].source.empty()) << i;
+    EXPECT_NE(c[i].readError.find("outside the candidates folder"), std::string::npos) << c[i].readError;
+  }
+}
+
 TEST(ReadCandidates, MissingPathIsAnError) {
   EXPECT_THROW(readCandidates("/nonexistent/cands.jsonl", "m"), Error);
 }
