@@ -33,7 +33,7 @@ table.sortable th[aria-sort="descending"]::after { content: " \25BC"; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .v-correct, .v-compiled, .s-better { color: var(--ok); font-weight: 600; }
 .v-wrong_answer, .v-runtime_error, .v-timeout, .v-sandbox_violation, .v-hack_suspected, .v-compile_error, .v-invalid_submission, .s-worse { color: var(--bad); font-weight: 600; }
-.s-ambiguous, .s-missing { color: var(--warn); font-weight: 600; }
+.s-ambiguous, .s-missing, .s-not_judged, .v-unsupported { color: var(--warn); font-weight: 600; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 16px; }
 figure { margin: 0; }
 section > figure { max-width: 760px; }
@@ -266,10 +266,10 @@ std::string comparisonSection(const nlohmann::json& summary) {
   if (!summary.contains("comparison")) return "";
   const auto& cmp = summary["comparison"];
   const auto& c = cmp["counts"];
-  std::string h = fmt::format(R"h(<section id="comparison"><h2>Comparison with {}</h2><p><span class="s-worse">worse {}</span> · <span class="s-ambiguous">ambiguous {}</span> · <span class="s-better">better {}</span> · same {} · new {} · <span class="s-missing">missing {}</span></p>)h",
+  std::string h = fmt::format(R"h(<section id="comparison"><h2>Comparison with {}</h2><p><span class="s-worse">worse {}</span> · <span class="s-ambiguous">ambiguous {}</span> · <span class="s-better">better {}</span> · same {} · new {} · <span class="s-missing">missing {}</span> · <span class="s-not_judged">not judged {}</span></p>)h",
                               esc(cmp["base"]), c["worse"].get<int>(), c["ambiguous"].get<int>(), c["better"].get<int>(), c["same"].get<int>(),
-                              c["new"].get<int>(), c["missing"].get<int>());
-  h += R"h(<div class="filters" data-table="comparison-table"><input type="search" placeholder="filter comparisons" aria-label="filter comparisons"><select name="status" aria-label="status"><option value="">any status</option><option>worse</option><option>ambiguous</option><option>better</option><option>same</option><option>new</option><option>missing</option></select><span class="count"></span></div>)h";
+                              c["new"].get<int>(), c["missing"].get<int>(), c.value("not_judged", 0));
+  h += R"h(<div class="filters" data-table="comparison-table"><input type="search" placeholder="filter comparisons" aria-label="filter comparisons"><select name="status" aria-label="status"><option value="">any status</option><option>worse</option><option>ambiguous</option><option>better</option><option>same</option><option>new</option><option>missing</option><option>not_judged</option></select><span class="count"></span></div>)h";
   h += R"h(<div class="scroll"><table id="comparison-table" class="sortable"><thead><tr><th>status</th><th>model</th><th>problem</th><th class="num">base</th><th class="num">now</th><th class="num">time change</th><th>why</th></tr></thead><tbody>)h";
   for (const auto& row : cmp["rows"]) {
     const std::string status = row["status"];

@@ -67,6 +67,9 @@ std::string renderMarkdown(const nlohmann::json& summary) {
     };
     for (const auto& [level, g] : m["levels"].items()) addRow(level == "0" ? "other" : "level " + level, g);
     addRow("**all**", m["overall"]);
+    if (const auto unsupported = m["overall"].value("unsupported", 0); unsupported > 0) {
+      md += fmt::format("\n{} candidate(s) unsupported: not judged (the harness cannot run them here), outside every rate above.\n", unsupported);
+    }
     md += "\n**Verdicts:** ";
     std::string sep;
     for (const auto& [v, n] : m["overall"]["verdicts"].items()) {
@@ -87,8 +90,9 @@ std::string renderMarkdown(const nlohmann::json& summary) {
     const auto& cmp = summary["comparison"];
     md += fmt::format("## Comparison with `{}`\n\n", cmp["base"].get<std::string>());
     const auto& c = cmp["counts"];
-    md += fmt::format("worse {} · ambiguous {} · better {} · same {} · new {} · missing {}\n\n", c["worse"].get<int>(), c["ambiguous"].get<int>(),
-                      c["better"].get<int>(), c["same"].get<int>(), c["new"].get<int>(), c["missing"].get<int>());
+    md += fmt::format("worse {} · ambiguous {} · better {} · same {} · new {} · missing {} · not judged {}\n\n", c["worse"].get<int>(), c["ambiguous"].get<int>(),
+                      c["better"].get<int>(), c["same"].get<int>(), c["new"].get<int>(), c["missing"].get<int>(),
+                      c.value("not_judged", 0));
     md += "| status | model | problem | detail |\n|---|---|---|---|\n";
     for (const auto& row : cmp["rows"]) {
       if (row["status"] == "same") continue;  // the counts say how many; the table lists what changed

@@ -43,6 +43,8 @@ nlohmann::json groupMetrics(const std::vector<const ProblemTally*>& problems, co
   g["candidates"] = n;
   g["correct"] = c;
   g["correct_rate"] = n ? static_cast<double>(c) / static_cast<double>(n) : 0.0;
+  // Not judged (the harness could not run them): outside `candidates` and every rate, counted apart.
+  g["unsupported"] = std::count_if(candidates.begin(), candidates.end(), [](const EvalResult* r) { return r->verdict == Verdict::unsupported; });
   nlohmann::json passAt = nlohmann::json::object();
   for (int k : ks) {
     double sum = 0.0;

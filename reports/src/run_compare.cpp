@@ -69,7 +69,7 @@ std::optional<Judgement> judgeTiming(const nlohmann::json& base, const nlohmann:
 
 nlohmann::json compareSummaries(const nlohmann::json& base, const nlohmann::json& current, const std::string& baseLabel) {
   nlohmann::json rows = nlohmann::json::array();
-  std::map<std::string, int> counts = {{"better", 0}, {"worse", 0}, {"same", 0}, {"ambiguous", 0}, {"new", 0}, {"missing", 0}};
+  std::map<std::string, int> counts = {{"better", 0}, {"worse", 0}, {"same", 0}, {"ambiguous", 0}, {"new", 0}, {"missing", 0}, {"not_judged", 0}};
   std::set<std::pair<std::string, std::string>> keys;
   for (const auto* s : {&base, &current}) {
     if (!s->contains("models")) continue;
@@ -94,6 +94,15 @@ nlohmann::json compareSummaries(const nlohmann::json& base, const nlohmann::json
       rows.push_back(row);
       continue;
     }
+    // A problem whose candidates were all unsupported in one run (a kernel the simulator cannot run,
+    // a reference that fails) was not judged there: nothing to compare, and no rate to divide by.
+    if ((*b)["n"].get<std::int64_t>() == 0 || (*c)["n"].get<std::int64_t>() == 0) {
+      row["status"] = "not_judged";
+      row["why"] = fmt::format("only unsupported candidates in the {} run", (*b)["n"].get<std::int64_t>() == 0 ? "base" : "this");
+      ++counts[row["status"]];
+      rows.push_back(row);
+      continue;
+    }
     const Judgement correctness = judgeCorrectness((*b)["n"], (*b)["c"], (*c)["n"], (*c)["c"], sourceFlips(*b, *c));
     row["correctness"] = {{"base", fmt::format("{}/{}", (*b)["c"].get<int>(), (*b)["n"].get<int>())},
                           {"current", fmt::format("{}/{}", (*c)["c"].get<int>(), (*c)["n"].get<int>())},
@@ -111,7 +120,7 @@ nlohmann::json compareSummaries(const nlohmann::json& base, const nlohmann::json
     rows.push_back(row);
   }
   // Regressions first, then improvements, so the table reads top-down by urgency.
-  static const std::map<std::string, int> order = {{"worse", 0}, {"ambiguous", 1}, {"missing", 2}, {"better", 3}, {"new", 4}, {"same", 5}};
+  static const std::map<std::string, int> order = {{"worse", 0}, {"ambiguous", 1}, {"missing", 2}, {"better", 3}, {"new", 4}, {"not_judged", 5}, {"same", 6}};
   std::stable_sort(rows.begin(), rows.end(), [](const nlohmann::json& x, const nlohmann::json& y) {
     return order.at(x["status"].get<std::string>()) < order.at(y["status"].get<std::string>());
   });

@@ -4,6 +4,7 @@
 
 #include "cuset/reports/metrics.hpp"
 #include "cuset/reports/renderers.hpp"
+#include "cuset/reports/run_compare.hpp"
 
 namespace cuset {
 namespace {
@@ -133,6 +134,36 @@ TEST(Summary, PassAtTheSampledKIsReported) {
   const std::string html = renderHtml(s, results, "", "");
   EXPECT_NE(html.find("<th class=\"num\">pass@4</th>"), std::string::npos);
   EXPECT_NE(html.find("4 samples per problem."), std::string::npos);
+}
+
+// Unsupported candidates (the harness cannot run them here) are counted apart, outside every rate,
+// said so in the Markdown, and a problem with nothing else is "not judged" in a comparison.
+TEST(Summary, UnsupportedCandidatesAreCountedApartAndNotJudged) {
+  std::vector<EvalResult> base, current;
+  for (int s = 0; s < 2; ++s) {
+    base.push_back(result("m", "level1/relu", s, Verdict::correct));
+    base.push_back(result("m", "level1/gemm", s, Verdict::correct));
+    current.push_back(result("m", "level1/relu", s, s == 0 ? Verdict::correct : Verdict::unsupported, "the CPU simulator cannot run this kernel"));
+    current.push_back(result("m", "level1/gemm", s, Verdict::unsupported, "the CPU simulator cannot run this kernel"));
+  }
+  const nlohmann::json b = computeSummary(base, {{"backend", "sim"}}, {});
+  nlohmann::json c = computeSummary(current, {{"backend", "sim"}}, {});
+  const auto& o = c["models"]["m"]["overall"];
+  EXPECT_EQ(o["unsupported"], 3);
+  EXPECT_EQ(o["candidates"], 1);
+  EXPECT_DOUBLE_EQ(o["correct_rate"].get<double>(), 1.0);
+  EXPECT_EQ(c["models"]["m"]["problems"]["level1/gemm"]["n"], 0);
+  EXPECT_EQ(b["models"]["m"]["overall"]["unsupported"], 0);
+  EXPECT_NE(renderMarkdown(c).find("3 candidate(s) unsupported: not judged"), std::string::npos) << renderMarkdown(c);
+
+  const nlohmann::json cmp = compareSummaries(b, c, "base");
+  EXPECT_EQ(cmp["counts"]["not_judged"], 1);
+  for (const auto& row : cmp["rows"]) {
+    if (row["problem"] == "level1/gemm") EXPECT_EQ(row["status"], "not_judged") << row.dump();
+    if (row["problem"] == "level1/relu") EXPECT_EQ(row["status"], "same") << row.dump();
+  }
+  c["comparison"] = cmp;
+  EXPECT_NE(renderHtml(c, current, "", "").find("not judged 1"), std::string::npos);
 }
 
 }  // namespace

@@ -10,17 +10,34 @@
 namespace cuset {
 namespace {
 
-constexpr std::array<std::string_view, 31> kAllowed = {
-    "cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cuda_fp16.h", "cuda_bf16.h", "device_launch_parameters.h",
-    "device_functions.h", "math_constants.h", "vector_types.h", "vector_functions.h", "cooperative_groups.h",
-    "cooperative_groups/reduce.h", "stdint.h", "cstdint", "math.h", "cmath", "float.h", "cfloat", "limits.h", "climits",
-    "stddef.h", "cstddef", "stdio.h", "cstdio", "assert.h", "cassert", "cuda/std/cstdint", "cuda/std/limits",
-    "cuda/std/type_traits", "type_traits", "limits"};
+// The toolkit's device headers and the few C headers NVRTC provides. No host header (a candidate is
+// device code) and nothing a candidate could use to read a file: every name resolves inside the CUDA
+// include folders (the include policy of docs/candidate-format.md).
+constexpr auto kAllowed = std::to_array<std::string_view>({
+    "cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "device_launch_parameters.h",
+    "device_functions.h", "math_constants.h", "vector_types.h", "vector_functions.h", "mma.h", "cuda_pipeline.h",
+    "cuda_pipeline_primitives.h", "cuda_awbarrier.h", "cuda_awbarrier_primitives.h", "cooperative_groups.h",
+    "cooperative_groups/reduce.h", "cooperative_groups/memcpy_async.h", "cooperative_groups/scan.h", "cuda/barrier", "cuda/pipeline",
+    "cuda/atomic", "cuda/latch", "cuda/semaphore", "cuda/cmath", "stdint.h", "cstdint", "math.h", "cmath", "float.h", "cfloat",
+    "limits.h", "climits", "stddef.h", "cstddef", "stdio.h", "cstdio", "assert.h", "cassert", "type_traits", "limits"});
 
-bool allowedHeader(std::string_view header) { return std::find(kAllowed.begin(), kAllowed.end(), header) != kAllowed.end(); }
+// Families named by pattern: libcu++'s `cuda/std/<header>` and CUB's block- and warp-level headers
+// (`cub/block/block_reduce.cuh`), which NVRTC compiles. One plain name after the prefix: no further
+// '/', so no "..", and no "detail" folder.
+bool allowedFamily(std::string_view header, std::string_view prefix, std::string_view suffix) {
+  if (!header.starts_with(prefix) || !header.ends_with(suffix) || header.size() <= prefix.size() + suffix.size()) return false;
+  const std::string_view name = header.substr(prefix.size(), header.size() - prefix.size() - suffix.size());
+  return std::all_of(name.begin(), name.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+bool allowedHeader(std::string_view header) {
+  return std::find(kAllowed.begin(), kAllowed.end(), header) != kAllowed.end() || allowedFamily(header, "cuda/std/", "") ||
+         allowedFamily(header, "cub/block/", ".cuh") || allowedFamily(header, "cub/warp/", ".cuh");
+}
 
 std::string allowedHint() {
-  return "CUDA toolkit headers such as cuda_fp16.h and cooperative_groups.h, and <cstdint>/<cmath>/<cfloat>/<climits>/<cstdio>/<cassert> are";
+  return "the CUDA toolkit's device headers (cuda_fp16.h, mma.h, cuda_pipeline.h, cooperative_groups.h, cuda/std/..., "
+         "cub/block/..., ...) and <cstdint>/<cmath>/<cfloat>/<climits>/<cstdio>/<cassert> are";
 }
 
 // The source as the preprocessor sees it after translation phases 1-3: line splices removed (and,
@@ -118,6 +135,8 @@ std::pair<char, std::string> headerNameAt(const std::string& t, std::size_t i) {
 }
 
 }  // namespace
+
+std::span<const std::string_view> allowedHeaderNames() { return kAllowed; }
 
 std::optional<std::string> disallowedInclude(std::string_view source) {
   const Logical src = translate(source);

@@ -92,6 +92,9 @@ NvrtcCompiler::NvrtcCompiler(CompileOptions options, fs::path cacheDir)
   }
   optionStrings_ = {"--gpu-architecture=" + options_.arch, "--std=c++17", "-I" + options_.cudaIncludeDir.string(),
                     fmt::format("--pre-include={}", kPreludeHeaderName)};
+  // CUDA 13 keeps libcu++, CUB and Thrust under include/cccl, and cooperative_groups.h itself
+  // includes <cuda/std/type_traits>: without this path even cooperative groups fail to compile.
+  if (fs::exists(options_.cudaIncludeDir / "cccl" / "cuda" / "std")) optionStrings_.push_back("-I" + (options_.cudaIncludeDir / "cccl").string());
   if (options_.lineinfo) optionStrings_.emplace_back("-lineinfo");
   for (const auto& o : options_.extraOptions) optionStrings_.push_back(o);
   if (options_.isolated) helpers_ = std::make_shared<detail::NvrtcHelperPool>(options_.timeout);

@@ -119,6 +119,11 @@ constexpr std::string_view kMath = R"(#pragma once
 
 constexpr std::string_view kEmpty = "#pragma once\n";
 
+// NVRTC has no C++ standard library; libcu++ has these in cuda::std, and device code written for nvcc
+// says std::numeric_limits and std::is_same.
+constexpr std::string_view kStdLimits = "#pragma once\n#include <cuda/std/limits>\nnamespace std { using namespace cuda::std; }\n";
+constexpr std::string_view kStdTypeTraits = "#pragma once\n#include <cuda/std/type_traits>\nnamespace std { using namespace cuda::std; }\n";
+
 // Assertions compile away, as under NDEBUG: a failing device assert would only turn a wrong answer into
 // a runtime error.
 constexpr std::string_view kAssert = "#pragma once\n#ifndef assert\n#define assert(e) ((void)0)\n#endif\n";
@@ -156,6 +161,8 @@ const std::vector<VirtualHeader>& nvrtcVirtualHeaders() {
       {"cassert", kAssert},
       {"assert.h", kAssert},
       {"cuda.h", kEmpty},
+      {"limits", kStdLimits},
+      {"type_traits", kStdTypeTraits},
   };
   return headers;
 }

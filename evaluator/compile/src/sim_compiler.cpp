@@ -161,7 +161,10 @@ std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const
   argv.push_back("-shared");
   // First on the path, so `#include "cuset_sim/prelude.hpp"` finds the .gch before the header.
   if (const fs::path pch = preludePchDir(); !pch.empty()) argv.push_back("-I" + pch.string());
-  argv.insert(argv.end(), {"-I" + toolchain_.simInclude.string(), "-I" + toolchain_.cudaInclude.string(), source.string(), "-o",
+  argv.insert(argv.end(), {"-I" + toolchain_.simInclude.string(), "-I" + toolchain_.cudaInclude.string()});
+  // libcu++ (`cuda/std/...`) is host code too; CUDA 13 keeps it under include/cccl.
+  if (fs::exists(toolchain_.cudaInclude / "cccl" / "cuda" / "std")) argv.push_back("-I" + (toolchain_.cudaInclude / "cccl").string());
+  argv.insert(argv.end(), {source.string(), "-o",
                            output.string(), "-L" + toolchain_.simLibraryDir.string(), "-lcuset_sim",
                            "-Wl,-rpath," + toolchain_.simLibraryDir.string(), "-Wl,--no-undefined"});
   return argv;

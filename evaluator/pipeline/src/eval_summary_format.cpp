@@ -21,6 +21,9 @@ std::string formatEvalSummary(const EvalRunSummary& summary, std::size_t maxRows
     if (auto it = summary.counts.find(v); it != summary.counts.end()) counts.addRow({std::string(verdictName(v)), std::to_string(it->second)});
   }
   out += counts.render();
+  if (auto it = summary.counts.find(Verdict::unsupported); it != summary.counts.end() && it->second > 0) {
+    out += fmt::format("{} unsupported: not judged in this run (outside pass@k and every rate); the reasons say what to run them on\n", it->second);
+  }
   out += fmt::format("{} candidate(s): {} evaluated now, {} already done; {:.2f} s\nresults: {}\n", summary.results.size(),
                      summary.evaluatedNow, summary.skippedAsDone, summary.seconds, (summary.runDir / "results.jsonl").string());
   return out;

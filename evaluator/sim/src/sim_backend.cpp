@@ -25,7 +25,9 @@ void runSimBackend(const Problem& problem, const LaunchManifest& manifest, std::
   if (!built.rejection.empty()) return finish(Verdict::invalid_submission, built.rejection);
   if (!built.ok) {
     result.compileLog += "\n--- host compiler (sim backend) ---\n" + built.log;
-    return finish(Verdict::compile_error, "the CPU simulator cannot compile this kernel: " + firstErrorLine(built.log));
+    // NVRTC compiled it (every backend's gate), so it is CUDA; what the host build rejects (inline PTX,
+    // a device intrinsic the simulator lacks) is the simulator's limit, never the model's fault.
+    return finish(Verdict::unsupported, "the CPU simulator cannot run this kernel (judge it with --backend cuda): " + firstErrorLine(built.log));
   }
   const auto start = std::chrono::steady_clock::now();
   const SizeBindings& sizes = problem.sizes(options.sizeSet);

@@ -17,6 +17,18 @@ TEST(SourcePolicy, ToolkitHeadersAreAllowedHoweverTheDirectiveIsSpelled) {
   }
 }
 
+TEST(SourcePolicy, TheLibraryFamiliesAreAllowedByPlainNamesOnly) {
+  for (const std::string header : {"cuda/std/array", "cuda/std/cstdint", "cub/block/block_reduce.cuh", "cub/warp/warp_scan.cuh", "mma.h",
+                                   "cuda_pipeline.h", "cooperative_groups/memcpy_async.h", "cuda/barrier"}) {
+    EXPECT_EQ(refusal("#include <" + header + ">\n"), "allowed") << header;
+  }
+  for (const std::string header : {"cuda/std/../../../../etc/passwd", "cuda/std/detail/libcxx/include/cstdlib", "cuda/std/", "cub/block/x.h",
+                                   "cub/device/device_reduce.cuh", "cub/block/../../../etc/passwd.cuh", "cub/cub.cuh", "cuda/std/Array",
+                                   "cooperative_groups/details/async.h", "cuda_runtime.hpp", "mma.hpp"}) {
+    EXPECT_NE(refusal("#include <" + header + ">\n").find("is not available"), std::string::npos) << header;
+  }
+}
+
 TEST(SourcePolicy, EveryWayToNameAnotherFileIsRefused) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"#include </etc/passwd>\n", "#include </etc/passwd> is not available"},

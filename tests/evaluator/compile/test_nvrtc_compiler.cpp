@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "cuset/evaluator/candidate/source_policy.hpp"
 #include "cuset/evaluator/compile/cubin_symbols.hpp"
 #include "cuset/evaluator/compile/nvrtc_compiler.hpp"
 #include "test_util.hpp"
@@ -37,6 +38,27 @@ TEST(NvrtcCompiler, CompilesWithThePreludeAndFindsKernels) {
   ASSERT_TRUE(entries.ok());
   EXPECT_EQ(entries->size(), 3u);
   EXPECT_FALSE(out.cacheHit);
+}
+
+// Every header the include policy allows compiles under NVRTC with the harness's options (CUDA 13
+// moved libcu++ and CUB under include/cccl, which cooperative_groups.h needs), and so do examples
+// of the allowed families.
+TEST(NvrtcCompiler, EveryHeaderTheIncludePolicyAllowsCompiles) {
+  std::vector<std::string> headers(allowedHeaderNames().begin(), allowedHeaderNames().end());
+  for (const char* family : {"cuda/std/array", "cuda/std/cmath", "cuda/std/utility", "cub/block/block_reduce.cuh", "cub/block/block_load.cuh",
+                             "cub/warp/warp_reduce.cuh"}) {
+    headers.emplace_back(family);
+  }
+  // One source with all of them (one compile: CUB alone takes seconds); the log names a failing one.
+  std::string source;
+  for (const auto& header : headers) {
+    const std::string line = "#include <" + header + ">\n";
+    ASSERT_EQ(disallowedInclude(line), std::nullopt) << header;
+    source += line;
+  }
+  source += "extern \"C\" __global__ void k(float* y) { y[threadIdx.x] = std::numeric_limits<float>::max() + (std::is_same<int, int>::value ? 1 : 0); }\n";
+  const CompileOutput out = uncached().compile(source, {"k"});
+  EXPECT_EQ(out.status, CompileOutput::Status::ok) << out.log;
 }
 
 TEST(NvrtcCompiler, ReportsStaticSharedMemoryPerKernel) {

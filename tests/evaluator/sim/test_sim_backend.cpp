@@ -78,6 +78,10 @@ std::vector<Case> adversarialCases() {
        kReluManifest + "extern \"C\" __global__ void relu(float* x, float* y, long long n) { }", Verdict::invalid_submission,
        "8-byte integer but the manifest passes a 32-bit int"},
       {"host_include", "level1/relu", "#include <stdlib.h>\n" + relu(""), Verdict::invalid_submission, "<stdlib.h> is not available"},
+      // Valid CUDA the simulator cannot run (PTX): not judged here, and not the model's fault.
+      {"inline_ptx", "level1/relu",
+       relu("unsigned lane;\n  asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(lane));\n  if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * lane;"),
+       Verdict::unsupported, "the CPU simulator cannot run this kernel"},
   };
 }
 

@@ -178,6 +178,23 @@ extern "C" __global__ void k(int* out) {
   EXPECT_EQ(out[2], 2);
 }
 
+// libcu++ runs as host code on the simulator, as <limits> and <type_traits> do.
+TEST_F(SimPrimitives, LibcuxxHeadersRunOnTheHost) {
+  SimModule m(R"(#include <cuda/std/array>
+#include <cuda/std/utility>
+#include <limits>
+extern "C" __global__ void k(float* out) {
+  cuda::std::array<float, 3> a = {1.0f, 2.0f, 3.0f};
+  cuda::std::pair<int, float> p(2, 0.5f);
+  out[threadIdx.x] = a[threadIdx.x % 3] * p.second + (std::numeric_limits<float>::max() > 1.0f ? p.first : 0);
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> out(4);
+  float* o = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(4), {&o}).ok);
+  EXPECT_EQ(out, (std::vector<float>{2.5f, 3.0f, 3.5f, 2.5f}));
+}
+
 TEST_F(SimPrimitives, MathAndIntegerIntrinsics) {
   SimModule m(R"(extern "C" __global__ void k(float* f, int* i) {
     f[0] = __saturatef(1.7f); f[1] = __saturatef(-2.0f); f[2] = rsqrtf(4.0f); f[3] = __expf(0.0f);

@@ -38,7 +38,9 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __noinline__ __attribute__((noinline))
+// Empty, not __attribute__((noinline)): libstdc++ and libcu++ write __attribute__((__noinline__)),
+// which would expand to a nested attribute; inlining is not observable to a kernel anyway.
+#define __noinline__
 // A block runs on one host thread and a host thread runs one block at a time, so a thread_local is
 // exactly one copy per running block.
 #define __shared__ static thread_local
