@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes every target in tests/fuzz for MINUTES each (default 10), two at a time, then merges the
-# inputs that add coverage into the committed corpora. Crashes are left as crash-* files in
+# inputs that add coverage into the committed corpora, minimized (benchmarks/fuzz_minimize.sh). Crashes are left as crash-* files in
 # build/fuzz-findings/<target>/ and listed at the end. Usage: benchmarks/fuzz_all.sh [MINUTES]
 set -euo pipefail
 minutes="${1:-10}"
@@ -24,4 +24,5 @@ done
 for t in "${targets[@]}"; do
   build/fuzz/tests/fuzz/"fuzz_$t" -merge=1 -max_len=8192 "tests/fuzz/corpus/$t" "build/fuzz-corpus/$t" > /dev/null 2>&1 || true
 done
+benchmarks/fuzz_minimize.sh "${targets[@]}"  # back to a set cover of the edges, so the committed corpora stay small
 echo "crashes:"; ls build/fuzz-findings/*/crash-* build/fuzz-findings/*/timeout-* build/fuzz-findings/*/oom-* 2>/dev/null || echo "  none"

@@ -54,6 +54,14 @@ std::int64_t jsonInteger(const nlohmann::json& value, std::string_view what, std
   return v;
 }
 
+std::vector<std::int64_t> jsonIntegers(const nlohmann::json& value, std::string_view what, std::int64_t min, std::int64_t max) {
+  if (!value.is_array()) throw makeError("{}: expected a list of integers", what);
+  std::vector<std::int64_t> out;
+  out.reserve(value.size());
+  for (const auto& v : value) out.push_back(jsonInteger(v, what, min, max));
+  return out;
+}
+
 std::string dumpJson(const nlohmann::json& value, int indent) {
   return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }

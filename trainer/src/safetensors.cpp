@@ -113,8 +113,10 @@ File File::open(const fs::path& path) {
       const auto dtype = parseDType(entry.at("dtype").get<std::string>());
       if (!dtype) throw makeError("unsupported dtype '{}'", entry.at("dtype").get<std::string>());
       t.dtype = *dtype;
-      t.shape = entry.at("shape").get<std::vector<std::int64_t>>();
-      const auto offsets = entry.at("data_offsets").get<std::vector<std::uint64_t>>();
+      // Through jsonInteger: get<>() of a float such as 1e301 into an integer is undefined (found by fuzz_safetensors).
+      t.shape = jsonIntegers(entry.at("shape"), "shape");
+      std::vector<std::uint64_t> offsets;
+      for (std::int64_t o : jsonIntegers(entry.at("data_offsets"), "data_offsets", 0)) offsets.push_back(static_cast<std::uint64_t>(o));
       if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > dataBytes) {
         throw makeError("data_offsets out of range of the {}-byte data buffer", dataBytes);
       }

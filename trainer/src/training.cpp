@@ -199,7 +199,7 @@ void truncateMetrics(const fs::path& path, std::int64_t step) {
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     try {
-      if (nlohmann::json::parse(line).at("step").get<std::int64_t>() <= step) kept += line + "\n";
+      if (jsonInteger(nlohmann::json::parse(line).at("step"), "step") <= step) kept += line + "\n";
     } catch (const std::exception&) {
       break;  // a torn last line
     }
@@ -329,7 +329,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   std::int64_t step = 0;
   if (resumeFrom) {
     torch::load(optimizer, (*resumeFrom / "optimizer.pt").string());
-    step = readJsonFile(*resumeFrom / "trainer_state.json").at("step").get<std::int64_t>();
+    step = jsonInteger(readJsonFile(*resumeFrom / "trainer_state.json").at("step"), (*resumeFrom / "trainer_state.json").string() + ": step", 0);
     truncateMetrics(options.outDir / "metrics.jsonl", step);
     log::info("resuming from {} (step {})", resumeFrom->string(), step);
   } else if (options.resume && fs::exists(options.outDir / "metrics.jsonl")) {

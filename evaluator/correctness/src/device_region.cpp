@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <unistd.h>
 
 #include "cuset/common/error.hpp"
 
@@ -28,7 +29,12 @@ std::byte outputCanary(int trial, DType dtype) {
   return dtype == DType::boolean ? std::byte{0x00} : std::byte{0x7F};
 }
 
-RegionLayout RegionLayout::plan(const Problem& problem, const LaunchManifest& manifest, const SizeBindings& sizes) {
+std::size_t RegionLayout::fencePageBytes() {
+  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+RegionLayout RegionLayout::plan(const Problem& problem, const LaunchManifest& manifest, const SizeBindings& sizes, Fences fences) {
   RegionLayout layout;
   std::size_t cursor = kGuardBytes;  // front guard of the first buffer
   auto add = [&](const TensorSpec& spec, BufferSlot::Role role) {
@@ -36,9 +42,19 @@ RegionLayout RegionLayout::plan(const Problem& problem, const LaunchManifest& ma
     if (!shape) throw makeError("problem {}: {}", problem.id, shape.error());
     BufferSlot slot{spec.name, role, spec.dtype, *shape, cursor, 0};
     slot.bytes = static_cast<std::size_t>(*elementCount(*shape)) * dtypeSize(spec.dtype);
-    // Back guard from the data end to the next alignment boundary plus a full band; that band is also
-    // the next buffer's front guard.
-    cursor = alignUp(cursor + slot.bytes, kBufferAlignment) + kGuardBytes;
+    if (fences == Fences::afterInputs && role == BufferSlot::Role::input) {
+      // Right-aligned against the fence page: the first byte past the data (past its 16-byte granule
+      // when the size is not a multiple of 16) is unreadable.
+      const std::size_t page = fencePageBytes();
+      const std::size_t span = alignUp(slot.bytes, 16);
+      slot.fence = alignUp(cursor + span, page);
+      slot.offset = slot.fence - span;
+      cursor = slot.fence + page + kGuardBytes;
+    } else {
+      // Back guard from the data end to the next alignment boundary plus a full band; that band is
+      // also the next buffer's front guard.
+      cursor = alignUp(cursor + slot.bytes, kBufferAlignment) + kGuardBytes;
+    }
     layout.slots_.push_back(std::move(slot));
   };
   for (const auto& t : problem.inputs) add(t, BufferSlot::Role::input);

@@ -56,6 +56,13 @@ Expected<SolutionExpectation> readSolutionExpectation(const fs::path& file, std:
   if (*parsed == Verdict::correct) return Unexpected(fmt::format("{}: a bad_*.cu cannot expect 'correct'", file.string()));
   e.verdict = *parsed;
   e.reasonContains = markerValue(source, "// @expect-reason:").value_or("");
+  if (const auto sim = markerValue(source, "// @expect-sim:")) {
+    e.simVerdict = parseVerdict(*sim);
+    if (!e.simVerdict || *e.simVerdict == Verdict::compiled || *e.simVerdict == Verdict::correct) {
+      return Unexpected(fmt::format("{}: '@expect-sim: {}' is not a failing verdict", file.string(), *sim));
+    }
+    e.simReasonContains = markerValue(source, "// @expect-sim-reason:").value_or("");
+  }
   return e;
 }
 
@@ -88,7 +95,9 @@ std::vector<SolutionCheckRow> compareSolutionVerdicts(const ProblemSuite& suite,
         rows.push_back(std::move(row));
         continue;
       }
-      const Verdict want = expectation->verdict;
+      const bool simView = backend == BackendKind::sim && expectation->simVerdict;
+      const Verdict want = simView ? *expectation->simVerdict : expectation->verdict;
+      const std::string& reasonContains = simView ? expectation->simReasonContains : expectation->reasonContains;
       row.expected = std::string(verdictName(want));
       if (found == byFile.end()) {
         row.failure = "was not evaluated";
@@ -100,8 +109,8 @@ std::vector<SolutionCheckRow> compareSolutionVerdicts(const ProblemSuite& suite,
         row.skipped = true;
       } else if (found->second->verdict != want) {
         row.failure = fmt::format("expected {}, got {}", row.expected, row.got);
-      } else if (!expectation->reasonContains.empty() && row.reason.find(expectation->reasonContains) == std::string::npos) {
-        row.failure = fmt::format("reason does not mention '{}'", expectation->reasonContains);
+      } else if (!reasonContains.empty() && row.reason.find(reasonContains) == std::string::npos) {
+        row.failure = fmt::format("reason does not mention '{}'", reasonContains);
       }
       rows.push_back(std::move(row));
     }

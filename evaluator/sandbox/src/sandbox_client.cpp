@@ -8,6 +8,7 @@
 #include "cuset/evaluator/sandbox/sandbox.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/sandbox/worker_process.hpp"
+#include "input_fences.hpp"
 
 namespace cuset {
 
@@ -27,7 +28,8 @@ class SandboxWorker {
                       {"host_threads", limits_.hostThreads},
                       {"stack_bytes", limits_.stackBytes},
                       {"timeout_ms", limits_.timeout.count()},
-                      {"launches", launchesToJson(job.launches, *job.layout)}};
+                      {"launches", launchesToJson(job.launches, *job.layout)},
+                      {"fences", detail::fencesToJson(*job.layout)}};
     request.payload = std::move(job.region);
     SimJobResult result;
     // The worker enforces the job's time limit itself; this outer limit only catches a stuck worker.

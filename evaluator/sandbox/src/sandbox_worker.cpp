@@ -28,6 +28,7 @@
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/sandbox/shared_payload.hpp"
 #include "cuset_sim/runtime.hpp"
+#include "input_fences.hpp"
 #include "landlock.hpp"
 #include "module_state.hpp"
 
@@ -132,6 +133,11 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
   try {
     if (!spare.empty() && ::mprotect(spare.data(), spare.size(), PROT_NONE) != 0) {
       throw std::runtime_error(std::string("cannot protect the region's surroundings: ") + std::strerror(errno));
+    }
+    if (std::string why = detail::protectInputFences(job.value("fences", nlohmann::json::array()), region,
+                                                     {status->message, &status->kind, ChildStatus::runtimeError});
+        !why.empty()) {
+      throw std::runtime_error(why);
     }
     const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     ::dup2(devnull, 0);

@@ -33,7 +33,8 @@ void runSimBackend(const Problem& problem, const LaunchManifest& manifest, std::
   const SizeBindings& sizes = problem.sizes(options.sizeSet);
   auto launches = resolveLaunches(manifest, sizes);
   if (!launches) return finish(Verdict::invalid_submission, launches.error());
-  const RegionLayout layout = RegionLayout::plan(problem, manifest, sizes);
+  // Inputs against inaccessible pages: an over-read faults as memcheck would report it on a GPU.
+  const RegionLayout layout = RegionLayout::plan(problem, manifest, sizes, RegionLayout::Fences::afterInputs);
   result.timingKind = "cpu_simulator";
 
   // Every trial of the candidate on one worker, which keeps its __device__ globals between them.

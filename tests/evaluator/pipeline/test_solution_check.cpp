@@ -24,6 +24,17 @@ TEST(SolutionExpectation, BadSolutionsRecordVerdictAndReason) {
   EXPECT_EQ(e->reasonContains, "out-of-bounds write");
 }
 
+TEST(SolutionExpectation, TheSimulatorMayExpectMore) {
+  const auto e = readSolutionExpectation("p/solutions/bad_tail.cu",
+                                         "// @expect: wrong_answer\n// @expect-sim: runtime_error\n// @expect-sim-reason: out-of-bounds read\n");
+  ASSERT_TRUE(e) << e.error();
+  EXPECT_EQ(e->verdict, Verdict::wrong_answer);
+  ASSERT_TRUE(e->simVerdict.has_value());
+  EXPECT_EQ(*e->simVerdict, Verdict::runtime_error);
+  EXPECT_EQ(e->simReasonContains, "out-of-bounds read");
+  EXPECT_FALSE(readSolutionExpectation("p/solutions/bad_tail.cu", "// @expect: wrong_answer\n// @expect-sim: correct\n"));
+}
+
 TEST(SolutionExpectation, BadSolutionWithoutOrWithABogusVerdictIsAnError) {
   const auto none = readSolutionExpectation("p/solutions/bad_x.cu", "__global__ void k() {}");
   ASSERT_FALSE(none);

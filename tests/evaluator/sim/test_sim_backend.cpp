@@ -78,6 +78,14 @@ std::vector<Case> adversarialCases() {
        kReluManifest + "extern \"C\" __global__ void relu(float* x, float* y, long long n) { }", Verdict::invalid_submission,
        "8-byte integer but the manifest passes a 32-bit int"},
       {"host_include", "level1/relu", "#include <stdlib.h>\n" + relu(""), Verdict::invalid_submission, "<stdlib.h> is not available"},
+      // One element past the end of the input, as compute-sanitizer's memcheck would report it.
+      {"read_one_past_the_end", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * x[i + 1];"), Verdict::runtime_error,
+       "out-of-bounds read past the end of input 'x' by 1 byte(s)"},
+      // float4 loads over the whole input (its size is a multiple of 16 bytes) stay legal.
+      {"vector_loads", "level1/relu",
+       relu("if (4 * i < n) {\n    float4 v = reinterpret_cast<const float4*>(x)[i];\n"
+            "    reinterpret_cast<float4*>(y)[i] = make_float4(fmaxf(v.x, 0.f), fmaxf(v.y, 0.f), fmaxf(v.z, 0.f), fmaxf(v.w, 0.f));\n  }"),
+       Verdict::correct, ""},
       // Valid CUDA the simulator cannot run (PTX): not judged here, and not the model's fault.
       {"inline_ptx", "level1/relu",
        relu("unsigned lane;\n  asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(lane));\n  if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * lane;"),

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cuset {
 
@@ -24,6 +25,9 @@ void writeJsonFileAtomic(const std::filesystem::path& path, const nlohmann::json
 // integer in [min, max]. A float is refused however whole it looks: converting an out-of-range one
 // to an integer is undefined behaviour (found by fuzz_tokenizer_json).
 std::int64_t jsonInteger(const nlohmann::json& value, std::string_view what, std::int64_t min = INT64_MIN, std::int64_t max = INT64_MAX);
+// A JSON array of such integers (a shape, a pair of offsets).
+std::vector<std::int64_t> jsonIntegers(const nlohmann::json& value, std::string_view what, std::int64_t min = INT64_MIN,
+                                       std::int64_t max = INT64_MAX);
 
 // JSON text of `value` in which any invalid UTF-8 (a Latin-1 comment in a candidate, a stray byte in
 // a log) is written as U+FFFD instead of throwing: every file the project writes goes through this.

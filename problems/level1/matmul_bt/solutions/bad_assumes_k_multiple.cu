@@ -6,8 +6,11 @@ launches:
     args: [A, B, C, M, N, K]
 */
 // @expect: wrong_answer
+// @expect-sim: runtime_error
+// @expect-sim-reason: out-of-bounds read past the end of input
 // Bug: the K loop assumes K is a multiple of 16; with K = 100 the last tile reads into the next
-// row's elements instead of zeros.
+// row's elements instead of zeros, and past the end of A and B for the last rows: a GPU returns
+// whatever lies there (memcheck would report it), the simulator's fence page catches the read.
 #define TILE 16
 extern "C" __global__ void matmul_bt(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
   __shared__ float As[TILE][TILE + 1];

@@ -26,12 +26,22 @@ struct BufferSlot {
   std::vector<std::int64_t> shape;
   std::size_t offset = 0;  // of the data, from the region start
   std::size_t bytes = 0;
+  // With RegionLayout::Fences::afterInputs: the page-aligned offset of the inaccessible page that
+  // follows this input's data (0: none). The data ends there, or up to 15 bytes before it.
+  std::size_t fence = 0;
 };
 
 class RegionLayout {
  public:
+  // afterInputs: each input ends at a page boundary followed by a page the sandbox makes inaccessible,
+  // so a read past its end faults (what compute-sanitizer's memcheck reports on a GPU). Such an input
+  // starts 16-byte aligned (256 when its size is a multiple of 256) instead of 256: vector loads stay
+  // legal. The simulator's layout; a GPU run keeps cudaMalloc's alignment.
+  enum class Fences { none, afterInputs };
   // Inputs and outputs of `problem`, then the manifest's workspace, for concrete sizes.
-  static RegionLayout plan(const Problem& problem, const LaunchManifest& manifest, const SizeBindings& sizes);
+  static RegionLayout plan(const Problem& problem, const LaunchManifest& manifest, const SizeBindings& sizes, Fences fences = Fences::none);
+  // The page size fences are laid out for.
+  static std::size_t fencePageBytes();
 
   const std::vector<BufferSlot>& slots() const { return slots_; }
   std::size_t totalBytes() const { return totalBytes_; }

@@ -23,6 +23,10 @@ namespace cuset {
 struct SolutionExpectation {
   Verdict verdict = Verdict::correct;
   std::string reasonContains;  // empty: any reason
+  // `// @expect-sim: <verdict>` (+ `// @expect-sim-reason:`): what the simulator sees where it sees
+  // more than a GPU run would (an over-read a GPU lets pass as garbage, the simulator's fence catches).
+  std::optional<Verdict> simVerdict;
+  std::string simReasonContains;
 };
 
 bool isKnownBadSolution(const std::filesystem::path& file);

@@ -1,0 +1,112 @@
+#include "input_fences.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "cuset/evaluator/correctness/device_region.hpp"
+
+namespace cuset::detail {
+namespace {
+
+struct Fence {
+  std::uintptr_t begin = 0, end = 0;  // the inaccessible page(s)
+  std::uintptr_t dataEnd = 0;         // one past the input's last byte
+  std::size_t bytes = 0;              // the input's size
+  std::array<char, 64> name{};
+};
+
+// Read by the signal handler: filled before it is installed, never changed after.
+std::array<Fence, 64> g_fences;
+std::size_t g_fenceCount = 0;
+FenceReport g_report;
+
+// Async-signal-safe formatting into the report buffer.
+struct Writer {
+  std::span<char> out;
+  std::size_t used = 0;
+  Writer& text(const char* s) {
+    while (*s != '\0' && used + 1 < out.size()) out[used++] = *s++;
+    return *this;
+  }
+  Writer& number(std::uint64_t v) {
+    char digits[24];
+    int n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (n > 0 && used + 1 < out.size()) out[used++] = digits[--n];
+    return *this;
+  }
+  void finish() {
+    if (!out.empty()) out[std::min(used, out.size() - 1)] = '\0';
+  }
+};
+
+void onFault(int sig, siginfo_t* info, void* context) {
+  const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  for (std::size_t i = 0; i < g_fenceCount; ++i) {
+    const Fence& f = g_fences[i];
+    if (address < f.begin || address >= f.end) continue;
+    bool write = false;
+#if defined(__x86_64__)
+    write = (static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_ERR] & 0x2) != 0;
+#else
+    (void)context;
+#endif
+    Writer w{g_report.message};
+    w.text(write ? "out-of-bounds write" : "out-of-bounds read").text(" past the end of input '").text(f.name.data()).text("' by ");
+    w.number(address - f.dataEnd + 1).text(" byte(s) (a ").number(f.bytes).text("-byte buffer)");
+    w.finish();
+    g_report.kind->store(g_report.runtimeErrorKind);
+    ::_exit(96);
+  }
+  // Not a fence: SA_RESETHAND has restored the default action (no system call, which the running
+  // filter would refuse), so the access faults again on return and the worker sees the SIGSEGV.
+  (void)sig;
+}
+
+}  // namespace
+
+std::string protectInputFences(const nlohmann::json& fences, std::byte* region, FenceReport report) {
+  g_report = report;
+  g_fenceCount = 0;
+  for (const auto& f : fences) {
+    if (g_fenceCount == g_fences.size()) break;  // a problem with more inputs than this keeps the rest unfenced
+    Fence& fence = g_fences[g_fenceCount++];
+    fence.begin = reinterpret_cast<std::uintptr_t>(region + f.at("fence").get<std::size_t>());
+    fence.end = fence.begin + f.at("bytes").get<std::size_t>();
+    fence.dataEnd = reinterpret_cast<std::uintptr_t>(region + f.at("data_end").get<std::size_t>());
+    fence.bytes = f.at("size").get<std::size_t>();
+    const std::string name = f.at("name").get<std::string>();
+    std::snprintf(fence.name.data(), fence.name.size(), "%s", name.c_str());
+    if (::mprotect(reinterpret_cast<void*>(fence.begin), fence.end - fence.begin, PROT_NONE) != 0) {
+      return std::string("cannot protect the page after input '") + name + "': " + std::strerror(errno);
+    }
+  }
+  if (g_fenceCount == 0) return "";
+  struct sigaction action {};
+  action.sa_sigaction = onFault;
+  action.sa_flags = SA_SIGINFO | SA_RESETHAND;
+  ::sigaction(SIGSEGV, &action, nullptr);
+  return "";
+}
+
+nlohmann::json fencesToJson(const RegionLayout& layout) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : layout.slots()) {
+    if (s.fence == 0) continue;
+    out.push_back({{"name", s.name}, {"data_end", s.offset + s.bytes}, {"fence", s.fence}, {"bytes", RegionLayout::fencePageBytes()},
+                   {"size", s.bytes}});
+  }
+  return out;
+}
+
+}  // namespace cuset::detail
