@@ -64,18 +64,11 @@ int runNvrtcWorker() {
   rlimit memory{std::size_t{8} << 30, std::size_t{8} << 30};
   ::setrlimit(RLIMIT_AS, &memory);
 #endif
-  for (;;) {
-    std::optional<sandbox::Message> request;
-    try {
-      request = sandbox::readMessage(STDIN_FILENO, std::nullopt);
-    } catch (const std::exception&) {
-      return 2;
-    }
-    if (!request) return 0;
+  return sandbox::serveMessages([](sandbox::Message& request) {
     sandbox::Message reply;
     try {
-      const auto& h = request->header;
-      const std::string_view source(reinterpret_cast<const char*>(request->payload.data()), request->payload.size());
+      const auto& h = request.header;
+      const std::string_view source(reinterpret_cast<const char*>(request.payload.data()), request.payload.size());
       detail::RawCompile raw = detail::runNvrtc(source, h.at("options").get<std::vector<std::string>>(), h.at("names").get<std::vector<std::string>>(),
                                                 h.at("cubin").get<bool>());
       reply.header = {{"status", "ok"}, {"compiled", raw.ok}, {"log", raw.log}, {"lowered", raw.lowered}};
@@ -83,12 +76,8 @@ int runNvrtcWorker() {
     } catch (const std::exception& e) {
       reply.header = {{"status", "error"}, {"message", e.what()}};
     }
-    try {
-      sandbox::writeMessage(STDOUT_FILENO, reply);
-    } catch (const std::exception&) {
-      return 2;
-    }
-  }
+    return reply;
+  });
 }
 
 }  // namespace cuset

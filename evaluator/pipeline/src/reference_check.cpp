@@ -69,17 +69,10 @@ std::vector<ProblemCheckResult> checkProblemsIsolated(const std::filesystem::pat
 
 int runReferenceWorker() {
   std::map<std::string, std::unique_ptr<ProblemSuite>> suites;  // by folder
-  for (;;) {
-    std::optional<sandbox::Message> request;
-    try {
-      request = sandbox::readMessage(STDIN_FILENO, std::nullopt);
-    } catch (const std::exception&) {
-      return 2;
-    }
-    if (!request) return 0;
+  return sandbox::serveMessages([&](sandbox::Message& request) {
     sandbox::Message reply;
     try {
-      const auto& h = request->header;
+      const auto& h = request.header;
       const std::string dir = h.at("problems_dir").get<std::string>();
       auto& suite = suites[dir];
       if (!suite) suite = std::make_unique<ProblemSuite>(ProblemSuite::load(dir));
@@ -97,12 +90,8 @@ int runReferenceWorker() {
     } catch (const std::exception& e) {
       reply.header = {{"failures", {e.what()}}};
     }
-    try {
-      sandbox::writeMessage(STDOUT_FILENO, reply);
-    } catch (const std::exception&) {
-      return 2;
-    }
-  }
+    return reply;
+  });
 }
 
 }  // namespace cuset

@@ -93,6 +93,24 @@ std::optional<Message> readMessage(int fd, std::optional<std::chrono::steady_clo
   return m;
 }
 
+int serveMessages(const std::function<Message(Message& request)>& handle, SharedPayload* shared) {
+  for (;;) {
+    std::optional<Message> request;
+    try {
+      request = readMessage(STDIN_FILENO, std::nullopt, shared);
+    } catch (const std::exception&) {
+      return 2;
+    }
+    if (!request) return 0;
+    const Message reply = handle(*request);
+    try {
+      writeMessage(STDOUT_FILENO, reply, shared);
+    } catch (const std::exception&) {
+      return 2;
+    }
+  }
+}
+
 }  // namespace cuset::sandbox
 
 namespace cuset {

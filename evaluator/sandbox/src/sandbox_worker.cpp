@@ -389,16 +389,7 @@ int runSandboxWorker(std::size_t memoryBytes, std::optional<int> payloadFd) {
     return 2;
   }
   sandbox::SharedPayload* channel = shared ? &*shared : nullptr;
-  for (;;) {
-    std::optional<sandbox::Message> request;
-    try {
-      request = sandbox::readMessage(STDIN_FILENO, std::nullopt, channel);
-    } catch (const std::exception&) {
-      return 2;
-    }
-    if (!request) return 0;  // the supervisor closed the pipe
-    sandbox::writeMessage(STDOUT_FILENO, serve(*request, channel), channel);
-  }
+  return sandbox::serveMessages([&](sandbox::Message& request) { return serve(request, channel); }, channel);
 }
 
 }  // namespace cuset

@@ -3,6 +3,7 @@
 // When the channel has a SharedPayload, the payload bytes are in it instead of in the frame, and the
 // length carries kSharedPayloadFlag.
 #include <chrono>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -40,6 +41,11 @@ void writeMessage(int fd, const Message& message, SharedPayload* shared = nullpt
 // nullopt on EOF or when `deadline` passes first; throws on a malformed frame, or on a frame that
 // says its payload is shared when this side has no shared payload.
 std::optional<Message> readMessage(int fd, std::optional<std::chrono::steady_clock::time_point> deadline, SharedPayload* shared = nullptr);
+
+// The loop of a helper process: each request on stdin answered on stdout by `handle`, until the
+// supervisor closes the pipe (returns 0) or the pipe breaks or carries a malformed frame (returns 2).
+// `handle` turns its own failures into replies: an exception it lets through ends the helper.
+int serveMessages(const std::function<Message(Message& request)>& handle, SharedPayload* shared = nullptr);
 
 }  // namespace cuset::sandbox
 
