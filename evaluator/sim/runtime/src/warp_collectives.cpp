@@ -15,10 +15,17 @@ bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& le
     fail(leader, format("%s with mask 0x%08x, which does not include the calling lane %u", warpOpName(leader.op), leader.mask, leader.ctx.lane));
     return false;
   }
-  // Lanes that do not exist (a partial last warp) or have exited are left out of the group.
+  // Lanes that do not exist (a partial last warp) or have exited are left out of the group, except
+  // from a WMMA operation, which is defined only when the whole warp performs it.
+  const bool wholeWarp = leader.op == WarpOp::wmma_load || leader.op == WarpOp::wmma_store || leader.op == WarpOp::wmma_mma;
   unsigned group = 0;
   for (std::size_t i = first; i < last; ++i) {
     const Lane& l = lanes_[i];
+    if (wholeWarp && l.state == Lane::State::done) {
+      fail(leader, format("%s reached by only part of the warp: lane %u has exited (WMMA operations need every lane of the warp)",
+                          warpOpName(leader.op), l.ctx.lane));
+      return false;
+    }
     if ((leader.mask & (1u << l.ctx.lane)) == 0 || l.state == Lane::State::done) continue;
     if (l.state == Lane::State::block) return false;  // cannot complete now
     if (l.state == Lane::State::warp && (l.op != leader.op || l.mask != leader.mask)) {
@@ -82,7 +89,7 @@ bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& le
     int predicate = 0;
     auto from = [&](int src) { return in(src) ? values[src] : values[lane]; };
     switch (l.op) {
-      case WarpOp::sync: break;
+      case WarpOp::sync: case WarpOp::wmma_load: case WarpOp::wmma_store: case WarpOp::wmma_mma: break;
       case WarpOp::shfl_idx: v = from(base + ((l.arg % width) + width) % width); break;
       case WarpOp::shfl_up: v = lane - l.arg >= base ? from(lane - l.arg) : values[lane]; break;
       case WarpOp::shfl_down: v = lane + l.arg < base + width ? from(lane + l.arg) : values[lane]; break;
@@ -132,6 +139,9 @@ const char* warpOpName(WarpOp op) {
     case WarpOp::reduce_and: return "__reduce_and_sync";
     case WarpOp::reduce_or: return "__reduce_or_sync";
     case WarpOp::reduce_xor: return "__reduce_xor_sync";
+    case WarpOp::wmma_load: return "wmma::load_matrix_sync";
+    case WarpOp::wmma_store: return "wmma::store_matrix_sync";
+    case WarpOp::wmma_mma: return "wmma::mma_sync";
   }
   return "?";
 }

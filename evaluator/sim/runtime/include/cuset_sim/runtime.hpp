@@ -49,6 +49,7 @@ struct KernelEntry {
 enum class WarpOp : int {
   sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all, match_any, match_all,
   reduce_add, reduce_min, reduce_max, reduce_min_signed, reduce_max_signed, reduce_and, reduce_or, reduce_xor,
+  wmma_load, wmma_store, wmma_mma,  // the warp-wide WMMA operations (mma.h): every lane must take part
 };
 const char* warpOpName(WarpOp op);
 
