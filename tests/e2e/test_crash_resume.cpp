@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fcntl.h>
@@ -45,11 +46,20 @@ int finish(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// Runs until it exits by itself, killing it (and its helpers) after a random delay each time, and
-// restarting it with `resumeArgs`. Returns how many times it was killed.
+// The uninterrupted run, timed: the kill times are drawn as fractions of it, so that a fast machine
+// (or a slow one) still sees the run killed in the middle, not after it ended.
+double timedFinish(const std::vector<std::string>& args, const fs::path& log) {
+  const auto begin = std::chrono::steady_clock::now();
+  EXPECT_EQ(finish(start(args, log)), 0) << test::readText(log);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+}
+
+// Runs until it exits by itself, killing it (and its helpers) after a random 5-60% of the
+// uninterrupted run's time each time, and restarting it with `resumeArgs`. Returns how many times it
+// was killed.
 int runWithKills(const std::vector<std::string>& firstArgs, const std::vector<std::string>& resumeArgs, const fs::path& log,
-                 std::mt19937& rng, int minMs, int maxMs, int maxKills) {
-  std::uniform_int_distribution<int> delay(minMs, maxMs);
+                 std::mt19937& rng, double straightMs, int maxKills) {
+  std::uniform_int_distribution<int> delay(std::max(20, static_cast<int>(0.05 * straightMs)), std::max(40, static_cast<int>(0.6 * straightMs)));
   int kills = 0;
   for (bool first = true;; first = false) {
     const pid_t pid = start(first ? firstArgs : resumeArgs, log);
@@ -98,20 +108,23 @@ TEST(CrashResume, EvalKilledAnywhereEndsAsAnUninterruptedRun) {
     fs::copy(fs::path(CUSET_PROBLEMS_DIR) / "level1" / p, dir / "problems" / "level1" / p, fs::copy_options::recursive);
   }
   const std::vector<std::string> common = {"eval", "-q", "--backend", "sim", "--trials", "2", "--seed", "9", "--jobs", "2",
-                                           "--problems", (dir / "problems").string(), "--candidates", (dir / "problems").string(),
-                                           "--cache-dir", (dir / "cache").string()};
+                                           "--problems", (dir / "problems").string(), "--candidates", (dir / "problems").string()};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> a = common;
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
-  ASSERT_EQ(finish(start(with({"--out", (dir / "straight").string()}), dir / "straight.log")), 0) << test::readText(dir / "straight.log");
+  // Separate compile caches: the crashed run does the straight run's work, so its timing applies.
+  const double straightMs = timedFinish(with({"--out", (dir / "straight").string(), "--cache-dir", (dir / "cache-straight").string()}),
+                                        dir / "straight.log");
+  ASSERT_FALSE(::testing::Test::HasFailure());
   const auto want = verdicts(dir / "straight" / "results.jsonl");
   ASSERT_GE(want.size(), 8u);
 
   std::mt19937 rng(static_cast<std::uint32_t>(seedOfThisRun()));
-  const int kills = runWithKills(with({"--out", (dir / "crashed").string()}), with({"--out", (dir / "crashed").string(), "--resume"}),
-                                 dir / "crashed.log", rng, 300, 3000, 12);
+  const int kills = runWithKills(with({"--out", (dir / "crashed").string(), "--cache-dir", (dir / "cache").string()}),
+                                 with({"--out", (dir / "crashed").string(), "--cache-dir", (dir / "cache").string(), "--resume"}),
+                                 dir / "crashed.log", rng, straightMs, 12);
   EXPECT_GE(kills, 1);
   EXPECT_EQ(verdicts(dir / "crashed" / "results.jsonl"), want);
   EXPECT_EQ(nlohmann::json::parse(test::readText(dir / "crashed" / "run.json"))["status"], "finished");
@@ -129,10 +142,11 @@ TEST(CrashResume, TrainingKilledAnywhereEndsWithTheSameWeights) {
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
-  ASSERT_EQ(finish(start(with({"--out", (dir / "straight").string()}), dir / "straight.log")), 0) << test::readText(dir / "straight.log");
+  const double straightMs = timedFinish(with({"--out", (dir / "straight").string()}), dir / "straight.log");
+  ASSERT_FALSE(::testing::Test::HasFailure());
   std::mt19937 rng(static_cast<std::uint32_t>(seedOfThisRun()));
   const int kills = runWithKills(with({"--out", (dir / "crashed").string()}), with({"--out", (dir / "crashed").string(), "--resume"}),
-                                 dir / "crashed.log", rng, 700, 3500, 12);
+                                 dir / "crashed.log", rng, straightMs, 12);
   EXPECT_GE(kills, 1);
   std::string checkpoints;
   for (const auto& e : fs::directory_iterator(dir / "crashed/checkpoints")) checkpoints += " " + e.path().filename().string();
@@ -166,11 +180,11 @@ objectives: [sft]
 generate: {samples: 2, max_new_tokens: 16, device: cpu, threads: 1}
 eval: {backend: sim, trials: 1, seed: 5}
 )");
-  ASSERT_EQ(finish(start({"loop", "--config", (dir / "loop.yaml").string(), "--out", (dir / "straight").string()}, dir / "straight.log")), 0)
-      << test::readText(dir / "straight.log");
+  const double straightMs = timedFinish({"loop", "--config", (dir / "loop.yaml").string(), "--out", (dir / "straight").string()}, dir / "straight.log");
+  ASSERT_FALSE(::testing::Test::HasFailure());
   std::mt19937 rng(static_cast<std::uint32_t>(seedOfThisRun()));
   const std::vector<std::string> args = {"loop", "--config", (dir / "loop.yaml").string(), "--out", (dir / "crashed").string()};
-  const int kills = runWithKills(args, args, dir / "crashed.log", rng, 500, 4000, 12);
+  const int kills = runWithKills(args, args, dir / "crashed.log", rng, straightMs, 12);
   EXPECT_GE(kills, 1);
   // The comparison itself: pass@k per objective and set, and every run's numbers (not its timings).
   const nlohmann::json a = nlohmann::json::parse(test::readText(dir / "straight/comparison.json"));
