@@ -195,6 +195,52 @@ extern "C" __global__ void k(float* out) {
   EXPECT_EQ(out, (std::vector<float>{2.5f, 3.0f, 3.5f, 2.5f}));
 }
 
+// cp.async through the pipeline primitives: a copy lands when its batch is waited for, with zero
+// fill; reading before the wait sees the old contents; a misaligned copy is a runtime error.
+TEST_F(SimPrimitives, PipelineCopiesLandWhenWaitedFor) {
+  SimModule m(R"(#include <cuda_pipeline.h>
+extern "C" __global__ void k(const float* x, float* before, float* after, int wait) {
+  __shared__ float tile[2][64];
+  const int t = threadIdx.x;
+  tile[0][t] = -1.0f;
+  tile[1][t] = -1.0f;
+  __syncthreads();
+  __pipeline_memcpy_async(&tile[0][t], &x[t], 4);
+  __pipeline_commit();
+  __pipeline_memcpy_async(&tile[1][t], &x[64 + t], 4, t % 2 == 0 ? 4 : 0);  // even threads: zero fill
+  __pipeline_commit();
+  before[t] = tile[0][t];
+  if (wait) __pipeline_wait_prior(1);  // the first batch only
+  __syncthreads();
+  after[t] = tile[0][(t + 1) % 64] + 1000.0f * tile[1][t];
+  if (wait) __pipeline_wait_prior(0);
+  __syncthreads();
+  after[64 + t] = tile[1][(t + 1) % 64];
+}
+extern "C" __global__ void misaligned(const float* x) {
+  __shared__ float4 tile[2];
+  __pipeline_memcpy_async(reinterpret_cast<float*>(tile) + 1, x, 16);
+})", {"k", "misaligned"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> x(128), before(64), after(128);
+  std::iota(x.begin(), x.end(), 1.0f);
+  float *px = x.data(), *pb = before.data(), *pa = after.data();
+  int wait = 1;
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(64), {&px, &pb, &pa, &wait}).ok);
+  for (int t = 0; t < 64; ++t) {
+    EXPECT_EQ(before[t], -1.0f) << t;                                    // not landed before the wait
+    EXPECT_EQ(after[t], x[(t + 1) % 64] + 1000.0f * -1.0f) << t;         // batch 1 landed, batch 2 not yet
+    EXPECT_EQ(after[64 + t], (t + 1) % 2 == 0 ? 0.0f : x[64 + (t + 1) % 64]) << t;  // zero-filled or copied
+  }
+  wait = 0;  // the missing wait_prior: nothing ever lands
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(64), {&px, &pb, &pa, &wait}).ok);
+  EXPECT_EQ(after[0], -1.0f - 1000.0f);
+  EXPECT_EQ(after[64], -1.0f);
+  const auto outcome = m.launch("misaligned", dim3(1), dim3(1), {&px});
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_NE(outcome.error.find("misaligned address"), std::string::npos) << outcome.error;
+}
+
 TEST_F(SimPrimitives, MathAndIntegerIntrinsics) {
   SimModule m(R"(extern "C" __global__ void k(float* f, int* i) {
     f[0] = __saturatef(1.7f); f[1] = __saturatef(-2.0f); f[2] = rsqrtf(4.0f); f[3] = __expf(0.0f);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 
 #pragma GCC visibility push(hidden)
@@ -74,6 +75,8 @@ BlockRunner::~BlockRunner() = default;
 bool BlockRunner::run(const LaunchSpec& spec, const LaunchOptions& options, uint3 blockIdx) {
   error_.clear();
   fiberMode_ = options.useFibers;
+  static std::atomic<std::uint64_t> blocksStarted{0};
+  info_.serial = ++blocksStarted;
   info_.blockIdx = blockIdx;
   info_.blockDim = dim3(spec.block[0], spec.block[1], spec.block[2]);
   info_.gridDim = dim3(spec.grid[0], spec.grid[1], spec.grid[2]);
