@@ -42,6 +42,16 @@ inline std::string readText(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// A training config small enough for end-to-end tests: a 1-layer model on data/sft-tiny.jsonl,
+// logging and saving every 3 steps.
+inline std::string tinyTrainConfig(int maxSteps) {
+  return "seed: 7\nthreads: 1\nmodel:\n  config: {model_type: qwen2, hidden_size: 48, intermediate_size: 96, "
+         "num_hidden_layers: 1, num_attention_heads: 4, num_key_value_heads: 2, tie_word_embeddings: true}\n"
+         "tokenizer: {train_vocab_size: 400}\ndata: {train: " +
+         std::string(CUSET_SOURCE_DIR) + "/data/sft-tiny.jsonl, max_tokens: 400}\nbatch: {size: 4}\nsteps: {max: " + std::to_string(maxSteps) +
+         ", log_every: 3, save_every: 3}\n";
+}
+
 // Asserts that `statement` throws an exception whose message contains every one of `needles`.
 #define CUSET_EXPECT_THROW_WITH(statement, ...)                                          \
   do {                                                                                   \

@@ -259,10 +259,7 @@ TEST(Cli, AbsurdJobCountsAreCappedWithAWarning) {
 // run with one line naming the file; the checkpoint before it stays whole and `latest` points at it.
 TEST(Cli, ACheckpointThatCannotBeWrittenDamagesNothing) {
   test::TempDir dir;
-  test::writeText(dir / "c.yaml", "seed: 7\nthreads: 1\nmodel:\n  config: {model_type: qwen2, hidden_size: 48, intermediate_size: 96, "
-                                  "num_hidden_layers: 1, num_attention_heads: 4, num_key_value_heads: 2, tie_word_embeddings: true}\n"
-                                  "tokenizer: {train_vocab_size: 400}\ndata: {train: " + std::string(CUSET_SOURCE_DIR) +
-                                  "/data/sft-tiny.jsonl, max_tokens: 400}\nbatch: {size: 4}\nsteps: {max: 6, log_every: 3, save_every: 3}\n");
+  test::writeText(dir / "c.yaml", test::tinyTrainConfig(6));
   const std::string train = "train -q --config " + (dir / "c.yaml").string() + " --out " + (dir / "run").string();
   ASSERT_EQ(cuset(train + " --max-steps 3").exitCode, 0);
   const CliRun full = cuset(train + " --resume", "ulimit -f 200;");

@@ -132,10 +132,7 @@ TEST(CrashResume, EvalKilledAnywhereEndsAsAnUninterruptedRun) {
 
 TEST(CrashResume, TrainingKilledAnywhereEndsWithTheSameWeights) {
   test::TempDir dir;
-  test::writeText(dir / "c.yaml", "seed: 7\nthreads: 1\nmodel:\n  config: {model_type: qwen2, hidden_size: 48, intermediate_size: 96, "
-                                  "num_hidden_layers: 1, num_attention_heads: 4, num_key_value_heads: 2, tie_word_embeddings: true}\n"
-                                  "tokenizer: {train_vocab_size: 400}\ndata: {train: " + std::string(CUSET_SOURCE_DIR) +
-                                  "/data/sft-tiny.jsonl, max_tokens: 400}\nbatch: {size: 4}\nsteps: {max: 24, log_every: 3, save_every: 3}\n");
+  test::writeText(dir / "c.yaml", test::tinyTrainConfig(24));
   const std::vector<std::string> train = {"train", "--config", (dir / "c.yaml").string()};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> a = train;
