@@ -14,6 +14,7 @@
 #include "cuset/common/log.hpp"
 #include "cuset/evaluator/compile/cubin_symbols.hpp"
 #include "cuset/evaluator/compile/load_time_code.hpp"
+#include "cuset/evaluator/compile/sim_inline_ptx.hpp"
 #include "prelude_pch.hpp"
 
 #ifndef CUSET_SIM_INCLUDE_DIR
@@ -177,21 +178,26 @@ SimCompileOutput SimCompiler::compile(std::string_view source, const std::vector
 SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers) const {
   const auto start = std::chrono::steady_clock::now();
   SimCompileOutput out;
-  out.needsFibers = simNeedsFibers(source);
-  const std::string tu = simTranslationUnit(source, kernelNames);
+  auto finish = [&] {
+    out.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  };
+  const InlinePtxRewrite ptx = rewriteInlinePtx(source);
+  if (!ptx.unsupported.empty()) {
+    out.unsupported = ptx.unsupported;
+    return finish();
+  }
+  out.needsFibers = simNeedsFibers(source) || ptx.collectives;
+  const std::string tu = simTranslationUnit(ptx.source, kernelNames);
 
   ContentHasher h;
   h.add("cuset-sim-v1").add(toolchain_.compiler.string()).add(tu);
-  for (const char* header : {"cuset_sim/prelude.hpp", "cuset_sim/runtime.hpp", "cooperative_groups.h"}) {
+  for (const char* header : {"cuset_sim/prelude.hpp", "cuset_sim/runtime.hpp", "cuset_sim/ptx.hpp", "cooperative_groups.h"}) {
     h.add(readFile(toolchain_.simInclude / header));
   }
   const std::string key = h.digest().hex();
   const fs::path library = cacheDir_ / (key + ".so");
   const fs::path failure = cacheDir_ / (key + ".log");
-  auto finish = [&] {
-    out.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return out;
-  };
   if (fs::exists(library)) {
     out.ok = out.cacheHit = true;
     out.library = library;

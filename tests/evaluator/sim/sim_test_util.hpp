@@ -3,6 +3,8 @@
 // simulator's primitives with known answers.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,13 +16,29 @@
 
 namespace cuset::test {
 
+// Host encodings of the device types, exact for the small integers used here.
+inline std::uint16_t halfBits(float f) {
+  if (f == 0.0f) return 0;
+  const std::uint32_t b = std::bit_cast<std::uint32_t>(f);
+  const int exponent = static_cast<int>((b >> 23) & 0xff) - 127;
+  return static_cast<std::uint16_t>(((b >> 16) & 0x8000u) | static_cast<std::uint32_t>(exponent + 15) << 10 | ((b >> 13) & 0x3ffu));
+}
+inline float fromHalf(std::uint16_t h) {
+  if ((h & 0x7fffu) == 0) return 0.0f;
+  const std::uint32_t b = (h & 0x8000u) << 16 | static_cast<std::uint32_t>(((h >> 10) & 0x1f) - 15 + 127) << 23 | (h & 0x3ffu) << 13;
+  return std::bit_cast<float>(b);
+}
+inline std::uint16_t bf16Bits(float f) { return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(f) >> 16); }
+
+
 class SimModule {
  public:
   SimModule(const std::string& source, const std::vector<std::string>& kernels) {
     static TempDir cache;  // one per test binary: compiled libraries are reused across tests
     const SimCompiler compiler(SimToolchain::fromBuild(), cache.path());
     const SimCompileOutput out = compiler.compile(source, kernels);
-    compileLog = out.log;
+    compileLog = out.unsupported.empty() ? out.log : out.unsupported;
+    unsupported = out.unsupported;
     fibers = out.needsFibers;
     if (!out.ok) return;
     auto lib = SimLibrary::open(out.library);
@@ -50,6 +68,7 @@ class SimModule {
   }
 
   std::string compileLog;
+  std::string unsupported;  // why the simulator cannot run the source, when it cannot
   bool fibers = true;
 
  private:

@@ -20,19 +20,9 @@ class SimWmma : public ::testing::Test {
   static void SetUpTestSuite() { cuset_sim::start_host_threads(2); }
 };
 
-// Host encodings of the device types, exact for the small integers used here.
-std::uint16_t halfBits(float f) {
-  if (f == 0.0f) return 0;
-  const std::uint32_t b = std::bit_cast<std::uint32_t>(f);
-  const int exponent = static_cast<int>((b >> 23) & 0xff) - 127;
-  return static_cast<std::uint16_t>(((b >> 16) & 0x8000u) | static_cast<std::uint32_t>(exponent + 15) << 10 | ((b >> 13) & 0x3ffu));
-}
-float fromHalf(std::uint16_t h) {
-  if ((h & 0x7fffu) == 0) return 0.0f;
-  const std::uint32_t b = (h & 0x8000u) << 16 | static_cast<std::uint32_t>(((h >> 10) & 0x1f) - 15 + 127) << 23 | (h & 0x3ffu) << 13;
-  return std::bit_cast<float>(b);
-}
-std::uint16_t bf16Bits(float f) { return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(f) >> 16); }
+using test::bf16Bits;
+using test::fromHalf;
+using test::halfBits;
 
 struct Case {
   std::string in, acc;  // device type names

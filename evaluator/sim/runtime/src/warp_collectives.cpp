@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "block_runner.hpp"
+#include "ptx_program.hpp"
 
 namespace cuset_sim {
 
@@ -17,12 +18,13 @@ bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& le
   }
   // Lanes that do not exist (a partial last warp) or have exited are left out of the group, except
   // from a WMMA operation, which is defined only when the whole warp performs it.
-  const bool wholeWarp = leader.op == WarpOp::wmma_load || leader.op == WarpOp::wmma_store || leader.op == WarpOp::wmma_mma;
+  const bool wholeWarp = leader.op == WarpOp::wmma_load || leader.op == WarpOp::wmma_store || leader.op == WarpOp::wmma_mma ||
+                         leader.op == WarpOp::ptx_ldmatrix || leader.op == WarpOp::ptx_mma;
   unsigned group = 0;
   for (std::size_t i = first; i < last; ++i) {
     const Lane& l = lanes_[i];
     if (wholeWarp && l.state == Lane::State::done) {
-      fail(leader, format("%s reached by only part of the warp: lane %u has exited (WMMA operations need every lane of the warp)",
+      fail(leader, format("%s reached by only part of the warp: lane %u has exited (warp-wide matrix operations need every lane of the warp)",
                           warpOpName(leader.op), l.ctx.lane));
       return false;
     }
@@ -38,6 +40,15 @@ bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& le
   std::uint64_t values[32] = {};
   for (std::size_t i = first; i < last; ++i) {
     if (group & (1u << lanes_[i].ctx.lane)) values[lanes_[i].ctx.lane] = lanes_[i].value;
+  }
+  if (leader.op == WarpOp::ptx_shfl || leader.op == WarpOp::ptx_ldmatrix || leader.op == WarpOp::ptx_mma) {
+    // Inline PTX: each lane's value points at its operands; the instruction writes every lane's result.
+    ptx::LaneSlot* slots[32] = {};
+    for (int lane = 0; lane < 32; ++lane) slots[lane] = reinterpret_cast<ptx::LaneSlot*>(values[lane]);
+    if (const std::string error = ptx::warpCompute(leader.op, slots, group); !error.empty()) {
+      fail(leader, error);
+      return false;
+    }
   }
   auto in = [&](int lane) { return lane >= 0 && lane < 32 && (group & (1u << lane)); };
   unsigned ballot = 0, matchAll = 1;
@@ -90,6 +101,7 @@ bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& le
     auto from = [&](int src) { return in(src) ? values[src] : values[lane]; };
     switch (l.op) {
       case WarpOp::sync: case WarpOp::wmma_load: case WarpOp::wmma_store: case WarpOp::wmma_mma: break;
+      case WarpOp::ptx_shfl: case WarpOp::ptx_ldmatrix: case WarpOp::ptx_mma: break;
       case WarpOp::shfl_idx: v = from(base + ((l.arg % width) + width) % width); break;
       case WarpOp::shfl_up: v = lane - l.arg >= base ? from(lane - l.arg) : values[lane]; break;
       case WarpOp::shfl_down: v = lane + l.arg < base + width ? from(lane + l.arg) : values[lane]; break;
@@ -142,6 +154,9 @@ const char* warpOpName(WarpOp op) {
     case WarpOp::wmma_load: return "wmma::load_matrix_sync";
     case WarpOp::wmma_store: return "wmma::store_matrix_sync";
     case WarpOp::wmma_mma: return "wmma::mma_sync";
+    case WarpOp::ptx_shfl: return "shfl.sync (inline PTX)";
+    case WarpOp::ptx_ldmatrix: return "ldmatrix (inline PTX)";
+    case WarpOp::ptx_mma: return "mma.sync (inline PTX)";
   }
   return "?";
 }

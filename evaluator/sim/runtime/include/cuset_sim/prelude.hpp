@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "cuset_sim/ptx.hpp"
 #include "cuset_sim/runtime.hpp"
 
 // ---- qualifiers ----
@@ -176,6 +177,12 @@ inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline long long clock64() { return static_cast<long long>(__builtin_ia32_rdtsc()); }
 inline void __nanosleep(unsigned) {}
 inline void* __cuset_dynamic_shared() { return ::cuset_sim::dynamic_shared(); }
+
+// ---- address spaces: shared memory has 32-bit addresses of its own (memory_spaces.cpp) ----
+inline std::size_t __cvta_generic_to_shared(const void* p) { return ::cuset_sim::shared_address(p); }
+inline void* __cvta_shared_to_generic(std::size_t a) { return ::cuset_sim::shared_pointer(a, -1); }
+inline std::size_t __cvta_generic_to_global(const void* p) { return reinterpret_cast<std::size_t>(p); }
+inline void* __cvta_global_to_generic(std::size_t a) { return reinterpret_cast<void*>(a); }
 
 // ---- atomics ----
 #define CUSET_SIM_ATOMIC_ARITH(T)                                                                        \

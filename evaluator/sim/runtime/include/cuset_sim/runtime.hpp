@@ -53,6 +53,7 @@ enum class WarpOp : int {
   sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all, match_any, match_all,
   reduce_add, reduce_min, reduce_max, reduce_min_signed, reduce_max_signed, reduce_and, reduce_or, reduce_xor,
   wmma_load, wmma_store, wmma_mma,  // the warp-wide WMMA operations (mma.h): every lane must take part
+  ptx_shfl, ptx_ldmatrix, ptx_mma,  // inline PTX (ptx.hpp); `value` points at the lane's operands
 };
 const char* warpOpName(WarpOp op);
 
@@ -71,6 +72,18 @@ int block_barrier(BlockOp op, int predicate, int line);
 
 unsigned active_mask();
 void* dynamic_shared();
+
+// --- the shared-memory window (__cvta_generic_to_shared, PTX's .shared state space) ---
+// A 32-bit address for a pointer into the running block's shared memory, and back. Addresses are
+// consecutive across a whole shared array, so address arithmetic works as on a GPU; shared_pointer
+// traps on an address that was never produced (a generic pointer passed where a shared address goes).
+std::uint32_t shared_address(const void* pointer);
+void* shared_pointer(std::uint64_t address, int line);
+
+// --- asynchronous copies (cp.async): per CUDA thread, landing only when waited for ---
+void async_copy(void* dst, const void* src, std::size_t bytes, std::size_t zeroFill, int line);
+void async_commit();
+void async_wait(std::size_t prior);  // lands every committed group but the `prior` newest
 [[noreturn]] void trap(const char* what, int line);
 
 // --- launching, called by the worker ---

@@ -29,6 +29,7 @@ struct SimCompileOutput {
   std::string log;                     // the host compiler's messages
   std::filesystem::path library;       // the .so, when ok
   std::string rejection;                // non-empty: the source is refused (not a compiler failure)
+  std::string unsupported;              // non-empty: valid CUDA the simulator cannot run (inline PTX it lacks)
   bool needsFibers = true;
   bool cacheHit = false;
   bool precompiledPrelude = false;    // built with the precompiled prelude (false on a cache hit)

@@ -1,0 +1,53 @@
+#pragma once
+// Inline PTX on the CPU simulator. The sim's host build rewrites each `asm("...PTX..." : outputs :
+// inputs)` statement in a kernel (cuset's sim_inline_ptx.cpp) into
+//
+//   std::uint64_t r[registers] = {inputs...};
+//   static const PtxProgram* p = ptx_compile("...PTX...", operands, __LINE__);
+//   ptx_run(p, r);  outputs = r[...];
+//
+// so the statement runs on a small interpreter (ptx_parse.cpp, ptx_exec.cpp) with the semantics the
+// PTX ISA gives it, collectives (shfl.sync, bar.sync, ldmatrix, mma.sync) included. Operands live in
+// 64-bit slots holding the bits of their C++ values; %0, %1, ... are slots 0, 1, ...; registers the
+// PTX declares (.reg) come after them.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace cuset_sim {
+
+struct PtxCheck {
+  enum class Kind { simulated, not_ptx, unsupported };
+  Kind kind = Kind::simulated;
+  std::string message;  // not_ptx / unsupported: why, naming the instruction
+  int registers = 0;    // slots the program needs (operands first)
+  bool collectives = false;  // reaches a barrier or warp collective: the block needs fibers
+};
+
+// Whether the simulator can run `text`, the template of an asm statement with `operands` operands
+// (`extended`: written with a colon, so %0 names an operand and %% is a literal %). Text that is not
+// PTX at all (x86 assembly in host code) is `not_ptx`: the host compiler gets it as written.
+PtxCheck ptx_check(std::string_view text, int operands, bool extended);
+
+struct PtxProgram;
+// Parsed once per statement (a function-local static); traps if the text does not parse, which the
+// build's ptx_check rules out.
+const PtxProgram* ptx_compile(const char* text, int operands, int extended, int line);
+void ptx_run(const PtxProgram* program, std::uint64_t* registers);
+
+// By value: an array operand ("l"(shared_array)) decays to its address, as in an asm statement.
+template <class T>
+inline std::uint64_t ptx_in(T value) {
+  static_assert(sizeof(T) <= 8, "an asm operand holds at most 8 bytes");
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  return bits;
+}
+template <class T>
+inline void ptx_out(T& target, std::uint64_t bits) {
+  static_assert(sizeof(T) <= 8, "an asm operand holds at most 8 bytes");
+  std::memcpy(static_cast<void*>(&target), &bits, sizeof(T));
+}
+
+}  // namespace cuset_sim

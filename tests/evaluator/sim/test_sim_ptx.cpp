@@ -1,0 +1,468 @@
+// Inline PTX on the simulator: each supported instruction against a known answer (exact: integer
+// values, copies and conversions with known bits), ldmatrix and mma.sync element by element against
+// the PTX ISA's fragment tables, and what is not simulated named as such.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <numeric>
+
+#include "cuset/evaluator/compile/sim_inline_ptx.hpp"
+#include "sim_test_util.hpp"
+
+namespace cuset {
+namespace {
+
+using test::SimModule;
+
+class SimPtx : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cuset_sim::start_host_threads(2); }
+};
+
+TEST_F(SimPtx, SpecialRegistersAndMoves) {
+  SimModule m(R"(extern "C" __global__ void k(unsigned* out) {
+  unsigned lane, warp, tid, ntid, ctaid, nctaid, lt, lo, hi;
+  unsigned long long clk, timer, repacked;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  asm volatile("mov.u32 %0, %%warpid;" : "=r"(warp));
+  asm("mov.u32 %0, %%tid.x;\n\tmov.u32 %1, %%ntid.x;" : "=r"(tid), "=r"(ntid));
+  asm("mov.u32 %0, %%ctaid.x; mov.u32 %1, %%nctaid.x; mov.u32 %2, %%lanemask_lt;" : "=r"(ctaid), "=r"(nctaid), "=r"(lt));
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(clk));
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(timer));
+  asm("mov.b64 {%0, %1}, %2;" : "=r"(lo), "=r"(hi) : "l"(0x1122334455667788ull));
+  asm("mov.b64 %0, {%1, %2};" : "=l"(repacked) : "r"(hi), "r"(lo));
+  unsigned* o = out + 8 * (blockIdx.x * blockDim.x + threadIdx.x);
+  o[0] = lane; o[1] = warp; o[2] = tid; o[3] = ntid; o[4] = ctaid; o[5] = nctaid; o[6] = lt;
+  o[7] = clk != 0 && timer != 0 && lo == 0x55667788u && hi == 0x11223344u && repacked == 0x5566778811223344ull;
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  EXPECT_FALSE(m.fibers);  // nothing collective in it
+  std::vector<unsigned> out(2 * 64 * 8, 99);
+  unsigned* p = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(2), dim3(64), {&p}).ok);
+  for (unsigned b = 0; b < 2; ++b) {
+    for (unsigned t = 0; t < 64; ++t) {
+      const unsigned* o = &out[8 * (b * 64 + t)];
+      const std::vector<unsigned> got(o, o + 8);
+      EXPECT_EQ(got, (std::vector<unsigned>{t % 32, t / 32, t, 64, b, 2, (1u << (t % 32)) - 1, 1})) << b << " " << t;
+    }
+  }
+}
+
+TEST_F(SimPtx, LoadsAndStoresWithStateSpacesAndCacheQualifiers) {
+  SimModule m(R"(extern "C" __global__ void k(const float* x, float* y, const signed char* bytes, int* ints) {
+  __shared__ __align__(16) float tile[64];
+  const int t = threadIdx.x;
+  float v, w;
+  asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(x + t));
+  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(tile));
+  asm volatile("st.shared.f32 [%0], %1;" :: "r"(base + 4 * t), "f"(v * 2.0f));
+  __syncthreads();
+  asm volatile("ld.shared.f32 %0, [%1+4];" : "=f"(w) : "r"(base + 4 * ((t + 1) % 64) - 4));
+  asm volatile("st.global.wt.f32 [%0], %1;" :: "l"(y + t), "f"(w));
+  if (t < 16) {
+    float4 q;
+    asm("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(q.x), "=f"(q.y), "=f"(q.z), "=f"(q.w) : "l"(x + 4 * t));
+    asm volatile("st.global.cs.v4.f32 [%0], {%1, %2, %3, %4};" :: "l"(y + 64 + 4 * t), "f"(q.x), "f"(q.y), "f"(q.z), "f"(q.w));
+  }
+  int s;
+  asm("ld.global.s8 %0, [%1];" : "=r"(s) : "l"(bytes + t));
+  ints[t] = s;
+}
+extern "C" __global__ void misaligned(const float* x, float* y) {
+  float4 q;
+  asm volatile("ld.global.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(q.x), "=f"(q.y), "=f"(q.z), "=f"(q.w) : "l"(x + 1));
+  y[0] = q.x;
+}
+extern "C" __global__ void generic(float* y) {
+  __shared__ float s[4];
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "l"(s));
+  y[0] = v;
+})", {"k", "misaligned", "generic"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> x(64), y(128, -1.0f);
+  std::iota(x.begin(), x.end(), 1.0f);
+  std::vector<signed char> bytes(64);
+  for (int i = 0; i < 64; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<signed char>(i * 3 - 90);
+  std::vector<int> ints(64);
+  float *px = x.data(), *py = y.data();
+  signed char* pb = bytes.data();
+  int* pi = ints.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(64), {&px, &py, &pb, &pi}).ok);
+  for (int t = 0; t < 64; ++t) {
+    EXPECT_EQ(y[static_cast<std::size_t>(t)], 2.0f * x[static_cast<std::size_t>((t + 1) % 64)]) << t;  // shared address arithmetic
+    EXPECT_EQ(y[64 + static_cast<std::size_t>(t)], x[static_cast<std::size_t>(t)]) << t;               // vector load and store
+    EXPECT_EQ(ints[static_cast<std::size_t>(t)], t * 3 - 90) << t;                                     // sign extension
+  }
+  auto outcome = m.launch("misaligned", dim3(1), dim3(1), {&px, &py});
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_NE(outcome.error.find("misaligned address"), std::string::npos) << outcome.error;
+  outcome = m.launch("generic", dim3(1), dim3(1), {&py});
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_NE(outcome.error.find("is not a shared-memory address"), std::string::npos) << outcome.error;
+}
+
+TEST_F(SimPtx, ConversionsRoundAndSaturateAsThePtxIsaSays) {
+  SimModule m(R"(extern "C" __global__ void k(const float* f, unsigned* u) {
+  unsigned short h;
+  int r;
+  unsigned b, p;
+  float g;
+  long long w;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f[0])); u[0] = h;
+  asm("cvt.rzi.s32.f32 %0, %1;" : "=r"(r) : "f"(f[1])); u[1] = r;
+  asm("cvt.rni.s32.f32 %0, %1;" : "=r"(r) : "f"(f[2])); u[2] = r;
+  asm("cvt.rni.s32.f32 %0, %1;" : "=r"(r) : "f"(f[3])); u[3] = r;
+  asm("cvt.sat.u8.s32 %0, %1;" : "=r"(b) : "r"(300)); u[4] = b;
+  asm("cvt.sat.u8.s32 %0, %1;" : "=r"(b) : "r"(-5)); u[5] = b;
+  asm("cvt.u8.u32 %0, %1;" : "=r"(b) : "r"(300)); u[6] = b;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(p) : "f"(f[0]), "f"(f[4])); u[7] = p;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(p) : "f"(f[0]), "f"(f[4])); u[8] = p;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(p) : "f"(f[5])); u[9] = p;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(g) : "h"(h)); u[10] = __float_as_uint(g);
+  asm("cvt.s64.s32 %0, %1;" : "=l"(w) : "r"(-7)); u[11] = static_cast<unsigned>(w >> 32);
+  asm("cvt.rzi.s32.f32 %0, %1;" : "=r"(r) : "f"(f[6])); u[12] = r;
+  asm("cvt.rzi.s32.f32 %0, %1;" : "=r"(r) : "f"(f[7])); u[13] = r;
+  asm("cvt.rz.f16.f32 %0, %1;" : "=h"(h) : "f"(f[8])); u[14] = h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f[8])); u[15] = h;
+  asm("cvt.rn.f32.s32 %0, %1;" : "=f"(g) : "r"(-3)); u[16] = __float_as_uint(g);
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> f = {1.5f, -2.7f, 2.5f, 3.5f, -2.0f, std::bit_cast<float>(0x3f801000u), 1e10f, NAN, 1.00146484375f};
+  std::vector<unsigned> u(17, 0xdeadbeef);
+  float* pf = f.data();
+  unsigned* pu = u.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(1), {&pf, &pu}).ok);
+  EXPECT_EQ(u[0], 0x3e00u);                          // 1.5 in half
+  EXPECT_EQ(static_cast<int>(u[1]), -2);             // toward zero
+  EXPECT_EQ(static_cast<int>(u[2]), 2);              // nearest, ties to even
+  EXPECT_EQ(static_cast<int>(u[3]), 4);
+  EXPECT_EQ(u[4], 255u);                             // .sat clamps
+  EXPECT_EQ(u[5], 0u);
+  EXPECT_EQ(u[6], 44u);                              // 300 mod 256
+  EXPECT_EQ(u[7], 0x3e00c000u);                      // a in the upper half, b in the lower
+  EXPECT_EQ(u[8], 0x3fc0c000u);
+  EXPECT_EQ(u[9], 0x3f802000u);                      // a tie at 13 bits rounds away from zero
+  EXPECT_EQ(u[10], std::bit_cast<unsigned>(1.5f));
+  EXPECT_EQ(u[11], 0xffffffffu);                     // sign extension
+  EXPECT_EQ(static_cast<int>(u[12]), INT_MAX);       // float to int saturates
+  EXPECT_EQ(u[13], 0u);                              // NaN to int is 0
+  EXPECT_EQ(u[14], 0x3c01u);                         // 1 + 1.5 ulp: toward zero
+  EXPECT_EQ(u[15], 0x3c02u);                         // nearest even
+  EXPECT_EQ(u[16], std::bit_cast<unsigned>(-3.0f));
+}
+
+TEST_F(SimPtx, ShufflesFollowTheClampAndSegmentMask) {
+  SimModule m(R"(extern "C" __global__ void k(int* out) {
+  const int t = threadIdx.x, v = t * 10;
+  int r;
+  unsigned p;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(v), "r"(1), "r"(0x1f), "r"(0xffffffff));
+  out[t] = r;
+  asm volatile("shfl.sync.idx.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(v), "r"(3), "r"(0x1f), "r"(0xffffffff));
+  out[64 + t] = r;
+  // up by one in segments of 8 (c = (32 - 8) << 8), with the predicate
+  asm volatile("{ .reg .pred ok;\n shfl.sync.up.b32 %0|ok, %2, %3, %4, %5;\n selp.u32 %1, 1, 0, ok; }"
+               : "=r"(r), "=r"(p) : "r"(v), "r"(1), "r"(0x1800), "r"(0xffffffff));
+  out[128 + t] = r;
+  out[192 + t] = p;
+  // down by two in segments of 16 (c = (32 - 16) << 8 | 31)
+  asm volatile("shfl.sync.down.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(v), "r"(2), "r"(0x101f), "r"(0xffffffff));
+  out[256 + t] = r;
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  EXPECT_TRUE(m.fibers);
+  std::vector<int> out(320, -1);
+  int* p = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(64), {&p}).ok);
+  for (int t = 0; t < 64; ++t) {
+    const auto i = static_cast<std::size_t>(t);
+    const int lane = t % 32;
+    EXPECT_EQ(out[i], (t ^ 1) * 10) << t;
+    EXPECT_EQ(out[64 + i], (t - lane + 3) * 10) << t;
+    EXPECT_EQ(out[128 + i], lane % 8 != 0 ? (t - 1) * 10 : t * 10) << t;
+    EXPECT_EQ(out[192 + i], lane % 8 != 0 ? 1 : 0) << t;
+    EXPECT_EQ(out[256 + i], lane % 16 < 14 ? (t + 2) * 10 : t * 10) << t;
+  }
+}
+
+TEST_F(SimPtx, BarriersSynchroniseTheBlockAndTheWarp) {
+  SimModule m(R"(extern "C" __global__ void k(const float* in, float* out) {
+  __shared__ float tile[128];
+  const int t = threadIdx.x;
+  tile[t] = in[t];
+  asm volatile("bar.sync 0;" ::: "memory");
+  out[t] = tile[127 - t];
+  asm volatile("barrier.sync.aligned 0;");
+  tile[t] = 2.0f * tile[t];
+  asm volatile("bar.warp.sync %0;" :: "r"(0xffffffff));
+  out[128 + t] = tile[(t / 32) * 32 + (t + 1) % 32];
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  EXPECT_TRUE(m.fibers);
+  std::vector<float> in(128), out(256);
+  std::iota(in.begin(), in.end(), 0.0f);
+  float *pi = in.data(), *po = out.data();
+  for (bool reverse : {false, true}) {
+    ASSERT_TRUE(m.launch("k", dim3(1), dim3(128), {&pi, &po}, 0, reverse).ok);
+    for (int t = 0; t < 128; ++t) {
+      EXPECT_EQ(out[static_cast<std::size_t>(t)], static_cast<float>(127 - t)) << t;
+      EXPECT_EQ(out[128 + static_cast<std::size_t>(t)], 2.0f * static_cast<float>((t / 32) * 32 + (t + 1) % 32)) << t;
+    }
+  }
+}
+
+// cp.async lands at wait_group/wait_all, zero-fills past the source size or when ignore-src holds,
+// and shares its groups with the pipeline primitives.
+TEST_F(SimPtx, AsyncCopiesLandWhenTheirGroupIsWaitedFor) {
+  SimModule m(R"(#include <cuda_pipeline.h>
+extern "C" __global__ void k(const float* x, float* out, int wait) {
+  __shared__ __align__(16) float tile[2][64];
+  const int t = threadIdx.x;
+  for (int i = 0; i < 4; ++i) tile[0][4 * t + i] = tile[1][4 * t + i] = -1.0f;
+  __syncthreads();
+  const unsigned d0 = __cvta_generic_to_shared(&tile[0][4 * t]), d1 = __cvta_generic_to_shared(&tile[1][4 * t]);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d0), "l"(x + 4 * t));
+  asm volatile("cp.async.commit_group;");
+  asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 16, %2;" :: "r"(d1), "l"(x + 64 + 4 * t), "r"(t % 2 ? 0 : 8));
+  __pipeline_commit();
+  out[t] = tile[0][4 * t];
+  if (wait) asm volatile("cp.async.wait_group 1;");
+  __syncthreads();
+  out[16 + t] = tile[0][4 * ((t + 1) % 16)];
+  out[32 + t] = tile[1][4 * t];
+  if (wait) asm volatile("cp.async.wait_all;" ::: "memory");
+  __syncthreads();
+  for (int i = 0; i < 4; ++i) out[48 + 4 * t + i] = tile[1][4 * t + i];
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n cp.async.ca.shared.global [%0], [%1], 4, p;\n}" :: "r"(d0), "l"(x), "r"(t % 2));
+  asm volatile("cp.async.wait_all;" ::: "memory");
+  __syncthreads();
+  out[112 + t] = tile[0][4 * t];
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> x(128), out(128, 7.0f);
+  std::iota(x.begin(), x.end(), 1.0f);
+  float *px = x.data(), *po = out.data();
+  int wait = 1;
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(16), {&px, &po, &wait}).ok);
+  for (int t = 0; t < 16; ++t) {
+    const auto i = static_cast<std::size_t>(t);
+    EXPECT_EQ(out[i], -1.0f) << t;                                        // nothing landed before a wait
+    EXPECT_EQ(out[16 + i], x[4 * static_cast<std::size_t>((t + 1) % 16)]) << t;  // group 0 landed
+    EXPECT_EQ(out[32 + i], -1.0f) << t;                                   // group 1 not yet
+    for (std::size_t e = 0; e < 4; ++e) {
+      const float expected = (t % 2 == 0 && e < 2) ? x[64 + 4 * i + e] : 0.0f;  // 8 of 16 bytes, or none
+      EXPECT_EQ(out[48 + 4 * i + e], expected) << t << " " << e;
+    }
+    EXPECT_EQ(out[112 + i], t % 2 ? 0.0f : x[0]) << t;  // ignore-src zero-fills
+  }
+  wait = 0;  // without the waits, the tiles keep what was there before
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(16), {&px, &po, &wait}).ok);
+  EXPECT_EQ(out[16], -1.0f);
+  EXPECT_EQ(out[48], -1.0f);
+}
+
+// ldmatrix: lane l receives of matrix i the pair at row l/4, columns 2(l%4), 2(l%4)+1, or with .trans
+// the pair at rows 2(l%4), 2(l%4)+1 of column l/4 (PTX ISA, "Warp-level matrix load instruction").
+TEST_F(SimPtx, LdmatrixDistributesRowsAsThePtxIsaTable) {
+  SimModule m(R"(extern "C" __global__ void k(unsigned* out) {
+  __shared__ __align__(16) unsigned short mats[4][8][8];
+  const int l = threadIdx.x;
+  for (int e = l; e < 256; e += 32) mats[e / 64][(e / 8) % 8][e % 8] = static_cast<unsigned short>(e);
+  __syncwarp();
+  const unsigned row = __cvta_generic_to_shared(&mats[l / 8][l % 8][0]);
+  unsigned r[4];
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(row));
+  for (int i = 0; i < 4; ++i) out[l * 16 + i] = r[i];
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(row));
+  for (int i = 0; i < 4; ++i) out[l * 16 + 4 + i] = r[i];
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16 {%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(row));
+  out[l * 16 + 8] = r[0];
+  out[l * 16 + 9] = r[1];
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.b16 %0, [%1];" : "=r"(r[0]) : "l"(&mats[0][l % 8][0]));
+  out[l * 16 + 10] = r[0];
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<unsigned> out(32 * 16, 0);
+  unsigned* p = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(32), {&p}).ok);
+  auto element = [](unsigned i, unsigned r, unsigned c) { return i * 64 + r * 8 + c; };
+  auto pair = [](unsigned lo, unsigned hi) { return lo | (hi << 16); };
+  for (unsigned l = 0; l < 32; ++l) {
+    for (unsigned i = 0; i < 4; ++i) {
+      EXPECT_EQ(out[l * 16 + i], pair(element(i, l / 4, 2 * (l % 4)), element(i, l / 4, 2 * (l % 4) + 1))) << l << " x4 " << i;
+      EXPECT_EQ(out[l * 16 + 4 + i], pair(element(i, 2 * (l % 4), l / 4), element(i, 2 * (l % 4) + 1, l / 4))) << l << " trans " << i;
+    }
+    EXPECT_EQ(out[l * 16 + 8], out[l * 16 + 0]) << l;
+    EXPECT_EQ(out[l * 16 + 9], out[l * 16 + 1]) << l;
+    EXPECT_EQ(out[l * 16 + 10], out[l * 16 + 0]) << l;  // generic addresses
+  }
+}
+
+struct MmaCase {
+  int k;
+  const char* input;  // f16 or bf16
+  bool f32Accumulator;
+};
+
+// A kernel that builds each lane's fragments from the PTX ISA's tables (written out, not computed),
+// runs one mma.sync and scatters D by the same tables.
+std::string mmaKernel(const MmaCase& c, const std::string& name) {
+  const int aCount = c.k == 16 ? 8 : 4, bCount = c.k == 16 ? 4 : 2;
+  const std::string acc = c.f32Accumulator ? "f32" : "f16";
+  int n = 0;  // the next operand number
+  auto list = [&](int count) {
+    std::string l = "{";
+    for (int i = 0; i < count; ++i) l += fmt::format("{}%{}", i ? ", " : "", n++);
+    return l + "}";
+  };
+  const int cRegs = c.f32Accumulator ? 4 : 2;
+  const std::string d = list(cRegs), a = list(aCount / 2), b = list(bCount / 2), cc = list(cRegs);
+  std::string outputs, inputs;
+  for (int i = 0; i < cRegs; ++i) outputs += fmt::format("{}\"={}\"(d[{}])", i ? ", " : "", c.f32Accumulator ? "f" : "r", i);
+  for (int i = 0; i < aCount / 2; ++i) inputs += fmt::format("\"r\"(a[{}]), ", i);
+  for (int i = 0; i < bCount / 2; ++i) inputs += fmt::format("\"r\"(b[{}]), ", i);
+  for (int i = 0; i < cRegs; ++i) inputs += fmt::format("{}\"{}\"(cr[{}])", i ? ", " : "", c.f32Accumulator ? "f" : "r", i);
+  return fmt::format(R"(
+extern "C" __global__ void {0}(const unsigned short* A, const unsigned short* B, const float* C, const unsigned short* Ch, float* D, unsigned short* Dh) {{
+  const int lane = threadIdx.x, g = lane / 4, t = lane % 4;
+  const int aRow[8] = {{g, g, g + 8, g + 8, g, g, g + 8, g + 8}};
+  const int aCol[8] = {{2 * t, 2 * t + 1, 2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9, 2 * t + 8, 2 * t + 9}};
+  const int bRow[4] = {{2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9}};
+  const int cRow[4] = {{g, g, g + 8, g + 8}}, cCol[4] = {{2 * t, 2 * t + 1, 2 * t, 2 * t + 1}};
+  unsigned a[4] = {{}}, b[2] = {{}};
+  for (int i = 0; i < {1}; ++i) a[i / 2] |= unsigned(A[aRow[i] * {3} + aCol[i]]) << (16 * (i % 2));
+  for (int i = 0; i < {2}; ++i) b[i / 2] |= unsigned(B[bRow[i] * 8 + g]) << (16 * (i % 2));
+  float cf[4];
+  unsigned ch[2] = {{}};
+  for (int i = 0; i < 4; ++i) {{
+    cf[i] = C[cRow[i] * 8 + cCol[i]];
+    ch[i / 2] |= unsigned(Ch[cRow[i] * 8 + cCol[i]]) << (16 * (i % 2));
+  }}
+  {4} d[4];
+  const {4}* cr = {5};
+  asm volatile("mma.sync.aligned.m16n8k{3}.row.col.{6}.{7}.{7}.{6} {8}, {9}, {10}, {11};" : {12} : {13});
+  for (int i = 0; i < 4; ++i) {{
+    if ({14}) D[cRow[i] * 8 + cCol[i]] = reinterpret_cast<const float*>(d)[i];
+    else Dh[cRow[i] * 8 + cCol[i]] = static_cast<unsigned short>(reinterpret_cast<const unsigned*>(d)[i / 2] >> (16 * (i % 2)));
+  }}
+}}
+)",
+                     name, aCount, bCount, c.k, c.f32Accumulator ? "float" : "unsigned", c.f32Accumulator ? "cf" : "ch", acc, c.input, d, a, b, cc,
+                     outputs, inputs, c.f32Accumulator ? "true" : "false");
+}
+
+TEST_F(SimPtx, MmaSyncMatchesTheScalarProductElementByElement) {
+  const std::vector<MmaCase> cases = {{16, "f16", true}, {16, "bf16", true}, {8, "f16", true}, {8, "bf16", true}, {16, "f16", false}, {8, "f16", false}};
+  std::string source;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    names.push_back(fmt::format("mma{}", i));
+    source += mmaKernel(cases[i], names.back());
+  }
+  SimModule m(source, names);
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const MmaCase& c = cases[i];
+    const bool bf16 = std::string(c.input) == "bf16";
+    std::vector<float> a(16 * 16), b(16 * 8), cm(16 * 8), d(16 * 8, -999.0f);
+    std::vector<unsigned short> ah(a.size()), bh(b.size()), chh(cm.size()), dh(d.size(), 0xffff);
+    auto encode = [&](float v) { return bf16 ? test::bf16Bits(v) : test::halfBits(v); };
+    for (int r = 0; r < 16; ++r) {
+      for (int k = 0; k < c.k; ++k) a[static_cast<std::size_t>(r * c.k + k)] = static_cast<float>((r * 3 + k * 5) % 7 - 3);
+    }
+    for (int k = 0; k < c.k; ++k) {
+      for (int n = 0; n < 8; ++n) b[static_cast<std::size_t>(k * 8 + n)] = static_cast<float>((k * 2 + n * 3) % 5 - 2);
+    }
+    for (int r = 0; r < 16; ++r) {
+      for (int n = 0; n < 8; ++n) cm[static_cast<std::size_t>(r * 8 + n)] = static_cast<float>(r - n);
+    }
+    std::transform(a.begin(), a.end(), ah.begin(), encode);
+    std::transform(b.begin(), b.end(), bh.begin(), encode);
+    std::transform(cm.begin(), cm.end(), chh.begin(), test::halfBits);
+    const unsigned short *pa = ah.data(), *pb = bh.data(), *pch = chh.data();
+    const float* pc = cm.data();
+    float* pd = d.data();
+    unsigned short* pdh = dh.data();
+    ASSERT_TRUE(m.launch(names[i], dim3(1), dim3(32), {&pa, &pb, &pc, &pch, &pd, &pdh}).ok) << names[i];
+    for (int r = 0; r < 16; ++r) {
+      for (int n = 0; n < 8; ++n) {
+        float expected = cm[static_cast<std::size_t>(r * 8 + n)];
+        for (int k = 0; k < c.k; ++k) expected += a[static_cast<std::size_t>(r * c.k + k)] * b[static_cast<std::size_t>(k * 8 + n)];
+        const float got = c.f32Accumulator ? d[static_cast<std::size_t>(r * 8 + n)] : test::fromHalf(dh[static_cast<std::size_t>(r * 8 + n)]);
+        EXPECT_EQ(got, expected) << "m16n8k" << c.k << " " << c.input << (c.f32Accumulator ? " f32" : " f16") << " D[" << r << "][" << n << "]";
+      }
+    }
+  }
+}
+
+TEST_F(SimPtx, AlignedInstructionsNeedTheWholeWarp) {
+  SimModule m(R"(extern "C" __global__ void k(float* out) {
+  if (threadIdx.x >= 16) return;
+  float d[4];
+  unsigned z = 0;
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(z), "r"(z), "r"(z), "f"(0.0f), "f"(0.0f), "f"(0.0f), "f"(0.0f));
+  out[threadIdx.x] = d[0];
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> out(32);
+  float* p = out.data();
+  const auto outcome = m.launch("k", dim3(1), dim3(32), {&p});
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_NE(outcome.error.find("reached by only part of the warp"), std::string::npos) << outcome.error;
+}
+
+TEST_F(SimPtx, PtxTheSimulatorLacksIsUnsupportedNamingTheInstruction) {
+  for (const auto& [body, named] : std::vector<std::pair<std::string, std::string>>{
+           {R"(asm volatile("wgmma.fence.sync.aligned;");)", "wgmma.fence.sync.aligned"},
+           {R"(unsigned r; asm("prmt.b32 %0, %1, %2, 0x3210;" : "=r"(r) : "r"(1), "r"(2)); y[0] = r;)", "prmt.b32"},
+           {R"(asm volatile("{\n bra DONE;\n DONE:\n}");)", "bra DONE"},
+           {R"(float v; asm("ld.local.f32 %0, [%1];" : "=f"(v) : "l"(y)); y[0] = v;)", "the .local state space"},
+       }) {
+    SimModule m("extern \"C\" __global__ void k(float* y) {\n  " + body + "\n}\n", {"k"});
+    EXPECT_FALSE(m.ok()) << body;
+    EXPECT_NE(m.unsupported.find(named), std::string::npos) << m.unsupported;
+    EXPECT_NE(m.unsupported.find("line 2"), std::string::npos) << m.unsupported;
+  }
+}
+
+TEST(SimInlinePtx, RewritesPtxInFunctionsAndLeavesEverythingElseAsWritten) {
+  const std::string source = R"src(asm(".globl marker");
+#define LANE(r) asm volatile("mov.u32 %0, %%laneid;" \
+                             : "=r"(r))
+__device__ unsigned f() {
+  unsigned r;
+  LANE(r);
+  asm volatile("mov.u32 %0,"
+               " %%laneid;" : "=r"(r));
+  // asm("not code");
+  const char* s = "asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(r))";
+  long x;
+  asm volatile("syscall" : "=a"(x) : "a"(102L) : "rcx", "r11", "memory");
+  return r + s[0] + x;
+}
+)src";
+  const InlinePtxRewrite out = rewriteInlinePtx(source);
+  EXPECT_TRUE(out.unsupported.empty()) << out.unsupported;
+  EXPECT_EQ(out.rewritten, 2);  // the macro's statement and the one in the body
+  EXPECT_EQ(std::count(out.source.begin(), out.source.end(), '\n'), std::count(source.begin(), source.end(), '\n'));  // lines kept
+  EXPECT_NE(out.source.find(R"(asm(".globl marker");)"), std::string::npos);  // namespace scope: the library's
+  EXPECT_NE(out.source.find(R"(asm volatile("syscall")"), std::string::npos);  // x86: the host compiler's
+  EXPECT_NE(out.source.find(R"(// asm("not code");)"), std::string::npos);
+  EXPECT_NE(out.source.find(R"(const char* s = "asm(\"mov.u32)"), std::string::npos);
+  // The macro's rewritten body still continues onto its second line.
+  const std::size_t define = out.source.find("#define LANE(r)");
+  ASSERT_NE(define, std::string::npos);
+  EXPECT_NE(out.source.substr(define, out.source.find('\n', define) - define).find("ptx_compile"), std::string::npos);
+  EXPECT_EQ(out.source[out.source.find('\n', define) - 1], '\\');
+  EXPECT_FALSE(out.collectives);
+}
+
+}  // namespace
+}  // namespace cuset
