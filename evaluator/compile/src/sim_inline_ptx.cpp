@@ -247,9 +247,7 @@ std::string replacement(const AsmStatement& st, int registers, std::string_view 
     code += fmt::format("__cuset_r[{}] = ::cuset_sim::ptx_in({}); ", slot, st.inputs[k].expression);
     if (const int tied = constraint(st.inputs[k].constraint)->tiedTo; tied >= 0) code += fmt::format("__cuset_r[{}] = __cuset_r[{}]; ", tied, slot);
   }
-  code += fmt::format("static const ::cuset_sim::PtxProgram* const __cuset_p = ::cuset_sim::ptx_compile({}, {}, {}, __LINE__); ", cString(st.text),
-                      operands, st.extended ? 1 : 0);
-  code += "::cuset_sim::ptx_run(__cuset_p, __cuset_r); ";
+  code += fmt::format("::cuset_sim::ptx_run({}, {}, {}, __LINE__, __cuset_r); ", cString(st.text), operands, st.extended ? 1 : 0);
   for (std::size_t k = 0; k < st.outputs.size(); ++k) code += fmt::format("::cuset_sim::ptx_out({}, __cuset_r[{}]); ", st.outputs[k].expression, k);
   code += "} while (0)";
   // The expressions were copied onto one line: drop their own line breaks (and continuations), then

@@ -86,10 +86,14 @@ std::vector<Case> adversarialCases() {
        relu("if (4 * i < n) {\n    float4 v = reinterpret_cast<const float4*>(x)[i];\n"
             "    reinterpret_cast<float4*>(y)[i] = make_float4(fmaxf(v.x, 0.f), fmaxf(v.y, 0.f), fmaxf(v.z, 0.f), fmaxf(v.w, 0.f));\n  }"),
        Verdict::correct, ""},
-      // Valid CUDA the simulator cannot run (PTX): not judged here, and not the model's fault.
+      // Inline PTX the simulator runs, and PTX it does not: not judged here, and not the model's fault.
       {"inline_ptx", "level1/relu",
-       relu("unsigned lane;\n  asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(lane));\n  if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * lane;"),
-       Verdict::unsupported, "the CPU simulator cannot run this kernel"},
+       relu("unsigned lane;\n  float v = 0.0f;\n  asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(lane));\n"
+            "  if (i < n) asm(\"ld.global.nc.f32 %0, [%1];\" : \"=f\"(v) : \"l\"(x + i));\n  if (i < n) y[i] = fmaxf(v, 0.0f) + 0.0f * lane;"),
+       Verdict::correct, ""},
+      {"unsimulated_ptx", "level1/relu",
+       relu("unsigned r;\n  asm(\"prmt.b32 %0, %1, %1, 0x3210;\" : \"=r\"(r) : \"r\"(i));\n  if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * r;"),
+       Verdict::unsupported, "the CPU simulator cannot run this kernel (judge it with --backend cuda): line 8: inline PTX `prmt.b32 %0, %1, %1, 0x3210` is not simulated"},
   };
 }
 

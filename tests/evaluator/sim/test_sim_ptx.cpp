@@ -459,7 +459,7 @@ __device__ unsigned f() {
   // The macro's rewritten body still continues onto its second line.
   const std::size_t define = out.source.find("#define LANE(r)");
   ASSERT_NE(define, std::string::npos);
-  EXPECT_NE(out.source.substr(define, out.source.find('\n', define) - define).find("ptx_compile"), std::string::npos);
+  EXPECT_NE(out.source.substr(define, out.source.find('\n', define) - define).find("ptx_run"), std::string::npos);
   EXPECT_EQ(out.source[out.source.find('\n', define) - 1], '\\');
   EXPECT_FALSE(out.collectives);
 }

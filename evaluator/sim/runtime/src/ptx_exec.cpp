@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 
 #include "block_runner.hpp"
 #include "ptx_program.hpp"
@@ -606,9 +607,31 @@ std::string matrixMultiply(LaneSlot* const slots[32]) {
   return {};
 }
 
-// Programs live as long as the process: candidates keep pointers to them in function-local statics.
+// Parsed statements, for the life of the process; each host thread keeps its own index of them.
+struct ProgramKey {
+  const char* text;
+  int operands, line;
+  bool operator==(const ProgramKey&) const = default;
+};
+struct ProgramKeyHash {
+  std::size_t operator()(const ProgramKey& k) const { return std::hash<const void*>()(k.text) ^ (static_cast<std::size_t>(k.line) << 8) ^ static_cast<std::size_t>(k.operands); }
+};
 std::mutex programsMutex;
-std::deque<std::unique_ptr<Program>> programs;
+std::deque<Program> programs;
+
+const Program& programFor(const char* text, int operands, int extended, int line) {
+  thread_local std::unordered_map<ProgramKey, const Program*, ProgramKeyHash> index;
+  const ProgramKey key{text, operands, line};
+  if (auto it = index.find(key); it != index.end()) return *it->second;
+  Program parsed;
+  const PtxCheck check = parse(text, operands, extended != 0, parsed);
+  if (check.kind != PtxCheck::Kind::simulated) trap(check.message.c_str(), line);
+  parsed.line = line;
+  std::lock_guard lock(programsMutex);
+  const Program& kept = programs.emplace_back(std::move(parsed));
+  index.emplace(key, &kept);
+  return kept;
+}
 
 }  // namespace
 
@@ -633,18 +656,8 @@ std::string warpCompute(WarpOp op, LaneSlot* const slots[32], unsigned group) {
 
 namespace cuset_sim {
 
-const PtxProgram* ptx_compile(const char* text, int operands, int extended, int line) {
-  auto program = std::make_unique<ptx::Program>();
-  const PtxCheck check = ptx::parse(text, operands, extended != 0, *program);
-  if (check.kind != PtxCheck::Kind::simulated) trap(check.message.c_str(), line);
-  program->line = line;
-  std::lock_guard lock(ptx::programsMutex);
-  ptx::programs.push_back(std::move(program));
-  return reinterpret_cast<const PtxProgram*>(ptx::programs.back().get());
-}
-
-void ptx_run(const PtxProgram* program, std::uint64_t* registers) {
-  ptx::Thread(*reinterpret_cast<const ptx::Program*>(program), registers).run();
+void ptx_run(const char* text, int operands, int extended, int line, std::uint64_t* registers) {
+  ptx::Thread(ptx::programFor(text, operands, extended, line), registers).run();
 }
 
 }  // namespace cuset_sim

@@ -304,6 +304,7 @@ class Parser {
   void instruction(std::string_view s) {
     Instr in;
     in.text = std::string(s);
+    std::replace(in.text.begin(), in.text.end(), '$', '%');  // as the candidate wrote it
     if (s.front() == '@') {
       std::size_t end = s.find_first_of(" \t\n");
       std::string_view g = s.substr(1, end - 1);

@@ -3,8 +3,7 @@
 // inputs)` statement in a kernel (cuset's sim_inline_ptx.cpp) into
 //
 //   std::uint64_t r[registers] = {inputs...};
-//   static const PtxProgram* p = ptx_compile("...PTX...", operands, __LINE__);
-//   ptx_run(p, r);  outputs = r[...];
+//   ptx_run("...PTX...", operands, extended, __LINE__, r);  outputs = r[...];
 //
 // so the statement runs on a small interpreter (ptx_parse.cpp, ptx_exec.cpp) with the semantics the
 // PTX ISA gives it, collectives (shfl.sync, bar.sync, ldmatrix, mma.sync) included. Operands live in
@@ -30,11 +29,11 @@ struct PtxCheck {
 // PTX at all (x86 assembly in host code) is `not_ptx`: the host compiler gets it as written.
 PtxCheck ptx_check(std::string_view text, int operands, bool extended);
 
-struct PtxProgram;
-// Parsed once per statement (a function-local static); traps if the text does not parse, which the
-// build's ptx_check rules out.
-const PtxProgram* ptx_compile(const char* text, int operands, int extended, int line);
-void ptx_run(const PtxProgram* program, std::uint64_t* registers);
+// Runs the statement. Its text is parsed on first use and kept by the runtime, keyed by the literal's
+// address: not in a static of the candidate, whose writable data the sandbox carries from one trial's
+// process to the next (module_state.hpp), where a pointer to the last process's heap would dangle.
+// Traps if the text does not parse, which the build's ptx_check rules out.
+void ptx_run(const char* text, int operands, int extended, int line, std::uint64_t* registers);
 
 // By value: an array operand ("l"(shared_array)) decays to its address, as in an asm statement.
 template <class T>
