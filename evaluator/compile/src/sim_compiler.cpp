@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -98,7 +99,7 @@ std::string rewriteDynamicShared(std::string_view source) {
 
 bool simNeedsFibers(std::string_view source) {
   for (std::string_view marker : {"__syncthreads", "__syncwarp", "_sync(", "_sync (", "__activemask", "cooperative_groups",
-                                  "this_thread_block", "tiled_partition", ".sync()"}) {
+                                  "this_thread_block", "tiled_partition", ".sync()", "barrier", "memcpy_async", "wait_prior"}) {
     if (source.find(marker) != std::string_view::npos) return true;
   }
   return false;
@@ -125,6 +126,16 @@ SimCompiler::SimCompiler(SimToolchain toolchain, fs::path cacheDir, SimCompilerO
     throw makeError("libcuset_sim.so not found in {} (build the cuset_sim target, or set CUSET_SIM_LIBDIR)", toolchain_.simLibraryDir.string());
   }
   fs::create_directories(cacheDir_);
+  // Every header the host build may take from the simulator, in a stable order: a change to any of
+  // them (mma.h, cuda/barrier) must not reuse libraries built against the old one.
+  std::vector<fs::path> headers;
+  for (const auto& entry : fs::recursive_directory_iterator(toolchain_.simInclude)) {
+    if (entry.is_regular_file()) headers.push_back(entry.path());
+  }
+  std::sort(headers.begin(), headers.end());
+  ContentHasher h;
+  for (const fs::path& header : headers) h.add(fs::relative(header, toolchain_.simInclude).string()).add(readFile(header));
+  headersDigest_ = h.digest().hex();
 }
 
 std::string SimCompiler::loadTimeCode(const fs::path& library) const {
@@ -191,10 +202,7 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
   const std::string tu = simTranslationUnit(ptx.source, kernelNames);
 
   ContentHasher h;
-  h.add("cuset-sim-v1").add(toolchain_.compiler.string()).add(tu);
-  for (const char* header : {"cuset_sim/prelude.hpp", "cuset_sim/runtime.hpp", "cuset_sim/ptx.hpp", "cooperative_groups.h"}) {
-    h.add(readFile(toolchain_.simInclude / header));
-  }
+  h.add("cuset-sim-v1").add(toolchain_.compiler.string()).add(tu).add(headersDigest_);
   const std::string key = h.digest().hex();
   const fs::path library = cacheDir_ / (key + ".so");
   const fs::path failure = cacheDir_ / (key + ".log");

@@ -361,5 +361,104 @@ TEST_F(SimPrimitives, AMillionPlainThreads) {
   EXPECT_EQ(std::count(y.begin(), y.end(), 5.0f), n);
 }
 
+// cooperative_groups::memcpy_async: the block's copy is visible to every thread after wait; before
+// it, a thread's own share has not landed (another thread's may have: on a GPU that read is a race);
+// wait_prior<1> leaves the newest copy in flight.
+TEST_F(SimPrimitives, CooperativeGroupsMemcpyAsyncLandsAtWait) {
+  SimModule m(R"(#include <cooperative_groups.h>
+#include <cooperative_groups/memcpy_async.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void k(const float* x, float* out) {
+  __shared__ float a[64], b[64];
+  auto block = cg::this_thread_block();
+  const int t = threadIdx.x;
+  a[t] = b[t] = -1.0f;
+  block.sync();
+  cg::memcpy_async(block, a, x, sizeof(float) * 64);
+  cg::memcpy_async(block, b, x + 64, sizeof(float) * 63);  // one float short
+  out[t] = a[t];
+  cg::wait_prior<1>(block);
+  out[64 + t] = a[(t + 1) % 64] + 1000.0f * b[t];
+  cg::wait(block);
+  out[128 + t] = b[(t + 1) % 64];
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  EXPECT_TRUE(m.fibers);
+  std::vector<float> x(128), out(192);
+  std::iota(x.begin(), x.end(), 1.0f);
+  float *px = x.data(), *po = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(64), {&px, &po}, 0, true).ok);
+  for (std::size_t t = 0; t < 64; ++t) {
+    EXPECT_EQ(out[t], -1.0f) << t;
+    EXPECT_EQ(out[64 + t], x[(t + 1) % 64] - 1000.0f) << t;
+    EXPECT_EQ(out[128 + t], (t + 1) % 64 == 63 ? -1.0f : x[64 + (t + 1) % 64]) << t;
+  }
+}
+
+// cuda::barrier: arrive/wait across the block, copies attached by cuda::memcpy_async land when the
+// phase completes, a second phase reuses the barrier, and a wait no thread can end is a deadlock.
+TEST_F(SimPrimitives, CudaBarrierPhasesAndMemcpyAsync) {
+  SimModule m(R"(#include <cuda/barrier>
+extern "C" __global__ void k(const float* x, float* out, int extra) {
+  __shared__ float tile[64];
+  __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+  const int t = threadIdx.x;
+  if (t == 0) init(&bar, blockDim.x + extra);
+  tile[t] = -1.0f;
+  __syncthreads();
+  cuda::memcpy_async(&tile[t], &x[t], cuda::aligned_size_t<4>(sizeof(float)), bar);
+  out[t] = tile[t];
+  bar.arrive_and_wait();
+  out[64 + t] = tile[(t + 1) % 64];
+  __syncthreads();
+  tile[t] = 2.0f * x[t];
+  auto token = bar.arrive();
+  bar.wait(std::move(token));
+  out[128 + t] = tile[(t + 1) % 64];
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> x(64), out(192);
+  std::iota(x.begin(), x.end(), 1.0f);
+  float *px = x.data(), *po = out.data();
+  int extra = 0;
+  for (bool reverse : {false, true}) {
+    ASSERT_TRUE(m.launch("k", dim3(2), dim3(64), {&px, &po, &extra}, 0, reverse).ok);
+    for (std::size_t t = 0; t < 64; ++t) {
+      EXPECT_EQ(out[t], -1.0f) << t;
+      EXPECT_EQ(out[64 + t], x[(t + 1) % 64]) << t;
+      EXPECT_EQ(out[128 + t], 2.0f * x[(t + 1) % 64]) << t;
+    }
+  }
+  extra = 1;  // one arrival more than the block has
+  const auto outcome = m.launch("k", dim3(1), dim3(64), {&px, &po, &extra});
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_NE(outcome.error.find("deadlock"), std::string::npos) << outcome.error;
+  EXPECT_NE(outcome.error.find("cuda::barrier::wait"), std::string::npos) << outcome.error;
+}
+
+TEST_F(SimPrimitives, Fp8Conversions) {
+  SimModule m(R"(#include <cuda_fp8.h>
+extern "C" __global__ void k(const float* x, unsigned* bits, float* back) {
+  const int t = threadIdx.x;
+  const __nv_fp8_e4m3 a(x[t]);
+  const __nv_fp8_e5m2 b(x[t]);
+  bits[t] = a.__x | (unsigned(b.__x) << 8);
+  back[t] = float(a);
+  back[4 + t] = float(b);
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> x = {1.5f, -2.0f, 500.0f, 0.0f}, back(8);
+  std::vector<unsigned> bits(4);
+  float *px = x.data(), *pb = back.data();
+  unsigned* pbits = bits.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(4), {&px, &pbits, &pb}).ok);
+  EXPECT_EQ(bits[0], 0x3c | (0x3e << 8));  // 1.5: e4m3 0.0111.100, e5m2 0.01111.10
+  EXPECT_EQ(bits[1], 0xc0 | (0xc0 << 8));  // -2
+  EXPECT_EQ(back[0], 1.5f);
+  EXPECT_EQ(back[2], 448.0f);               // e4m3 saturates to its largest finite value
+  EXPECT_EQ(back[6], 512.0f);               // e5m2 holds 500 as 512
+  EXPECT_EQ(back[3], 0.0f);
+}
+
 }  // namespace
 }  // namespace cuset

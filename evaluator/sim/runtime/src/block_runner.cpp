@@ -179,6 +179,14 @@ std::vector<Lane*> BlockRunner::resolve() {
     }
   }
   if (!wake.empty()) return wake;
+  for (std::size_t i = 0; i < n; ++i) {
+    Lane& l = lanes_[i];
+    if (l.state == Lane::State::until && l.ready(l.readyArg)) {
+      l.state = Lane::State::ready;
+      wake.push_back(&l);
+    }
+  }
+  if (!wake.empty()) return wake;
   // Block barrier: every live thread must wait at the same __syncthreads.
   const Lane* reference = nullptr;
   for (std::size_t i = 0; i < n; ++i) {
@@ -222,6 +230,7 @@ std::string BlockRunner::describeDeadlock() const {
     const Lane& l = lanes_[i];
     if (l.state == Lane::State::block) ++waits[format("__syncthreads (line %d)", l.line)];
     if (l.state == Lane::State::warp) ++waits[format("%s mask 0x%08x (line %d)", warpOpName(l.op), l.mask, l.line)];
+    if (l.state == Lane::State::until) ++waits[format("%s (line %d)", l.waitingFor, l.line)];
   }
   std::string parts;
   for (const auto& [what, count] : waits) parts += format("%s%d thread(s) in %s", parts.empty() ? "" : ", ", count, what.c_str());

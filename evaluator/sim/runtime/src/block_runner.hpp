@@ -33,7 +33,7 @@ class BlockRunner;
 class StackPool;
 
 struct Lane {
-  enum class State { ready, warp, block, done };
+  enum class State { ready, warp, block, until, done };
   ThreadContext ctx{};
   BlockRunner* runner = nullptr;
   bctx::fiber fiber;      // this thread, while suspended
@@ -48,6 +48,10 @@ struct Lane {
   int line = -1;
   BlockOp blockOp = BlockOp::sync;
   int predicate = 0;
+  // the condition it waits for (State::until)
+  bool (*ready)(const void*) = nullptr;
+  const void* readyArg = nullptr;
+  const char* waitingFor = "";
   // its result
   WarpResult warpResult{0, 0};
   int blockResult = 0;

@@ -129,6 +129,8 @@ void async_copy(void* dst, const void* src, std::size_t bytes, std::size_t zeroF
   currentCopies().open.push_back({dst, src, bytes, zeroFill});
 }
 
+void async_copy_bytes(void* dst, const void* src, std::size_t bytes) { currentCopies().open.push_back({dst, src, bytes, 0}); }
+
 void async_commit() {
   ThreadCopies& c = currentCopies();
   c.groups.push_back(std::move(c.open));

@@ -29,7 +29,7 @@ bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& le
       return false;
     }
     if ((leader.mask & (1u << l.ctx.lane)) == 0 || l.state == Lane::State::done) continue;
-    if (l.state == Lane::State::block) return false;  // cannot complete now
+    if (l.state == Lane::State::block || l.state == Lane::State::until) return false;  // cannot complete now
     if (l.state == Lane::State::warp && (l.op != leader.op || l.mask != leader.mask)) {
       fail(l, format("divergent warp collective: this lane waits in %s (mask 0x%08x, line %d) while lane %u waits in %s (mask 0x%08x, line %d)",
                      warpOpName(l.op), l.mask, l.line, leader.ctx.lane, warpOpName(leader.op), leader.mask, leader.line));
@@ -182,6 +182,17 @@ int block_barrier(BlockOp op, int predicate, int line) {
   lane.line = line;
   yield(lane);
   return lane.blockResult;
+}
+
+void wait_until(bool (*ready)(const void*), const void* arg, const char* what, int line) {
+  if (ready(arg)) return;
+  Lane& lane = currentLane(what);
+  lane.state = Lane::State::until;
+  lane.ready = ready;
+  lane.readyArg = arg;
+  lane.waitingFor = what;
+  lane.line = line;
+  yield(lane);
 }
 
 unsigned active_mask() {

@@ -73,6 +73,11 @@ int block_barrier(BlockOp op, int predicate, int line);
 unsigned active_mask();
 void* dynamic_shared();
 
+// Suspends the calling thread until `ready(arg)` holds (cuda::barrier's wait). The scheduler tests it
+// whenever every thread of the block is waiting, so nothing spins; if no waiting thread can go on,
+// the block is deadlocked, a runtime error naming `what` and `line`.
+void wait_until(bool (*ready)(const void*), const void* arg, const char* what, int line);
+
 // --- the shared-memory window (__cvta_generic_to_shared, PTX's .shared state space) ---
 // A 32-bit address for a pointer into the running block's shared memory, and back. Addresses are
 // consecutive across a whole shared array, so address arithmetic works as on a GPU; shared_pointer
@@ -84,6 +89,8 @@ void* shared_pointer(std::uint64_t address, int line);
 void async_copy(void* dst, const void* src, std::size_t bytes, std::size_t zeroFill, int line);
 void async_commit();
 void async_wait(std::size_t prior);  // lands every committed group but the `prior` newest
+// Any size and alignment: one thread's share of a cooperative_groups::memcpy_async.
+void async_copy_bytes(void* dst, const void* src, std::size_t bytes);
 [[noreturn]] void trap(const char* what, int line);
 
 // --- launching, called by the worker ---

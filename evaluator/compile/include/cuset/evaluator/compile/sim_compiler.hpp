@@ -67,6 +67,7 @@ class SimCompiler {
   SimToolchain toolchain_;
   std::filesystem::path cacheDir_;
   SimCompilerOptions options_;
+  std::string headersDigest_;  // of the simulator's headers, part of every cache key
   mutable std::once_flag baselineOnce_;
   mutable LoadTimeCode baseline_;
   mutable std::once_flag pchOnce_;
