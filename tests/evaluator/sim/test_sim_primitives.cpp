@@ -3,6 +3,7 @@
 
 #include <numeric>
 
+#include "cuset/evaluator/candidate/source_policy.hpp"
 #include "sim_test_util.hpp"
 
 namespace cuset {
@@ -361,6 +362,80 @@ TEST_F(SimPrimitives, AMillionPlainThreads) {
   EXPECT_EQ(std::count(y.begin(), y.end(), 5.0f), n);
 }
 
+// The C++ pipeline of cuda_pipeline.h: a batch per commit, wait_prior<N>, wait(batch), segments
+// with zero fill.
+TEST_F(SimPrimitives, PipelineClassBatches) {
+  SimModule m(R"(#include <cuda_pipeline.h>
+using nvcuda::experimental::pipeline;
+extern "C" __global__ void k(const float* x, float* out) {
+  __shared__ __align__(16) float tile[3][32];
+  const int t = threadIdx.x;
+  tile[0][t] = tile[1][t] = tile[2][t] = -1.0f;
+  __syncthreads();
+  pipeline pipe;
+  nvcuda::experimental::memcpy_async(tile[0][t], x[t], pipe);
+  const size_t first = pipe.commit();
+  nvcuda::experimental::memcpy_async(tile[1][t], x[32 + t], pipe);
+  pipe.commit();
+  if (t % 4 == 0) {
+    nvcuda::experimental::memcpy_async(nvcuda::experimental::segment<4>(&tile[2][t]),
+                                       static_cast<const float(*)[2]>(nvcuda::experimental::segment<2>(&x[64 + t])), pipe);
+  }
+  pipe.commit();
+  out[t] = tile[0][t];
+  pipe.wait(first);
+  out[32 + t] = tile[0][t] + 1000.0f * tile[1][t];
+  pipe.wait_prior<0>();
+  __syncthreads();  // the segments other threads copied
+  out[64 + t] = tile[1][t] + 1000.0f * tile[2][t];
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> x(96), out(96);
+  std::iota(x.begin(), x.end(), 1.0f);
+  float *px = x.data(), *po = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(32), {&px, &po}).ok);
+  for (std::size_t t = 0; t < 32; ++t) {
+    EXPECT_EQ(out[t], -1.0f) << t;
+    EXPECT_EQ(out[32 + t], x[t] - 1000.0f) << t;
+    const float segment = t % 4 < 2 ? x[64 + t] : 0.0f;  // two floats copied, two zero-filled
+    EXPECT_EQ(out[64 + t], x[32 + t] + 1000.0f * segment) << t;
+  }
+}
+
+// cuda::pipeline (thread scope): a stage lands at consumer_wait, the oldest unreleased stage first.
+TEST_F(SimPrimitives, CudaPipelineStagesLandAtConsumerWait) {
+  SimModule m(R"(#include <cuda/pipeline>
+extern "C" __global__ void k(const float* x, float* out) {
+  __shared__ float a[32], b[32];
+  const int t = threadIdx.x;
+  a[t] = b[t] = -1.0f;
+  auto pipe = cuda::make_pipeline();
+  pipe.producer_acquire();
+  cuda::memcpy_async(&a[t], &x[t], sizeof(float), pipe);
+  pipe.producer_commit();
+  pipe.producer_acquire();
+  cuda::memcpy_async(&b[t], &x[32 + t], cuda::aligned_size_t<4>(sizeof(float)), pipe);
+  pipe.producer_commit();
+  out[t] = a[t];
+  pipe.consumer_wait();
+  out[32 + t] = a[t] + 1000.0f * b[t];
+  pipe.consumer_release();
+  pipe.consumer_wait();
+  out[64 + t] = b[t];
+  pipe.consumer_release();
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> x(64), out(96);
+  std::iota(x.begin(), x.end(), 1.0f);
+  float *px = x.data(), *po = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(32), {&px, &po}).ok);
+  for (std::size_t t = 0; t < 32; ++t) {
+    EXPECT_EQ(out[t], -1.0f) << t;
+    EXPECT_EQ(out[32 + t], x[t] - 1000.0f) << t;
+    EXPECT_EQ(out[64 + t], x[32 + t]) << t;
+  }
+}
+
 // cooperative_groups::memcpy_async: the block's copy is visible to every thread after wait; before
 // it, a thread's own share has not landed (another thread's may have: on a GPU that read is a race);
 // wait_prior<1> leaves the newest copy in flight.
@@ -458,6 +533,31 @@ extern "C" __global__ void k(const float* x, unsigned* bits, float* back) {
   EXPECT_EQ(back[2], 448.0f);               // e4m3 saturates to its largest finite value
   EXPECT_EQ(back[6], 512.0f);               // e5m2 holds 500 as 512
   EXPECT_EQ(back[3], 0.0f);
+}
+
+// The include policy on the simulator: every allowed header builds as host code in one translation
+// unit (cuda_runtime.h and device_launch_parameters.h after the prelude's built-in macros included),
+// except CUB, whose headers need device-only PTX wrappers: a candidate using it is `unsupported` here.
+TEST_F(SimPrimitives, EveryAllowedHeaderBuildsOnTheHostButCub) {
+  std::vector<std::string> headers(allowedHeaderNames().begin(), allowedHeaderNames().end());
+  for (const char* family : {"cuda/std/array", "cuda/std/cmath", "cuda/std/utility"}) headers.emplace_back(family);
+  std::string source;
+  for (const auto& header : headers) source += "#include <" + header + ">\n";
+  source += R"(namespace cg = cooperative_groups;
+extern "C" __global__ void k(int* y) {
+  auto tile = cg::tiled_partition<32>(cg::this_thread_block());
+  const int lane = static_cast<int>(tile.thread_rank());
+  y[lane] = cg::inclusive_scan(tile, lane) + 1000 * cg::exclusive_scan(tile, 1) + (std::numeric_limits<int>::max() > 0 ? 0 : 7);
+})";
+  SimModule m(source, {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<int> y(32);
+  int* p = y.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(32), {&p}).ok);
+  for (int lane = 0; lane < 32; ++lane) EXPECT_EQ(y[static_cast<std::size_t>(lane)], lane * (lane + 1) / 2 + 1000 * lane) << lane;
+
+  SimModule cub("#include <cub/block/block_reduce.cuh>\nextern \"C\" __global__ void k(int* y) { y[0] = 1; }\n", {"k"});
+  EXPECT_FALSE(cub.ok());  // if CUB starts to build here, move it into the list above
 }
 
 }  // namespace

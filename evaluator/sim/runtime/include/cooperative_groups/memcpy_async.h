@@ -7,15 +7,15 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "cooperative_groups.h"
+#include "../cooperative_groups.h"
+#include "cuset_sim/group_share.hpp"
 
 namespace cooperative_groups {
 
 template <class Group, class Size>
 inline void memcpy_async(const Group& group, void* dst, const void* src, Size size) {
-  const std::size_t bytes = static_cast<std::size_t>(size), n = group.size(), rank = group.thread_rank();
-  const std::size_t share = (bytes + n - 1) / n, begin = std::min(bytes, rank * share), end = std::min(bytes, begin + share);
-  ::cuset_sim::async_copy_bytes(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin, end - begin);
+  const ::cuset_sim::GroupShare share(group, static_cast<std::size_t>(size));
+  ::cuset_sim::async_copy_bytes(static_cast<char*>(dst) + share.begin, static_cast<const char*>(src) + share.begin, share.end - share.begin);
   ::cuset_sim::async_commit();
 }
 template <class Group>

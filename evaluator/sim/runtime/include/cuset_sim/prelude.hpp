@@ -3,6 +3,11 @@
 // device code into host C++: qualifiers become nothing (or thread_local for __shared__), built-in
 // variables read the running CUDA thread's context, and intrinsics, atomics, warp collectives and
 // math functions get host implementations with CUDA's semantics.
+// cuda_runtime.h first, as host code, before the built-in variables become macros: a candidate's own
+// `#include <cuda_runtime.h>` (or device_launch_parameters.h) would otherwise declare `threadIdx`
+// after it is a macro. Its include guards make the candidate's include a no-op.
+#include <cuda_runtime.h>
+#include <device_launch_parameters.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>
