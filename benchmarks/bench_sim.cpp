@@ -4,7 +4,9 @@
 // backend with a cold cache (host compile, 5 trials + rerun each, sandboxed), as candidates per minute;
 // and one candidate's host build and the suite, with the precompiled prelude and without, side by side.
 // Targets (issue #3): a 1M-thread elementwise kernel under 1 s on one core; the bundled solutions in a
-// few minutes on 2 cores.
+// few minutes on 2 cores. Then (issue #19) the suite's GEMM solutions side by side at 128x128x128:
+// scalar tiles, cp.async double buffering (inline PTX), WMMA and mma.sync + ldmatrix (inline PTX), as
+// simulated threads/s and GFLOP/s, with each one's host build.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include <optional>
 #include <vector>
 
+#include "cuset/common/file_util.hpp"
 #include "cuset/evaluator/compile/sim_compiler.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 #include "cuset/evaluator/pipeline/solution_check.hpp"
@@ -108,6 +111,73 @@ void BM_WarpShuffle(benchmark::State& state) {
   runKernel(state, kernels().fibers, "warp_sum", true, blocks, threads, {&px, &po});
 }
 
+// The suite's own GEMM solutions (read from problems/, not copied here), one launch over n x n x n.
+struct GemmSolution {
+  const char* label;
+  const char* file;  // under problems/level1
+  const char* kernel;
+  bool half;         // float16 operands (else float32)
+  unsigned tileRows, tileCols, threads;  // of C per block; threads per block (a 16x16 block when 256)
+};
+constexpr GemmSolution kGemms[] = {
+    {"scalar_tiles_fp32", "matmul_square/solutions/tiled_16.cu", "matmul_tiled", false, 16, 16, 256},
+    {"cp_async_double_buffer_fp32", "matmul_square/solutions/cp_async_double_buffer.cu", "matmul_cp_async", false, 16, 16, 256},
+    {"wmma_fp16", "matmul_fp16/solutions/wmma_16x32.cu", "matmul_fp16_wmma", true, 64, 32, 128},
+    {"mma_sync_ldmatrix_fp16", "matmul_fp16/solutions/mma_sync_ldmatrix.cu", "matmul_fp16_mma", true, 32, 32, 128},
+};
+constexpr int kGemmN = 128;
+
+std::string gemmSource(const GemmSolution& g) { return readFile(fs::path(CUSET_PROBLEMS_DIR) / "level1" / g.file); }
+
+void BM_Gemm(benchmark::State& state, const GemmSolution& g) {
+  const SimCompiler compiler(SimToolchain::fromBuild(), scratch() / "gemm");
+  const SimCompileOutput built = compiler.compile(gemmSource(g), {g.kernel});
+  if (!built.ok) {
+    state.SkipWithError((built.unsupported + built.log).c_str());
+    return;
+  }
+  auto lib = SimLibrary::open(built.library);
+  if (!lib) {
+    state.SkipWithError(lib.error().c_str());
+    return;
+  }
+  const std::size_t elements = std::size_t{kGemmN} * kGemmN, bytes = elements * (g.half ? 2 : 4);
+  std::vector<std::byte> a(bytes), b(bytes), c(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) a[i] = b[i] = std::byte{0x38};  // small finite values in either type
+  void *pa = a.data(), *pb = b.data(), *pc = c.data();
+  int n = kGemmN;
+  std::vector<void*> args = g.half ? std::vector<void*>{&pa, &pb, &pc, &n, &n, &n} : std::vector<void*>{&pa, &pb, &pc, &n};
+  cuset_sim::LaunchSpec spec;
+  spec.kernel = lib->entry(g.kernel);
+  spec.args = args.data();
+  spec.grid[0] = kGemmN / g.tileCols;
+  spec.grid[1] = kGemmN / g.tileRows;
+  if (g.threads == 256) {
+    spec.block[0] = spec.block[1] = 16;
+  } else {
+    spec.block[0] = g.threads;
+  }
+  cuset_sim::LaunchOptions options;
+  options.useFibers = built.needsFibers;
+  for (auto _ : state) {
+    auto outcome = cuset_sim::run_launch(spec, options);
+    if (!outcome.ok) state.SkipWithError(outcome.error.c_str());
+  }
+  state.SetItemsProcessed(state.iterations() * std::int64_t{spec.grid[0]} * spec.grid[1] * g.threads);
+  state.counters["gflops"] = benchmark::Counter(2.0 * kGemmN * kGemmN * kGemmN * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+}
+
+// Each GEMM solution's host build from a fresh source (never a cache hit).
+void BM_GemmHostBuild(benchmark::State& state, const GemmSolution& g) {
+  const SimCompiler compiler(SimToolchain::fromBuild(), scratch() / "gemm-build");
+  const std::string source = gemmSource(g);
+  int n = 0;
+  for (auto _ : state) {
+    const SimCompileOutput out = compiler.compile(source + fmt::format("// build {}\n", n++), {g.kernel});
+    if (!out.ok || out.cacheHit) state.SkipWithError("unexpected build");
+  }
+}
+
 // One candidate's host build (a fresh source each iteration, so never a cache hit), with the prelude
 // precompiled (the default) and parsed from source: the per-candidate cost the .gch removes.
 void BM_HostBuild(benchmark::State& state, bool precompiled) {
@@ -170,12 +240,16 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark("host_build/prelude_from_source", BM_HostBuild, false)->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
       benchmark::RegisterBenchmark("suite_end_to_end/jobs:2/precompiled_prelude", BM_SuiteEndToEnd, true)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
       benchmark::RegisterBenchmark("suite_end_to_end/jobs:2/prelude_from_source", BM_SuiteEndToEnd, false)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+      for (const GemmSolution& g : kGemms) {
+        benchmark::RegisterBenchmark(fmt::format("gemm_128/{}", g.label).c_str(), BM_Gemm, g)->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark(fmt::format("gemm_host_build/{}", g.label).c_str(), BM_GemmHostBuild, g)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+      }
     }
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::ClearRegisteredBenchmarks();
     fmt::print("\n{:<40} {:>12} {:>22}\n", "benchmark", "ms/launch", "simulated threads/s");
     for (const auto& [name, r] : reporter.runs) {
-      if (r.error_occurred || name.rfind("suite", 0) == 0 || name.rfind("host_build", 0) == 0) continue;
+      if (r.error_occurred || name.rfind("suite", 0) == 0 || name.rfind("host_build", 0) == 0 || name.rfind("gemm", 0) == 0) continue;
       const double ms = r.GetAdjustedRealTime();
       const double rate = r.counters.count("items_per_second") ? static_cast<double>(r.counters.at("items_per_second")) : 0.0;
       fmt::print("{:<40} {:>12.1f} {:>22.3g}\n", name, ms, rate);
@@ -193,6 +267,20 @@ int main(int argc, char** argv) {
       fmt::print("{:<40} {:>14} {:>14} {:>8}\n", "side by side", "precompiled", "from source", "ratio");
       if (pch > 0) fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x\n", "one candidate's host build", pch, source, source / pch);
       if (suitePch > 0) fmt::print("{:<40} {:>12.1f} s {:>12.1f} s {:>7.2f}x\n", "bundled suite, cold caches", suitePch, suiteSource, suiteSource / suitePch);
+      const double scalar = seconds("gemm_128/scalar_tiles_fp32");
+      fmt::print("\n{:<40} {:>10} {:>20} {:>14} {:>12} {:>14}\n", "GEMM 128x128x128 on the simulator", "ms/launch", "simulated threads/s",
+                 "sim GFLOP/s", "vs scalar", "host build ms");
+      for (const GemmSolution& g : kGemms) {
+        const std::string label = g.label;
+        for (const auto& [name, r] : reporter.runs) {
+          if (name.rfind("gemm_128/" + label + "/", 0) != 0 || r.error_occurred) continue;
+          const double ms = r.GetAdjustedRealTime();
+          const double rate = r.counters.count("items_per_second") ? static_cast<double>(r.counters.at("items_per_second")) : 0.0;
+          const double gflops = r.counters.count("gflops") ? static_cast<double>(r.counters.at("gflops")) : 0.0;
+          fmt::print("{:<40} {:>10.1f} {:>20.3g} {:>14.3f} {:>11.2f}x {:>14.0f}\n", label, ms, rate, gflops, scalar > 0 ? ms / scalar : 0.0,
+                     seconds("gemm_host_build/" + label));
+        }
+      }
     }
   }
   std::error_code ec;
