@@ -362,6 +362,18 @@ TEST_F(SimPrimitives, AMillionPlainThreads) {
   EXPECT_EQ(std::count(y.begin(), y.end(), 5.0f), n);
 }
 
+// Launches `k(const float* x, float* out)` on one block with x = 1, 2, 3, ...; returns out.
+std::vector<float> runOnCounting(const SimModule& m, std::size_t inputs, std::size_t outputs, unsigned threads, bool reverse = false) {
+  std::vector<float> x(inputs), out(outputs);
+  std::iota(x.begin(), x.end(), 1.0f);
+  float *px = x.data(), *po = out.data();
+  const auto outcome = m.launch("k", dim3(1), dim3(threads), {&px, &po}, 0, reverse);
+  EXPECT_TRUE(outcome.ok) << outcome.error;
+  return out;
+}
+// x[i] of runOnCounting's input.
+float counting(std::size_t i) { return static_cast<float>(i + 1); }
+
 // The C++ pipeline of cuda_pipeline.h: a batch per commit, wait_prior<N>, wait(batch), segments
 // with zero fill.
 TEST_F(SimPrimitives, PipelineClassBatches) {
@@ -390,15 +402,12 @@ extern "C" __global__ void k(const float* x, float* out) {
   out[64 + t] = tile[1][t] + 1000.0f * tile[2][t];
 })", {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
-  std::vector<float> x(96), out(96);
-  std::iota(x.begin(), x.end(), 1.0f);
-  float *px = x.data(), *po = out.data();
-  ASSERT_TRUE(m.launch("k", dim3(1), dim3(32), {&px, &po}).ok);
+  const std::vector<float> out = runOnCounting(m, 96, 96, 32);
   for (std::size_t t = 0; t < 32; ++t) {
     EXPECT_EQ(out[t], -1.0f) << t;
-    EXPECT_EQ(out[32 + t], x[t] - 1000.0f) << t;
-    const float segment = t % 4 < 2 ? x[64 + t] : 0.0f;  // two floats copied, two zero-filled
-    EXPECT_EQ(out[64 + t], x[32 + t] + 1000.0f * segment) << t;
+    EXPECT_EQ(out[32 + t], counting(t) - 1000.0f) << t;
+    const float segment = t % 4 < 2 ? counting(64 + t) : 0.0f;  // two floats copied, two zero-filled
+    EXPECT_EQ(out[64 + t], counting(32 + t) + 1000.0f * segment) << t;
   }
 }
 
@@ -425,14 +434,11 @@ extern "C" __global__ void k(const float* x, float* out) {
   pipe.consumer_release();
 })", {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
-  std::vector<float> x(64), out(96);
-  std::iota(x.begin(), x.end(), 1.0f);
-  float *px = x.data(), *po = out.data();
-  ASSERT_TRUE(m.launch("k", dim3(1), dim3(32), {&px, &po}).ok);
+  const std::vector<float> out = runOnCounting(m, 64, 96, 32);
   for (std::size_t t = 0; t < 32; ++t) {
     EXPECT_EQ(out[t], -1.0f) << t;
-    EXPECT_EQ(out[32 + t], x[t] - 1000.0f) << t;
-    EXPECT_EQ(out[64 + t], x[32 + t]) << t;
+    EXPECT_EQ(out[32 + t], counting(t) - 1000.0f) << t;
+    EXPECT_EQ(out[64 + t], counting(32 + t)) << t;
   }
 }
 
@@ -459,14 +465,11 @@ extern "C" __global__ void k(const float* x, float* out) {
 })", {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   EXPECT_TRUE(m.fibers);
-  std::vector<float> x(128), out(192);
-  std::iota(x.begin(), x.end(), 1.0f);
-  float *px = x.data(), *po = out.data();
-  ASSERT_TRUE(m.launch("k", dim3(1), dim3(64), {&px, &po}, 0, true).ok);
+  const std::vector<float> out = runOnCounting(m, 128, 192, 64, true);
   for (std::size_t t = 0; t < 64; ++t) {
     EXPECT_EQ(out[t], -1.0f) << t;
-    EXPECT_EQ(out[64 + t], x[(t + 1) % 64] - 1000.0f) << t;
-    EXPECT_EQ(out[128 + t], (t + 1) % 64 == 63 ? -1.0f : x[64 + (t + 1) % 64]) << t;
+    EXPECT_EQ(out[64 + t], counting((t + 1) % 64) - 1000.0f) << t;
+    EXPECT_EQ(out[128 + t], (t + 1) % 64 == 63 ? -1.0f : counting(64 + (t + 1) % 64)) << t;
   }
 }
 
