@@ -313,7 +313,8 @@ class Parser {
         g.remove_prefix(1);
       }
       in.guard = registerNamed(g, s);
-      s = trim(s.substr(end));
+      s = end == std::string_view::npos ? std::string_view() : trim(s.substr(end));
+      if (s.empty()) fail(Kind::unsupported, "inline PTX `" + in.text + "`: a guard without an instruction");
     }
     if (!s.empty() && s.back() == ':') unsupported(s, "labels and branches");
     const std::size_t end = s.find_first_of(" \t\n");
