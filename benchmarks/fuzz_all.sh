@@ -5,7 +5,7 @@
 set -euo pipefail
 minutes="${1:-10}"
 cd "$(dirname "$0")/.."
-targets=(problem_yaml manifest int_expr candidate_jsonl results safetensors tokenizer_json train_config)
+targets=(problem_yaml manifest int_expr candidate_jsonl results safetensors tokenizer_json train_config inline_ptx)
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz --target "${targets[@]/#/fuzz_}"
 run() {

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(problem_yaml manifest int_expr candidate_jsonl results safetensors tokenizer_json train_config)
+[ ${#targets[@]} -gt 0 ] || targets=(problem_yaml manifest int_expr candidate_jsonl results safetensors tokenizer_json train_config inline_ptx)
 for t in "${targets[@]}"; do
   corpus="tests/fuzz/corpus/$t" min="build/fuzz-min/$t"
   rm -rf "$min" && mkdir -p "$min"
