@@ -193,5 +193,33 @@ extern "C" __global__ void k(const half* a, float* d) {
   EXPECT_NE(outcome.error.find("wmma::load_matrix_sync reached by only part of the warp"), std::string::npos) << outcome.error;
 }
 
+// mma_sync hands a computed product to the next lane only when that lane's fragments are bitwise the
+// same: lanes that (non-portably) hold different elements each get their own product.
+TEST_F(SimWmma, LanesWithDifferentFragmentsGetTheirOwnProducts) {
+  SimModule m(R"(#include <mma.h>
+using namespace nvcuda;
+extern "C" __global__ void k(float* out) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> b;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::fill_fragment(a, __float2half(1.0f));
+  wmma::fill_fragment(b, __float2half(1.0f));
+  wmma::fill_fragment(acc, 0.0f);
+  if (threadIdx.x % 2) a.x[0] = __float2half(static_cast<float>(threadIdx.x));  // row 0, k 0
+  for (int step = 0; step < 2; ++step) wmma::mma_sync(acc, a, b, acc);
+  out[threadIdx.x] = acc.x[0];
+  out[32 + threadIdx.x] = acc.x[16];  // row 1: the same in every lane
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> out(64);
+  float* p = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(32), {&p}).ok);
+  for (int lane = 0; lane < 32; ++lane) {
+    const float a00 = lane % 2 ? static_cast<float>(lane) : 1.0f;
+    EXPECT_EQ(out[static_cast<std::size_t>(lane)], 2.0f * (a00 + 15.0f)) << lane;
+    EXPECT_EQ(out[32 + static_cast<std::size_t>(lane)], 32.0f) << lane;
+  }
+}
+
 }  // namespace
 }  // namespace cuset
