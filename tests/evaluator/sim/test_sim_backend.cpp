@@ -92,8 +92,8 @@ std::vector<Case> adversarialCases() {
             "  if (i < n) asm(\"ld.global.nc.f32 %0, [%1];\" : \"=f\"(v) : \"l\"(x + i));\n  if (i < n) y[i] = fmaxf(v, 0.0f) + 0.0f * lane;"),
        Verdict::correct, ""},
       {"unsimulated_ptx", "level1/relu",
-       relu("unsigned r;\n  asm(\"prmt.b32 %0, %1, %1, 0x3210;\" : \"=r\"(r) : \"r\"(i));\n  if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * r;"),
-       Verdict::unsupported, "the CPU simulator cannot run this kernel (judge it with --backend cuda): line 8: inline PTX `prmt.b32 %0, %1, %1, 0x3210` is not simulated"},
+       relu("unsigned r;\n  asm(\"bfind.u32 %0, %1;\" : \"=r\"(r) : \"r\"(i));\n  if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * r;"),
+       Verdict::unsupported, "the CPU simulator cannot run this kernel (judge it with --backend cuda): line 8: inline PTX `bfind.u32 %0, %1` is not simulated"},
   };
 }
 
@@ -281,7 +281,9 @@ TEST(SandboxMemory, TheDefaultLimitSharesTheMachine) {
     const double each = static_cast<double>(defaultSandboxMemory(workers));
     EXPECT_LE(each, 16.0 * (1 << 30));
     EXPECT_GE(each, 1.0 * (1 << 30));
-    if (machine * 0.75 / static_cast<double>(workers) >= 1.0 * (1 << 30)) EXPECT_LE(each * static_cast<double>(workers), machine * 0.75 + 1) << workers;
+    if (machine * 0.75 / static_cast<double>(workers) >= 1.0 * (1 << 30)) {
+      EXPECT_LE(each * static_cast<double>(workers), machine * 0.75 + 1) << workers;
+    }
   }
   EXPECT_EQ(defaultSandboxMemory(100000), std::size_t{1} << 30);
   EXPECT_EQ(SandboxPool(1, SandboxLimits{}).limits().memoryBytes, defaultSandboxMemory(1));

@@ -157,6 +157,62 @@ TEST_F(SimPtx, ConversionsRoundAndSaturateAsThePtxIsaSays) {
   EXPECT_EQ(u[16], std::bit_cast<unsigned>(-3.0f));
 }
 
+TEST_F(SimPtx, IntegerArithmeticAndBitOperations) {
+  SimModule m(R"(extern "C" __global__ void k(const unsigned* in, unsigned* u) {
+  const unsigned a = in[0], b = in[1];
+  unsigned r, hi;
+  unsigned long long w;
+  asm("add.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); u[0] = r;
+  asm("sub.s32 %0, %1, %2;" : "=r"(r) : "r"(b), "r"(a)); u[1] = r;
+  asm("mul.hi.u32 %0, %1, %2;" : "=r"(hi) : "r"(a), "r"(a)); u[2] = hi;
+  asm("mul.wide.u32 %0, %1, %2;" : "=l"(w) : "r"(a), "r"(a)); u[3] = static_cast<unsigned>(w >> 32); u[4] = static_cast<unsigned>(w);
+  asm("mad.lo.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(-3), "r"(5), "r"(100)); u[5] = r;
+  asm("shr.s32 %0, %1, 4;" : "=r"(r) : "r"(-256)); u[6] = r;
+  asm("shr.u32 %0, %1, 4;" : "=r"(r) : "r"(0x80000000u)); u[7] = r;
+  asm("{ .reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, 11, 22, p; }" : "=r"(r) : "r"(-1), "r"(1)); u[8] = r;
+  asm("{ .reg .pred p; setp.lo.u32 p, %1, %2; selp.b32 %0, 11, 22, p; }" : "=r"(r) : "r"(-1), "r"(1)); u[9] = r;
+  asm("prmt.b32 %0, %1, %2, 0x5140;" : "=r"(r) : "r"(0x33221100u), "r"(0x77665544u)); u[10] = r;
+  asm("prmt.b32 %0, %1, %2, 0x0009;" : "=r"(r) : "r"(0x0000f000u), "r"(0u)); u[11] = r;
+  asm("lop3.b32 %0, %1, %2, %3, 0xe8;" : "=r"(r) : "r"(0xff00ff00u), "r"(0xf0f0f0f0u), "r"(0xccccccccu)); u[12] = r;
+  asm("bfe.u32 %0, %1, 8, 8;" : "=r"(r) : "r"(0x12345678u)); u[13] = r;
+  asm("bfe.s32 %0, %1, 4, 8;" : "=r"(r) : "r"(0x00000f80u)); u[14] = r;
+  asm("bfi.b32 %0, %1, %2, 8, 8;" : "=r"(r) : "r"(0xabu), "r"(0x11111111u)); u[15] = r;
+  asm("popc.b32 %0, %1;" : "=r"(r) : "r"(0xf0f0f0f1u)); u[16] = r;
+  asm("clz.b32 %0, %1;" : "=r"(r) : "r"(0x00010000u)); u[17] = r;
+  asm("brev.b32 %0, %1;" : "=r"(r) : "r"(1u)); u[18] = r;
+  asm("abs.s32 %0, %1;" : "=r"(r) : "r"(-7)); u[19] = r;
+  asm("min.s32 %0, %1, %2;" : "=r"(r) : "r"(-7), "r"(3)); u[20] = r;
+  asm("max.u32 %0, %1, %2;" : "=r"(r) : "r"(-7), "r"(3)); u[21] = r;
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<unsigned> in = {0x89abcdefu, 0x12345678u}, u(22, 0xdeadbeefu);
+  unsigned *pin = in.data(), *pu = u.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(1), {&pin, &pu}).ok);
+  const unsigned long long square = 0x89abcdefull * 0x89abcdefull;
+  EXPECT_EQ(u[0], 0x89abcdefu + 0x12345678u);
+  EXPECT_EQ(u[1], 0x12345678u - 0x89abcdefu);
+  EXPECT_EQ(u[2], static_cast<unsigned>(square >> 32));
+  EXPECT_EQ(u[3], static_cast<unsigned>(square >> 32));
+  EXPECT_EQ(u[4], static_cast<unsigned>(square));
+  EXPECT_EQ(static_cast<int>(u[5]), 85);
+  EXPECT_EQ(static_cast<int>(u[6]), -16);        // arithmetic shift
+  EXPECT_EQ(u[7], 0x08000000u);                  // logical shift
+  EXPECT_EQ(u[8], 11u);                          // -1 < 1 signed
+  EXPECT_EQ(u[9], 22u);                          // 0xffffffff < 1 unsigned is false
+  EXPECT_EQ(u[10], 0x55114400u);                 // bytes 0, 4, 1, 5 of {b, a}
+  EXPECT_EQ(u[11], 0x000000ffu);                 // selector 9: byte 1 (0xf0) with its sign bit replicated
+  EXPECT_EQ(u[12], (0xff00ff00u & 0xf0f0f0f0u) | (0xff00ff00u & 0xccccccccu) | (0xf0f0f0f0u & 0xccccccccu));  // majority
+  EXPECT_EQ(u[13], 0x56u);
+  EXPECT_EQ(u[14], 0xfffffff8u);                 // 0xf8 sign-extended from bit 11
+  EXPECT_EQ(u[15], 0x1111ab11u);
+  EXPECT_EQ(u[16], 17u);
+  EXPECT_EQ(u[17], 15u);
+  EXPECT_EQ(u[18], 0x80000000u);
+  EXPECT_EQ(u[19], 7u);
+  EXPECT_EQ(static_cast<int>(u[20]), -7);
+  EXPECT_EQ(u[21], 0xfffffff9u);
+}
+
 TEST_F(SimPtx, ShufflesFollowTheClampAndSegmentMask) {
   SimModule m(R"(extern "C" __global__ void k(int* out) {
   const int t = threadIdx.x, v = t * 10;
@@ -421,7 +477,8 @@ TEST_F(SimPtx, AlignedInstructionsNeedTheWholeWarp) {
 TEST_F(SimPtx, PtxTheSimulatorLacksIsUnsupportedNamingTheInstruction) {
   for (const auto& [body, named] : std::vector<std::pair<std::string, std::string>>{
            {R"(asm volatile("wgmma.fence.sync.aligned;");)", "wgmma.fence.sync.aligned"},
-           {R"(unsigned r; asm("prmt.b32 %0, %1, %2, 0x3210;" : "=r"(r) : "r"(1), "r"(2)); y[0] = r;)", "prmt.b32"},
+           {R"(unsigned r; asm("bfind.u32 %0, %1;" : "=r"(r) : "r"(1)); y[0] = r;)", "bfind.u32"},
+           {R"(unsigned r; asm("prmt.b32.f4e %0, %1, %2, 0x3210;" : "=r"(r) : "r"(1), "r"(2)); y[0] = r;)", "only the default mode"},
            {R"(asm volatile("{\n bra DONE;\n DONE:\n}");)", "bra DONE"},
            {R"(float v; asm("ld.local.f32 %0, [%1];" : "=f"(v) : "l"(y)); y[0] = v;)", "the .local state space"},
        }) {

@@ -439,6 +439,73 @@ class Thread {
       case Op::fence: __atomic_thread_fence(__ATOMIC_SEQ_CST); break;
       case Op::activemask: write(in, ops[0], active_mask(), in.type); break;
       case Op::trap: fail(in, "trap"); break;
+      case Op::prmt: {
+        // Bytes 0-3 of a then 4-7 of b; each selector nibble picks one (bit 3: replicate its sign bit).
+        const std::uint64_t bytes = read(ops[1], Type::b32) | (read(ops[2], Type::b32) << 32);
+        const auto selector = static_cast<std::uint32_t>(read(ops[3], Type::b32));
+        std::uint32_t r = 0;
+        for (int i = 0; i < 4; ++i) {
+          const std::uint32_t nibble = (selector >> (4 * i)) & 0xf;
+          std::uint32_t byte = static_cast<std::uint32_t>(bytes >> (8 * (nibble & 7))) & 0xff;
+          if (nibble & 8) byte = (byte & 0x80) ? 0xff : 0;
+          r |= byte << (8 * i);
+        }
+        write(in, ops[0], r, Type::b32);
+        break;
+      }
+      case Op::lop3: {
+        // Bit i of the result is bit (a_i b_i c_i) of the lookup table.
+        const std::uint32_t a = static_cast<std::uint32_t>(read(ops[1], Type::b32)), b = static_cast<std::uint32_t>(read(ops[2], Type::b32)),
+                            c = static_cast<std::uint32_t>(read(ops[3], Type::b32)), lut = static_cast<std::uint32_t>(read(ops[4], Type::b32));
+        std::uint32_t r = 0;
+        for (int idx = 0; idx < 8; ++idx) {
+          if ((lut >> idx) & 1) r |= ((idx & 4) ? a : ~a) & ((idx & 2) ? b : ~b) & ((idx & 1) ? c : ~c);
+        }
+        write(in, ops[0], r, Type::b32);
+        break;
+      }
+      case Op::bfe: {
+        const int w = bitsOf(in.type);
+        const std::uint64_t a = read(ops[1], in.type);
+        const unsigned pos = static_cast<unsigned>(read(ops[2], Type::u32) & 0xff), len = static_cast<unsigned>(read(ops[3], Type::u32) & 0xff);
+        const unsigned msb = static_cast<unsigned>(w - 1);
+        const std::uint64_t sign = (isSigned(in.type) && len > 0) ? (a >> std::min(pos + len - 1, msb)) & 1 : 0;
+        std::uint64_t r = 0;
+        for (unsigned i = 0; i < static_cast<unsigned>(w); ++i) r |= ((i < len && pos + i <= msb) ? (a >> (pos + i)) & 1 : sign) << i;
+        write(in, ops[0], r, in.type);
+        break;
+      }
+      case Op::bfi: {
+        const int w = bitsOf(in.type);
+        const std::uint64_t f = read(ops[1], in.type);
+        std::uint64_t r = read(ops[2], in.type);
+        const unsigned pos = static_cast<unsigned>(read(ops[3], Type::u32) & 0xff), len = static_cast<unsigned>(read(ops[4], Type::u32) & 0xff);
+        for (unsigned i = 0; i < len && pos + i < static_cast<unsigned>(w); ++i) r = (r & ~(std::uint64_t{1} << (pos + i))) | (((f >> i) & 1) << (pos + i));
+        write(in, ops[0], r, in.type);
+        break;
+      }
+      case Op::popc: case Op::clz: case Op::brev: {
+        const int w = bitsOf(in.type);
+        const std::uint64_t a = read(ops[1], in.type);
+        std::uint64_t r = 0;
+        if (in.op == Op::popc) r = static_cast<std::uint64_t>(__builtin_popcountll(a));
+        else if (in.op == Op::clz) r = a == 0 ? static_cast<std::uint64_t>(w) : static_cast<std::uint64_t>(__builtin_clzll(a) - (64 - w));
+        else for (int i = 0; i < w; ++i) r |= ((a >> i) & 1) << (w - 1 - i);
+        write(in, ops[0], r, in.op == Op::brev ? in.type : Type::u32);
+        break;
+      }
+      case Op::abs: {
+        const std::uint64_t a = read(ops[1], in.type);
+        std::uint64_t r;
+        if (in.type == Type::f32) r = bits(std::fabs(f32(a)));
+        else if (in.type == Type::f64) r = bits(std::fabs(f64(a)));
+        else {
+          const std::int64_t v = signedValue(a, in.type);  // the most negative value stays itself, as on a GPU
+          r = (v < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v)) & maskOf(bitsOf(in.type));
+        }
+        write(in, ops[0], r, in.type);
+        break;
+      }
       default: {
         const Type t = in.op == Op::mul && in.mul == MulMode::wide ? (isSigned(in.type) ? Type::s64 : Type::u64)
                        : (in.op == Op::mad && in.mul == MulMode::wide) ? (isSigned(in.type) ? Type::s64 : Type::u64) : in.type;

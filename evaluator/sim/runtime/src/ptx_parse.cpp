@@ -554,6 +554,29 @@ class Parser {
       in.op = Op::selp;
       typed(in, mods, {});
       need(in, 4);
+    } else if (base == "prmt") {
+      in.op = Op::prmt;
+      if (mods.size() != 1 || mods[0] != "b32") unsupported(in.text, "of prmt, only the default mode (prmt.b32) is");
+      in.type = Type::b32;
+      need(in, 4);
+    } else if (base == "lop3") {
+      in.op = Op::lop3;
+      if (mods.size() != 1 || mods[0] != "b32") unsupported(in.text, "only lop3.b32 is");
+      in.type = Type::b32;
+      need(in, 5);
+    } else if (base == "bfe" || base == "bfi") {
+      in.op = base == "bfe" ? Op::bfe : Op::bfi;
+      typed(in, mods, {});
+      if (bitsOf(in.type) < 32 || isFloat(in.type)) unsupported(in.text, "type");
+      need(in, base == "bfe" ? 4 : 5);
+    } else if (base == "popc" || base == "clz" || base == "brev" || base == "abs") {
+      in.op = base == "popc" ? Op::popc : base == "clz" ? Op::clz : base == "brev" ? Op::brev : Op::abs;
+      typed(in, mods, {"ftz"});
+      if (in.op != Op::abs && (bitsOf(in.type) < 32 || isFloat(in.type))) unsupported(in.text, "type");
+      if (in.op == Op::abs && in.type != Type::s16 && in.type != Type::s32 && in.type != Type::s64 && in.type != Type::f32 && in.type != Type::f64) {
+        unsupported(in.text, "type");
+      }
+      need(in, 2);
     } else if (base == "membar" || base == "fence") {
       in.op = Op::fence;
       for (std::string_view m : mods) {

@@ -36,6 +36,7 @@ struct Operand {
 enum class Op : unsigned char {
   mov, cvt, cvta, ld, st, shfl, bar, bar_warp, cp_async, cp_commit, cp_wait_group, cp_wait_all, ldmatrix, mma,
   add, sub, mul, mad, fma, min, max, and_, or_, xor_, not_, shl, shr, neg, setp, selp, fence, activemask, trap,
+  prmt, lop3, bfe, bfi, popc, clz, brev, abs,
 };
 
 enum class Space : unsigned char { generic, global, shared };
