@@ -360,6 +360,79 @@ TEST_F(SimPtx, LdmatrixDistributesRowsAsThePtxIsaTable) {
   }
 }
 
+// stmatrix writes what ldmatrix reads: a round trip copies each 8x8 matrix, and storing with .trans
+// what was loaded without it transposes each one.
+TEST_F(SimPtx, StmatrixIsLdmatrixInReverse) {
+  SimModule m(R"(extern "C" __global__ void k(unsigned short* copy, unsigned short* transposed) {
+  __shared__ __align__(16) unsigned short src[4][8][8], dst[4][8][8], tdst[4][8][8];
+  const int l = threadIdx.x;
+  for (int e = l; e < 256; e += 32) src[e / 64][(e / 8) % 8][e % 8] = static_cast<unsigned short>(e);
+  __syncwarp();
+  unsigned r[4];
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(&src[l / 8][l % 8][0]))));
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};"
+               :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(&dst[l / 8][l % 8][0]))), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]));
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};"
+               :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(&tdst[l / 8][l % 8][0]))), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]));
+  __syncwarp();
+  for (int e = l; e < 256; e += 32) {
+    copy[e] = dst[e / 64][(e / 8) % 8][e % 8];
+    transposed[e] = tdst[e / 64][(e / 8) % 8][e % 8];
+  }
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<unsigned short> copy(256), transposed(256);
+  unsigned short *pc = copy.data(), *pt = transposed.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(32), {&pc, &pt}).ok);
+  for (unsigned e = 0; e < 256; ++e) {
+    const unsigned i = e / 64, r = (e / 8) % 8, c = e % 8;
+    EXPECT_EQ(copy[e], e) << e;
+    EXPECT_EQ(transposed[e], i * 64 + c * 8 + r) << e;
+  }
+}
+
+// atom and red on global and shared memory, from blocks running on two host threads at once.
+TEST_F(SimPtx, AtomicsAreAtomicAcrossBlocks) {
+  SimModule m(R"(extern "C" __global__ void k(unsigned* counter, float* sum, unsigned* seen, int* best, unsigned* wrap, unsigned long long* last) {
+  __shared__ unsigned lock;
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (threadIdx.x == 0) lock = 0;
+  __syncthreads();
+  unsigned old;
+  asm volatile("atom.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(counter));
+  seen[old] = 1;
+  asm volatile("red.global.add.f32 [%0], %1;" :: "l"(sum), "f"(0.5f));
+  asm volatile("red.relaxed.gpu.global.max.s32 [%0], %1;" :: "l"(best), "r"(static_cast<int>(t) - 100));
+  asm volatile("atom.global.inc.u32 %0, [%1], 9;" : "=r"(old) : "l"(wrap));
+  unsigned won;
+  asm volatile("atom.shared.cas.b32 %0, [%1], 0, %2;" : "=r"(won) : "r"(static_cast<unsigned>(__cvta_generic_to_shared(&lock))), "r"(t + 1));
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long prev;
+    asm volatile("atom.global.exch.b64 %0, [%1], %2;" : "=l"(prev) : "l"(last), "l"(static_cast<unsigned long long>(lock)));
+  }
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  unsigned counter = 0, wrap = 0;
+  float sum = 0.0f;
+  int best = -1000;
+  unsigned long long last = 0;
+  std::vector<unsigned> seen(256, 0);
+  unsigned *pc = &counter, *ps = seen.data(), *pw = &wrap;
+  float* psum = &sum;
+  int* pb = &best;
+  unsigned long long* pl = &last;
+  ASSERT_TRUE(m.launch("k", dim3(4), dim3(64), {&pc, &psum, &ps, &pb, &pw, &pl}).ok);
+  EXPECT_EQ(counter, 256u);
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1u), 256);  // every old value exactly once
+  EXPECT_EQ(sum, 128.0f);
+  EXPECT_EQ(best, 155);
+  EXPECT_EQ(wrap, 256u % 10);  // inc wraps to 0 past 9
+  EXPECT_GE(last, 1u);         // some block's winner: the first thread to swap its t + 1 in
+  EXPECT_LE(last, 256u);
+}
+
 struct MmaCase {
   int k;
   const char* input;  // f16 or bf16

@@ -172,6 +172,63 @@ std::uint64_t nanoseconds() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
+// Read-modify-write of a 4- or 8-byte word, atomic across host threads (blocks run concurrently).
+template <class F>
+std::uint64_t atomicUpdate(void* p, std::size_t bytes, F next) {
+  if (bytes == 4) {
+    auto* w = static_cast<std::uint32_t*>(p);
+    std::uint32_t old = __atomic_load_n(w, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(w, &old, static_cast<std::uint32_t>(next(old)), false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+    }
+    return old;
+  }
+  auto* w = static_cast<std::uint64_t*>(p);
+  std::uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(w, &old, next(old), false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+  }
+  return old;
+}
+
+std::uint64_t atomicResult(const Instr& in, std::uint64_t old, std::uint64_t b, std::uint64_t c) {
+  const Type t = in.type;
+  const std::uint64_t mask = maskOf(bitsOf(t));
+  old &= mask;
+  if (t == Type::f32) {
+    const float x = f32(old), y = f32(b);
+    switch (in.atomic) {
+      case AtomicOp::add: return bits(x + y);
+      case AtomicOp::min: return bits(std::fmin(x, y));
+      case AtomicOp::max: return bits(std::fmax(x, y));
+      case AtomicOp::exch: return b & mask;
+      default: return old;  // the parser allows nothing else on floats
+    }
+  }
+  if (t == Type::f64) {
+    const double x = f64(old), y = f64(b);
+    switch (in.atomic) {
+      case AtomicOp::add: return bits(x + y);
+      case AtomicOp::min: return bits(std::fmin(x, y));
+      case AtomicOp::max: return bits(std::fmax(x, y));
+      case AtomicOp::exch: return b;
+      default: return old;
+    }
+  }
+  const std::int64_t so = signedValue(old, t), sb = signedValue(b, t);
+  switch (in.atomic) {
+    case AtomicOp::add: return (old + b) & mask;
+    case AtomicOp::min: return isSigned(t) ? static_cast<std::uint64_t>(std::min(so, sb)) & mask : std::min(old, b & mask);
+    case AtomicOp::max: return isSigned(t) ? static_cast<std::uint64_t>(std::max(so, sb)) & mask : std::max(old, b & mask);
+    case AtomicOp::exch: return b & mask;
+    case AtomicOp::cas: return old == (b & mask) ? c & mask : old;
+    case AtomicOp::and_: return old & b;
+    case AtomicOp::or_: return (old | b) & mask;
+    case AtomicOp::xor_: return (old ^ b) & mask;
+    case AtomicOp::inc: return old >= (b & mask) ? 0 : old + 1;
+    case AtomicOp::dec: return (old == 0 || old > (b & mask)) ? b & mask : old - 1;
+  }
+  return old;
+}
+
 class Thread {
  public:
   Thread(const Program& p, std::uint64_t* file) : p_(p), file_(file), ctx_(*tls_thread) {}
@@ -423,9 +480,10 @@ class Thread {
         async_commit();
         async_wait(0);
         break;
-      case Op::ldmatrix: {
+      case Op::ldmatrix: case Op::stmatrix: {
+        const Operand& at = ops[in.op == Op::stmatrix ? 0 : 1];
         LaneSlot slot{};
-        slot.address = (ops[1].reg >= 0 ? file_[ops[1].reg] : 0) + ops[1].imm;
+        slot.address = (at.reg >= 0 ? file_[at.reg] : 0) + at.imm;
         collective(in, WarpOp::ptx_ldmatrix, 0xffffffffu, slot);
         break;
       }
@@ -439,6 +497,16 @@ class Thread {
       case Op::fence: __atomic_thread_fence(__ATOMIC_SEQ_CST); break;
       case Op::activemask: write(in, ops[0], active_mask(), in.type); break;
       case Op::trap: fail(in, "trap"); break;
+      case Op::atom: case Op::red: {
+        const bool fetch = in.op == Op::atom;
+        void* p = address(ops[fetch ? 1 : 0], in.space);
+        const std::size_t bytes = static_cast<std::size_t>(bitsOf(in.type) / 8);
+        if (reinterpret_cast<std::uintptr_t>(p) % bytes != 0) fail(in, format("misaligned address %p for a %zu-byte atomic", p, bytes));
+        const std::uint64_t b = read(ops[fetch ? 2 : 1], in.type), c = ops.size() > 3 ? read(ops[3], in.type) : 0;
+        const std::uint64_t old = atomicUpdate(p, bytes, [&](std::uint64_t o) { return atomicResult(in, o, b, c); });
+        if (fetch) write(in, ops[0], isSigned(in.type) ? static_cast<std::uint64_t>(signedValue(old, in.type)) : old, in.type);
+        break;
+      }
       case Op::prmt: {
         // Bytes 0-3 of a then 4-7 of b; each selector nibble picks one (bit 3: replicate its sign bit).
         const std::uint64_t bytes = read(ops[1], Type::b32) | (read(ops[2], Type::b32) << 32);
@@ -563,12 +631,15 @@ std::string shuffle(LaneSlot* const slots[32], unsigned group) {
   return {};
 }
 
-// ldmatrix.m8n8.b16: each matrix is 8 rows of 16 bytes whose addresses lanes 8i..8i+7 give; lane l
-// receives of matrix i the two elements at row l/4, columns 2(l%4) and 2(l%4)+1 (with .trans, row
-// and column swapped: rows 2(l%4) and 2(l%4)+1 of column l/4).
-std::string loadMatrix(LaneSlot* const slots[32]) {
+// ldmatrix/stmatrix.m8n8.b16: each matrix is 8 rows of 16 bytes whose addresses lanes 8i..8i+7 give;
+// lane l holds of matrix i the two elements at row l/4, columns 2(l%4) and 2(l%4)+1 (with .trans,
+// row and column swapped: rows 2(l%4) and 2(l%4)+1 of column l/4). ldmatrix reads them into the
+// lane's registers, stmatrix writes the lane's registers there.
+std::string moveMatrix(LaneSlot* const slots[32]) {
   const Instr& in = *slots[0]->instr;
-  const char* rows[32] = {};
+  const bool store = in.op == Op::stmatrix;
+  const char* name = store ? "stmatrix" : "ldmatrix";
+  char* rows[32] = {};
   for (int r = 0; r < 8 * in.vec; ++r) {
     const LaneSlot& s = *slots[r];
     void* p;
@@ -577,29 +648,33 @@ std::string loadMatrix(LaneSlot* const slots[32]) {
       try {
         p = shared_pointer(s.address, -1);
       } catch (const SimTrap& t) {
-        return format("ldmatrix: lane %d's row address: %s", r, t.message.c_str());
+        return format("%s: lane %d's row address: %s", name, r, t.message.c_str());
       }
     } else {
       p = reinterpret_cast<void*>(s.address);
     }
-    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return format("ldmatrix: lane %d's row address %p is not 16-byte aligned", r, p);
-    rows[r] = static_cast<const char*>(p);
+    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return format("%s: lane %d's row address %p is not 16-byte aligned", name, r, p);
+    rows[r] = static_cast<char*>(p);
   }
   for (int lane = 0; lane < 32; ++lane) {
     const LaneSlot& s = *slots[lane];
-    const Operand& d = s.instr->operands[0];
+    const Operand& regs = s.instr->operands[store ? 1 : 0];
     for (int i = 0; i < in.vec; ++i) {
-      std::uint16_t lo, hi;
-      const char* const* m = rows + 8 * i;
-      if (in.trans) {
-        std::memcpy(&lo, m[2 * (lane % 4)] + 2 * (lane / 4), 2);
-        std::memcpy(&hi, m[2 * (lane % 4) + 1] + 2 * (lane / 4), 2);
+      char* const* m = rows + 8 * i;
+      char* lo = in.trans ? m[2 * (lane % 4)] + 2 * (lane / 4) : m[lane / 4] + 4 * (lane % 4);
+      char* hi = in.trans ? m[2 * (lane % 4) + 1] + 2 * (lane / 4) : m[lane / 4] + 4 * (lane % 4) + 2;
+      const int reg = regs.kind == Operand::Kind::vector ? regs.elements[static_cast<std::size_t>(i)] : regs.reg;
+      if (store) {
+        const auto v = static_cast<std::uint32_t>(reg >= 0 ? s.file[reg] : 0);
+        const auto l = static_cast<std::uint16_t>(v & 0xffff), h = static_cast<std::uint16_t>(v >> 16);
+        std::memcpy(lo, &l, 2);
+        std::memcpy(hi, &h, 2);
       } else {
-        std::memcpy(&lo, m[lane / 4] + 4 * (lane % 4), 2);
-        std::memcpy(&hi, m[lane / 4] + 4 * (lane % 4) + 2, 2);
+        std::uint16_t l, h;
+        std::memcpy(&l, lo, 2);
+        std::memcpy(&h, hi, 2);
+        if (reg >= 0) s.file[reg] = static_cast<std::uint64_t>(l) | (static_cast<std::uint64_t>(h) << 16);
       }
-      const int reg = d.kind == Operand::Kind::vector ? d.elements[static_cast<std::size_t>(i)] : d.reg;
-      if (reg >= 0) s.file[reg] = static_cast<std::uint64_t>(lo) | (static_cast<std::uint64_t>(hi) << 16);
     }
   }
   return {};
@@ -716,7 +791,7 @@ std::string warpCompute(WarpOp op, LaneSlot* const slots[32], unsigned group) {
   if (group != 0xffffffffu) {
     return format("`%s` reached by only part of the warp (lanes 0x%08x): .aligned instructions need all 32 lanes", instr->text.c_str(), group);
   }
-  return op == WarpOp::ptx_ldmatrix ? loadMatrix(slots) : matrixMultiply(slots);
+  return op == WarpOp::ptx_ldmatrix ? moveMatrix(slots) : matrixMultiply(slots);
 }
 
 }  // namespace cuset_sim::ptx

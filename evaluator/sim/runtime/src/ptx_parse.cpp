@@ -474,6 +474,56 @@ class Parser {
       } else {
         unsupported(in.text, "of cp.async, only .ca/.cg.shared.global copies, commit_group, wait_group and wait_all are");
       }
+    } else if (base == "atom" || base == "red") {
+      in.op = base == "atom" ? Op::atom : Op::red;
+      static const std::map<std::string_view, AtomicOp> kOps = {{"add", AtomicOp::add}, {"min", AtomicOp::min}, {"max", AtomicOp::max},
+                                                               {"exch", AtomicOp::exch}, {"cas", AtomicOp::cas}, {"and", AtomicOp::and_},
+                                                               {"or", AtomicOp::or_}, {"xor", AtomicOp::xor_}, {"inc", AtomicOp::inc},
+                                                               {"dec", AtomicOp::dec}};
+      bool haveOp = false;
+      for (std::string_view m : mods) {
+        if (auto t = typeNamed(m)) {
+          in.type = *t;
+        } else if (auto it = kOps.find(m); it != kOps.end()) {
+          in.atomic = it->second;
+          haveOp = true;
+        } else if (m == "global") {
+          in.space = Space::global;
+        } else if (m == "shared" || m == "shared::cta") {
+          in.space = Space::shared;
+        } else if (m != "relaxed" && m != "acquire" && m != "release" && m != "acq_rel" && m != "cta" && m != "gpu" && m != "sys") {
+          unsupported(in.text, "modifier ." + std::string(m));
+        }
+      }
+      const int w = bitsOf(in.type);
+      if (!haveOp || (w != 32 && w != 64) || in.type == Type::f16x2 || in.type == Type::bf16x2 || in.type == Type::tf32) unsupported(in.text, "type");
+      if (isFloat(in.type) && in.atomic != AtomicOp::add && in.atomic != AtomicOp::min && in.atomic != AtomicOp::max && in.atomic != AtomicOp::exch) {
+        unsupported(in.text, "operation on a floating-point type");
+      }
+      const std::size_t operands = (in.op == Op::atom ? 3 : 2) + (in.atomic == AtomicOp::cas ? 1 : 0);
+      need(in, operands);
+      if (in.op == Op::red && in.atomic == AtomicOp::cas) unsupported(in.text, "red.cas");
+      if (in.operands[in.op == Op::atom ? 1 : 0].kind != Operand::Kind::address) unsupported(in.text, "the address must be written [...]");
+    } else if (base == "stmatrix") {
+      in.op = Op::stmatrix;
+      bool shape = false;
+      for (std::string_view m : mods) {
+        if (m == "sync" || m == "aligned") continue;
+        if (m == "m8n8") shape = true;
+        else if (m == "x1" || m == "x2" || m == "x4") in.vec = m[1] - '0';
+        else if (m == "trans") in.trans = true;
+        else if (m == "shared" || m == "shared::cta") in.space = Space::shared;
+        else if (m == "b16") in.type = Type::b16;
+        else unsupported(in.text, "modifier ." + std::string(m));
+      }
+      if (!shape || in.type != Type::b16 || !has("sync") || !has("aligned")) unsupported(in.text, "only stmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].b16 is");
+      need(in, 2);
+      if (in.operands[0].kind != Operand::Kind::address) unsupported(in.text, "address");
+      const Operand& r = in.operands[1];
+      if ((in.vec == 1 && r.kind == Operand::Kind::vector && r.elements.size() != 1) || (in.vec > 1 && (r.kind != Operand::Kind::vector || static_cast<int>(r.elements.size()) != in.vec))) {
+        unsupported(in.text, "source count");
+      }
+      program_.collectives = true;
     } else if (base == "ldmatrix") {
       in.op = Op::ldmatrix;
       bool shape = false;

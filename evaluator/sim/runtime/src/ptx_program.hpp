@@ -36,7 +36,7 @@ struct Operand {
 enum class Op : unsigned char {
   mov, cvt, cvta, ld, st, shfl, bar, bar_warp, cp_async, cp_commit, cp_wait_group, cp_wait_all, ldmatrix, mma,
   add, sub, mul, mad, fma, min, max, and_, or_, xor_, not_, shl, shr, neg, setp, selp, fence, activemask, trap,
-  prmt, lop3, bfe, bfi, popc, clz, brev, abs,
+  prmt, lop3, bfe, bfi, popc, clz, brev, abs, atom, red, stmatrix,
 };
 
 enum class Space : unsigned char { generic, global, shared };
@@ -44,6 +44,7 @@ enum class Rounding : unsigned char { none, rn, rz, rm, rp, rna, rni, rzi, rmi, 
 enum class Cmp : unsigned char { eq, ne, lt, le, gt, ge, lo, ls, hi, hs };
 enum class ShflMode : unsigned char { up, down, bfly, idx };
 enum class MulMode : unsigned char { lo, hi, wide };
+enum class AtomicOp : unsigned char { add, min, max, exch, cas, and_, or_, xor_, inc, dec };
 
 struct Instr {
   Op op{};
@@ -65,6 +66,7 @@ struct Instr {
   Cmp cmp{};
   ShflMode shfl{};
   MulMode mul = MulMode::lo;
+  AtomicOp atomic = AtomicOp::add;  // atom/red
   std::vector<Operand> operands;
 };
 

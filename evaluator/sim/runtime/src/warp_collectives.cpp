@@ -155,7 +155,7 @@ const char* warpOpName(WarpOp op) {
     case WarpOp::wmma_store: return "wmma::store_matrix_sync";
     case WarpOp::wmma_mma: return "wmma::mma_sync";
     case WarpOp::ptx_shfl: return "shfl.sync (inline PTX)";
-    case WarpOp::ptx_ldmatrix: return "ldmatrix (inline PTX)";
+    case WarpOp::ptx_ldmatrix: return "ldmatrix/stmatrix (inline PTX)";
     case WarpOp::ptx_mma: return "mma.sync (inline PTX)";
   }
   return "?";
