@@ -226,7 +226,10 @@ std::optional<Constraint> constraint(std::string_view c) {
     if (ch == '=') k.output = true;
     else if (ch == '+') k.output = k.readWrite = true;
     else if (ch == '&') continue;
-    else if (std::isdigit(static_cast<unsigned char>(ch))) k.tiedTo = k.tiedTo < 0 ? ch - '0' : k.tiedTo * 10 + (ch - '0');
+    else if (std::isdigit(static_cast<unsigned char>(ch))) {
+      k.tiedTo = k.tiedTo < 0 ? ch - '0' : k.tiedTo * 10 + (ch - '0');
+      if (k.tiedTo > 99) return std::nullopt;  // asm statements have at most 30 operands
+    }
     else if (std::string_view("rlhfdnic").find(ch) != std::string_view::npos) k.kind = ch;
     else return std::nullopt;
   }
@@ -302,7 +305,10 @@ InlinePtxRewrite rewriteInlinePtx(std::string_view source) {
         const int operands = static_cast<int>(st->outputs.size() + st->inputs.size());
         bool readable = true;
         for (const auto& o : st->outputs) readable = readable && constraint(o.constraint).has_value();
-        for (const auto& o : st->inputs) readable = readable && constraint(o.constraint).has_value();
+        for (const auto& o : st->inputs) {
+          const auto c = constraint(o.constraint);
+          readable = readable && c.has_value() && c->tiedTo < static_cast<int>(st->outputs.size());  // "0" names an output
+        }
         const cuset_sim::PtxCheck check = cuset_sim::ptx_check(st->text, operands, st->extended);
         if (check.kind == cuset_sim::PtxCheck::Kind::unsupported || (check.kind == cuset_sim::PtxCheck::Kind::simulated && !readable)) {
           if (out.unsupported.empty()) {
