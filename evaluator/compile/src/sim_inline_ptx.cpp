@@ -306,8 +306,8 @@ InlinePtxRewrite rewriteInlinePtx(std::string_view source) {
         bool readable = true;
         for (const auto& o : st->outputs) readable = readable && constraint(o.constraint).has_value();
         for (const auto& o : st->inputs) {
-          const auto c = constraint(o.constraint);
-          readable = readable && c.has_value() && c->tiedTo < static_cast<int>(st->outputs.size());  // "0" names an output
+          const auto k = constraint(o.constraint);
+          readable = readable && k.has_value() && k->tiedTo < static_cast<int>(st->outputs.size());  // "0" names an output
         }
         const cuset_sim::PtxCheck check = cuset_sim::ptx_check(st->text, operands, st->extended);
         if (check.kind == cuset_sim::PtxCheck::Kind::unsupported || (check.kind == cuset_sim::PtxCheck::Kind::simulated && !readable)) {
