@@ -107,6 +107,36 @@ extern "C" __global__ void generic(float* y) {
   EXPECT_NE(outcome.error.find("is not a shared-memory address"), std::string::npos) << outcome.error;
 }
 
+// cvta both ways, guards (negated too), activemask, and the instructions without effect here.
+TEST_F(SimPtx, AddressConversionsGuardsAndNoOps) {
+  SimModule m(R"(extern "C" __global__ void k(unsigned* out) {
+  __shared__ unsigned cell[32];
+  const unsigned t = threadIdx.x;
+  unsigned s, v, mask, g;
+  unsigned long long back;
+  asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(s) : "l"(&cell[t]));  // CUTLASS's idiom
+  asm volatile("st.shared.u32 [%0], %1;" :: "r"(s), "r"(t * 3));
+  asm volatile("membar.cta;\n\tfence.acq_rel.gpu;\n\tprefetch.global.L2 [%0];" :: "l"(out));
+  asm volatile("cvta.shared.u64 %0, %1;" : "=l"(back) : "l"(static_cast<unsigned long long>(s)));
+  v = *reinterpret_cast<const unsigned*>(back);
+  asm volatile("activemask.b32 %0;" : "=r"(mask));
+  asm("{ .reg .pred odd; setp.ne.u32 odd, %1, 0; mov.u32 %0, 1; @odd mov.u32 %0, 2; @!odd add.u32 %0, %0, 10; }" : "=r"(g) : "r"(t % 2));
+  out[t] = v;
+  out[32 + t] = mask;
+  out[64 + t] = g;
+  __syncwarp();  // no lane exits before every lane has asked (the simulator's live lanes are the active ones)
+})", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<unsigned> out(96);
+  unsigned* p = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(32), {&p}).ok);
+  for (unsigned t = 0; t < 32; ++t) {
+    EXPECT_EQ(out[t], t * 3) << t;             // stored through the shared address, read back through the generic one
+    EXPECT_EQ(out[32 + t], 0xffffffffu) << t;  // every lane live
+    EXPECT_EQ(out[64 + t], t % 2 ? 2u : 11u) << t;
+  }
+}
+
 TEST_F(SimPtx, ConversionsRoundAndSaturateAsThePtxIsaSays) {
   SimModule m(R"(extern "C" __global__ void k(const float* f, unsigned* u) {
   unsigned short h;
