@@ -388,8 +388,33 @@ class Parser {
     if (in.vec == 1 && data.kind == Operand::Kind::vector) unsupported(in.text, "a vector without .v2/.v4");
   }
 
+  // ldmatrix/stmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans][.shared].b16: the address, and 1, 2 or 4
+  // registers (the destination of ldmatrix, the source of stmatrix).
+  void matrixMove(Instr& in, const std::vector<std::string_view>& mods, std::string_view name) {
+    bool shape = false, sync = false, aligned = false;
+    for (std::string_view m : mods) {
+      if (m == "sync") sync = true;
+      else if (m == "aligned") aligned = true;
+      else if (m == "m8n8") shape = true;
+      else if (m == "x1" || m == "x2" || m == "x4") in.vec = m[1] - '0';
+      else if (m == "trans") in.trans = true;
+      else if (m == "shared" || m == "shared::cta") in.space = Space::shared;
+      else if (m == "b16") in.type = Type::b16;
+      else unsupported(in.text, "modifier ." + std::string(m));
+    }
+    if (!shape || in.type != Type::b16 || !sync || !aligned) unsupported(in.text, "only " + std::string(name) + ".sync.aligned.m8n8.{x1,x2,x4}[.trans].b16 is");
+    need(in, 2);
+    const bool store = in.op == Op::stmatrix;
+    if (in.operands[store ? 0 : 1].kind != Operand::Kind::address) unsupported(in.text, "address");
+    const Operand& r = in.operands[store ? 1 : 0];
+    if ((in.vec == 1 && r.kind == Operand::Kind::vector && r.elements.size() != 1) ||
+        (in.vec > 1 && (r.kind != Operand::Kind::vector || static_cast<int>(r.elements.size()) != in.vec))) {
+      unsupported(in.text, "register count");
+    }
+    program_.collectives = true;
+  }
+
   void decode(std::string_view base, std::vector<std::string_view> mods, Instr& in) {
-    auto has = [&](std::string_view m) { return std::find(mods.begin(), mods.end(), m) != mods.end(); };
     if (base == "mov") {
       in.op = Op::mov;
       typed(in, mods, {});
@@ -504,46 +529,9 @@ class Parser {
       need(in, operands);
       if (in.op == Op::red && in.atomic == AtomicOp::cas) unsupported(in.text, "red.cas");
       if (in.operands[in.op == Op::atom ? 1 : 0].kind != Operand::Kind::address) unsupported(in.text, "the address must be written [...]");
-    } else if (base == "stmatrix") {
-      in.op = Op::stmatrix;
-      bool shape = false;
-      for (std::string_view m : mods) {
-        if (m == "sync" || m == "aligned") continue;
-        if (m == "m8n8") shape = true;
-        else if (m == "x1" || m == "x2" || m == "x4") in.vec = m[1] - '0';
-        else if (m == "trans") in.trans = true;
-        else if (m == "shared" || m == "shared::cta") in.space = Space::shared;
-        else if (m == "b16") in.type = Type::b16;
-        else unsupported(in.text, "modifier ." + std::string(m));
-      }
-      if (!shape || in.type != Type::b16 || !has("sync") || !has("aligned")) unsupported(in.text, "only stmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].b16 is");
-      need(in, 2);
-      if (in.operands[0].kind != Operand::Kind::address) unsupported(in.text, "address");
-      const Operand& r = in.operands[1];
-      if ((in.vec == 1 && r.kind == Operand::Kind::vector && r.elements.size() != 1) || (in.vec > 1 && (r.kind != Operand::Kind::vector || static_cast<int>(r.elements.size()) != in.vec))) {
-        unsupported(in.text, "source count");
-      }
-      program_.collectives = true;
-    } else if (base == "ldmatrix") {
-      in.op = Op::ldmatrix;
-      bool shape = false;
-      for (std::string_view m : mods) {
-        if (m == "sync" || m == "aligned") continue;
-        if (m == "m8n8") shape = true;
-        else if (m == "x1" || m == "x2" || m == "x4") in.vec = m[1] - '0';
-        else if (m == "trans") in.trans = true;
-        else if (m == "shared" || m == "shared::cta") in.space = Space::shared;
-        else if (m == "b16") in.type = Type::b16;
-        else unsupported(in.text, "modifier ." + std::string(m));
-      }
-      if (!shape || in.type != Type::b16 || !has("sync") || !has("aligned")) unsupported(in.text, "only ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].b16 is");
-      need(in, 2);
-      if (in.operands[1].kind != Operand::Kind::address) unsupported(in.text, "address");
-      const Operand& d = in.operands[0];
-      if ((in.vec == 1 && d.kind == Operand::Kind::vector && d.elements.size() != 1) || (in.vec > 1 && (d.kind != Operand::Kind::vector || static_cast<int>(d.elements.size()) != in.vec))) {
-        unsupported(in.text, "destination count");
-      }
-      program_.collectives = true;
+    } else if (base == "stmatrix" || base == "ldmatrix") {
+      in.op = base == "stmatrix" ? Op::stmatrix : Op::ldmatrix;
+      matrixMove(in, mods, base);
     } else if (base == "mma") {
       in.op = Op::mma;
       const std::string rest = [&] {
