@@ -83,7 +83,12 @@ extern "C" __global__ void generic(float* y) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "l"(s));
   y[0] = v;
-})", {"k", "misaligned", "generic"});
+}
+extern "C" __global__ void global_as_shared(float* y) {
+  unsigned long long a;
+  asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(y));
+  y[0] = static_cast<float>(a);
+})", {"k", "misaligned", "generic", "global_as_shared"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> x(64), y(128, -1.0f);
   std::iota(x.begin(), x.end(), 1.0f);
@@ -105,6 +110,9 @@ extern "C" __global__ void generic(float* y) {
   outcome = m.launch("generic", dim3(1), dim3(1), {&py});
   EXPECT_FALSE(outcome.ok);
   EXPECT_NE(outcome.error.find("is not a shared-memory address"), std::string::npos) << outcome.error;
+  outcome = m.launch("global_as_shared", dim3(1), dim3(1), {&py});  // a GPU would give a meaningless address
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_NE(outcome.error.find("is not in shared memory"), std::string::npos) << outcome.error;
 }
 
 // cvta both ways, guards (negated too), activemask, and the instructions without effect here.
@@ -130,6 +138,19 @@ TEST_F(SimPtx, AddressConversionsGuardsAndNoOps) {
   std::vector<unsigned> out(96);
   unsigned* p = out.data();
   ASSERT_TRUE(m.launch("k", dim3(1), dim3(32), {&p}).ok);
+  // Dynamic shared memory has shared addresses too.
+  SimModule dynamic(R"(extern "C" __global__ void d(unsigned* out) {
+  extern __shared__ unsigned buffer[];
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(&buffer[threadIdx.x]));
+  asm volatile("st.shared.u32 [%0], %1;" :: "r"(s), "r"(threadIdx.x + 7));
+  out[threadIdx.x] = buffer[threadIdx.x];
+})", {"d"});
+  ASSERT_TRUE(dynamic.ok()) << dynamic.compileLog;
+  std::vector<unsigned> dout(32);
+  unsigned* pd = dout.data();
+  const auto outcome = dynamic.launch("d", dim3(1), dim3(32), {&pd}, 32 * sizeof(unsigned));
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  for (unsigned t = 0; t < 32; ++t) EXPECT_EQ(dout[t], t + 7) << t;
   for (unsigned t = 0; t < 32; ++t) {
     EXPECT_EQ(out[t], t * 3) << t;             // stored through the shared address, read back through the generic one
     EXPECT_EQ(out[32 + t], 0xffffffffu) << t;  // every lane live

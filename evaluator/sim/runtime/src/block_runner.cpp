@@ -83,6 +83,7 @@ bool BlockRunner::run(const LaunchSpec& spec, const LaunchOptions& options, uint
   const std::size_t sharedWords = (spec.dynamicSharedBytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
   if (shared_.size() < sharedWords) shared_.resize(sharedWords);
   info_.dynamicShared = shared_.data();
+  info_.dynamicSharedBytes = spec.dynamicSharedBytes;
   const std::size_t n = std::size_t{spec.block[0]} * spec.block[1] * spec.block[2];
   if (lanes_.size() < n) lanes_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {

@@ -1,6 +1,8 @@
 // The parts of CUDA's memory model that are more than a host pointer: 32-bit shared-memory addresses
 // (the .shared state space of PTX and __cvta_generic_to_shared) and asynchronous copies (cp.async),
 // shared by the pipeline headers and the inline-PTX interpreter so that both see one state.
+#include <link.h>
+
 #include <cstring>
 #include <vector>
 
@@ -80,6 +82,50 @@ class SharedWindow {
 
 thread_local SharedWindow window;
 
+// Where this host thread's shared memory is: the block's dynamic buffer, and the thread-local blocks
+// of the loaded modules (a candidate's `__shared__` variables are thread-locals of its library), but
+// the runtime's own. Module ranges are cached per host thread and refreshed when a pointer is not in
+// them (a library loaded since).
+class SharedMemoryMap {
+ public:
+  bool contains(const void* pointer) {
+    const auto p = reinterpret_cast<std::uintptr_t>(pointer);
+    if (const ThreadContext* t = tls_thread) {
+      const auto dyn = reinterpret_cast<std::uintptr_t>(t->block->dynamicShared);
+      if (p >= dyn && p <= dyn + t->block->dynamicSharedBytes && t->block->dynamicSharedBytes > 0) return true;
+    }
+    if (inModules(p)) return true;
+    refresh();
+    return inModules(p);
+  }
+
+ private:
+  bool inModules(std::uintptr_t p) const {
+    for (const auto& [begin, end] : modules_) {
+      if (p >= begin && p <= end) return true;  // one past the end too: a loop's bound
+    }
+    return false;
+  }
+  void refresh() {
+    modules_.clear();
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, std::size_t, void* self) {
+          if (info->dlpi_tls_data == nullptr) return 0;
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            if (info->dlpi_phdr[i].p_type != PT_TLS) continue;
+            const auto begin = reinterpret_cast<std::uintptr_t>(info->dlpi_tls_data), end = begin + info->dlpi_phdr[i].p_memsz;
+            const auto runtime = reinterpret_cast<std::uintptr_t>(&tls_thread);  // the simulator's own thread-locals
+            if (runtime < begin || runtime >= end) static_cast<SharedMemoryMap*>(self)->modules_.emplace_back(begin, end);
+          }
+          return 0;
+        },
+        this);
+  }
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> modules_;
+};
+
+thread_local SharedMemoryMap sharedMemory;
+
 struct Copy {
   void* dst;
   const void* src;
@@ -116,7 +162,14 @@ void land(const std::vector<Copy>& group) {
 
 }  // namespace
 
-std::uint32_t shared_address(const void* pointer) { return window.address(pointer); }
+std::uint32_t shared_address(const void* pointer) {
+  if (!sharedMemory.contains(pointer)) {
+    throw SimTrap{format("%p is not in shared memory, so it has no shared-memory address (__cvta_generic_to_shared or cvta.to.shared of a "
+                         "pointer to global or local memory)",
+                         pointer)};
+  }
+  return window.address(pointer);
+}
 void* shared_pointer(std::uint64_t address, int line) { return window.pointer(address, line); }
 
 void async_copy(void* dst, const void* src, std::size_t bytes, std::size_t zeroFill, int line) {

@@ -19,6 +19,7 @@ struct BlockInfo {
   dim3 blockDim;
   dim3 gridDim;
   void* dynamicShared;
+  std::size_t dynamicSharedBytes;
   // Different for every block a host thread runs, in every launch: per-thread state kept by headers
   // (the pending copies of cuda_pipeline.h) knows when a new block has begun.
   std::uint64_t serial;
