@@ -17,6 +17,7 @@
 #include "cuset/evaluator/compile/load_time_code.hpp"
 #include "cuset/evaluator/compile/sim_inline_ptx.hpp"
 #include "prelude_pch.hpp"
+#include "source_scan.hpp"
 
 #ifndef CUSET_SIM_INCLUDE_DIR
 #error "CUSET_SIM_INCLUDE_DIR must be defined by the build"
@@ -32,28 +33,6 @@ fs::path fromEnv(const char* name, const char* fallback) {
   return (v && *v) ? fs::path(v) : fs::path(fallback);
 }
 
-// Brace depth at `pos`, skipping comments and string literals well enough for declarations.
-int braceDepthAt(std::string_view s, std::size_t pos) {
-  int depth = 0;
-  for (std::size_t i = 0; i < pos && i < s.size(); ++i) {
-    if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '/') {
-      while (i < pos && s[i] != '\n') ++i;
-    } else if (s[i] == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-      i += 2;
-      while (i + 1 < pos && !(s[i] == '*' && s[i + 1] == '/')) ++i;
-      ++i;
-    } else if (s[i] == '"' || s[i] == '\'') {
-      const char q = s[i++];
-      while (i < pos && s[i] != q) i += (s[i] == '\\') ? 2 : 1;
-    } else if (s[i] == '{') {
-      ++depth;
-    } else if (s[i] == '}') {
-      --depth;
-    }
-  }
-  return depth;
-}
-
 // Marks a cached failure that is a refusal of the source rather than a compiler error.
 constexpr std::string_view kRejected = "cuset: refused: ";
 
@@ -62,7 +41,8 @@ constexpr std::string_view kRejected = "cuset: refused: ";
 // precompiled prelude is built with exactly these.
 const std::vector<std::string> kCodeFlags = {"-std=c++20", "-O1", "-fPIC", "-w", "-fno-strict-aliasing", "-fno-math-errno"};
 
-int lineAt(std::string_view s, std::size_t pos) { return 1 + static_cast<int>(std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(pos), '\n')); }
+using detail::braceDepthAt;
+using detail::lineAt;
 
 }  // namespace
 

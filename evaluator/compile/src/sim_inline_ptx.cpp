@@ -8,36 +8,14 @@
 #include <vector>
 
 #include "cuset_sim/ptx.hpp"
+#include "source_scan.hpp"
 
 namespace cuset {
 namespace {
 
-bool identifierChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// If `i` starts a comment or a string or character literal, the index just past it; otherwise i.
-std::size_t skipOpaque(std::string_view s, std::size_t i) {
-  if (s.compare(i, 2, "//") == 0) {
-    while (i < s.size() && s[i] != '\n') i += (s[i] == '\\' && i + 1 < s.size()) ? 2 : 1;
-    return i;
-  }
-  if (s.compare(i, 2, "/*") == 0) {
-    const std::size_t end = s.find("*/", i + 2);
-    return end == std::string_view::npos ? s.size() : end + 2;
-  }
-  if (s[i] == 'R' && i + 1 < s.size() && s[i + 1] == '"' && (i == 0 || !identifierChar(s[i - 1]))) {
-    const std::size_t open = s.find('(', i + 2);
-    if (open == std::string_view::npos) return s.size();
-    const std::string close = ")" + std::string(s.substr(i + 2, open - i - 2)) + "\"";
-    const std::size_t end = s.find(close, open);
-    return end == std::string_view::npos ? s.size() : end + close.size();
-  }
-  if (s[i] == '"' || (s[i] == '\'' && (i == 0 || !std::isxdigit(static_cast<unsigned char>(s[i - 1]))))) {  // 1'000 is a digit separator
-    const char q = s[i++];
-    while (i < s.size() && s[i] != q && s[i] != '\n') i += (s[i] == '\\') ? 2 : 1;
-    return std::min(i + 1, s.size());
-  }
-  return i;
-}
+using detail::identifierChar;
+using detail::lineAt;
+using detail::skipOpaque;
 
 std::size_t skipSpace(std::string_view s, std::size_t i) {
   for (;;) {
@@ -105,8 +83,31 @@ std::optional<std::string> literals(std::string_view s, std::size_t& i) {
   return all;
 }
 
+struct Constraint {
+  bool output = false, readWrite = false;
+  int tiedTo = -1;
+  char kind = 0;
+};
+
+std::optional<Constraint> constraint(std::string_view c) {
+  Constraint k;
+  for (char ch : c) {
+    if (ch == '=') k.output = true;
+    else if (ch == '+') k.output = k.readWrite = true;
+    else if (ch == '&') continue;
+    else if (std::isdigit(static_cast<unsigned char>(ch))) {
+      k.tiedTo = k.tiedTo < 0 ? ch - '0' : k.tiedTo * 10 + (ch - '0');
+      if (k.tiedTo > 99) return std::nullopt;  // asm statements have at most 30 operands
+    }
+    else if (std::string_view("rlhfdnic").find(ch) != std::string_view::npos) k.kind = ch;
+    else return std::nullopt;
+  }
+  if (k.kind == 0 && k.tiedTo < 0) return std::nullopt;
+  return k;
+}
+
 struct AsmOperand {
-  std::string constraint;
+  std::optional<Constraint> constraint;  // nullopt: one the simulator cannot bind
   std::string expression;
 };
 
@@ -150,7 +151,7 @@ std::optional<std::vector<AsmOperand>> operandList(std::string_view s, std::size
     AsmOperand op;
     auto c = literals(s, i);
     if (!c) return std::nullopt;
-    op.constraint = *c;
+    op.constraint = constraint(*c);
     i = skipSpace(s, i);
     auto e = parenthesised(s, i);
     if (!e) return std::nullopt;
@@ -214,41 +215,18 @@ std::string cString(std::string_view text) {
   return out + "\"";
 }
 
-struct Constraint {
-  bool output = false, readWrite = false;
-  int tiedTo = -1;
-  char kind = 0;
-};
-
-std::optional<Constraint> constraint(std::string_view c) {
-  Constraint k;
-  for (char ch : c) {
-    if (ch == '=') k.output = true;
-    else if (ch == '+') k.output = k.readWrite = true;
-    else if (ch == '&') continue;
-    else if (std::isdigit(static_cast<unsigned char>(ch))) {
-      k.tiedTo = k.tiedTo < 0 ? ch - '0' : k.tiedTo * 10 + (ch - '0');
-      if (k.tiedTo > 99) return std::nullopt;  // asm statements have at most 30 operands
-    }
-    else if (std::string_view("rlhfdnic").find(ch) != std::string_view::npos) k.kind = ch;
-    else return std::nullopt;
-  }
-  if (k.kind == 0 && k.tiedTo < 0) return std::nullopt;
-  return k;
-}
-
 // One line of C++ for the statement (plus the statement's own line breaks, so that line numbers after
 // it do not move).
 std::string replacement(const AsmStatement& st, int registers, std::string_view original) {
   const int operands = static_cast<int>(st.outputs.size() + st.inputs.size());
   std::string code = fmt::format("do {{ ::std::uint64_t __cuset_r[{}] = {{}}; ", std::max(1, registers));
   for (std::size_t k = 0; k < st.outputs.size(); ++k) {
-    if (constraint(st.outputs[k].constraint)->readWrite) code += fmt::format("__cuset_r[{}] = ::cuset_sim::ptx_in({}); ", k, st.outputs[k].expression);
+    if (st.outputs[k].constraint->readWrite) code += fmt::format("__cuset_r[{}] = ::cuset_sim::ptx_in({}); ", k, st.outputs[k].expression);
   }
   for (std::size_t k = 0; k < st.inputs.size(); ++k) {
     const std::size_t slot = st.outputs.size() + k;
     code += fmt::format("__cuset_r[{}] = ::cuset_sim::ptx_in({}); ", slot, st.inputs[k].expression);
-    if (const int tied = constraint(st.inputs[k].constraint)->tiedTo; tied >= 0) code += fmt::format("__cuset_r[{}] = __cuset_r[{}]; ", tied, slot);
+    if (const int tied = st.inputs[k].constraint->tiedTo; tied >= 0) code += fmt::format("__cuset_r[{}] = __cuset_r[{}]; ", tied, slot);
   }
   code += fmt::format("::cuset_sim::ptx_run({}, {}, {}, __LINE__, __cuset_r); ", cString(st.text), operands, st.extended ? 1 : 0);
   for (std::size_t k = 0; k < st.outputs.size(); ++k) code += fmt::format("::cuset_sim::ptx_out({}, __cuset_r[{}]); ", st.outputs[k].expression, k);
@@ -262,8 +240,6 @@ std::string replacement(const AsmStatement& st, int registers, std::string_view 
   }
   return code;
 }
-
-int lineAt(std::string_view s, std::size_t pos) { return 1 + static_cast<int>(std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(pos), '\n')); }
 
 }  // namespace
 
@@ -304,10 +280,9 @@ InlinePtxRewrite rewriteInlinePtx(std::string_view source) {
       if (auto st = asmStatement(source, i, j)) {
         const int operands = static_cast<int>(st->outputs.size() + st->inputs.size());
         bool readable = true;
-        for (const auto& o : st->outputs) readable = readable && constraint(o.constraint).has_value();
-        for (const auto& o : st->inputs) {
-          const auto k = constraint(o.constraint);
-          readable = readable && k.has_value() && k->tiedTo < static_cast<int>(st->outputs.size());  // "0" names an output
+        for (const auto& o : st->outputs) readable = readable && o.constraint.has_value();
+        for (const auto& o : st->inputs) {  // a tied input ("0") names an output
+          readable = readable && o.constraint.has_value() && o.constraint->tiedTo < static_cast<int>(st->outputs.size());
         }
         const cuset_sim::PtxCheck check = cuset_sim::ptx_check(st->text, operands, st->extended);
         if (check.kind == cuset_sim::PtxCheck::Kind::unsupported || (check.kind == cuset_sim::PtxCheck::Kind::simulated && !readable)) {
