@@ -23,5 +23,6 @@ void registerLexCommand(CLI::App& app, CommandContext& context);
 void registerAnalyzeCommand(CLI::App& app, CommandContext& context);
 void registerDataCommand(CLI::App& app, CommandContext& context);
 void registerLoopCommand(CLI::App& app, CommandContext& context);
+void registerImportCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

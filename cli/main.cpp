@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerAnalyzeCommand(app, context);
   cuset::cli::registerDataCommand(app, context);
   cuset::cli::registerLoopCommand(app, context);
+  cuset::cli::registerImportCommand(app, context);
 
   try {
     app.parse(argc, argv);

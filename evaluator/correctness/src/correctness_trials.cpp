@@ -6,6 +6,7 @@
 
 #include "cuset/evaluator/correctness/compare_output.hpp"
 #include "cuset/evaluator/problem/input_generator.hpp"
+#include "cuset/evaluator/problem/torch_reference.hpp"
 
 namespace cuset {
 namespace {
@@ -37,7 +38,7 @@ void runCorrectnessTrials(const Problem& problem, const RegionLayout& layout, Re
     const int trial = rerun ? 0 : t;
     const bool alternate = trial % 2 == 1;
     const std::string label = rerun ? "determinism rerun of trial 0" : fmt::format("trial {} of {}", t + 1, options.trials);
-    const std::vector<HostTensor> inputs = generateInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(trial), alternate);
+    const std::vector<HostTensor> inputs = drawInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(trial), alternate);
     const std::vector<HostTensor> want = references.run(problem, inputs, sizes);
 
     std::vector<std::byte> region = layout.fill(inputs, t);

@@ -11,6 +11,7 @@
 #include "cuset/evaluator/correctness/compare_output.hpp"
 #include "cuset/evaluator/correctness/correctness_trials.hpp"
 #include "cuset/evaluator/problem/input_generator.hpp"
+#include "cuset/evaluator/problem/torch_reference.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/sandbox/worker_process.hpp"
 #include "cuset/evaluator/timing/speed_of_light.hpp"
@@ -124,8 +125,8 @@ void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, cons
   if (result.verdict != Verdict::correct || !pool.options().time) return;
 
   // Timing on fresh inputs of their own, after correctness is settled; what is timed is judged too.
-  const std::vector<HostTensor> inputs = generateInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(options.trials + 1), false);
-  const std::vector<HostTensor> fresh = generateInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(options.trials + 2), true);
+  const std::vector<HostTensor> inputs = drawInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(options.trials + 1), false);
+  const std::vector<HostTensor> fresh = drawInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(options.trials + 2), true);
   const std::vector<std::byte> timingRegion = layout.fill(inputs, 0), freshRegion = layout.fill(fresh, 1);
   const std::size_t R = layout.totalBytes();
   std::vector<std::byte> payload(3 * R);

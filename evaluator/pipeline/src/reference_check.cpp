@@ -84,7 +84,7 @@ int runReferenceWorker() {
         reply.header = {{"failures", r.failures}, {"reference_ms", r.referenceMs}};
       } else {
         const SizeBindings& sizes = problem->sizes(h.at("size_set").get<std::string>());
-        TorchReference::compile(*problem).run(generateInputs(*problem, sizes, seed, 0), sizes);
+        TorchReference::compile(*problem).run(drawInputs(*problem, sizes, seed, 0), sizes);
         reply.header = {{"failures", nlohmann::json::array()}};
       }
     } catch (const std::exception& e) {

@@ -119,20 +119,39 @@ Distribution alternateDistribution(const Distribution& d) {
   return a;
 }
 
-std::vector<HostTensor> generateInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed,
-                                       std::uint64_t trial, bool alternate) {
+namespace {
+
+std::vector<HostTensor> generateAll(const Problem& problem, const std::vector<TensorSpec>& specs, const SizeBindings& sizes,
+                                    std::uint64_t runSeed, std::uint64_t trial, bool alternate, std::string_view streamPrefix) {
   std::vector<HostTensor> inputs;
-  for (const auto& declared : problem.inputs) {
+  for (const auto& declared : specs) {
     auto shape = evaluateShape(declared, sizes);
     if (!shape) throw makeError("problem {}: {}", problem.id, shape.error());
+    if (problem.inputTransform && streamPrefix.empty() && problem.inputTransform->producesInput(declared.name)) {
+      inputs.emplace_back(declared.dtype, *shape);  // filled by the transform (drawInputs)
+      continue;
+    }
     TensorSpec spec = declared;
     auto init = declared.init.resolvedFor(sizes);
     if (!init) throw makeError("problem {}: input '{}': {}", problem.id, declared.name, init.error());
     spec.init = std::move(init).value();
     if (alternate) spec.init = alternateDistribution(spec.init);
-    inputs.push_back(generateTensor(spec, *shape, streamSeed(runSeed, trial, spec.name)));
+    inputs.push_back(generateTensor(spec, *shape, streamSeed(runSeed, trial, std::string(streamPrefix) + spec.name)));
   }
   return inputs;
+}
+
+}  // namespace
+
+std::vector<HostTensor> generateInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed,
+                                       std::uint64_t trial, bool alternate) {
+  return generateAll(problem, problem.inputs, sizes, runSeed, trial, alternate, "");
+}
+
+std::vector<HostTensor> generateDraws(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed,
+                                      std::uint64_t trial, bool alternate) {
+  if (!problem.inputTransform) return {};
+  return generateAll(problem, problem.inputTransform->draws, sizes, runSeed, trial, alternate, "draw:");
 }
 
 }  // namespace cuset

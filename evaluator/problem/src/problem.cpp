@@ -52,6 +52,34 @@ Tolerance defaultTolerance(DType dtype) {
   }
 }
 
+bool InputTransform::producesInput(std::string_view name) const {
+  for (const auto& p : produces) {
+    if (p == name) return true;
+  }
+  return false;
+}
+
+namespace {
+std::optional<std::int64_t> costOf(const Problem& p, std::string_view set, const std::optional<IntExpr>& expr,
+                                   std::optional<std::int64_t> CostLiteral::*field) {
+  if (auto it = p.costPerSet.find(std::string(set)); it != p.costPerSet.end() && it->second.*field) return it->second.*field;
+  const SizeSet* sizes = p.findSizeSet(set);
+  if (!expr || !sizes) return std::nullopt;
+  auto v = expr->evaluate(sizes->sizes);
+  return v ? std::optional<std::int64_t>(*v) : std::nullopt;
+}
+}  // namespace
+
+std::optional<std::int64_t> Problem::flopsAt(std::string_view setName) const { return costOf(*this, setName, costFlops, &CostLiteral::flops); }
+std::optional<std::int64_t> Problem::bytesAt(std::string_view setName) const { return costOf(*this, setName, costBytes, &CostLiteral::bytes); }
+
+const SizeSet* Problem::sizeSetOf(const SizeBindings& bindings) const {
+  for (const auto& s : sizeSets) {
+    if (s.sizes == bindings) return &s;
+  }
+  return nullptr;
+}
+
 const SizeSet* Problem::findSizeSet(std::string_view setName) const {
   for (const auto& s : sizeSets) {
     if (s.name == setName) return &s;

@@ -19,6 +19,13 @@ bool isIdentifier(const std::string& s) {
   return std::regex_match(s, kIdentifier);
 }
 
+// Tensor names may be dotted paths (`conv1.weight`, `layers.0.bias`): lifted parameters keep the
+// names PyTorch gives them.
+bool isTensorName(const std::string& s) {
+  static const std::regex kPath("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z0-9_]+)*");
+  return std::regex_match(s, kPath);
+}
+
 // A YAML scalar that is a number rather than an expression such as `V` or `V - 1`.
 bool looksNumeric(const std::string& s) {
   static const std::regex kNumber(R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
@@ -35,7 +42,7 @@ class ProblemParser {
     const YAML::Node root = yaml_.parse(text);
     if (!root.IsMap()) yaml_.fail(root, "", "expected a mapping at the top level (name:, level:, sizes:, ...)");
     yaml_.onlyKeys(root, "", {"name", "level", "tags", "description", "sizes", "inputs", "outputs", "reference",
-                              "tolerance", "cost", "reference_precision"});
+                              "tolerance", "cost", "reference_precision", "reference_archive", "input_transform", "origin"});
     Problem p;
     p.directory = directory_;
     p.name = yaml_.asString(yaml_.require(root, "name", ""), "name");
@@ -51,14 +58,24 @@ class ProblemParser {
     }
     if (const YAML::Node d = root["description"]) p.description = yaml_.asString(d, "description");
     parseSizes(yaml_.require(root, "sizes", ""), p);
+    if (const YAML::Node t = root["input_transform"]) parseInputTransform(t, p);
     parseTensors(yaml_.require(root, "inputs", ""), "inputs", true, p.inputs, p);
     parseTensors(yaml_.require(root, "outputs", ""), "outputs", false, p.outputs, p);
     if (p.outputs.empty()) yaml_.fail(root["outputs"], "outputs", "a problem needs at least one output");
-    const YAML::Node ref = yaml_.require(root, "reference", "");
-    p.reference = yaml_.asString(ref, "reference");
-    if (p.reference.find("def forward") == std::string::npos) {
-      yaml_.fail(ref, "reference", "must define a TorchScript function 'def forward(...)'");
+    if (p.inputTransform) checkTransformProduces(root["input_transform"], p);
+    if (root["reference"] && root["reference_archive"]) {
+      yaml_.fail(root["reference_archive"], "reference_archive", "give either 'reference' (TorchScript source) or 'reference_archive', not both");
     }
+    if (const YAML::Node archive = root["reference_archive"]) {
+      parseArchiveReference(archive, p);
+    } else {
+      const YAML::Node ref = yaml_.require(root, "reference", "");
+      p.reference = yaml_.asString(ref, "reference");
+      if (p.reference.find("def forward") == std::string::npos) {
+        yaml_.fail(ref, "reference", "must define a TorchScript function 'def forward(...)'");
+      }
+    }
+    if (const YAML::Node origin = root["origin"]) parseOrigin(origin, p);
     if (const YAML::Node prec = root["reference_precision"]) {
       const std::string s = yaml_.asString(prec, "reference_precision");
       if (s != "float32" && s != "float64") yaml_.fail(prec, "reference_precision", "must be float32 or float64");
@@ -112,6 +129,111 @@ class ProblemParser {
     return std::move(e).value();
   }
 
+  // size set -> archive file, one per size set of the problem, each an existing file in its folder.
+  std::map<std::string, fs::path> parseArchives(const YAML::Node& node, const std::string& path, const Problem& p) {
+    yaml_.expectMap(node, path);
+    std::map<std::string, fs::path> out;
+    for (const auto& entry : node) {
+      const std::string set = yaml_.asKey(entry.first, path);
+      const std::string setPath = joinPath(path, set);
+      if (!p.findSizeSet(set)) yaml_.fail(entry.first, setPath, fmt::format("'{}' is not a size set of this problem", set));
+      const fs::path file = yaml_.asString(entry.second, setPath);
+      if (file.is_absolute() || file.lexically_normal().string().starts_with("..")) {
+        yaml_.fail(entry.second, setPath, "must be a file inside the problem's folder");
+      }
+      if (!fs::is_regular_file(directory_ / file)) {
+        yaml_.fail(entry.second, setPath, fmt::format("archive '{}' not found", (directory_ / file).string()));
+      }
+      out.emplace(set, file);
+    }
+    for (const auto& set : p.sizeSets) {
+      if (!out.contains(set.name)) yaml_.fail(node, path, fmt::format("no archive for size set '{}'", set.name));
+    }
+    return out;
+  }
+
+  void parseArchiveReference(const YAML::Node& node, Problem& p) {
+    yaml_.onlyKeys(node, "reference_archive", {"archives", "args", "attributes"});
+    ArchiveReference a;
+    a.archives = parseArchives(yaml_.require(node, "archives", "reference_archive"), "reference_archive.archives", p);
+    auto inputNamed = [&](const std::string& name) {
+      return std::any_of(p.inputs.begin(), p.inputs.end(), [&](const TensorSpec& t) { return t.name == name; });
+    };
+    if (const YAML::Node attrs = node["attributes"]) {
+      yaml_.expectSequence(attrs, "reference_archive.attributes");
+      for (std::size_t i = 0; i < attrs.size(); ++i) {
+        const std::string path = indexPath("reference_archive.attributes", i);
+        const std::string name = yaml_.asString(attrs[i], path);
+        if (!inputNamed(name)) yaml_.fail(attrs[i], path, fmt::format("'{}' is not an input", name));
+        a.attributes.push_back(name);
+      }
+    }
+    if (const YAML::Node args = node["args"]) {
+      yaml_.expectSequence(args, "reference_archive.args");
+      for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string path = indexPath("reference_archive.args", i);
+        ArchiveReference::Arg arg;
+        if (args[i].IsMap()) {
+          yaml_.onlyKeys(args[i], path, {"int", "float"});
+          if (const YAML::Node v = args[i]["int"]) {
+            arg.number = static_cast<double>(yaml_.asInt64(v, joinPath(path, "int")));
+            arg.isInteger = true;
+          } else {
+            arg.number = yaml_.asDouble(yaml_.require(args[i], "float", path), joinPath(path, "float"));
+          }
+        } else {
+          arg.input = yaml_.asString(args[i], path);
+          if (!inputNamed(arg.input)) yaml_.fail(args[i], path, fmt::format("'{}' is not an input (numbers are written {{int: N}} or {{float: X}})", arg.input));
+        }
+        a.args.push_back(std::move(arg));
+      }
+    }
+    p.referenceArchive = std::move(a);
+  }
+
+  void parseInputTransform(const YAML::Node& node, Problem& p) {
+    yaml_.onlyKeys(node, "input_transform", {"draws", "archives", "produces"});
+    InputTransform t;
+    t.archives = parseArchives(yaml_.require(node, "archives", "input_transform"), "input_transform.archives", p);
+    const YAML::Node produces = yaml_.require(node, "produces", "input_transform");
+    yaml_.expectSequence(produces, "input_transform.produces");
+    for (std::size_t i = 0; i < produces.size(); ++i) t.produces.push_back(yaml_.asString(produces[i], indexPath("input_transform.produces", i)));
+    p.inputTransform = std::move(t);
+    std::vector<TensorSpec> draws;
+    parseTensors(yaml_.require(node, "draws", "input_transform"), "input_transform.draws", true, draws, p);
+    p.inputTransform->draws = std::move(draws);
+  }
+
+  void checkTransformProduces(const YAML::Node& node, const Problem& p) {
+    for (const auto& name : p.inputTransform->produces) {
+      if (!std::any_of(p.inputs.begin(), p.inputs.end(), [&](const TensorSpec& t) { return t.name == name; })) {
+        yaml_.fail(node["produces"], "input_transform.produces", fmt::format("'{}' is not an input", name));
+      }
+    }
+    for (const auto& d : p.inputTransform->draws) {
+      if (p.findTensor(d.name)) yaml_.fail(node["draws"], "input_transform.draws", fmt::format("draw '{}' has the name of a tensor", d.name));
+    }
+  }
+
+  void parseOrigin(const YAML::Node& node, Problem& p) {
+    yaml_.onlyKeys(node, "origin", {"suite", "commit", "level", "number", "file", "source"});
+    ProblemOrigin o;
+    o.suite = yaml_.asString(yaml_.require(node, "suite", "origin"), "origin.suite");
+    if (const YAML::Node v = node["commit"]) o.commit = yaml_.asString(v, "origin.commit");
+    if (const YAML::Node v = node["level"]) o.level = static_cast<int>(yaml_.asInt64(v, "origin.level"));
+    if (const YAML::Node v = node["number"]) o.number = static_cast<int>(yaml_.asInt64(v, "origin.number"));
+    if (const YAML::Node v = node["file"]) o.file = yaml_.asString(v, "origin.file");
+    if (const YAML::Node v = node["source"]) {
+      o.sourceFile = yaml_.asString(v, "origin.source");
+      const fs::path file = directory_ / o.sourceFile;
+      if (fs::path(o.sourceFile).is_absolute() || !fs::is_regular_file(file)) {
+        yaml_.fail(v, "origin.source", fmt::format("'{}' is not a file in the problem's folder", file.string()));
+      }
+      o.source = readFile(file);
+    }
+    p.origin = std::move(o);
+  }
+
   void parseTensors(const YAML::Node& node, const std::string& section, bool isInput, std::vector<TensorSpec>& out,
                     const Problem& p) {
     yaml_.expectMap(node, section);
@@ -119,11 +241,13 @@ class ProblemParser {
       TensorSpec t;
       t.name = yaml_.asKey(entry.first, section);
       const std::string path = joinPath(section, t.name);
-      if (!isIdentifier(t.name)) yaml_.fail(entry.first, path, "tensor names must be identifiers");
+      if (!isTensorName(t.name)) yaml_.fail(entry.first, path, "tensor names must be identifiers or dotted paths of them (conv.weight)");
       if (p.findTensor(t.name) || std::any_of(out.begin(), out.end(), [&](auto& o) { return o.name == t.name; })) {
         yaml_.fail(entry.first, path, "duplicate tensor name");
       }
-      if (isInput) yaml_.onlyKeys(entry.second, path, {"dtype", "shape", "init"});
+      const bool produced = isInput && p.inputTransform && p.inputTransform->producesInput(t.name);
+      if (produced) yaml_.onlyKeys(entry.second, path, {"dtype", "shape"});
+      else if (isInput) yaml_.onlyKeys(entry.second, path, {"dtype", "shape", "init"});
       else yaml_.onlyKeys(entry.second, path, {"dtype", "shape"});
       const YAML::Node dtypeNode = yaml_.require(entry.second, "dtype", path);
       const auto dtype = parseDType(yaml_.asString(dtypeNode, joinPath(path, "dtype")));
@@ -254,6 +378,23 @@ class ProblemParser {
 
   void parseCost(const YAML::Node& node, Problem& p) {
     if (!node) return;
+    if (node.IsMap() && !node["flops"] && !node["bytes"]) {  // per size set: {small: {flops: N, bytes: N}, ...}
+      for (const auto& entry : node) {
+        const std::string set = yaml_.asKey(entry.first, "cost");
+        const std::string path = joinPath("cost", set);
+        if (!p.findSizeSet(set)) yaml_.fail(entry.first, path, fmt::format("'{}' is neither flops, bytes nor a size set", set));
+        yaml_.onlyKeys(entry.second, path, {"flops", "bytes"});
+        CostLiteral c;
+        for (auto [key, field] : {std::pair{"flops", &c.flops}, std::pair{"bytes", &c.bytes}}) {
+          if (const YAML::Node v = entry.second[key]) {
+            *field = yaml_.asInt64(v, joinPath(path, key));
+            if (**field < 0) yaml_.fail(v, joinPath(path, key), "must be >= 0");
+          }
+        }
+        p.costPerSet.emplace(set, c);
+      }
+      return;
+    }
     yaml_.onlyKeys(node, "cost", {"flops", "bytes"});
     auto one = [&](const char* key, std::optional<IntExpr>& out) {
       const YAML::Node v = node[key];

@@ -9,6 +9,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <map>
+#include <mutex>
+
+#include "cuset/evaluator/problem/input_generator.hpp"
 
 #include "cuset/common/error.hpp"
 
@@ -61,6 +65,52 @@ std::string withDtypeConstants(const std::string& source) {
   return out;
 }
 
+
+// A TorchScript archive loaded once per file. torch::jit::Module is a handle to shared state, so each
+// TorchReference loads its own copy (attributes are set on it before every call).
+torch::jit::Module loadArchive(const Problem& problem, const std::filesystem::path& file, std::string_view what) {
+  const std::filesystem::path path = problem.directory / file;
+  try {
+    return torch::jit::load(path.string());
+  } catch (const std::exception& e) {
+    throw makeError("{}: {} archive '{}' does not load: {}", problemFile(problem), what, path.string(), e.what());
+  }
+}
+
+std::size_t inputIndex(const Problem& problem, std::string_view name) {
+  for (std::size_t i = 0; i < problem.inputs.size(); ++i) {
+    if (problem.inputs[i].name == name) return i;
+  }
+  throw makeError("{}: '{}' is not an input", problemFile(problem), name);
+}
+
+const std::filesystem::path& archiveFor(const Problem& problem, const std::map<std::string, std::filesystem::path>& archives,
+                                        const SizeBindings& sizes, std::string_view what) {
+  const SizeSet* set = problem.sizeSetOf(sizes);
+  auto it = set ? archives.find(set->name) : archives.end();
+  if (it == archives.end()) {
+    throw makeError("problem {}: the {} is a TorchScript archive per size set and these sizes are none of the problem's sets", problem.id, what);
+  }
+  return it->second;
+}
+
+// Every output of a TorchScript call as a list of tensors.
+std::vector<torch::Tensor> tensorsOf(const c10::IValue& result, const Problem& problem, std::string_view what) {
+  std::vector<torch::Tensor> produced;
+  if (result.isTensor()) {
+    produced.push_back(result.toTensor());
+  } else if (result.isTuple() || result.isList()) {
+    const auto elements = result.isTuple() ? result.toTupleRef().elements().vec() : result.toListRef().vec();
+    for (const auto& v : elements) {
+      if (!v.isTensor()) throw makeError("problem {}: {} returned a tuple with a non-tensor element", problem.id, what);
+      produced.push_back(v.toTensor());
+    }
+  } else {
+    throw makeError("problem {}: {} must return a Tensor or a tuple of Tensors, got {}", problem.id, what, result.tagKind());
+  }
+  return produced;
+}
+
 }  // namespace
 
 struct TorchReference::Impl {
@@ -68,12 +118,41 @@ struct TorchReference::Impl {
   std::shared_ptr<torch::jit::CompilationUnit> unit;
   torch::jit::Function* forward = nullptr;
   struct Binding {
-    bool isSize = false;
+    enum class Kind { input, size, number } kind = Kind::input;
     std::size_t inputIndex = 0;
     std::string sizeName;
+    c10::IValue number;
   };
   std::vector<Binding> bindings;  // one per forward parameter
+  // Archive references: modules by file, and inputs set as attributes before each call.
+  std::mutex archiveMutex;
+  std::map<std::filesystem::path, torch::jit::Module> modules;
+  std::vector<std::pair<std::string, std::size_t>> attributes;  // dotted path -> input index
+
+  torch::jit::Module& moduleFor(const SizeBindings& sizes) {
+    const auto& file = archiveFor(*problem, problem->referenceArchive->archives, sizes, "reference");
+    auto it = modules.find(file);
+    if (it == modules.end()) it = modules.emplace(file, loadArchive(*problem, file, "reference")).first;
+    return it->second;
+  }
+
+  void setAttributes(torch::jit::Module& module, const std::vector<torch::Tensor>& values) {
+    for (std::size_t i = 0; i < attributes.size(); ++i) {
+      const std::string& path = attributes[i].first;
+      torch::jit::Module owner = module;
+      std::size_t start = 0;
+      for (std::size_t dot = path.find('.'); dot != std::string::npos; start = dot + 1, dot = path.find('.', start)) {
+        const std::string part = path.substr(start, dot - start);
+        if (!owner.hasattr(part)) throw makeError("problem {}: the reference archive has no submodule '{}' (attribute '{}')", problem->id, part, path);
+        owner = owner.attr(part).toModule();
+      }
+      const std::string leaf = path.substr(start);
+      if (!owner.hasattr(leaf)) throw makeError("problem {}: the reference archive has no attribute '{}'", problem->id, path);
+      owner.setattr(leaf, values[i]);
+    }
+  }
 };
+
 
 TorchReference::TorchReference(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TorchReference::TorchReference(TorchReference&&) noexcept = default;
@@ -83,6 +162,22 @@ TorchReference::~TorchReference() = default;
 TorchReference TorchReference::compile(const Problem& problem) {
   auto impl = std::make_unique<Impl>();
   impl->problem = &problem;
+  if (const auto& archive = problem.referenceArchive) {
+    using Kind = Impl::Binding::Kind;
+    for (const auto& name : archive->attributes) impl->attributes.emplace_back(name, inputIndex(problem, name));
+    if (archive->args.empty()) {
+      for (std::size_t i = 0; i < problem.inputs.size(); ++i) {
+        const bool isAttribute = std::any_of(impl->attributes.begin(), impl->attributes.end(), [&](auto& a) { return a.second == i; });
+        if (!isAttribute) impl->bindings.push_back({Kind::input, i, {}, {}});
+      }
+    }
+    for (const auto& arg : archive->args) {
+      if (!arg.input.empty()) impl->bindings.push_back({Kind::input, inputIndex(problem, arg.input), {}, {}});
+      else if (arg.isInteger) impl->bindings.push_back({Kind::number, 0, {}, c10::IValue(static_cast<std::int64_t>(arg.number))});
+      else impl->bindings.push_back({Kind::number, 0, {}, c10::IValue(arg.number)});
+    }
+    return TorchReference(std::move(impl));
+  }
   try {
     impl->unit = torch::jit::compile(withDtypeConstants(problem.reference));
   } catch (const std::exception& e) {
@@ -96,6 +191,7 @@ TorchReference TorchReference::compile(const Problem& problem) {
     Impl::Binding b;
     const std::string& name = arg.name();
     const auto kind = arg.type()->kind();
+    b.kind = Impl::Binding::Kind::input;
     auto input = std::find_if(problem.inputs.begin(), problem.inputs.end(), [&](auto& t) { return t.name == name; });
     if (input != problem.inputs.end()) {
       if (kind != c10::TypeKind::TensorType) {
@@ -106,7 +202,7 @@ TorchReference TorchReference::compile(const Problem& problem) {
       if (kind != c10::TypeKind::IntType) {
         throw makeError("{}: reference parameter '{}' names a size, so it must be annotated ': int'", problemFile(problem), name);
       }
-      b.isSize = true;
+      b.kind = Impl::Binding::Kind::size;
       b.sizeName = name;
     } else {
       throw makeError("{}: reference parameter '{}' is neither an input nor a size name", problemFile(problem), name);
@@ -126,8 +222,12 @@ template <class Bindings, class Prepare>
 std::vector<c10::IValue> bindArguments(const Bindings& bindings, const std::vector<HostTensor>& inputs, const SizeBindings& sizes, Prepare prepare) {
   std::vector<c10::IValue> args;
   for (const auto& b : bindings) {
-    if (b.isSize) {
+    if (b.kind == TorchReference::Impl::Binding::Kind::size) {
       args.emplace_back(sizes.at(b.sizeName));
+      continue;
+    }
+    if (b.kind == TorchReference::Impl::Binding::Kind::number) {
+      args.push_back(b.number);
       continue;
     }
     const HostTensor& in = inputs.at(b.inputIndex);
@@ -138,17 +238,39 @@ std::vector<c10::IValue> bindArguments(const Bindings& bindings, const std::vect
 
 }  // namespace
 
+namespace {
+
+// Calls the reference: the compiled forward, or the archive for these sizes with its attributes set
+// from `inputs` (prepared like every argument by `prepare`).
+template <class Prepare>
+c10::IValue callReference(TorchReference::Impl& impl, const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
+                          std::vector<c10::IValue> args, Prepare prepare) {
+  if (!impl.problem->referenceArchive) return (*impl.forward)(std::move(args));
+  std::lock_guard lock(impl.archiveMutex);
+  torch::jit::Module& module = impl.moduleFor(sizes);
+  std::vector<torch::Tensor> values;
+  for (const auto& [name, index] : impl.attributes) {
+    const HostTensor& in = inputs.at(index);
+    values.push_back(prepare(torch::from_blob(const_cast<std::byte*>(in.data()), in.shape(), storageType(in.dtype())), in));
+  }
+  impl.setAttributes(module, values);
+  args.insert(args.begin(), module._ivalue());
+  return module.get_method("forward").function()(std::move(args));
+}
+
+}  // namespace
+
 void TorchReference::runOnGpu(const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
                               const std::function<bool(const std::function<void()>&)>& step) const {
   const Problem& problem = *impl_->problem;
   if (!cudaAvailable()) throw makeError("problem {}: this LibTorch has no CUDA device to time the reference on", problem.id);
   torch::NoGradGuard noGrad;
-  const std::vector<c10::IValue> args =
-      bindArguments(impl_->bindings, inputs, sizes, [](const torch::Tensor& t, const HostTensor&) { return t.to(torch::kCUDA); });
+  const auto toGpu = [](const torch::Tensor& t, const HostTensor&) { return t.to(torch::kCUDA); };
+  const std::vector<c10::IValue> args = bindArguments(impl_->bindings, inputs, sizes, toGpu);
   torch::cuda::synchronize();
   const std::function<void()> run = [&] {
     try {
-      (*impl_->forward)(args);  // the outputs are discarded: correctness was judged on the CPU
+      callReference(*impl_, inputs, sizes, args, toGpu);  // the outputs are discarded: correctness was judged on the CPU
     } catch (const std::exception& e) {
       throw makeError("problem {}: reference forward on the GPU failed: {}", problem.id, e.what());
     }
@@ -162,31 +284,23 @@ std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& input
   const Problem& problem = *impl_->problem;
   torch::NoGradGuard noGrad;
   const auto computeFloat = problem.referenceInFloat64 ? torch::kFloat64 : torch::kFloat32;
-  std::vector<c10::IValue> args = bindArguments(impl_->bindings, inputs, sizes, [&](const torch::Tensor& view, const HostTensor& in) {
+  const auto prepare = [&](const torch::Tensor& view, const HostTensor& in) {
     // from_blob does not own the memory; clone() gives the reference its own copy, so nothing it does
     // (in-place ops included) can touch the harness's input buffers.
     torch::Tensor t = view.clone();
     if (isFloating(in.dtype())) t = t.to(computeFloat);
     if (onGpu) t = t.to(torch::kCUDA);
     return t;
-  });
+  };
   c10::IValue result;
   try {
-    result = (*impl_->forward)(std::move(args));
+    result = callReference(*impl_, inputs, sizes, bindArguments(impl_->bindings, inputs, sizes, prepare), prepare);
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
     throw makeError("problem {}: reference forward failed: {}", problem.id, e.what());
   }
-  std::vector<torch::Tensor> produced;
-  if (result.isTensor()) {
-    produced.push_back(result.toTensor());
-  } else if (result.isTuple()) {
-    for (const auto& v : result.toTupleRef().elements()) {
-      if (!v.isTensor()) throw makeError("problem {}: reference returned a tuple with a non-tensor element", problem.id);
-      produced.push_back(v.toTensor());
-    }
-  } else {
-    throw makeError("problem {}: reference must return a Tensor or a tuple of Tensors, got {}", problem.id, result.tagKind());
-  }
+  std::vector<torch::Tensor> produced = tensorsOf(result, problem, "reference");
   if (produced.size() != problem.outputs.size()) {
     throw makeError("problem {}: reference returned {} tensor(s) but outputs declares {}", problem.id, produced.size(),
                     problem.outputs.size());
@@ -217,5 +331,52 @@ std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& input
 }
 
 std::string libtorchVersion() { return TORCH_VERSION; }
+
+std::vector<HostTensor> drawInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed, std::uint64_t trial, bool alternate) {
+  if (!problem.inputTransform) return generateInputs(problem, sizes, runSeed, trial, alternate);
+  const InputTransform& transform = *problem.inputTransform;
+  std::vector<HostTensor> inputs = generateInputs(problem, sizes, runSeed, trial, alternate);
+  std::vector<c10::IValue> raws;
+  for (const HostTensor& draw : generateDraws(problem, sizes, runSeed, trial, alternate)) {
+    raws.emplace_back(torch::from_blob(const_cast<std::byte*>(draw.data()), draw.shape(), storageType(draw.dtype())).clone());
+  }
+  // One loaded module per file for the whole process: the transform has no state to set.
+  static std::mutex mutex;
+  static std::map<std::filesystem::path, torch::jit::Module> modules;
+  const std::filesystem::path file = problem.directory / archiveFor(problem, transform.archives, sizes, "input transform");
+  std::vector<torch::Tensor> produced;
+  {
+    std::lock_guard lock(mutex);
+    auto it = modules.find(file);
+    if (it == modules.end()) it = modules.emplace(file, loadArchive(problem, file.lexically_relative(problem.directory), "input transform")).first;
+    torch::NoGradGuard noGrad;
+    try {
+      produced = tensorsOf(it->second.forward(std::move(raws)), problem, "input transform");
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw makeError("problem {}: input transform failed: {}", problem.id, e.what());
+    }
+  }
+  if (produced.size() != transform.produces.size()) {
+    throw makeError("problem {}: input transform returned {} tensor(s) but produces lists {}", problem.id, produced.size(), transform.produces.size());
+  }
+  for (std::size_t i = 0; i < produced.size(); ++i) {
+    HostTensor& target = inputs.at(inputIndex(problem, transform.produces[i]));
+    torch::Tensor t = produced[i];
+    const std::vector<std::int64_t> got(t.sizes().begin(), t.sizes().end());
+    if (got != target.shape()) {
+      throw makeError("problem {}: input transform gives '{}' the shape {} but inputs declares {}", problem.id, transform.produces[i],
+                      formatShape(got), formatShape(target.shape()));
+    }
+    if (t.is_floating_point() != isFloating(target.dtype())) {
+      throw makeError("problem {}: input transform gives '{}' dtype {} but inputs declares {}", problem.id, transform.produces[i],
+                      c10::toString(t.scalar_type()), dtypeName(target.dtype()));
+    }
+    t = t.to(storageType(target.dtype())).contiguous();
+    std::memcpy(target.data(), t.data_ptr(), target.byteSize());
+  }
+  return inputs;
+}
 
 }  // namespace cuset

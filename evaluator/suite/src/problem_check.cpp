@@ -57,7 +57,7 @@ ProblemCheckResult checkProblem(const Problem& problem, std::uint64_t seed) {
     const TorchReference reference = TorchReference::compile(problem);
     const SizeBindings& sizes = problem.sizes("small");
     const auto start = std::chrono::steady_clock::now();
-    const std::vector<HostTensor> outputs = reference.run(generateInputs(problem, sizes, seed, 0), sizes);
+    const std::vector<HostTensor> outputs = reference.run(drawInputs(problem, sizes, seed, 0), sizes);
     result.referenceMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const std::string& name = problem.outputs[i].name;
@@ -72,7 +72,7 @@ ProblemCheckResult checkProblem(const Problem& problem, std::uint64_t seed) {
       }
     }
     if (!problem.inputs.empty()) {
-      const std::vector<HostTensor> second = reference.run(generateInputs(problem, sizes, seed, 1), sizes);
+      const std::vector<HostTensor> second = reference.run(drawInputs(problem, sizes, seed, 1), sizes);
       for (std::size_t i = 0; i < outputs.size(); ++i) {
         if (sameBytes(outputs[i], second[i])) {
           result.failures.push_back(fmt::format(

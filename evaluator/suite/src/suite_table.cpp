@@ -26,12 +26,6 @@ std::string scaled(std::optional<std::int64_t> value, double unit) {
   return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
 }
 
-std::optional<std::int64_t> costAt(const std::optional<IntExpr>& expr, const Problem& p, std::string_view set) {
-  if (!expr || !p.findSizeSet(set)) return std::nullopt;
-  auto v = expr->evaluate(p.sizes(set));
-  return v ? std::optional<std::int64_t>(*v) : std::nullopt;
-}
-
 }  // namespace
 
 std::optional<double> h100RooflineMs(const Problem& problem, std::string_view sizeSet) { return rooflineMs(problem, sizeSet, h100Peaks()); }
@@ -46,8 +40,8 @@ std::string formatSuiteMarkdown(const ProblemSuite& suite) {
     for (const auto& t : p.outputs) dtypes.insert(std::string(dtypeName(t.dtype)));
     const auto roofline = h100RooflineMs(p, "full");
     out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n", p.id, p.level, fmt::join(p.tags, ", "), fmt::join(dtypes, ", "),
-                       sizesText(p, "small"), sizesText(p, "full"), scaled(costAt(p.costFlops, p, "full"), 1e9),
-                       scaled(costAt(p.costBytes, p, "full"), 1e6), roofline ? fmt::format("{:.2f}", *roofline) : "-");
+                       sizesText(p, "small"), sizesText(p, "full"), scaled(p.flopsAt("full"), 1e9),
+                       scaled(p.bytesAt("full"), 1e6), roofline ? fmt::format("{:.2f}", *roofline) : "-");
   }
   std::map<int, std::size_t> perLevel;
   for (const auto& p : suite.problems()) ++perLevel[p.level];

@@ -7,12 +7,7 @@
 namespace cuset {
 namespace {
 
-std::optional<double> costAt(const std::optional<IntExpr>& expr, const Problem& p, std::string_view set) {
-  const SizeSet* sizes = p.findSizeSet(set);
-  if (!expr || !sizes) return std::nullopt;
-  auto v = expr->evaluate(sizes->sizes);
-  return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
-}
+std::optional<double> asDouble(std::optional<std::int64_t> v) { return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt; }
 
 bool usesHalfPrecision(const Problem& p) {
   return std::any_of(p.inputs.begin(), p.inputs.end(), [](const TensorSpec& t) { return t.dtype == DType::float16 || t.dtype == DType::bfloat16; });
@@ -23,8 +18,8 @@ bool usesHalfPrecision(const Problem& p) {
 DevicePeaks h100Peaks() { return {"H100 SXM (datasheet)", 67e12, 989e12, 3.35e12}; }
 
 std::optional<double> rooflineMs(const Problem& problem, std::string_view sizeSet, const DevicePeaks& device) {
-  const auto flops = costAt(problem.costFlops, problem, sizeSet);
-  const auto bytes = costAt(problem.costBytes, problem, sizeSet);
+  const auto flops = asDouble(problem.flopsAt(sizeSet));
+  const auto bytes = asDouble(problem.bytesAt(sizeSet));
   if (!flops && !bytes) return std::nullopt;
   const double peak = usesHalfPrecision(problem) ? device.tensorFlopsPerSecond : device.fp32FlopsPerSecond;
   const double computeS = flops && peak > 0 ? *flops / peak : 0.0;

@@ -3,6 +3,7 @@
 // judged against which TorchScript reference and tolerance.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -58,6 +59,46 @@ struct SizeSet {
   SizeBindings sizes;
 };
 
+// A reference given as TorchScript archives (`reference_archive:`), as imported suites arrive: one file
+// per size set (a trace bakes its sizes in; a scripted module may serve every set).
+struct ArchiveReference {
+  struct Arg {  // one positional argument of forward
+    std::string input;         // an input's name, or empty for a number
+    double number = 0.0;
+    bool isInteger = false;
+  };
+  std::map<std::string, std::filesystem::path> archives;  // size set -> file, relative to the problem folder
+  // forward's positional arguments; empty = every input that is not an attribute, in problem order.
+  std::vector<Arg> args;
+  // Inputs set as attributes of the module (dotted paths, `conv.weight`) before every call: the
+  // lifted parameters and buffers of a scripted module.
+  std::vector<std::string> attributes;
+};
+
+// Inputs computed from raw draws by a TorchScript archive (KernelBench's triu, symmetrised or softmaxed
+// inputs): the draws are generated like inputs, then the archive maps them to the `produces` inputs.
+struct InputTransform {
+  std::vector<TensorSpec> draws;
+  std::map<std::string, std::filesystem::path> archives;  // size set -> file
+  std::vector<std::string> produces;                      // input names, in the order the archive returns them
+  bool producesInput(std::string_view name) const;
+};
+
+// Where an imported problem came from (`origin:`): shown in reports, used by prompts.
+struct ProblemOrigin {
+  std::string suite;       // "kernelbench"
+  std::string commit;
+  int level = 0;
+  int number = 0;          // KernelBench's problem id within its level
+  std::string file;        // "level1/19_ReLU.py"
+  std::string sourceFile;  // the original source, relative to the problem folder
+  std::string source;      // its text (read when the problem loads)
+};
+
+struct CostLiteral {
+  std::optional<std::int64_t> flops, bytes;
+};
+
 struct Problem {
   std::string id;  // "level1/softmax_rows"
   std::string name;
@@ -67,7 +108,10 @@ struct Problem {
   std::vector<SizeSet> sizeSets;  // in file order; "small" always present
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
-  std::string reference;            // TorchScript source defining forward(...)
+  std::string reference;            // TorchScript source defining forward(...); empty with an archive
+  std::optional<ArchiveReference> referenceArchive;
+  std::optional<InputTransform> inputTransform;
+  std::optional<ProblemOrigin> origin;
   // Floating inputs are upcast to float32 for the reference (DESIGN §4), or float64 when
   // problem.yaml says `reference_precision: float64`.
   bool referenceInFloat64 = false;
@@ -75,6 +119,7 @@ struct Problem {
   bool toleranceGiven = false;
   std::optional<IntExpr> costFlops;
   std::optional<IntExpr> costBytes;
+  std::map<std::string, CostLiteral> costPerSet;  // `cost: {small: {flops: N, bytes: N}, ...}`
   std::filesystem::path directory;  // folder holding problem.yaml and solutions/
 
   const SizeSet* findSizeSet(std::string_view setName) const;
@@ -82,6 +127,11 @@ struct Problem {
   const SizeBindings& sizes(std::string_view setName) const;
   const TensorSpec* findTensor(std::string_view tensorName) const;  // input or output
   bool isSizeName(std::string_view sizeName) const;
+  // The cost at a size set: the per-set literal, else the expression, else nothing.
+  std::optional<std::int64_t> flopsAt(std::string_view setName) const;
+  std::optional<std::int64_t> bytesAt(std::string_view setName) const;
+  // The set whose sizes are exactly `sizes`, or nullptr.
+  const SizeSet* sizeSetOf(const SizeBindings& sizes) const;
 };
 
 // Evaluates a tensor's shape for concrete sizes; errors for negative dimensions, overflow, or a tensor

@@ -1,6 +1,7 @@
 #pragma once
 // The LibTorch side of the evaluator, behind a pimpl: this header includes no LibTorch header, so only
 // torch_reference.cpp pays LibTorch's compile time (DEVELOPERS.md: keep <torch/torch.h> contained).
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,12 +39,20 @@ class TorchReference {
   void runOnGpu(const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
                 const std::function<bool(const std::function<void()>&)>& step) const;
 
- private:
+ // Opaque outside torch_reference.cpp.
   struct Impl;
+
+ private:
   explicit TorchReference(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
 std::string libtorchVersion();
+
+// The inputs of `problem` for a size set and trial, in problem order: generateInputs, then the
+// problem's input transform (a TorchScript archive) where it has one. Every caller that judges or
+// times a candidate draws its inputs here.
+std::vector<HostTensor> drawInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed, std::uint64_t trial,
+                                   bool alternate = false);
 
 }  // namespace cuset

@@ -1,0 +1,57 @@
+#pragma once
+// `cuset import kernelbench KB_ROOT --out DIR`: each KernelBench problem file becomes a CuSeT problem
+// (docs/kernelbench.md) whose reference is a TorchScript archive, whose parameters and buffers are
+// inputs drawn fresh every trial, with a `small` size set for the simulator and KernelBench's own sizes
+// as `full`. A Python child process (evaluator/importer/python/kernelbench_trace.py) traces one file;
+// this side writes problem.yaml, runs `cuset problems check` on it, and keeps the import report.
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cuset {
+
+struct KernelBenchImportOptions {
+  std::filesystem::path root;    // holds KernelBench/level{N}/<id>_<name>.py
+  std::filesystem::path outDir;  // the suite: DIR/level{N}/<name>/, DIR/import-report.{json,md}
+  std::vector<int> levels{1, 2, 3};
+  std::vector<std::string> only;  // "level1/19", "19_ReLU", "level1/19_ReLU.py": re-import just these
+  std::size_t jobs = 0;           // 0: hardware threads
+  std::string python;             // empty: $CUSET_PYTHON, else /usr/bin/python3, else python3
+  std::filesystem::path tracer;   // empty: the script next to this library's sources ($CUSET_KERNELBENCH_TRACER)
+  std::string commit;             // empty: from KB_ROOT's git checkout or README
+  double traceMemoryGiB = 4.0;    // the most a real (non-meta) trace at the full size may allocate
+  std::chrono::seconds timeoutPerFile{900};
+  bool progress = true;
+};
+
+struct ImportedProblem {
+  std::string source;  // "level1/19_ReLU.py"
+  std::string status;  // "imported" | "skipped"
+  std::string reason;  // why skipped, or notes on an imported one
+  std::string id;      // "level1/kb19_relu" when imported
+  double seconds = 0.0;
+  nlohmann::json details;  // scaling, verification, reference kind
+};
+
+struct KernelBenchImportReport {
+  std::string commit;
+  std::vector<ImportedProblem> problems;  // sorted by level, then KernelBench number
+  std::size_t imported() const;
+};
+
+// Throws cuset::Error for a root without KernelBench/level{N} folders or an unusable Python; a file
+// that cannot be imported is a `skipped` entry with its reason, never an exception.
+KernelBenchImportReport importKernelBench(const KernelBenchImportOptions& options);
+
+// The problem folder name for a KernelBench file: "19_ReLU.py" -> "kb19_relu".
+std::string kernelBenchProblemName(const std::string& fileName);
+
+nlohmann::json importReportJson(const KernelBenchImportReport& report);
+KernelBenchImportReport importReportFromJson(const nlohmann::json& json, const std::string& source);
+std::string importReportMarkdown(const KernelBenchImportReport& report);
+
+}  // namespace cuset

@@ -1,0 +1,847 @@
+#!/usr/bin/env python3
+"""Turns one KernelBench problem file into the pieces of a CuSeT problem (docs/kernelbench.md).
+
+Run by `cuset import kernelbench`, once per file, never at evaluation time. It writes into --out:
+  reference.pt            the Model as a TorchScript archive (scripted: valid for every size set), or
+  reference_<set>.pt      a trace per size set when scripting fails (traces bake sizes in);
+  inputs_<set>.pt         a traced input transform when get_inputs post-processes its draws;
+  kernelbench_source.py   the original file;
+  import.json             everything else (sizes, inputs, parameters with their init, outputs, cost,
+                          verification figures), which the C++ side turns into problem.yaml.
+On a problem it cannot import honestly it writes import.json with status "skipped" and a reason.
+Exit status 0 in both cases; anything else is a bug of this script.
+"""
+import argparse
+import ast
+import copy
+import inspect
+import json
+import math
+import os
+import sys
+import traceback
+import warnings
+
+warnings.filterwarnings("ignore")
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+from torch.overrides import TorchFunctionMode  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+try:  # the private helper functional_call uses; functional_call itself refuses to run under tracing in 1.13
+    from torch.nn.utils.stateless import _reparametrize_module
+except ImportError:  # pragma: no cover - newer torch
+    from torch.nn.utils.stateless import _reparametrize_module  # type: ignore
+
+DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.int32: "int32",
+          torch.int64: "int64", torch.bool: "bool"}
+
+SMALL_BYTES = 4 << 20      # inputs + parameters + outputs of the simulator's size set
+SMALL_FLOPS = 3e8          # keeps one sim trial to seconds
+SCALABLE_MIN = 16          # constants below this (kernel sizes, strides, dims) are never scaled
+
+
+class Skip(Exception):
+    pass
+
+
+def register_missing_meta_kernels():
+    """torch 1.13 has no meta kernel for max_pool3d_with_indices; the full size is built on meta tensors."""
+    lib = torch.library.Library("aten", "IMPL", "Meta")
+
+    def max_pool3d_with_indices(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        def triple(v, default=None):
+            v = list(v) if isinstance(v, (list, tuple)) else [v]
+            if not v:
+                v = list(default)
+            return v * 3 if len(v) == 1 else v
+        k = triple(kernel_size)
+        st = triple(stride, k)
+        pd = triple(padding)
+        dl = triple(dilation)
+        out = []
+        for i, n in enumerate(x.shape[-3:]):
+            num = n + 2 * pd[i] - dl[i] * (k[i] - 1) - 1
+            o = (num + (st[i] - 1 if ceil_mode else 0)) // st[i] + 1
+            if ceil_mode and (o - 1) * st[i] >= n + pd[i]:
+                o -= 1
+            out.append(o)
+        shape = list(x.shape[:-3]) + out
+        return x.new_empty(shape), torch.empty(shape, dtype=torch.int64, device="meta")
+
+    try:
+        lib.impl("max_pool3d_with_indices", max_pool3d_with_indices)
+    except RuntimeError:  # a torch that has one
+        pass
+    return lib
+
+
+_META_LIB = register_missing_meta_kernels()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loading a problem with its module-level integer constants optionally replaced.
+
+def constant_int(node):
+    """The value of an expression of integer literals only (`2048 * 2`), else None."""
+    if any(isinstance(n, ast.Name) for n in ast.walk(node)):
+        return None
+    try:
+        v = eval(compile(ast.Expression(node), "<constant>", "eval"), {"__builtins__": {}})  # noqa: S307 - literals only
+    except Exception:  # noqa: BLE001
+        return None
+    return v if type(v) is int else None
+
+
+class Knob:
+    """One integer literal at module level that sets a size: rewriting `holder.<field>` changes it."""
+
+    def __init__(self, key, holder, field, index=None):
+        self.key, self.holder, self.field, self.index = key, holder, field, index
+
+    def set(self, value):
+        if self.index is None:
+            setattr(self.holder, self.field, ast.Constant(value))
+        else:
+            getattr(self.holder, self.field)[self.index] = ast.Constant(value)
+
+
+def int_constants(tree):
+    """Module-level `name = <int expr>`, `name = (<int>, ...)` and `a, b = <int>, <int>` assignments:
+    the problem's size knobs."""
+    found = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.Assign):
+            continue
+        v = stmt.value
+        for target in stmt.targets:
+            if isinstance(target, ast.Name):
+                if constant_int(v) is not None:
+                    found.append(Knob(target.id, stmt, "value"))
+                    break
+                if isinstance(v, (ast.Tuple, ast.List)):
+                    for i, e in enumerate(v.elts):
+                        if constant_int(e) is not None:
+                            found.append(Knob(f"{target.id}_{i}", v, "elts", i))
+                    break
+            elif isinstance(target, ast.Tuple) and isinstance(v, ast.Tuple) and len(target.elts) == len(v.elts):
+                for i, (t, e) in enumerate(zip(target.elts, v.elts)):
+                    if isinstance(t, ast.Name) and constant_int(e) is not None:
+                        found.append(Knob(t.id, v, "elts", i))
+    return found
+
+
+def load(source, path, overrides=None):
+    tree = ast.parse(source, path)
+    for knob in int_constants(tree):
+        if overrides and knob.key in overrides:
+            knob.set(overrides[knob.key])
+    ast.fix_missing_locations(tree)
+    ns = {"__name__": "kernelbench_problem", "__file__": path}
+    try:
+        exec(compile(tree, path, "exec"), ns)
+    except ModuleNotFoundError as e:
+        raise Skip(f"needs the Python module '{e.name}', which is not installed")
+    for req in ("Model", "get_inputs", "get_init_inputs"):
+        if req not in ns:
+            raise Skip(f"defines no {req}")
+    return ns
+
+
+def size_knobs(ns, source, path):
+    """name -> int for every integer global and tuple element (tuple elements as name_i)."""
+    knobs = {}
+    for k, v in ns.items():
+        if not k.startswith("_") and type(v) is int:
+            knobs[k] = v
+    for knob in int_constants(ast.parse(source, path)):
+        key = knob.key
+        if key not in knobs:
+            base, _, idx = key.rpartition("_")
+            t = ns.get(base)
+            if isinstance(t, (tuple, list)) and idx.isdigit() and int(idx) < len(t) and type(t[int(idx)]) is int:
+                knobs[key] = t[int(idx)]
+    return knobs
+
+
+# ---------------------------------------------------------------------------------------------------
+# Recording the random draws of get_inputs, and replaying them with given tensors.
+
+class Draws:
+    GENERATORS = ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like")
+
+    def __init__(self):
+        self.mode = None
+        self.records = []
+        self.replay = []
+        self.originals = {g: getattr(torch, g) for g in self.GENERATORS}
+
+    def __enter__(self):
+        for g in self.GENERATORS:
+            setattr(torch, g, self._wrap(g))
+        return self
+
+    def __exit__(self, *exc):
+        for g, f in self.originals.items():
+            setattr(torch, g, f)
+
+    def _wrap(self, g):
+        real = self.originals[g]
+
+        def call(*args, **kwargs):
+            if self.mode == "replay":
+                t = self.replay.pop(0)
+                return t
+            t = real(*args, **kwargs)
+            if self.mode == "record":
+                self.records.append({"fn": g, "args": args, "kwargs": kwargs, "tensor": t})
+            return t
+        return call
+
+
+def draw_distribution(rec):
+    fn, args, kw = rec["fn"], rec["args"], rec["kwargs"]
+    if fn in ("rand", "rand_like"):
+        return {"dist": "uniform", "low": 0.0, "high": 1.0}
+    if fn in ("randn", "randn_like"):
+        return {"dist": "normal", "mean": 0.0, "std": 1.0}
+    nums = [a for a in (args[1:] if fn == "randint_like" else args) if isinstance(a, int)]
+    if "low" in kw:
+        nums = [kw["low"]] + nums
+    if "high" in kw:
+        nums = nums + [kw["high"]]
+    low, high = (0, nums[0]) if len(nums) == 1 else (nums[0], nums[1])
+    return {"dist": "randint", "low": int(low), "high": int(high)}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Building models on the meta device (no memory, no compute) for the full sizes.
+
+FACTORIES = {torch.empty, torch.zeros, torch.ones, torch.full, torch.rand, torch.randn, torch.randint, torch.arange,
+             torch.eye, torch.tensor, torch.linspace, torch.empty_strided}
+
+
+class OnMeta(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func in FACTORIES:
+            kwargs["device"] = "meta"
+        return func(*args, **kwargs)
+
+
+def meta_rand(rec):
+    t = rec["tensor"]
+    return t
+
+
+# ---------------------------------------------------------------------------------------------------
+# Cost from the operators eager mode dispatches (works on meta tensors for the full sizes).
+
+class CostCounter(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.flops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__
+        outs = [o for o in (out if isinstance(out, (tuple, list)) else [out]) if isinstance(o, torch.Tensor)]
+        numel = sum(o.numel() for o in outs)
+        if name in ("mm", "addmm", "bmm", "baddbmm"):
+            a = args[1] if name in ("addmm", "baddbmm") else args[0]
+            self.flops += 2 * numel * a.shape[-1]
+        elif name in ("convolution", "_convolution"):
+            x, w = args[0], args[1]
+            transposed = args[6] if len(args) > 6 else False
+            groups = args[8] if len(args) > 8 else 1
+            if transposed:
+                self.flops += 2 * x.numel() * w.shape[1] * math.prod(w.shape[2:])
+            else:
+                self.flops += 2 * numel * (w.shape[1]) * math.prod(w.shape[2:])
+            del groups
+        elif name not in ("view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "detach", "alias",
+                          "slice", "select", "unsqueeze", "squeeze", "as_strided", "clone", "copy_", "empty",
+                          "empty_like", "zeros", "ones", "new_empty", "contiguous", "_to_copy", "lift_fresh"):
+            self.flops += numel
+        return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Parameter and buffer distributions: the default init of the layer they belong to, never constants.
+
+def recorded_init(tensor, records):
+    """nn.Parameter(torch.randn(shape) * c) and friends: the generator call the values came from."""
+    for r in records:
+        raw = r["tensor"]
+        if raw.shape != tensor.shape or not raw.is_floating_point() or raw.device.type == "meta":
+            continue
+        d = draw_distribution(r)
+        if d["dist"] == "randint":
+            continue
+        x, y = raw.detach().double().flatten(), tensor.detach().double().flatten()
+        nz = x.abs() > 1e-12
+        if not bool(nz.any()):
+            continue
+        ratio = y[nz] / x[nz]
+        a = float(ratio.mean())
+        if a == 0 or not bool(((ratio - a).abs() <= 1e-5 * abs(a)).all()) or not bool((y[~nz].abs() <= 1e-9).all()):
+            continue
+        if d["dist"] == "normal":
+            return {"dist": "normal", "mean": 0.0, "std": abs(a)}, f"torch.{r['fn']} * {a:g} in __init__"
+        lo, hi = sorted((d["low"] * a, d["high"] * a))
+        return {"dist": "uniform", "low": lo, "high": hi}, f"torch.{r['fn']} * {a:g} in __init__"
+    return None
+
+
+def parameter_init(module, leaf, tensor, records=()):
+    """The distribution fresh values of `module.<leaf>` are drawn from each trial, and why."""
+    found = recorded_init(tensor, records)
+    if found is not None:
+        return found
+    if not tensor.is_floating_point():
+        return {"dist": "randint", "low": 0, "high": 100}, "integer buffer"
+    conv = (nn.Linear, nn.Bilinear, nn.modules.conv._ConvNd)
+    norm = (nn.modules.batchnorm._NormBase, nn.LayerNorm, nn.GroupNorm)
+    if isinstance(module, conv) and leaf in ("weight", "bias"):
+        w = module.weight
+        fan_in, _ = nn.init._calculate_fan_in_and_fan_out(w) if w.dim() >= 2 else (w.shape[0], 0)
+        if isinstance(module, nn.Bilinear):
+            fan_in = w.shape[1]
+        b = 1.0 / math.sqrt(max(fan_in, 1))
+        return {"dist": "uniform", "low": -b, "high": b}, f"kaiming-uniform bound 1/sqrt({fan_in}) of {type(module).__name__}"
+    if isinstance(module, norm):
+        table = {"weight": (0.5, 1.5), "bias": (-0.5, 0.5), "running_mean": (-0.5, 0.5), "running_var": (0.5, 1.5)}
+        if leaf in table:
+            lo, hi = table[leaf]
+            return {"dist": "uniform", "low": lo, "high": hi}, f"{type(module).__name__}.{leaf}: non-constant, positive variances"
+    if isinstance(module, nn.Embedding):
+        return {"dist": "normal", "mean": 0.0, "std": 1.0}, "Embedding default normal(0, 1)"
+    if isinstance(module, nn.RNNBase):
+        b = 1.0 / math.sqrt(module.hidden_size)
+        return {"dist": "uniform", "low": -b, "high": b}, f"{type(module).__name__} default bound 1/sqrt(hidden)"
+    if isinstance(module, nn.MultiheadAttention) and leaf == "in_proj_weight":
+        b = math.sqrt(6.0 / (tensor.shape[0] + tensor.shape[1]))
+        return {"dist": "uniform", "low": -b, "high": b}, "MultiheadAttention xavier-uniform"
+    # Anything else (nn.Parameter(torch.randn(...)), custom buffers): from the values the model built,
+    # with constants replaced by a spread around them so a kernel cannot hard-code them.
+    v = tensor.detach().double().flatten()
+    if v.numel() == 0:
+        return {"dist": "normal", "mean": 0.0, "std": 1.0}, "empty"
+    lo, hi = float(v.min()), float(v.max())
+    if lo == hi:
+        if lo == 0.0:
+            return {"dist": "uniform", "low": -0.5, "high": 0.5}, "constant 0 at init, drawn around it"
+        a, b = sorted((0.5 * lo, 1.5 * lo))
+        return {"dist": "uniform", "low": a, "high": b}, f"constant {lo:g} at init, drawn around it"
+    mean, std = float(v.mean()), float(v.std())
+    n = v.numel()
+    kurt = float(((v - mean) ** 4).mean() / (std ** 4)) - 3.0 if std > 0 else 0.0
+    if n >= 64 and kurt < -0.8:
+        pad = (hi - lo) / n
+        return {"dist": "uniform", "low": lo - pad, "high": hi + pad}, "uniform, bounds from the initial values"
+    return {"dist": "normal", "mean": mean, "std": std}, "normal, moments of the initial values"
+
+
+def draw(init, shape, dtype, gen):
+    if init["dist"] == "uniform":
+        return (torch.rand(shape, generator=gen, dtype=torch.float32) * (init["high"] - init["low"]) + init["low"]).to(dtype)
+    if init["dist"] == "normal":
+        return (torch.randn(shape, generator=gen, dtype=torch.float32) * init["std"] + init["mean"]).to(dtype)
+    return torch.randint(int(init["low"]), int(init["high"]), shape, generator=gen, dtype=torch.int64).to(dtype)
+
+
+# ---------------------------------------------------------------------------------------------------
+# One size set: the model, its inputs as KernelBench draws them, its parameters.
+
+class Instance:
+    def __init__(self, ns, meta):
+        self.ns = ns
+        self.meta = meta
+        torch.manual_seed(0)
+        with Draws() as d:
+            d.mode = "record"
+            if meta:
+                with OnMeta():
+                    self.model = ns["Model"](*ns["get_init_inputs"]())
+            else:
+                self.model = ns["Model"](*ns["get_init_inputs"]())
+        self.init_records = d.records
+        self.model.train()  # KernelBench runs the module as constructed: training mode
+        for m in self.model.modules():  # plain tensor attributes would be invisible constants: lift them
+            for k, v in list(vars(m).items()):
+                if isinstance(v, torch.Tensor) and not isinstance(v, nn.Parameter) and k not in m._buffers:
+                    delattr(m, k)
+                    m.register_buffer(k, v)
+        with Draws() as d:
+            d.mode = "record"
+            if meta:
+                with OnMeta():
+                    items = list(ns["get_inputs"]())
+            else:
+                items = list(ns["get_inputs"]())
+        self.records = d.records
+        self.items = items
+        sig = inspect.signature(self.model.forward)
+        names = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if len(names) < len(items):
+            names += [f"input{i}" for i in range(len(names), len(items))]
+        self.arg_names = names[:len(items)]
+        self.params = [(n, p) for n, p in self.model.named_parameters()] + [(n, b) for n, b in self.model.named_buffers()]
+        modules = dict(self.model.named_modules())
+        self.owner = {n: (modules[n.rpartition(".")[0]], n.rpartition(".")[2]) for n, _ in self.params}
+
+    def tensor_items(self):
+        return [(self.arg_names[i], t) for i, t in enumerate(self.items) if isinstance(t, torch.Tensor)]
+
+    def transformed(self):
+        """Whether get_inputs returns something other than its raw draws, one each."""
+        tensors = [t for _, t in self.tensor_items()]
+        raws = [r["tensor"] for r in self.records]
+        return not (len(tensors) == len(raws) and all(any(t is r for r in raws) for t in tensors))
+
+    def run_eager(self, inputs, params):
+        args = []
+        it = iter(inputs)
+        for item in self.items:
+            args.append(next(it) if isinstance(item, torch.Tensor) else item)
+        with torch.no_grad(), _reparametrize_module(self.model, dict(zip([n for n, _ in self.params], params))):
+            for m in self.model.modules():
+                if isinstance(m, nn.RNNBase):
+                    m._init_flat_weights()
+            out = self.model(*args)
+        for m in self.model.modules():
+            if isinstance(m, nn.RNNBase):
+                m._init_flat_weights()
+        return out
+
+
+def outputs_of(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in out):
+        return list(out)
+    raise Skip(f"forward returns {type(out).__name__}, not a tensor or a tuple of tensors")
+
+
+def nbytes(ts):
+    return sum(t.numel() * t.element_size() for t in ts)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The archives.
+
+class TracedReference(nn.Module):
+    """forward(*inputs, *parameters): the model with its parameters swapped for explicit inputs."""
+
+    def __init__(self, inst):
+        super().__init__()
+        self.inst = [inst]  # a list keeps the model out of the traced module's attributes
+
+    def forward(self, *tensors):
+        inst = self.inst[0]
+        n = len(inst.tensor_items())
+        return inst.run_eager(list(tensors[:n]), list(tensors[n:]))
+
+
+class TracedTransform(nn.Module):
+    def __init__(self, ns):
+        super().__init__()
+        self.ns = [ns]
+
+    def forward(self, *raws):
+        with Draws() as d:
+            d.mode = "replay"
+            d.replay = list(raws)
+            items = list(self.ns[0]["get_inputs"]())
+        return tuple(t for t in items if isinstance(t, torch.Tensor))
+
+
+def script_reference(inst, path):
+    model = copy.deepcopy(inst.model) if not inst.meta else inst.model
+    try:
+        sm = torch.jit.script(model)
+    except Exception as e:  # noqa: BLE001 - any TorchScript frontend error means: trace instead
+        return str(e).strip().splitlines()[0][:200]
+    # The archive carries no weights: every parameter and buffer is set from the drawn inputs before
+    # each call, so empty placeholders keep 10^9-parameter models small on disk.
+    for name, _ in inst.params:
+        owner, leaf = name.rpartition(".")[0], name.rpartition(".")[2]
+        m = sm
+        for part in owner.split(".") if owner else []:
+            m = getattr(m, part)
+        t = getattr(m, leaf)
+        setattr(m, leaf, torch.zeros(0, dtype=t.dtype))
+    sm.save(path)
+    return None
+
+
+def set_attributes(sm, names, tensors):
+    for name, t in zip(names, tensors):
+        owner, _, leaf = name.rpartition(".")
+        m = sm
+        for part in owner.split(".") if owner else []:
+            m = getattr(m, part)
+        setattr(m, leaf, t)
+
+
+def run_archive(sm, inst, attributes, inputs, params, scripted):
+    if scripted:
+        set_attributes(sm, attributes, params)
+        args = []
+        it = iter(inputs)
+        for item in inst.items:
+            args.append(next(it) if isinstance(item, torch.Tensor) else item)
+        with torch.no_grad():
+            return sm(*args)
+    with torch.no_grad():
+        return sm(*inputs, *params)
+
+
+# ---------------------------------------------------------------------------------------------------
+
+def describe_shape(dims_per_set, knobs_per_set, tensor_name, extra_sizes, reserved, depends):
+    """Each dimension as the size name it equals in every set and moves with (`depends`), a literal,
+    or a new size of its own."""
+    sets = list(dims_per_set)
+    exprs = []
+    for i in range(len(dims_per_set[sets[0]])):
+        want = {s: dims_per_set[s][i] for s in sets}
+        name = None
+        matching = [k for k in knobs_per_set[sets[0]]
+                    if k not in reserved and all(knobs_per_set[s].get(k) == want[s] for s in sets) and want[sets[0]] > 0]
+        moving = [k for k in matching if (tensor_name, i) in depends.get(k, ())]
+        if moving:
+            name = moving[0]
+        elif matching and len(set(want.values())) > 1:
+            name = matching[0]
+        if name is not None:
+            exprs.append(name)
+        elif len(set(want.values())) == 1:
+            exprs.append(str(want[sets[0]]))
+        else:
+            base = "".join(c if c.isalnum() else "_" for c in tensor_name)
+            name = f"{base}_dim{i}"
+            extra_sizes[name] = want
+            exprs.append(name)
+    return exprs
+
+
+def tensor_shapes(inst, out):
+    shapes = {}
+    for n, t in inst.tensor_items() + inst.params:
+        shapes[n] = tuple(t.shape)
+    for i, o in enumerate(out):
+        shapes["out" if len(out) == 1 else f"out{i}"] = tuple(o.shape)
+    for i, r in enumerate(inst.records):
+        shapes[f"draw{i}"] = tuple(r["tensor"].shape)
+    return shapes
+
+
+def knob_dependencies(source, path, knobs, full):
+    """knob -> {(tensor, dim)} that change when only that knob doubles (on meta tensors: free)."""
+    try:
+        base = tensor_shapes(full, outputs_of(full.run_eager([t for _, t in full.tensor_items()], [t for _, t in full.params])))
+    except Exception:  # noqa: BLE001
+        return {}
+    deps = {}
+    for k, v in knobs.items():
+        if v < 1:
+            continue
+        try:
+            inst = Instance(load(source, path, {k: v * 2}), meta=True)
+            shapes = tensor_shapes(inst, outputs_of(inst.run_eager([t for _, t in inst.tensor_items()], [t for _, t in inst.params])))
+        except Exception:  # noqa: BLE001 - doubling broke the model: this knob tells nothing
+            continue
+        deps[k] = {(n, i) for n, sh in base.items() if n in shapes and len(shapes[n]) == len(sh)
+                   for i in range(len(sh)) if shapes[n][i] != sh[i]}
+    return deps
+
+
+def scaled_overrides(knobs, factor, only=None, floor=4):
+    out = {}
+    for k, v in knobs.items():
+        if v >= SCALABLE_MIN and (only is None or only(k)):
+            out[k] = max(v // factor, min(v, floor))
+    return out
+
+
+def import_problem(args):
+    source = open(args.file).read()
+    ns_full = load(source, args.file)
+    full_knobs = size_knobs(ns_full, source, args.file)
+
+    # The full size set: KernelBench's own, built on the meta device (no memory, no compute).
+    full = Instance(ns_full, meta=True)
+    for _, t in full.tensor_items():
+        if t.dtype not in DTYPES:
+            raise Skip(f"input dtype {t.dtype} is not supported (float32, float16, bfloat16, int32, int64, bool)")
+    for n, t in full.params:
+        if t.dtype not in DTYPES:
+            raise Skip(f"parameter '{n}' has dtype {t.dtype}, which is not supported")
+    cost_full = CostCounter()
+    try:
+        with cost_full:
+            out_full = outputs_of(full.run_eager([t for _, t in full.tensor_items()], [t for _, t in full.params]))
+    except Skip:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise Skip(f"the model does not run on meta tensors at the full size: {str(e).splitlines()[0][:160]}")
+
+    # The small size set: constants scaled until the problem fits the simulator.
+    attempts = []
+    for f in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
+        attempts.append(("all", f, scaled_overrides(full_knobs, f)))
+    for f in (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096):
+        attempts.append(("batch", f, scaled_overrides(full_knobs, f, only=lambda k: "batch" in k.lower(), floor=1)))
+    for floor in (8, 16):
+        for f in (2, 4, 8, 16, 32, 64, 128, 256):
+            attempts.append((f"floor{floor}", f, scaled_overrides(full_knobs, f, floor=floor)))
+    small = None
+    last_error = "too large at every scale tried"
+    for how, f, over in attempts:
+        try:
+            ns = load(source, args.file, over)
+            inst = Instance(ns, meta=True)
+            cc = CostCounter()
+            with cc:
+                o = outputs_of(inst.run_eager([t for _, t in inst.tensor_items()], [t for _, t in inst.params]))
+            size = nbytes([t for _, t in inst.tensor_items()]) + nbytes([t for _, t in inst.params]) + nbytes(o)
+            if size > SMALL_BYTES or cc.flops > SMALL_FLOPS:
+                continue
+            small = (how, f, over, ns)
+            break
+        except Skip:
+            raise
+        except Exception as e:  # noqa: BLE001
+            last_error = str(e).strip().splitlines()[0][:160]
+            continue
+    if small is None:
+        raise Skip(f"no scaled-down size set fits the simulator ({SMALL_BYTES >> 20} MiB, {SMALL_FLOPS:.0e} flops): {last_error}")
+    how, factor, overrides, ns_small = small
+    inst = Instance(ns_small, meta=False)
+    small_knobs = size_knobs(ns_small, source, args.file)
+
+    # References: scripted (all sizes) if TorchScript takes the model, else one trace per size set.
+    out_dir = args.out
+    ref_path = os.path.join(out_dir, "reference.pt")
+    script_error = script_reference(inst, ref_path)
+    param_names = [n for n, _ in inst.params]
+    scalars = [item for item in inst.items if not isinstance(item, torch.Tensor)]
+    if script_error is None:
+        archives = {"small": "reference.pt", "full": "reference.pt"}
+        attributes = param_names
+    else:
+        if any(not isinstance(s, (int, float, bool)) for s in scalars):
+            raise Skip("get_inputs returns a non-tensor, non-number value")
+        archives = {}
+        attributes = []
+        for set_name, ns in (("small", ns_small), ("full", ns_full)):
+            real = inst if set_name == "small" else None
+            if real is None:
+                need = nbytes([t for _, t in full.tensor_items()]) + nbytes([t for _, t in full.params]) + nbytes(out_full)
+                if need > args.trace_memory_bytes:
+                    raise Skip(f"TorchScript cannot script the model ({script_error}) and tracing the full size needs "
+                               f"{need / 2**30:.1f} GiB (limit {args.trace_memory_bytes / 2**30:.1f} GiB: --trace-memory-gib)")
+                real = Instance(ns_full, meta=False)
+            tr = torch.jit.trace(TracedReference(real), tuple([t for _, t in real.tensor_items()] + [t.detach() for _, t in real.params]),
+                                 check_trace=False)
+            archives[set_name] = f"reference_{set_name}.pt"
+            tr.save(os.path.join(out_dir, archives[set_name]))
+
+    # Input transforms (triu, symmetrised, softmax, scaled by a drawn scalar, bool masks).
+    transform = None
+    if inst.transformed():
+        transform = {"archives": {}}
+        for set_name, ns in (("small", ns_small), ("full", ns_full)):
+            if set_name == "full":
+                # A trace of a transform bakes in no sizes unless it reads them; the small trace run on
+                # meta tensors of the full shapes must give the full inputs' shapes, else trace for real.
+                small_tr = torch.jit.load(os.path.join(out_dir, transform["archives"]["small"]))
+                try:
+                    got = small_tr(*[r["tensor"] for r in full.records])
+                    got = list(got) if isinstance(got, (tuple, list)) else [got]
+                    same = [tuple(g.shape) for g in got] == [tuple(t.shape) for _, t in full.tensor_items()]
+                except Exception:  # noqa: BLE001
+                    same = False
+                if same:
+                    transform["archives"]["full"] = transform["archives"]["small"]
+                    continue
+                need = sum(r["tensor"].numel() * r["tensor"].element_size() for r in full.records)
+                if need > args.trace_memory_bytes:
+                    raise Skip(f"get_inputs post-processes its draws and tracing that at the full size needs {need / 2**30:.1f} GiB")
+            with Draws() as d:
+                d.mode = "record"
+                ns["get_inputs"]()
+            raws = [r["tensor"] for r in d.records]
+            tr = torch.jit.trace(TracedTransform(ns), tuple(raws), check_trace=False)
+            transform["archives"][set_name] = f"inputs_{set_name}.pt"
+            tr.save(os.path.join(out_dir, transform["archives"][set_name]))
+            del raws, d
+
+    # Names, shapes and distributions.
+    knobs = {"small": small_knobs, "full": full_knobs}
+    extra = {}
+    tensor_names = set(inst.arg_names) | set(param_names)
+    reserved = set()
+    for k in list(full_knobs):
+        if k in tensor_names:
+            reserved.add(k)
+
+    depends = knob_dependencies(source, args.file, full_knobs, full)
+
+    def spec(name, s_tensor, f_tensor):
+        return describe_shape({"small": list(s_tensor.shape), "full": list(f_tensor.shape)}, knobs, name, extra, reserved, depends)
+
+    inputs = []
+    full_items = dict(full.tensor_items())
+    for name, t in inst.tensor_items():
+        entry = {"name": name, "dtype": DTYPES[t.dtype], "shape": spec(name, t, full_items[name])}
+        if transform is None:
+            rec = next(r for r in inst.records if r["tensor"] is t)
+            entry["init"] = draw_distribution(rec)
+        inputs.append(entry)
+    full_params = dict(full.params)
+    params_out = []
+    for name, t in inst.params:
+        module, leaf = inst.owner[name]
+        init, why = parameter_init(module, leaf, t, inst.init_records)
+        params_out.append({"name": name, "dtype": DTYPES[t.dtype], "shape": spec(name, t, full_params[name]),
+                           "init": init, "init_reason": why})
+    if transform is not None:
+        draws = []
+        for i, (rs, rf) in enumerate(zip(inst.records, full.records)):
+            if rs["tensor"].dtype not in DTYPES:
+                raise Skip(f"get_inputs draws a {rs['tensor'].dtype} tensor, which is not supported")
+            draws.append({"name": f"draw{i}", "dtype": DTYPES[rs["tensor"].dtype],
+                          "shape": spec(f"draw{i}", rs["tensor"], rf["tensor"]), "init": draw_distribution(rs)})
+        transform["draws"] = draws
+        transform["produces"] = [n for n, _ in inst.tensor_items()]
+
+    # Verification: eager Model and archive on the same fresh inputs and weights.
+    gen = torch.Generator().manual_seed(1234)
+
+    def fresh_inputs():
+        if transform is None:
+            return [draw(e["init"], tuple(t.shape), t.dtype, gen) for e, (_, t) in zip(inputs, inst.tensor_items())]
+        raws = [draw(dd["init"], tuple(r["tensor"].shape), r["tensor"].dtype, gen) for dd, r in zip(transform["draws"], inst.records)]
+        tr = torch.jit.load(os.path.join(out_dir, transform["archives"]["small"]))
+        got = tr(*raws)
+        return list(got) if isinstance(got, (tuple, list)) else [got]
+
+    ins = fresh_inputs()
+    params = [draw(p["init"], tuple(t.shape), t.dtype, gen) for p, (_, t) in zip(params_out, inst.params)]
+    want = outputs_of(inst.run_eager([x.clone() for x in ins], [p.clone() for p in params]))
+    again = outputs_of(inst.run_eager([x.clone() for x in ins], [p.clone() for p in params]))
+    if any(not torch.equal(a, b) for a, b in zip(want, again)):
+        raise Skip("forward is stochastic (Dropout with p > 0 in training mode, or random numbers in forward): two runs on the same inputs differ")
+    arch = torch.jit.load(os.path.join(out_dir, archives["small"]))
+    got = outputs_of(run_archive(arch, inst, attributes, [x.clone() for x in ins], [p.clone() for p in params], script_error is None))
+    max_rel = 0.0
+    for g, w in zip(got, want):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            raise Skip(f"the archive returns {tuple(g.shape)} {g.dtype} where the Model returns {tuple(w.shape)} {w.dtype}")
+        if g.is_floating_point():
+            diff = (g.double() - w.double()).abs()
+            scale = w.double().abs().clamp_min(1e-30)
+            rel = float((diff / scale).max()) if diff.numel() else 0.0
+            if not bool(((diff <= 1e-6 * w.double().abs() + 1e-12) | (g == w)).all()):
+                raise Skip(f"the archive disagrees with the eager Model: max abs error {float(diff.max()):.3g}, max rel {rel:.3g}")
+            max_rel = max(max_rel, rel if math.isfinite(rel) else 0.0)
+        elif not torch.equal(g, w):
+            raise Skip("the archive's integer output differs from the eager Model's")
+    for w in want:
+        if w.is_floating_point() and not bool(torch.isfinite(w).all()):
+            raise Skip("the Model's output has NaN or Inf on KernelBench's input distribution")
+
+    # The full size: the archive on meta tensors must give the eager Model's shapes.
+    full_check = "shapes on meta tensors"
+    if archives["full"] == archives["small"]:
+        try:
+            arch_full = torch.jit.load(os.path.join(out_dir, archives["full"]))
+            fi = [t for _, t in full.tensor_items()]
+            fp = [t for _, t in full.params]
+            fo = outputs_of(run_archive(arch_full, full, attributes, fi, fp, True))
+            if [tuple(o.shape) for o in fo] != [tuple(o.shape) for o in out_full]:
+                raise Skip("at the full size the archive's output shapes differ from the Model's")
+        except Skip:
+            raise
+        except Exception as e:  # noqa: BLE001
+            full_check = f"not checked on meta tensors ({str(e).splitlines()[0][:100]}); scripted, so the code is the small size's"
+    else:
+        full_check = "traced at the full size"
+
+    outputs = []
+    for i, (s, f) in enumerate(zip(want, out_full)):
+        name = "out" if len(want) == 1 else f"out{i}"
+        if s.dtype not in DTYPES:
+            raise Skip(f"output dtype {s.dtype} is not supported")
+        outputs.append({"name": name, "dtype": DTYPES[s.dtype], "shape": spec(name, s, f)})
+
+    cost_small = CostCounter()
+    with cost_small:
+        inst.run_eager([t for _, t in inst.tensor_items()], [t for _, t in inst.params])
+
+    def bytes_of(i_list, p_list, o_list):
+        return nbytes(i_list) + nbytes(p_list) + nbytes(o_list)
+
+    sizes = {"small": {}, "full": {}}
+    used = set()
+    for e in inputs + params_out + outputs + (transform["draws"] if transform else []):
+        for d in e["shape"]:
+            if not d.isdigit():
+                used.add(d)
+    for k in full_knobs:
+        if k in used and k not in extra:
+            sizes["small"][k] = small_knobs[k]
+            sizes["full"][k] = full_knobs[k]
+    for k, v in extra.items():
+        sizes["small"][k] = v["small"]
+        sizes["full"][k] = v["full"]
+
+    doc = inspect.getdoc(ns_full["Model"]) or ""
+    result = {
+        "status": "imported",
+        "description": " ".join(doc.split()),
+        "sizes": sizes,
+        "scaling": {"how": how, "factor": factor},
+        "inputs": inputs,
+        "parameters": params_out,
+        "outputs": outputs,
+        "reference": {"archives": archives, "attributes": attributes,
+                      "args": [("input:" + inst.arg_names[i]) if isinstance(it, torch.Tensor) else it for i, it in enumerate(inst.items)]
+                      if script_error is None else None,
+                      "scripted": script_error is None, "script_error": script_error},
+        "input_transform": transform,
+        "cost": {"small": {"flops": int(cost_small.flops),
+                           "bytes": int(bytes_of([t for _, t in inst.tensor_items()], [t for _, t in inst.params], want))},
+                 "full": {"flops": int(cost_full.flops),
+                          "bytes": int(bytes_of([t for _, t in full.tensor_items()], [t for _, t in full.params], out_full))}},
+        "verification": {"small_max_rel_error": max_rel, "full": full_check},
+    }
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--file", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--trace-memory-gib", type=float, default=4.0)
+    args = ap.parse_args()
+    args.trace_memory_bytes = int(args.trace_memory_gib * 2**30)
+    torch.set_num_threads(1)
+    os.makedirs(args.out, exist_ok=True)
+    try:
+        result = import_problem(args)
+    except Skip as s:
+        result = {"status": "skipped", "reason": str(s)}
+    except Exception as e:  # noqa: BLE001 - reported per problem, the import goes on
+        tb = traceback.extract_tb(e.__traceback__)
+        where = f" ({os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
+        result = {"status": "skipped", "reason": f"import failed: {type(e).__name__}: {str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}{where}"}
+    with open(os.path.join(args.out, "import.json"), "w") as f:
+        json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """Applies a rectifier elementwise (a CuSeT fixture in KernelBench's format)."""
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+batch_size = 256
+dim = 8192
+
+def get_inputs():
+    x = torch.randn(batch_size, dim)
+    return [x]
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,19 @@
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """Softmax over the last dimension of a matrix."""
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+
+batch_size = 128
+features = 4096
+
+def get_inputs():
+    return [torch.rand(batch_size, features)]
+
+def get_init_inputs():
+    return []

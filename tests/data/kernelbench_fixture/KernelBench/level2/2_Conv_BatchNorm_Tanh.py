@@ -1,0 +1,24 @@
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """Conv2d, BatchNorm2d (training mode: batch statistics) and tanh."""
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super(Model, self).__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.bn = nn.BatchNorm2d(out_channels)
+
+    def forward(self, x):
+        return torch.tanh(self.bn(self.conv(x)))
+
+batch_size = 64
+in_channels = 32
+out_channels = 64
+height, width = 64, 64
+kernel_size = 3
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, height, width)]
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]
