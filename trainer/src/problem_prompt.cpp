@@ -18,6 +18,17 @@ std::string tensorList(const std::vector<TensorSpec>& tensors) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// Imported problems are asked KernelBench's way: the Model's Python source is the specification; the
+// launch contract then names every input, the lifted parameters and buffers included.
+std::string problemStatement(const Problem& p) {
+  if (!p.origin || p.origin->source.empty()) return p.description;
+  return fmt::format(
+      "Implement the forward pass of this PyTorch Model ({} level {} problem {}, `{}`) as CUDA kernels. The module runs in "
+      "training mode as constructed (BatchNorm uses batch statistics). Its parameters and buffers are not fixed: they "
+      "are inputs of the kernel, named by their PyTorch paths.\n\n```python\n{}```",
+      p.origin->suite, p.origin->level, p.origin->number, p.origin->file, p.origin->source);
+}
+
 }  // namespace
 
 std::string renderProblemPrompt(const Problem& p) {
@@ -28,7 +39,7 @@ std::string renderProblemPrompt(const Problem& p) {
       "Answer with the kernel and its /*@cuset launch manifest, for example:\n"
       "/*@cuset\nlaunches:\n  - kernel: my_kernel\n    grid: [ceil_div(N, 256)]\n    block: [256]\n    args: [x, y, N]\n*/\n"
       "extern \"C\" __global__ void my_kernel(const float* x, float* y, int N) {{ ... }}",
-      p.description, tensorList(p.inputs), tensorList(p.outputs), fmt::join(sizes, " "));
+      problemStatement(p), tensorList(p.inputs), tensorList(p.outputs), fmt::join(sizes, " "));
 }
 
 }  // namespace cuset

@@ -1,6 +1,7 @@
 #include "cuset/evaluator/importer/kernelbench_import.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -205,7 +206,12 @@ std::string problemYaml(const SourceFile& f, const std::string& commit, const js
   // KernelBench's tolerances: 1e-4 for float32 (the dtype default here), 1e-2 for half types.
   bool half = false;
   for (const auto& o : imported.at("outputs")) half = half || o.at("dtype") == "float16" || o.at("dtype") == "bfloat16";
-  if (half) out << YAML::Key << "tolerance" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "atol" << YAML::Value << 1e-2 << YAML::Key << "rtol" << YAML::Value << 1e-2 << YAML::EndMap;
+  if (const auto& t = imported.value("tolerance", json()); !t.is_null()) {
+    out << YAML::Key << "tolerance" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "atol" << YAML::Value << t.at("atol").get<double>()
+        << YAML::Key << "rtol" << YAML::Value << t.at("rtol").get<double>() << YAML::EndMap;
+  } else if (half) {
+    out << YAML::Key << "tolerance" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "atol" << YAML::Value << 1e-2 << YAML::Key << "rtol" << YAML::Value << 1e-2 << YAML::EndMap;
+  }
   out << YAML::Key << "cost" << YAML::Value << YAML::BeginMap;
   for (const char* set : {"small", "full"}) {
     const json& c = imported.at("cost").at(set);
@@ -278,7 +284,12 @@ ImportedProblem importOne(const SourceFile& f, const KernelBenchImportOptions& o
     fs::rename(work, finalDir);
     r.status = "imported";
     r.id = fmt::format("level{}/{}", f.level, f.name);
-    if (!imported.at("reference").at("scripted")) r.reason = "traced per size set (TorchScript cannot script it)";
+    std::vector<std::string> notes;
+    if (!imported.at("reference").at("scripted")) notes.push_back("traced per size set (TorchScript cannot script it)");
+    if (const auto& t = imported.value("tolerance", json()); !t.is_null()) {
+      notes.push_back(fmt::format("atol {:g}: {}", t.at("atol").get<double>(), t.at("reason").get<std::string>()));
+    }
+    r.reason = fmt::format("{}", fmt::join(notes, "; "));
   } catch (const std::exception& e) {
     r.reason = fmt::format("import failed: {}", firstLine(e.what()));
   }

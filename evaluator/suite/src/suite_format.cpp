@@ -38,10 +38,27 @@ std::string formatProblemDetails(const Problem& p) {
     return fmt::format("[{}]", fmt::join(dims, ", "));
   };
   out += "  inputs:\n";
-  for (const auto& t : p.inputs) out += fmt::format("    {:<8} {:<9} {:<16} {}\n", t.name, dtypeName(t.dtype), shapeText(t), t.init.describe());
+  for (const auto& t : p.inputs) {
+    const bool produced = p.inputTransform && p.inputTransform->producesInput(t.name);
+    out += fmt::format("    {:<8} {:<9} {:<16} {}\n", t.name, dtypeName(t.dtype), shapeText(t), produced ? "from the input transform" : t.init.describe());
+  }
   out += "  outputs:\n";
   for (const auto& t : p.outputs) out += fmt::format("    {:<8} {:<9} {}\n", t.name, dtypeName(t.dtype), shapeText(t));
   out += fmt::format("  tolerance: atol={} rtol={}{}\n", p.tolerance.atol, p.tolerance.rtol, p.toleranceGiven ? "" : " (dtype default)");
+  for (const auto& [set, c] : p.costPerSet) {
+    out += fmt::format("  cost[{}]: flops={} bytes={}\n", set, c.flops ? std::to_string(*c.flops) : "-", c.bytes ? std::to_string(*c.bytes) : "-");
+  }
+  if (p.origin) {
+    out += fmt::format("  origin: {} {} (commit {}, level {} problem {})\n", p.origin->suite, p.origin->file, p.origin->commit, p.origin->level,
+                       p.origin->number);
+  }
+  if (p.referenceArchive) {
+    for (const auto& [set, file] : p.referenceArchive->archives) out += fmt::format("  reference archive[{}]: {}\n", set, file.string());
+    if (!p.referenceArchive->attributes.empty()) out += fmt::format("  set as attributes: {}\n", fmt::join(p.referenceArchive->attributes, " "));
+  }
+  if (p.inputTransform) {
+    out += fmt::format("  input transform: {} from {} draw(s)\n", fmt::join(p.inputTransform->produces, " "), p.inputTransform->draws.size());
+  }
   if (p.costFlops) out += fmt::format("  cost.flops: {}\n", p.costFlops->text());
   if (p.costBytes) out += fmt::format("  cost.bytes: {}\n", p.costBytes->text());
   out += fmt::format("  reference{}:\n", p.referenceInFloat64 ? " (float64)" : "");

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Imports KernelBench-format files with `cuset import kernelbench`, adds hand-written solutions to the
+# imported problems and requires `cuset problems check --solutions` to pass on the sim backend: every
+# reference loads and runs from C++, no problem is degenerate, each good kernel is `correct` and each
+# bad_* kernel gets its expected verdict. Then checks the import report.
+#   import_and_judge.sh CUSET KB_ROOT SOLUTIONS OUT EXPECTED_IMPORTED [--only ...]
+set -euo pipefail
+cuset=$1 root=$2 solutions=$3 out=$4 expected=$5
+shift 5
+if [ ! -d "$root/KernelBench" ]; then
+  echo "SKIP: $root/KernelBench is absent"
+  exit 77
+fi
+rm -rf "$out"
+"$cuset" import kernelbench "$root" --out "$out" --jobs 2 --quiet "$@"
+imported=$(grep -c '"status": "imported"' "$out/import-report.json" || true)
+if [ "$imported" != "$expected" ]; then
+  echo "FAIL: imported $imported problems, expected $expected"; cat "$out/import-report.md"; exit 1
+fi
+# Idempotent: re-importing one problem (--only) leaves the suite and the report's totals as they were.
+first=$(cd "$out" && find . -name problem.yaml | sort | xargs sha256sum)
+total=$(grep '"total"' "$out/import-report.json")
+"$cuset" import kernelbench "$root" --out "$out" --jobs 1 --quiet --only level1/1
+second=$(cd "$out" && find . -name problem.yaml | sort | xargs sha256sum)
+[ "$first" = "$second" ] || { echo "FAIL: re-import with --only changed the suite"; exit 1; }
+[ "$total" = "$(grep '"total"' "$out/import-report.json")" ] || { echo "FAIL: --only dropped report entries"; exit 1; }
+cp -r "$solutions"/. "$out"/
+"$cuset" problems check --problems "$out" --solutions --backend sim --out "$out/.solutions-run"
