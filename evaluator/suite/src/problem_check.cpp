@@ -29,6 +29,9 @@ bool sameBytes(const HostTensor& a, const HostTensor& b) {
 std::optional<std::string> degenerateOutputReason(const HostTensor& reference, const Tolerance& tolerance) {
   const std::int64_t n = reference.numel();
   if (n == 0) return "output is empty";
+  // A single value always equals its own mean: for scalars (losses) the test is across draws instead
+  // (checkProblem).
+  if (n == 1) return std::nullopt;
   std::vector<double> values(static_cast<std::size_t>(n));
   double sum = 0.0;
   for (std::int64_t i = 0; i < n; ++i) {
@@ -77,6 +80,11 @@ ProblemCheckResult checkProblem(const Problem& problem, std::uint64_t seed) {
         if (sameBytes(outputs[i], second[i])) {
           result.failures.push_back(fmt::format(
               "output '{}' is identical for two different input draws: a kernel ignoring its inputs would pass", problem.outputs[i].name));
+        } else if (outputs[i].numel() == 1 && withinTolerance(second[i].valueAsDouble(0), outputs[i].valueAsDouble(0), problem.tolerance)) {
+          result.failures.push_back(fmt::format(
+              "scalar output '{}' moves by less than the tolerance between two input draws ({:.6g} vs {:.6g}): a kernel returning a "
+              "constant would pass",
+              problem.outputs[i].name, outputs[i].valueAsDouble(0), second[i].valueAsDouble(0)));
         }
       }
     }

@@ -105,6 +105,19 @@ TEST(ProblemCheck, FlagsAProblemWhoseOutputIgnoresItsInputs) {
   EXPECT_NE(r.failures.back().find("identical for two different input draws"), std::string::npos) << r.failures.back();
 }
 
+TEST(ProblemCheck, AScalarOutputIsJudgedAcrossDraws) {
+  // A loss over many elements barely moves between draws: a kernel returning its expected value passes.
+  const Problem flat = makeProblem("  x: {dtype: float32, shape: [M, N]}\n", "  y: {dtype: float32, shape: []}\n",
+                                   "  def forward(x: Tensor) -> Tensor:\n      return 1.0 + torch.mean(x) * 1e-5\n");
+  const ProblemCheckResult r = checkProblem(flat, 11);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.failures.back().find("moves by less than the tolerance"), std::string::npos) << r.failures.back();
+  const Problem loss = makeProblem("  x: {dtype: float32, shape: [M, N]}\n", "  y: {dtype: float32, shape: []}\n",
+                                   "  def forward(x: Tensor) -> Tensor:\n      return torch.sum(x * x)\n");
+  const ProblemCheckResult ok = checkProblem(loss, 11);
+  EXPECT_TRUE(ok.ok()) << ok.failures.front();
+}
+
 TEST(ProblemCheck, FlagsAnAllZeroReference) {
   const Problem p = makeProblem("  x: {dtype: float32, shape: [M, N]}\n", "  y: {dtype: float32, shape: [M, N]}\n",
                                 "  def forward(x: Tensor) -> Tensor:\n      return x * 0.0\n");
