@@ -3,10 +3,10 @@
 # imported problems and requires `cuset problems check --solutions` to pass on the sim backend: every
 # reference loads and runs from C++, no problem is degenerate, each good kernel is `correct` and each
 # bad_* kernel gets its expected verdict. Then checks the import report.
-#   import_and_judge.sh CUSET KB_ROOT SOLUTIONS OUT EXPECTED_IMPORTED [--only ...]
+#   import_and_judge.sh CUSET KB_ROOT SOLUTIONS OUT EXPECTED_IMPORTED REIMPORT_ID [--only ...]
 set -euo pipefail
-cuset=$1 root=$2 solutions=$3 out=$4 expected=$5
-shift 5
+cuset=$1 root=$2 solutions=$3 out=$4 expected=$5 reimport=$6
+shift 6
 if [ ! -d "$root/KernelBench" ]; then
   echo "SKIP: $root/KernelBench is absent"
   exit 77
@@ -20,9 +20,9 @@ fi
 # Idempotent: re-importing one problem (--only) leaves the suite and the report's totals as they were.
 first=$(cd "$out" && find . -name problem.yaml | sort | xargs sha256sum)
 total=$(grep '"total"' "$out/import-report.json")
-"$cuset" import kernelbench "$root" --out "$out" --jobs 1 --quiet --only level1/1
+"$cuset" import kernelbench "$root" --out "$out" --jobs 1 --quiet --only "$reimport"
 second=$(cd "$out" && find . -name problem.yaml | sort | xargs sha256sum)
 [ "$first" = "$second" ] || { echo "FAIL: re-import with --only changed the suite"; exit 1; }
 [ "$total" = "$(grep '"total"' "$out/import-report.json")" ] || { echo "FAIL: --only dropped report entries"; exit 1; }
-cp -r "$solutions"/. "$out"/
+cp -rL "$solutions"/. "$out"/  # -L: shared solutions link to the fixtures' kernels
 "$cuset" problems check --problems "$out" --solutions --backend sim --out "$out/.solutions-run"

@@ -10,10 +10,10 @@ class Model(nn.Module):
         return torch.softmax(x, dim=1)
 
 batch_size = 128
-features = 4096
+dim = 4096
 
 def get_inputs():
-    return [torch.rand(batch_size, features)]
+    return [torch.rand(batch_size, dim)]
 
 def get_init_inputs():
     return []

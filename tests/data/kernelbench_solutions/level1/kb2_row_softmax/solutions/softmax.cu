@@ -3,7 +3,7 @@ launches:
   - kernel: softmax_rows
     grid: [batch_size]
     block: [256]
-    args: [x, out, features]
+    args: [x, out, dim]
 */
 // One block per row: a max pass, a sum pass, a write pass, with block reductions in shared memory.
 extern "C" __global__ void softmax_rows(const float* __restrict__ x, float* __restrict__ y, int n) {
