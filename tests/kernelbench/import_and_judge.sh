@@ -24,5 +24,12 @@ total=$(grep '"total"' "$out/import-report.json")
 second=$(cd "$out" && find . -name problem.yaml | sort | xargs sha256sum)
 [ "$first" = "$second" ] || { echo "FAIL: re-import with --only changed the suite"; exit 1; }
 [ "$total" = "$(grep '"total"' "$out/import-report.json")" ] || { echo "FAIL: --only dropped report entries"; exit 1; }
+# Every skip has a reason; the suite tables and shows from C++ (roofline of `full` from the imported cost).
+if grep -A1 '"status": "skipped"' "$out/import-report.json" | grep -q '"reason": ""'; then echo "FAIL: a skip without a reason"; exit 1; fi
+table=$("$cuset" problems table --problems "$out")
+first_id=$(sed -n 's/.*"id": "\(level[0-9]*\/[a-z0-9_]*\)".*/\1/p' "$out/import-report.json" | head -1)
+echo "$table" | grep -q "\`$first_id\`" || { echo "FAIL: problems table lacks $first_id"; echo "$table"; exit 1; }
+echo "$table" | grep "\`$first_id\`" | grep -qE '\| [0-9]+\.[0-9]+ \|$' || { echo "FAIL: no roofline for $first_id"; echo "$table"; exit 1; }
+"$cuset" problems show "$first_id" --problems "$out" | grep -q "origin: kernelbench" || { echo "FAIL: problems show has no origin"; exit 1; }
 cp -rL "$solutions"/. "$out"/  # -L: shared solutions link to the fixtures' kernels
 "$cuset" problems check --problems "$out" --solutions --backend sim --out "$out/.solutions-run"

@@ -104,5 +104,19 @@ TEST(Generation, PromptCarriesTheProblemAndTheContract) {
   }
 }
 
+TEST(Generation, ImportedProblemsAreAskedKernelBenchStyle) {
+  const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
+  Problem p = *suite.find("level1/softmax_rows");
+  p.inputs.push_back({"fc.weight", DType::float32, {}, {}});
+  p.origin = ProblemOrigin{"kernelbench", "423217d", 1, 23, "level1/23_Softmax.py", "kernelbench_source.py",
+                           "class Model(nn.Module):\n    def forward(self, x):\n        return torch.softmax(x, dim=1)\n"};
+  const std::string prompt = renderProblemPrompt(p);
+  for (const char* needle : {"kernelbench level 1 problem 23", "```python\nclass Model(nn.Module):", "training mode", "fc.weight (float32",
+                             "/*@cuset"}) {
+    EXPECT_NE(prompt.find(needle), std::string::npos) << needle << "\n" << prompt;
+  }
+  EXPECT_EQ(prompt.find("Row-wise softmax"), std::string::npos) << "the Model source replaces the description";
+}
+
 }  // namespace
 }  // namespace cuset

@@ -21,6 +21,7 @@ import os
 import sys
 import traceback
 import warnings
+from typing import Optional
 
 warnings.filterwarnings("ignore")
 
@@ -78,6 +79,32 @@ def register_missing_meta_kernels():
 
 
 _META_LIB = register_missing_meta_kernels()
+
+
+def scaled_dot_product_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                                 attn_mask: Optional[torch.Tensor] = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False) -> torch.Tensor:
+    """torch 2.x's F.scaled_dot_product_attention by its definition, for a torch that lacks it (1.13):
+    softmax(Q K^T / sqrt(d) + mask) V. Dropout would make the problem stochastic, so p must be 0."""
+    if dropout_p != 0.0:
+        raise RuntimeError("scaled_dot_product_attention with dropout_p > 0 is stochastic")
+    scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(query.size(-1))
+    if is_causal:
+        n, m = query.size(-2), key.size(-2)
+        causal = torch.ones(n, m, dtype=torch.bool, device=query.device).tril()
+        scores = scores.masked_fill(torch.logical_not(causal), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(torch.logical_not(attn_mask), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    return torch.matmul(torch.softmax(scores, dim=-1), value)
+
+
+POLYFILLS = []
+if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+    torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
+    POLYFILLS.append("scaled_dot_product_attention")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -294,11 +321,24 @@ def recorded_init(tensor, records):
     return None
 
 
-def parameter_init(module, leaf, tensor, records=()):
-    """The distribution fresh values of `module.<leaf>` are drawn from each trial, and why."""
+def parameter_init(module, leaf, tensor, records=(), full_module=None):
+    """The distribution fresh values of `module.<leaf>` are drawn from each trial, and why. Layer rules
+    read `full_module` (KernelBench's sizes, on the meta device): a kaiming bound depends on fan-in, and
+    the full size is the one KernelBench judges; the small set draws from the same distribution."""
     found = recorded_init(tensor, records)
     if found is not None:
         return found
+    if full_module is not None:
+        rule = layer_init(full_module, leaf, getattr(full_module, leaf))
+        if rule is not None:
+            return rule
+    if not tensor.is_floating_point():
+        return {"dist": "randint", "low": 0, "high": 100}, "integer buffer"
+    return value_init(tensor)
+
+
+def layer_init(module, leaf, tensor):
+    """The default init of a known layer's parameter or buffer, or None."""
     if not tensor.is_floating_point():
         return {"dist": "randint", "low": 0, "high": 100}, "integer buffer"
     conv = (nn.Linear, nn.Bilinear, nn.modules.conv._ConvNd)
@@ -323,8 +363,12 @@ def parameter_init(module, leaf, tensor, records=()):
     if isinstance(module, nn.MultiheadAttention) and leaf == "in_proj_weight":
         b = math.sqrt(6.0 / (tensor.shape[0] + tensor.shape[1]))
         return {"dist": "uniform", "low": -b, "high": b}, "MultiheadAttention xavier-uniform"
-    # Anything else (nn.Parameter(torch.randn(...)), custom buffers): from the values the model built,
-    # with constants replaced by a spread around them so a kernel cannot hard-code them.
+    return None
+
+
+def value_init(tensor):
+    """Anything else (custom parameters and buffers): from the values the model built, with constants
+    replaced by a spread around them so a kernel cannot hard-code them."""
     v = tensor.detach().double().flatten()
     if v.numel() == 0:
         return {"dist": "normal", "mean": 0.0, "std": 1.0}, "empty"
@@ -705,7 +749,7 @@ def import_problem(args):
     params_out = []
     for name, t in inst.params:
         module, leaf = inst.owner[name]
-        init, why = parameter_init(module, leaf, t, inst.init_records)
+        init, why = parameter_init(module, leaf, t, inst.init_records, full.owner[name][0])
         params_out.append({"name": name, "dtype": DTYPES[t.dtype], "shape": spec(name, t, full_params[name]),
                            "init": init, "init_reason": why})
     if transform is not None:
@@ -830,6 +874,7 @@ def import_problem(args):
                       "scripted": script_error is None, "script_error": script_error},
         "input_transform": transform,
         "tolerance": tolerance,
+        "notes": [f"F.{name} by its definition (this torch lacks it)" for name in POLYFILLS if name in source],
         "cost": {"small": {"flops": int(cost_small.flops),
                            "bytes": int(bytes_of([t for _, t in inst.tensor_items()], [t for _, t in inst.params], want))},
                  "full": {"flops": int(cost_full.flops),

@@ -289,6 +289,7 @@ ImportedProblem importOne(const SourceFile& f, const KernelBenchImportOptions& o
     if (const auto& t = imported.value("tolerance", json()); !t.is_null()) {
       notes.push_back(fmt::format("atol {:g}: {}", t.at("atol").get<double>(), t.at("reason").get<std::string>()));
     }
+    for (const auto& n : imported.value("notes", json::array())) notes.push_back(n.get<std::string>());
     r.reason = fmt::format("{}", fmt::join(notes, "; "));
   } catch (const std::exception& e) {
     r.reason = fmt::format("import failed: {}", firstLine(e.what()));

@@ -52,7 +52,8 @@ std::optional<std::uint64_t> recordedSeed(const fs::path& runJson) {
   return std::stoull(j["seed"].get<std::string>());
 }
 
-// Every problem's problem.yaml, in id order: a resume must judge against the suite the run began with.
+// Every problem's problem.yaml and reference archives, in id order: a resume must judge against the
+// suite the run began with (a re-import may change an archive and nothing else).
 std::string suiteHash(const ProblemSuite& suite) {
   std::vector<const Problem*> problems;
   for (const auto& p : suite.problems()) problems.push_back(&p);
@@ -63,6 +64,16 @@ std::string suiteHash(const ProblemSuite& suite) {
     h.add(p->id);
     std::error_code ec;
     if (fs::exists(p->directory / "problem.yaml", ec)) h.add(readFile(p->directory / "problem.yaml"));
+    std::set<fs::path> archives;
+    if (p->referenceArchive) {
+      for (const auto& [set, file] : p->referenceArchive->archives) archives.insert(file);
+    }
+    if (p->inputTransform) {
+      for (const auto& [set, file] : p->inputTransform->archives) archives.insert(file);
+    }
+    for (const auto& file : archives) {
+      if (fs::exists(p->directory / file, ec)) h.add(readFile(p->directory / file));
+    }
   }
   return h.digest().hex();
 }

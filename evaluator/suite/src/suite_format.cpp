@@ -61,7 +61,7 @@ std::string formatProblemDetails(const Problem& p) {
   }
   if (p.costFlops) out += fmt::format("  cost.flops: {}\n", p.costFlops->text());
   if (p.costBytes) out += fmt::format("  cost.bytes: {}\n", p.costBytes->text());
-  out += fmt::format("  reference{}:\n", p.referenceInFloat64 ? " (float64)" : "");
+  if (!p.reference.empty()) out += fmt::format("  reference{}:\n", p.referenceInFloat64 ? " (float64)" : "");
   std::size_t start = 0;
   while (start < p.reference.size()) {
     std::size_t end = p.reference.find('\n', start);
