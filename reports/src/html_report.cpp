@@ -306,7 +306,8 @@ std::string problemsSection(const nlohmann::json& summary, const std::vector<Eva
       std::string verdicts;
       for (const auto& [v, n] : p["verdicts"].items()) verdicts += fmt::format(R"h({}<span class="v-{}">{}</span> {})h", verdicts.empty() ? "" : ", ", v, v, n.get<int>());
       const auto link = first.find({model, id});
-      const std::string name = link == first.end() ? esc(id) : fmt::format(R"h(<a href="#{}">{}</a>)h", anchorFor(link->second), esc(id));
+      std::string name = link == first.end() ? esc(id) : fmt::format(R"h(<a href="#{}">{}</a>)h", anchorFor(link->second), esc(id));
+      if (p.contains("origin")) name += fmt::format(R"h(<br><small class="origin">{}</small>)h", esc(originText(p["origin"])));
       const double pass1 = p["pass_at_k"].value("1", 0.0);
       h += fmt::format(R"h(<tr data-level="{}" data-solved="{}"><td>{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num" data-sort="{}">{}</td>)h",
                        p["level"].get<int>(), p["c"].get<int>() > 0 ? "yes" : "no", name, esc(model), p["level"].get<int>(), p["n"].get<int>(),

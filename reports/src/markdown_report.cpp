@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <map>
+
 #include "cuset/reports/renderers.hpp"
 
 namespace cuset {
@@ -32,6 +34,14 @@ std::string renderMarkdown(const nlohmann::json& summary) {
   const bool gpu = summary.value("timing", "none") == "gpu";
   const auto& models = summary.value("models", nlohmann::json::object());
 
+  // Imported problems: where each came from (KernelBench's file and commit).
+  std::map<std::string, std::string> origins;
+  for (const auto& [model, m] : models.items()) {
+    if (!m.contains("problems")) continue;
+    for (const auto& [id, p] : m["problems"].items()) {
+      if (p.contains("origin")) origins.emplace(id, originText(p["origin"]));
+    }
+  }
   if (summary["leaderboard"].size() > 1) {
     md += "## Leaderboard\n\n| rank | model | pass@1 | fast_1 | geomean speedup | correct |\n|---|---|---|---|---|---|\n";
     for (const auto& row : summary["leaderboard"]) {
@@ -102,6 +112,11 @@ std::string renderMarkdown(const nlohmann::json& summary) {
     md += "\n";
   }
 
+  if (!origins.empty()) {
+    md += "## Problem origins\n\n| problem | from |\n|---|---|\n";
+    for (const auto& [id, from] : origins) md += fmt::format("| `{}` | {} |\n", id, cell(from));
+    md += "\n";
+  }
   if (!summary["warnings"].empty()) {
     md += "## Warnings\n\n";
     for (const auto& w : summary["warnings"]) md += "- " + cell(w) + "\n";

@@ -185,6 +185,8 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
       all.push_back(&t);
       perLevel[levelOf(id)].push_back(&t);
       nlohmann::json row = {{"level", levelOf(id)}, {"n", t.n}, {"c", t.c}, {"verdicts", t.verdicts}, {"sources", t.sources}};
+      // Imported problems keep where they came from (run.json's problem_origins), e.g. KernelBench's file.
+      if (const auto& origins = runInfo.value("problem_origins", nlohmann::json::object()); origins.contains(id)) row["origin"] = origins[id];
       nlohmann::json pk = nlohmann::json::object();
       for (int k : ks) {
         if (auto v = passAtK(t.n, t.c, k)) pk[std::to_string(k)] = *v;

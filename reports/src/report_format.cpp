@@ -27,6 +27,13 @@ std::vector<int> passAtKColumns(const nlohmann::json& model) {
 
 std::string formatPercent(double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); }
 
+std::string originText(const nlohmann::json& origin) {
+  if (!origin.is_object()) return "";
+  std::string text = fmt::format("{} {}", origin.value("suite", ""), origin.value("file", ""));
+  if (const std::string commit = origin.value("commit", ""); !commit.empty()) text += " @ " + commit;
+  return text;
+}
+
 std::string describeRun(const nlohmann::json& summary) {
   const nlohmann::json run = summary.value("run", nlohmann::json::object());
   std::vector<std::string> parts;

@@ -24,6 +24,7 @@ STAGE_USES = {
     "sim": {"sandbox", "compile", "correctness", "results", "candidate", "problem"},
     "cuda": {"sandbox", "correctness", "compile", "timing", "results", "candidate", "problem"},
     "pipeline": {"problem", "timing", "suite", "candidate", "compile", "results", "correctness", "sandbox", "sim", "cuda"},
+    "importer": {"problem", "suite"},
 }
 MAX_SOURCES_PER_FOLDER = 15
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]cuset/evaluator/([a-z_]+)/')

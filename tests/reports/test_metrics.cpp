@@ -110,6 +110,18 @@ TEST(Summary, SimRunHasNoSpeedupFieldsAtAll) {
   EXPECT_FALSE(speedupOf(r));
 }
 
+// Imported problems show where they came from in every report (run.json's problem_origins).
+TEST(Summary, ImportedProblemsCarryTheirOrigin) {
+  const nlohmann::json origin = {{"suite", "kernelbench"}, {"file", "level1/19_ReLU.py"}, {"commit", "423217d"}};
+  const nlohmann::json s = computeSummary({result("m", "level1/kb19_relu", 0, Verdict::correct), result("m", "level1/relu", 0, Verdict::correct)},
+                                          {{"backend", "sim"}, {"problem_origins", {{"level1/kb19_relu", origin}}}}, {});
+  EXPECT_EQ(s["models"]["m"]["problems"]["level1/kb19_relu"]["origin"], origin);
+  EXPECT_FALSE(s["models"]["m"]["problems"]["level1/relu"].contains("origin"));
+  const std::string md = renderMarkdown(s);
+  EXPECT_NE(md.find("| `level1/kb19_relu` | kernelbench level1/19_ReLU.py @ 423217d |"), std::string::npos) << md;
+  EXPECT_NE(renderHtml(s, {}, "", "").find("kernelbench level1/19_ReLU.py @ 423217d"), std::string::npos);
+}
+
 // A run that drew k = 4 samples per problem reports pass@4 beside pass@1/5/10 (pass@5 and pass@10 are
 // undefined for n = 4), in summary.json, Markdown and HTML.
 TEST(Summary, PassAtTheSampledKIsReported) {
@@ -159,8 +171,12 @@ TEST(Summary, UnsupportedCandidatesAreCountedApartAndNotJudged) {
   const nlohmann::json cmp = compareSummaries(b, c, "base");
   EXPECT_EQ(cmp["counts"]["not_judged"], 1);
   for (const auto& row : cmp["rows"]) {
-    if (row["problem"] == "level1/gemm") EXPECT_EQ(row["status"], "not_judged") << row.dump();
-    if (row["problem"] == "level1/relu") EXPECT_EQ(row["status"], "same") << row.dump();
+    if (row["problem"] == "level1/gemm") {
+      EXPECT_EQ(row["status"], "not_judged") << row.dump();
+    }
+    if (row["problem"] == "level1/relu") {
+      EXPECT_EQ(row["status"], "same") << row.dump();
+    }
   }
   c["comparison"] = cmp;
   EXPECT_NE(renderHtml(c, current, "", "").find("not judged 1"), std::string::npos);

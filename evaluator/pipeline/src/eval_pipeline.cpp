@@ -355,6 +355,11 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
       {"environment", describeEnvironment()},
       {"compile_cache", compiler.cacheDir().empty() ? nlohmann::json(nullptr) : nlohmann::json(compiler.cacheDir().string())},
   };
+  nlohmann::json origins = nlohmann::json::object();
+  for (const auto& p : suite.problems()) {
+    if (p.origin) origins[p.id] = {{"suite", p.origin->suite}, {"file", p.origin->file}, {"commit", p.origin->commit}};
+  }
+  if (!origins.empty()) runJson["problem_origins"] = std::move(origins);
   if (backend == BackendKind::cuda) {
     runJson["environment"]["gpu"] = device.value("name", "");
     runJson["cuda"] = {{"trials", config.trials},

@@ -26,7 +26,9 @@ std::string formatPercent(double fraction);  // 0.4567 -> "45.7%"
 // The k a model's pass@k columns show (summary.json `pass_at_k_values`; 1, 5, 10 for older summaries).
 std::vector<int> passAtKColumns(const nlohmann::json& model);
 std::string htmlEscape(const std::string& text);  // also valid XML text and attribute content
-std::string describeRun(const nlohmann::json& summary);  // "backend sim (CPU simulator, no speedups) · seed 42 · ..."
+std::string describeRun(const nlohmann::json& summary);
+// A problem's origin from summary.json ({suite, file, commit}) -> "kernelbench level1/19_ReLU.py @ 423217d".
+std::string originText(const nlohmann::json& origin);  // "backend sim (CPU simulator, no speedups) · seed 42 · ..."
 // CSS of the small single-page reports (analysis, loop comparison): typography, tables, chart grid.
 const char* simplePageStyle();
 
