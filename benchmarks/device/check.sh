@@ -73,8 +73,21 @@ timeout 300 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-se
 log "eval exit $?"
 tail -3 "$out/eval.log"
 
-# 5. The table.
-python3 - "$out/run" <<'PY'
+# 4b. An imported KernelBench suite whose archives torch 1.13 wrote (fetch-deps.sh), judged and timed
+# with this LibTorch: correct/wrong_answer as expected shows that 2.x loads and runs 1.13 archives.
+kb_suite=.deps/kernelbench-fixture-suite
+if [[ -d "$kb_suite" ]]; then
+  log "imported KernelBench fixtures (torch 1.13 archives)"
+  timeout 120 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --jobs 4 --problems "$kb_suite" \
+    --candidates "$kb_suite" --out "$out/kb-run" --seed 1 -q > "$out/kb-eval.log" 2>&1
+  log "kernelbench eval exit $?"
+  tail -3 "$out/kb-eval.log"
+fi
+
+# 5. The tables.
+for run_dir in "$out/run" "$out/kb-run"; do
+[[ -d "$run_dir" ]] || continue
+python3 - "$run_dir" <<'PY'
 import json, sys, statistics, os
 run = sys.argv[1]
 if not os.path.exists(os.path.join(run, "run.json")):
@@ -95,4 +108,5 @@ for r in rows:
     sp = f"{t['speedup']:8.2f}" if "speedup" in t else f"{'-':>8}"
     print(f"{r['problem']:34} {r['verdict']:15} {f(ref)} {f(cand)} {sp} {spread:7.2%}  {r.get('reason', '')[:60]}")
 PY
+done
 log "done"

@@ -15,3 +15,15 @@ apt-get update -qq
 cd "$root/.deps"
 apt-get download "${packages[@]}"
 du -sh "$root/.deps"
+# KernelBench-format fixtures imported here with Debian's torch 1.13, so that check.sh can confirm
+# that LibTorch 2.x on the GPU machine loads and runs archives written by 1.13 (docs/kernelbench.md).
+cuset="$root/build/default/cli/cuset"
+if [[ -x "$cuset" ]]; then
+  suite="$root/.deps/kernelbench-fixture-suite"
+  "$cuset" import kernelbench "$root/tests/data/kernelbench_fixture" --out "$suite" --jobs 2 --quiet
+  cp -rL "$root/tests/data/kernelbench_solutions/." "$suite/"
+  du -sh "$suite"
+else
+  echo "no $cuset: build first to carry the imported KernelBench fixtures (check.sh skips that step)"
+fi
+
