@@ -450,14 +450,21 @@ class Instance:
         for item in self.items:
             args.append(next(it) if isinstance(item, torch.Tensor) else item)
         with torch.no_grad(), _reparametrize_module(self.model, dict(zip([n for n, _ in self.params], params))):
-            for m in self.model.modules():
-                if isinstance(m, nn.RNNBase):
-                    m._init_flat_weights()
+            rebuild_flat_weights(self.model)
             out = self.model(*args)
-        for m in self.model.modules():
-            if isinstance(m, nn.RNNBase):
-                m._init_flat_weights()
+        rebuild_flat_weights(self.model)
         return out
+
+
+def rebuild_flat_weights(model):
+    """nn.RNNBase keeps its weights in a flat list that a parameter swap does not update."""
+    for m in model.modules():
+        if isinstance(m, nn.RNNBase):
+            m._flat_weights = [getattr(m, wn) if hasattr(m, wn) else None for wn in m._flat_weights_names]
+
+
+def has_rnn(model):
+    return any(isinstance(m, nn.RNNBase) for m in model.modules())
 
 
 def outputs_of(out):
@@ -502,6 +509,8 @@ class TracedTransform(nn.Module):
 
 
 def script_reference(inst, path):
+    if has_rnn(inst.model):  # a scripted RNN reads its flat weight list, which attributes set from C++ would not update
+        return "the model has an RNN (flat weights): traced instead"
     model = copy.deepcopy(inst.model) if not inst.meta else inst.model
     try:
         sm = torch.jit.script(model)
@@ -559,6 +568,8 @@ def describe_shape(dims_per_set, knobs_per_set, tensor_name, extra_sizes, reserv
             name = moving[0]
         elif matching and len(set(want.values())) > 1:
             name = matching[0]
+        if name is None:
+            name = scaled_knob(want, knobs_per_set, [k for k in knobs_per_set[sets[0]] if (tensor_name, i) in depends.get(k, ())])
         if name is not None:
             exprs.append(name)
         elif len(set(want.values())) == 1:
@@ -569,6 +580,25 @@ def describe_shape(dims_per_set, knobs_per_set, tensor_name, extra_sizes, reserv
             extra_sizes[name] = want
             exprs.append(name)
     return exprs
+
+
+def scaled_knob(want, knobs_per_set, moving):
+    """`4 * hidden_size` (LSTM gates, MHA in_proj) or `in_channels / groups`-like `name / 2`: a constant
+    multiple or fraction of a knob the dimension moves with, the same in every set."""
+    sets = list(want)
+    for k in moving:
+        values = [knobs_per_set[s].get(k, 0) for s in sets]
+        if any(v <= 0 for v in values):
+            continue
+        if all(want[s] % v == 0 for s, v in zip(sets, values)):
+            ratios = {want[s] // v for s, v in zip(sets, values)}
+            if len(ratios) == 1 and 1 < (r := ratios.pop()) <= 64:
+                return f"{r} * {k}"
+        if all(want[s] > 0 and v % want[s] == 0 for s, v in zip(sets, values)):
+            ratios = {v // want[s] for s, v in zip(sets, values)}
+            if len(ratios) == 1 and 1 < (r := ratios.pop()) <= 64:
+                return f"{k} / {r}"
+    return None
 
 
 def tensor_shapes(inst, out):
@@ -833,8 +863,7 @@ def import_problem(args):
     used = set()
     for e in inputs + params_out + outputs + (transform["draws"] if transform else []):
         for d in e["shape"]:
-            if not d.isdigit():
-                used.add(d)
+            used.update(tok for tok in d.replace("*", " ").replace("/", " ").split() if not tok.isdigit())
     for k in full_knobs:
         if k in used and k not in extra:
             sizes["small"][k] = small_knobs[k]
