@@ -257,11 +257,6 @@ class OnMeta(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-def meta_rand(rec):
-    t = rec["tensor"]
-    return t
-
-
 # ---------------------------------------------------------------------------------------------------
 # Cost from the operators eager mode dispatches (works on meta tensors for the full sizes).
 
@@ -281,12 +276,11 @@ class CostCounter(TorchDispatchMode):
         elif name in ("convolution", "_convolution"):
             x, w = args[0], args[1]
             transposed = args[6] if len(args) > 6 else False
-            groups = args[8] if len(args) > 8 else 1
+            # w.shape[1] is in_channels/groups (forward) or out_channels/groups (transposed).
             if transposed:
                 self.flops += 2 * x.numel() * w.shape[1] * math.prod(w.shape[2:])
             else:
-                self.flops += 2 * numel * (w.shape[1]) * math.prod(w.shape[2:])
-            del groups
+                self.flops += 2 * numel * w.shape[1] * math.prod(w.shape[2:])
         elif name not in ("view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "detach", "alias",
                           "slice", "select", "unsqueeze", "squeeze", "as_strided", "clone", "copy_", "empty",
                           "empty_like", "zeros", "ones", "new_empty", "contiguous", "_to_copy", "lift_fresh"):
@@ -444,16 +438,21 @@ class Instance:
         raws = [r["tensor"] for r in self.records]
         return not (len(tensors) == len(raws) and all(any(t is r for r in raws) for t in tensors))
 
-    def run_eager(self, inputs, params):
-        args = []
+    def call_args(self, inputs):
+        """forward's arguments: `inputs` where get_inputs returned tensors, its numbers elsewhere."""
         it = iter(inputs)
-        for item in self.items:
-            args.append(next(it) if isinstance(item, torch.Tensor) else item)
+        return [next(it) if isinstance(item, torch.Tensor) else item for item in self.items]
+
+    def run_eager(self, inputs, params):
         with torch.no_grad(), _reparametrize_module(self.model, dict(zip([n for n, _ in self.params], params))):
             rebuild_flat_weights(self.model)
-            out = self.model(*args)
+            out = self.model(*self.call_args(inputs))
         rebuild_flat_weights(self.model)
         return out
+
+    def run_own(self):
+        """The Model on this instance's own inputs and parameters, outputs as a list."""
+        return outputs_of(self.run_eager([t for _, t in self.tensor_items()], [t for _, t in self.params]))
 
 
 def rebuild_flat_weights(model):
@@ -510,7 +509,7 @@ class TracedTransform(nn.Module):
 
 def script_reference(inst, path):
     if has_rnn(inst.model):  # a scripted RNN reads its flat weight list, which attributes set from C++ would not update
-        return "the model has an RNN (flat weights): traced instead"
+        return "it has an RNN, whose flat weight list attributes set from C++ would not update"
     model = copy.deepcopy(inst.model) if not inst.meta else inst.model
     try:
         sm = torch.jit.script(model)
@@ -518,18 +517,13 @@ def script_reference(inst, path):
         return str(e).strip().splitlines()[0][:200]
     # The archive carries no weights: every parameter and buffer is set from the drawn inputs before
     # each call, so empty placeholders keep 10^9-parameter models small on disk.
-    for name, _ in inst.params:
-        owner, leaf = name.rpartition(".")[0], name.rpartition(".")[2]
-        m = sm
-        for part in owner.split(".") if owner else []:
-            m = getattr(m, part)
-        t = getattr(m, leaf)
-        setattr(m, leaf, torch.zeros(0, dtype=t.dtype))
+    set_attributes(sm, [n for n, _ in inst.params], [torch.zeros(0, dtype=t.dtype) for _, t in inst.params])
     sm.save(path)
     return None
 
 
 def set_attributes(sm, names, tensors):
+    """Sets each dotted attribute path (`layers.0.weight`) of a scripted module."""
     for name, t in zip(names, tensors):
         owner, _, leaf = name.rpartition(".")
         m = sm
@@ -541,12 +535,8 @@ def set_attributes(sm, names, tensors):
 def run_archive(sm, inst, attributes, inputs, params, scripted):
     if scripted:
         set_attributes(sm, attributes, params)
-        args = []
-        it = iter(inputs)
-        for item in inst.items:
-            args.append(next(it) if isinstance(item, torch.Tensor) else item)
         with torch.no_grad():
-            return sm(*args)
+            return sm(*inst.call_args(inputs))
     with torch.no_grad():
         return sm(*inputs, *params)
 
@@ -601,30 +591,31 @@ def scaled_knob(want, knobs_per_set, moving):
     return None
 
 
+def output_name(i, count):
+    return "out" if count == 1 else f"out{i}"
+
+
 def tensor_shapes(inst, out):
     shapes = {}
     for n, t in inst.tensor_items() + inst.params:
         shapes[n] = tuple(t.shape)
     for i, o in enumerate(out):
-        shapes["out" if len(out) == 1 else f"out{i}"] = tuple(o.shape)
+        shapes[output_name(i, len(out))] = tuple(o.shape)
     for i, r in enumerate(inst.records):
         shapes[f"draw{i}"] = tuple(r["tensor"].shape)
     return shapes
 
 
-def knob_dependencies(source, path, knobs, full):
+def knob_dependencies(source, path, knobs, full, out_full):
     """knob -> {(tensor, dim)} that change when only that knob doubles (on meta tensors: free)."""
-    try:
-        base = tensor_shapes(full, outputs_of(full.run_eager([t for _, t in full.tensor_items()], [t for _, t in full.params])))
-    except Exception:  # noqa: BLE001
-        return {}
+    base = tensor_shapes(full, out_full)
     deps = {}
     for k, v in knobs.items():
         if v < 1:
             continue
         try:
             inst = Instance(load(source, path, {k: v * 2}), meta=True)
-            shapes = tensor_shapes(inst, outputs_of(inst.run_eager([t for _, t in inst.tensor_items()], [t for _, t in inst.params])))
+            shapes = tensor_shapes(inst, inst.run_own())
         except Exception:  # noqa: BLE001 - doubling broke the model: this knob tells nothing
             continue
         deps[k] = {(n, i) for n, sh in base.items() if n in shapes and len(shapes[n]) == len(sh)
@@ -656,7 +647,7 @@ def import_problem(args):
     cost_full = CostCounter()
     try:
         with cost_full:
-            out_full = outputs_of(full.run_eager([t for _, t in full.tensor_items()], [t for _, t in full.params]))
+            out_full = full.run_own()
     except Skip:
         raise
     except Exception as e:  # noqa: BLE001
@@ -679,7 +670,7 @@ def import_problem(args):
             inst = Instance(ns, meta=True)
             cc = CostCounter()
             with cc:
-                o = outputs_of(inst.run_eager([t for _, t in inst.tensor_items()], [t for _, t in inst.params]))
+                o = inst.run_own()
             size = nbytes([t for _, t in inst.tensor_items()]) + nbytes([t for _, t in inst.params]) + nbytes(o)
             if size > SMALL_BYTES or cc.flops > SMALL_FLOPS:
                 continue
@@ -762,7 +753,7 @@ def import_problem(args):
         if k in tensor_names:
             reserved.add(k)
 
-    depends = knob_dependencies(source, args.file, full_knobs, full)
+    depends = knob_dependencies(source, args.file, full_knobs, full, out_full)
 
     def spec(name, s_tensor, f_tensor):
         return describe_shape({"small": list(s_tensor.shape), "full": list(f_tensor.shape)}, knobs, name, extra, reserved, depends)
@@ -805,7 +796,9 @@ def import_problem(args):
 
     ins = fresh_inputs()
     params = [draw(p["init"], tuple(t.shape), t.dtype, gen) for p, (_, t) in zip(params_out, inst.params)]
-    want = outputs_of(inst.run_eager([x.clone() for x in ins], [p.clone() for p in params]))
+    cost_small = CostCounter()  # the cost is counted on the same run
+    with cost_small:
+        want = outputs_of(inst.run_eager([x.clone() for x in ins], [p.clone() for p in params]))
     again = outputs_of(inst.run_eager([x.clone() for x in ins], [p.clone() for p in params]))
     if any(not torch.equal(a, b) for a, b in zip(want, again)):
         raise Skip("forward is stochastic (Dropout with p > 0 in training mode, or random numbers in forward): two runs on the same inputs differ")
@@ -847,14 +840,11 @@ def import_problem(args):
 
     outputs = []
     for i, (s, f) in enumerate(zip(want, out_full)):
-        name = "out" if len(want) == 1 else f"out{i}"
+        name = output_name(i, len(want))
         if s.dtype not in DTYPES:
             raise Skip(f"output dtype {s.dtype} is not supported")
         outputs.append({"name": name, "dtype": DTYPES[s.dtype], "shape": spec(name, s, f)})
 
-    cost_small = CostCounter()
-    with cost_small:
-        inst.run_eager([t for _, t in inst.tensor_items()], [t for _, t in inst.params])
 
     def bytes_of(i_list, p_list, o_list):
         return nbytes(i_list) + nbytes(p_list) + nbytes(o_list)
@@ -887,6 +877,8 @@ def import_problem(args):
             tolerance = {"atol": min(atol, tol["atol"]), "rtol": tol["rtol"],
                          "reason": f"outputs average {mean_abs:.3g} in magnitude, so atol {tol['atol']:g} would let a constant pass"}
             tol["atol"] = tolerance["atol"]
+    if tolerance is None and half:  # float32's default (1e-4) is the problem format's own; half types need theirs
+        tolerance = dict(tol)
 
     doc = inspect.getdoc(ns_full["Model"]) or ""
     result = {

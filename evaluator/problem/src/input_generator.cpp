@@ -121,13 +121,16 @@ Distribution alternateDistribution(const Distribution& d) {
 
 namespace {
 
-std::vector<HostTensor> generateAll(const Problem& problem, const std::vector<TensorSpec>& specs, const SizeBindings& sizes,
-                                    std::uint64_t runSeed, std::uint64_t trial, bool alternate, std::string_view streamPrefix) {
+// `specs` drawn in order; those `producedBy` makes come back zero-filled. `streamPrefix` keeps the
+// draws' random streams apart from the inputs' when names coincide.
+std::vector<HostTensor> generateAll(const Problem& problem, const std::vector<TensorSpec>& specs, const InputTransform* producedBy,
+                                    const SizeBindings& sizes, std::uint64_t runSeed, std::uint64_t trial, bool alternate,
+                                    std::string_view streamPrefix) {
   std::vector<HostTensor> inputs;
   for (const auto& declared : specs) {
     auto shape = evaluateShape(declared, sizes);
     if (!shape) throw makeError("problem {}: {}", problem.id, shape.error());
-    if (problem.inputTransform && streamPrefix.empty() && problem.inputTransform->producesInput(declared.name)) {
+    if (producedBy && producedBy->producesInput(declared.name)) {
       inputs.emplace_back(declared.dtype, *shape);  // filled by the transform (drawInputs)
       continue;
     }
@@ -145,13 +148,14 @@ std::vector<HostTensor> generateAll(const Problem& problem, const std::vector<Te
 
 std::vector<HostTensor> generateInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed,
                                        std::uint64_t trial, bool alternate) {
-  return generateAll(problem, problem.inputs, sizes, runSeed, trial, alternate, "");
+  const InputTransform* transform = problem.inputTransform ? &*problem.inputTransform : nullptr;
+  return generateAll(problem, problem.inputs, transform, sizes, runSeed, trial, alternate, "");
 }
 
 std::vector<HostTensor> generateDraws(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed,
                                       std::uint64_t trial, bool alternate) {
   if (!problem.inputTransform) return {};
-  return generateAll(problem, problem.inputTransform->draws, sizes, runSeed, trial, alternate, "draw:");
+  return generateAll(problem, problem.inputTransform->draws, nullptr, sizes, runSeed, trial, alternate, "draw:");
 }
 
 }  // namespace cuset

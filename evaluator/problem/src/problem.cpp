@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cuset/common/error.hpp"
 
 namespace cuset {
@@ -52,12 +54,7 @@ Tolerance defaultTolerance(DType dtype) {
   }
 }
 
-bool InputTransform::producesInput(std::string_view name) const {
-  for (const auto& p : produces) {
-    if (p == name) return true;
-  }
-  return false;
-}
+bool InputTransform::producesInput(std::string_view name) const { return std::ranges::find(produces, name) != produces.end(); }
 
 namespace {
 std::optional<std::int64_t> costOf(const Problem& p, std::string_view set, const std::optional<IntExpr>& expr,
@@ -101,6 +98,13 @@ const TensorSpec* Problem::findTensor(std::string_view tensorName) const {
     }
   }
   return nullptr;
+}
+
+std::optional<std::size_t> Problem::inputIndex(std::string_view inputName) const {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].name == inputName) return i;
+  }
+  return std::nullopt;
 }
 
 bool Problem::isSizeName(std::string_view sizeName) const {

@@ -156,15 +156,12 @@ class ProblemParser {
     yaml_.onlyKeys(node, "reference_archive", {"archives", "args", "attributes"});
     ArchiveReference a;
     a.archives = parseArchives(yaml_.require(node, "archives", "reference_archive"), "reference_archive.archives", p);
-    auto inputNamed = [&](const std::string& name) {
-      return std::any_of(p.inputs.begin(), p.inputs.end(), [&](const TensorSpec& t) { return t.name == name; });
-    };
     if (const YAML::Node attrs = node["attributes"]) {
       yaml_.expectSequence(attrs, "reference_archive.attributes");
       for (std::size_t i = 0; i < attrs.size(); ++i) {
         const std::string path = indexPath("reference_archive.attributes", i);
         const std::string name = yaml_.asString(attrs[i], path);
-        if (!inputNamed(name)) yaml_.fail(attrs[i], path, fmt::format("'{}' is not an input", name));
+        if (!p.inputIndex(name)) yaml_.fail(attrs[i], path, fmt::format("'{}' is not an input", name));
         a.attributes.push_back(name);
       }
     }
@@ -183,7 +180,7 @@ class ProblemParser {
           }
         } else {
           arg.input = yaml_.asString(args[i], path);
-          if (!inputNamed(arg.input)) yaml_.fail(args[i], path, fmt::format("'{}' is not an input (numbers are written {{int: N}} or {{float: X}})", arg.input));
+          if (!p.inputIndex(arg.input)) yaml_.fail(args[i], path, fmt::format("'{}' is not an input (numbers are written {{int: N}} or {{float: X}})", arg.input));
         }
         a.args.push_back(std::move(arg));
       }
@@ -206,7 +203,7 @@ class ProblemParser {
 
   void checkTransformProduces(const YAML::Node& node, const Problem& p) {
     for (const auto& name : p.inputTransform->produces) {
-      if (!std::any_of(p.inputs.begin(), p.inputs.end(), [&](const TensorSpec& t) { return t.name == name; })) {
+      if (!p.inputIndex(name)) {
         yaml_.fail(node["produces"], "input_transform.produces", fmt::format("'{}' is not an input", name));
       }
     }

@@ -65,11 +65,20 @@ std::string withDtypeConstants(const std::string& source) {
   return out;
 }
 
+// A tensor viewing a host buffer (no copy, no ownership).
+torch::Tensor hostView(const HostTensor& t) {
+  return torch::from_blob(const_cast<std::byte*>(t.data()), t.shape(), storageType(t.dtype()));
+}
 
-// A TorchScript archive loaded once per file. torch::jit::Module is a handle to shared state, so each
-// TorchReference loads its own copy (attributes are set on it before every call).
-torch::jit::Module loadArchive(const Problem& problem, const std::filesystem::path& file, std::string_view what) {
-  const std::filesystem::path path = problem.directory / file;
+// `t` converted to `out`'s dtype and copied into it; the caller has checked the shape.
+void copyInto(HostTensor& out, const torch::Tensor& t) {
+  const torch::Tensor host = t.to(torch::kCPU).to(storageType(out.dtype())).contiguous();
+  std::memcpy(out.data(), host.data_ptr(), out.byteSize());
+}
+
+// A TorchScript archive (`path` inside the problem's folder). torch::jit::Module is a handle to shared
+// state, so each TorchReference loads its own copy (attributes are set on it before every call).
+torch::jit::Module loadArchive(const Problem& problem, const std::filesystem::path& path, std::string_view what) {
   try {
     return torch::jit::load(path.string());
   } catch (const std::exception& e) {
@@ -78,9 +87,7 @@ torch::jit::Module loadArchive(const Problem& problem, const std::filesystem::pa
 }
 
 std::size_t inputIndex(const Problem& problem, std::string_view name) {
-  for (std::size_t i = 0; i < problem.inputs.size(); ++i) {
-    if (problem.inputs[i].name == name) return i;
-  }
+  if (auto i = problem.inputIndex(name)) return *i;
   throw makeError("{}: '{}' is not an input", problemFile(problem), name);
 }
 
@@ -132,7 +139,7 @@ struct TorchReference::Impl {
   torch::jit::Module& moduleFor(const SizeBindings& sizes) {
     const auto& file = archiveFor(*problem, problem->referenceArchive->archives, sizes, "reference");
     auto it = modules.find(file);
-    if (it == modules.end()) it = modules.emplace(file, loadArchive(*problem, file, "reference")).first;
+    if (it == modules.end()) it = modules.emplace(file, loadArchive(*problem, problem->directory / file, "reference")).first;
     return it->second;
   }
 
@@ -152,7 +159,6 @@ struct TorchReference::Impl {
     }
   }
 };
-
 
 TorchReference::TorchReference(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TorchReference::TorchReference(TorchReference&&) noexcept = default;
@@ -191,13 +197,11 @@ TorchReference TorchReference::compile(const Problem& problem) {
     Impl::Binding b;
     const std::string& name = arg.name();
     const auto kind = arg.type()->kind();
-    b.kind = Impl::Binding::Kind::input;
-    auto input = std::find_if(problem.inputs.begin(), problem.inputs.end(), [&](auto& t) { return t.name == name; });
-    if (input != problem.inputs.end()) {
+    if (const auto input = problem.inputIndex(name)) {
       if (kind != c10::TypeKind::TensorType) {
         throw makeError("{}: reference parameter '{}' names an input, so it must be annotated ': Tensor'", problemFile(problem), name);
       }
-      b.inputIndex = static_cast<std::size_t>(input - problem.inputs.begin());
+      b.inputIndex = *input;
     } else if (problem.isSizeName(name)) {
       if (kind != c10::TypeKind::IntType) {
         throw makeError("{}: reference parameter '{}' names a size, so it must be annotated ': int'", problemFile(problem), name);
@@ -231,14 +235,10 @@ std::vector<c10::IValue> bindArguments(const Bindings& bindings, const std::vect
       continue;
     }
     const HostTensor& in = inputs.at(b.inputIndex);
-    args.emplace_back(prepare(torch::from_blob(const_cast<std::byte*>(in.data()), in.shape(), storageType(in.dtype())), in));
+    args.emplace_back(prepare(hostView(in), in));
   }
   return args;
 }
-
-}  // namespace
-
-namespace {
 
 // The archive module for these sizes with its attributes set from `inputs` (each prepared like every
 // argument by `prepare`), or nullptr for a compiled reference. The caller holds impl.archiveMutex while
@@ -250,7 +250,7 @@ torch::jit::Module* prepareArchive(TorchReference::Impl& impl, const std::vector
   std::vector<torch::Tensor> values;
   for (const auto& [name, index] : impl.attributes) {
     const HostTensor& in = inputs.at(index);
-    values.push_back(prepare(torch::from_blob(const_cast<std::byte*>(in.data()), in.shape(), storageType(in.dtype())), in));
+    values.push_back(prepare(hostView(in), in));
   }
   impl.setAttributes(module, values);
   return &module;
@@ -319,7 +319,7 @@ std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& input
   std::vector<HostTensor> outputs;
   for (std::size_t i = 0; i < produced.size(); ++i) {
     const TensorSpec& spec = problem.outputs[i];
-    torch::Tensor t = produced[i];
+    const torch::Tensor& t = produced[i];
     auto shape = evaluateShape(spec, sizes);
     if (!shape) throw makeError("problem {}: {}", problem.id, shape.error());
     const std::vector<std::int64_t> got(t.sizes().begin(), t.sizes().end());
@@ -333,9 +333,8 @@ std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& input
                       c10::toString(t.scalar_type()), dtypeName(spec.dtype),
                       gotFloat ? "" : " (integer and bool outputs must match exactly: add .to(...) in the reference)");
     }
-    t = t.to(torch::kCPU).to(storageType(spec.dtype)).contiguous();
     HostTensor out(spec.dtype, *shape);
-    std::memcpy(out.data(), t.data_ptr(), out.byteSize());
+    copyInto(out, t);
     outputs.push_back(std::move(out));
   }
   return outputs;
@@ -349,7 +348,7 @@ std::vector<HostTensor> drawInputs(const Problem& problem, const SizeBindings& s
   std::vector<HostTensor> inputs = generateInputs(problem, sizes, runSeed, trial, alternate);
   std::vector<c10::IValue> raws;
   for (const HostTensor& draw : generateDraws(problem, sizes, runSeed, trial, alternate)) {
-    raws.emplace_back(torch::from_blob(const_cast<std::byte*>(draw.data()), draw.shape(), storageType(draw.dtype())).clone());
+    raws.emplace_back(hostView(draw).clone());
   }
   // One loaded module per file for the whole process: the transform has no state to set.
   static std::mutex mutex;
@@ -359,7 +358,7 @@ std::vector<HostTensor> drawInputs(const Problem& problem, const SizeBindings& s
   {
     std::lock_guard lock(mutex);
     auto it = modules.find(file);
-    if (it == modules.end()) it = modules.emplace(file, loadArchive(problem, file.lexically_relative(problem.directory), "input transform")).first;
+    if (it == modules.end()) it = modules.emplace(file, loadArchive(problem, file, "input transform")).first;
     torch::NoGradGuard noGrad;
     try {
       produced = tensorsOf(it->second.forward(std::move(raws)), problem, "input transform");
@@ -374,7 +373,7 @@ std::vector<HostTensor> drawInputs(const Problem& problem, const SizeBindings& s
   }
   for (std::size_t i = 0; i < produced.size(); ++i) {
     HostTensor& target = inputs.at(inputIndex(problem, transform.produces[i]));
-    torch::Tensor t = produced[i];
+    const torch::Tensor& t = produced[i];
     const std::vector<std::int64_t> got(t.sizes().begin(), t.sizes().end());
     if (got != target.shape()) {
       throw makeError("problem {}: input transform gives '{}' the shape {} but inputs declares {}", problem.id, transform.produces[i],
@@ -384,8 +383,7 @@ std::vector<HostTensor> drawInputs(const Problem& problem, const SizeBindings& s
       throw makeError("problem {}: input transform gives '{}' dtype {} but inputs declares {}", problem.id, transform.produces[i],
                       c10::toString(t.scalar_type()), dtypeName(target.dtype()));
     }
-    t = t.to(storageType(target.dtype())).contiguous();
-    std::memcpy(target.data(), t.data_ptr(), target.byteSize());
+    copyInto(target, t);
   }
   return inputs;
 }

@@ -126,6 +126,7 @@ struct Problem {
   // Throws cuset::Error naming the problem if the set does not exist.
   const SizeBindings& sizes(std::string_view setName) const;
   const TensorSpec* findTensor(std::string_view tensorName) const;  // input or output
+  std::optional<std::size_t> inputIndex(std::string_view inputName) const;  // position in `inputs`
   bool isSizeName(std::string_view sizeName) const;
   // The cost at a size set: the per-set literal, else the expression, else nothing.
   std::optional<std::int64_t> flopsAt(std::string_view setName) const;
