@@ -24,5 +24,6 @@ void registerAnalyzeCommand(CLI::App& app, CommandContext& context);
 void registerDataCommand(CLI::App& app, CommandContext& context);
 void registerLoopCommand(CLI::App& app, CommandContext& context);
 void registerImportCommand(CLI::App& app, CommandContext& context);
+void registerLeaderboardCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

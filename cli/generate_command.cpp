@@ -1,37 +1,104 @@
-// `cuset generate`
+// `cuset generate`: from a checkpoint folder (the built-in model), or with --endpoint from any
+// OpenAI-compatible chat endpoint.
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "cuset/common/error.hpp"
+#include "cuset/models/endpoint_generation.hpp"
 #include "cuset/trainer/generation.hpp"
 
 namespace cuset::cli {
+namespace {
+
+void printEndpointSummary(const EndpointGenerateSummary& s, const std::string& out) {
+  const double tokensPerSecond = s.seconds > 0 ? static_cast<double>(s.completionTokens) / s.seconds : 0.0;
+  fmt::print("{} samples for {} problems ({} reused, {} requested in {} requests, {} retries, {} failed{}); {} prompt + {} completion tokens{} "
+             "in {:.1f} s ({:.0f} tokens/s) -> {}\n",
+             s.samples, s.problems, s.reused, s.samples - s.reused, s.requests, s.retries, s.failed,
+             s.nIgnored ? ", n not honoured: one request per sample" : "", s.promptTokens, s.completionTokens,
+             s.usageMissing ? fmt::format(" (usage unknown for {} samples)", s.usageMissing) : "", s.seconds, tokensPerSecond, out);
+}
+
+}  // namespace
 
 void registerGenerateCommand(CLI::App& app, CommandContext& context) {
   auto o = std::make_shared<GenerateOptions>();
+  auto e = std::make_shared<EndpointGenerateOptions>();
+  auto model = std::make_shared<std::string>();
+  auto prompt = std::make_shared<std::string>();
   auto noCache = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
+  auto noN = std::make_shared<bool>(false);
+  auto timeoutSeconds = std::make_shared<double>(600.0);
+  auto retryDelay = std::make_shared<double>(1.0);
   CLI::App* cmd = app.add_subcommand("generate", "Sample k kernels per problem from a model, as candidate JSONL for `cuset eval`");
-  cmd->add_option("--model", o->modelDir, "HF model folder (config.json, model.safetensors, tokenizer.json)")->required();
+  CLI::Option* endpoint = cmd->add_option("--endpoint", e->endpoint.baseUrl,
+                                          "OpenAI-compatible API base (http://host:8000/v1); --model is then the served model's name");
+  cmd->add_option("--model", *model, "HF model folder (config.json, model.safetensors, tokenizer.json), or with --endpoint the served model's name")
+      ->required();
   cmd->add_option("--problems", o->problemsDir, "Problem suite folder")->required();
   cmd->add_option("--out", o->outFile, "Candidate JSONL to write")->required();
   cmd->add_option("--samples,-k", o->samples, "Responses per problem")->capture_default_str();
   cmd->add_option("--temperature", o->temperature, "Sampling temperature (0: greedy)")->capture_default_str();
   cmd->add_option("--top-p", o->topP, "Nucleus sampling threshold")->capture_default_str();
-  cmd->add_option("--max-new-tokens", o->maxNewTokens, "Tokens per response at most")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Sampling seed")->capture_default_str();
-  cmd->add_option("--model-name", o->modelName, "Model name in the candidates (default: the folder name)");
-  cmd->add_option("--threads", o->threads, "LibTorch threads (0: its default)");
-  cmd->add_option("--device", o->device, "cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
-  cmd->add_flag("--bf16", o->bf16, "Run the model in bfloat16");
+  cmd->add_option("--max-new-tokens,--max-tokens", o->maxNewTokens, "Tokens per response at most")->capture_default_str();
+  CLI::Option* seed = cmd->add_option("--seed", o->seed, "Sampling seed (with --endpoint: sample i sends seed + i; default: none sent)")->capture_default_str();
+  cmd->add_option("--model-name", o->modelName, "Model name in the candidates (default: the folder name, or the served model's name)");
+  cmd->add_option("--prompt", *prompt, "Prompt style: cuset or kernelbench (docs/prompts.md; default: cuset for a folder, kernelbench for an endpoint)")
+      ->check(CLI::IsMember({"cuset", "kernelbench"}));
   cmd->add_option("--stop", o->stopStrings, "Stop strings: a response ends before the first one (repeatable)");
-  cmd->add_flag("--no-kv-cache", *noCache, "Recompute the whole sequence each step (for comparison)");
   cmd->add_flag("--quiet,-q", *quiet, "No progress bar");
-  cmd->callback([o, noCache, quiet, &context] {
-    o->useKvCache = !*noCache;
-    o->showProgress = !*quiet;
-    const GenerateSummary s = runGeneration(*o);
-    fmt::print("{} responses for {} problems, {} tokens in {:.1f} s ({:.0f} tokens/s) -> {}\n", s.responses, s.problems, s.generatedTokens,
-               s.seconds, s.seconds > 0 ? static_cast<double>(s.generatedTokens) / s.seconds : 0.0, o->outFile.string());
+  // Built-in model only.
+  auto* threads = cmd->add_option("--threads", o->threads, "LibTorch threads (0: its default)");
+  auto* device = cmd->add_option("--device", o->device, "cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
+  auto* bf16 = cmd->add_flag("--bf16", o->bf16, "Run the model in bfloat16");
+  auto* kv = cmd->add_flag("--no-kv-cache", *noCache, "Recompute the whole sequence each step (for comparison)");
+  for (auto* option : {threads, device, bf16, kv}) option->excludes(endpoint);
+  // Endpoint only.
+  std::vector<CLI::Option*> endpointOnly = {
+      cmd->add_option("--api-key-env", e->endpoint.apiKeyEnv, "Environment variable holding the API key (sent as a bearer token, never written)"),
+      cmd->add_option("--concurrency", e->endpoint.concurrency, "Requests in flight at most")->capture_default_str(),
+      cmd->add_option("--request-timeout", *timeoutSeconds, "Seconds one request may take")->check(CLI::Range(0.1, 86400.0))->capture_default_str(),
+      cmd->add_option("--max-retries", e->endpoint.retry.maxRetries, "Retries of a request on connection errors, timeouts, 429 and 5xx")
+          ->check(CLI::Range(0, 1000))
+          ->capture_default_str(),
+      cmd->add_option("--retry-delay", *retryDelay, "First retry's backoff ceiling in seconds (doubles per retry, up to 60 s; Retry-After wins)")
+          ->check(CLI::Range(0.0, 3600.0))
+          ->capture_default_str(),
+      cmd->add_option("--ca-bundle", e->endpoint.caBundle, "PEM file of CAs to trust for HTTPS (default: the system's)"),
+      cmd->add_flag("--no-n", *noN, "One request per sample, never n > 1 in one request"),
+      cmd->add_flag("--resume", e->resume, "Keep the finished samples of --out; request only the missing ones"),
+  };
+  for (auto* option : endpointOnly) option->needs(endpoint);
+  cmd->callback([=, &context] {
+    if (endpoint->count() == 0) {
+      o->modelDir = *model;
+      o->useKvCache = !*noCache;
+      o->showProgress = !*quiet;
+      if (!prompt->empty()) o->prompt = *parsePromptStyle(*prompt);
+      const GenerateSummary s = runGeneration(*o);
+      fmt::print("{} responses for {} problems, {} tokens in {:.1f} s ({:.0f} tokens/s) -> {}\n", s.responses, s.problems, s.generatedTokens,
+                 s.seconds, s.seconds > 0 ? static_cast<double>(s.generatedTokens) / s.seconds : 0.0, o->outFile.string());
+      context.exitCode = 0;
+      return;
+    }
+    e->parameters.model = *model;
+    e->parameters.temperature = o->temperature;
+    e->parameters.topP = o->topP;
+    e->parameters.maxTokens = o->maxNewTokens;
+    if (seed->count() > 0) e->parameters.seed = o->seed;
+    e->parameters.stop = o->stopStrings;
+    e->problemsDir = o->problemsDir;
+    e->outFile = o->outFile;
+    e->modelLabel = o->modelName;
+    e->samples = o->samples;
+    e->prompt = prompt->empty() ? PromptStyle::kernelbench : *parsePromptStyle(*prompt);
+    e->useN = !*noN;
+    e->showProgress = !*quiet;
+    e->endpoint.requestTimeout = std::chrono::milliseconds(static_cast<long long>(*timeoutSeconds * 1000));
+    e->endpoint.retry.base = std::chrono::duration<double>(*retryDelay);
+    const EndpointGenerateSummary s = runEndpointGeneration(*e);
+    printEndpointSummary(s, e->outFile.string());
     context.exitCode = 0;
   });
 }

@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerDataCommand(app, context);
   cuset::cli::registerLoopCommand(app, context);
   cuset::cli::registerImportCommand(app, context);
+  cuset::cli::registerLeaderboardCommand(app, context);
 
   try {
     app.parse(argc, argv);

@@ -1,4 +1,4 @@
-// `cuset problems list|show|check`
+// `cuset problems list|show|prompt|table|check`
 #include <fmt/format.h>
 
 #include <random>
@@ -14,6 +14,7 @@
 #include "cuset/evaluator/suite/problem_check.hpp"
 #include "cuset/evaluator/suite/suite_format.hpp"
 #include "cuset/evaluator/suite/suite_table.hpp"
+#include "cuset/trainer/problem_prompt.hpp"
 
 namespace cuset::cli {
 namespace {
@@ -76,6 +77,19 @@ void registerProblemsCommand(CLI::App& app, CommandContext& context) {
     const Problem* p = suite.find(config->id);
     if (!p) throw makeError("no problem '{}' in {} (see `cuset problems list`)", config->id, config->problemsDir);
     fmt::print("{}", formatProblemDetails(*p));
+    context.exitCode = 0;
+  });
+
+  auto style = std::make_shared<std::string>("cuset");
+  CLI::App* prompt = problems->add_subcommand("prompt", "Print the chat messages a model is asked with for one problem (docs/prompts.md)");
+  prompt->add_option("id", config->id, "Problem id, e.g. level1/relu")->required();
+  prompt->add_option("--style", *style, "cuset or kernelbench")->check(CLI::IsMember({"cuset", "kernelbench"}))->capture_default_str();
+  addDir(prompt);
+  prompt->callback([config, style, &context] {
+    const ProblemSuite suite = ProblemSuite::load(config->problemsDir);
+    const Problem* p = suite.find(config->id);
+    if (!p) throw makeError("no problem '{}' in {} (see `cuset problems list`)", config->id, config->problemsDir);
+    for (const auto& m : renderProblemChat(*p, *parsePromptStyle(*style))) fmt::print("=== {} ===\n{}\n", m.role, m.content);
     context.exitCode = 0;
   });
 

@@ -4,6 +4,8 @@ find_package(fmt REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
+# libcurl: the HTTP(S) client of OpenAI-compatible model endpoints (models/).
+find_package(CURL 7.85 REQUIRED)
 
 # CUDA toolkit: only NVRTC is linked. The driver (libcuda.so.1) is loaded lazily at run time by the
 # cuda backend, so that cuset starts and compiles kernels on machines without a GPU (DESIGN §4).

@@ -11,6 +11,7 @@ packages=(
   libboost-context-dev    # fibers for the CPU simulator
   libseccomp-dev          # system-call allow-list for sandboxed simulator workers
   libicu-dev              # Unicode regex and NFC for the tokenizer
+  libcurl4-openssl-dev    # HTTP(S) client for OpenAI-compatible model endpoints
   python3-torch           # an independent Python forward pass that the C++ model is tested against; `cuset import kernelbench`
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium                # headless browser test of report.html

@@ -15,6 +15,7 @@
 #include "cuset/common/log.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 #include "cuset/loop/work_eta.hpp"
+#include "stage_ledger.hpp"
 #include "cuset/reports/loop_report.hpp"
 #include "cuset/reports/report_writer.hpp"
 #include "cuset/reports/run_data.hpp"
@@ -29,65 +30,6 @@ namespace cuset {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Stage markers: state/<stage>.done holds what the stage was run with; a finished stage whose
-// inputs changed is an error rather than silently reused.
-class StageLedger {
- public:
-  explicit StageLedger(fs::path dir) : dir_(std::move(dir)) { fs::create_directories(dir_); }
-  bool done(const std::string& stage, const json& inputs) const {
-    const fs::path marker = dir_ / (stage + ".done");
-    if (!fs::exists(marker)) return false;
-    json recorded;
-    try {
-      recorded = json::parse(readFile(marker));
-    } catch (const json::exception&) {
-      return false;  // a torn marker: redo the stage
-    }
-    const json before = recorded.value("inputs", json::object());
-    if (before != inputs) {
-      std::vector<std::string> changed;
-      for (const auto& [key, value] : inputs.items()) {
-        if (!before.contains(key) || before[key] != value) changed.push_back(key);
-      }
-      for (const auto& [key, value] : before.items()) {
-        if (!inputs.contains(key)) changed.push_back(key);
-      }
-      throw makeError("{}: stage '{}' already finished with other settings (changed: {}); use another `out:` folder, or delete {} to redo it",
-                      marker.string(), stage, fmt::format("{}", fmt::join(changed, ", ")), marker.string());
-    }
-    return true;
-  }
-  // A stage interrupted under other settings leaves partial output (checkpoints, results) that must
-  // not be resumed into this one.
-  bool startedWithOtherInputs(const std::string& stage, const json& inputs) const {
-    const fs::path marker = dir_ / (stage + ".started");
-    if (!fs::exists(marker)) return false;
-    try {
-      return json::parse(readFile(marker)).value("inputs", json()) != inputs;
-    } catch (const json::exception&) {
-      return true;
-    }
-  }
-  void start(const std::string& stage, const json& inputs) const {
-    writeFileAtomic(dir_ / (stage + ".started"), dumpJson(json{{"inputs", inputs}}, 2) + "\n");
-  }
-  void finish(const std::string& stage, const json& inputs, double seconds) const {
-    writeFileAtomic(dir_ / (stage + ".done"), dumpJson(json{{"inputs", inputs}, {"seconds", seconds}}, 2) + "\n");
-  }
-  // How long a finished stage took, as its marker records.
-  std::optional<double> secondsOf(const std::string& stage) const {
-    try {
-      const json j = json::parse(readFile(dir_ / (stage + ".done")));
-      if (j.contains("seconds") && j["seconds"].is_number()) return j["seconds"].get<double>();
-    } catch (const std::exception&) {
-    }
-    return std::nullopt;
-  }
-
- private:
-  fs::path dir_;
-};
 
 std::vector<std::pair<std::int64_t, double>> readLossCurve(const fs::path& metrics) {
   std::vector<std::pair<std::int64_t, double>> out;

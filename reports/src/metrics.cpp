@@ -141,6 +141,26 @@ std::string reasonClass(const std::string& reason) {
   return s;
 }
 
+double groupMetric(const nlohmann::json& group, const char* field, const char* key) {
+  if (!group.is_object() || !group.contains(field) || !group[field].contains(key)) return -1.0;
+  const auto& v = group[field][key];
+  return v.is_object() ? v.value("value", -1.0) : v.get<double>();
+}
+
+std::vector<std::size_t> leaderboardOrder(const std::vector<nlohmann::json>& groups) {
+  std::vector<std::size_t> order(groups.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const double fa = groupMetric(groups[a], "fast_p", "1"), fb = groupMetric(groups[b], "fast_p", "1");
+    if (fa != fb) return fa > fb;
+    const double pa = groupMetric(groups[a], "pass_at_k", "1"), pb = groupMetric(groups[b], "pass_at_k", "1");
+    if (pa != pb) return pa > pb;
+    const auto rate = [](const nlohmann::json& g) { return g.is_object() ? g.value("correct_rate", 0.0) : -1.0; };
+    return rate(groups[a]) > rate(groups[b]);
+  });
+  return order;
+}
+
 nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nlohmann::json& runInfo, const std::vector<std::string>& warnings) {
   // model -> problem -> tally; candidates grouped the same way for verdict reasons.
   std::map<std::string, std::map<std::string, ProblemTally>> tallies;
@@ -219,24 +239,16 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
     models[model] = std::move(m);
   }
 
-  // Leaderboard: fast_1 first (when timed), then pass@1, then the correct rate.
-  auto key = [](const nlohmann::json& o, const char* field, const char* sub) {
-    if (!o.contains(field) || !o[field].contains(sub)) return -1.0;
-    const auto& v = o[field][sub];
-    return v.is_object() ? v.value("value", -1.0) : v.get<double>();
-  };
-  std::stable_sort(board.begin(), board.end(), [&](auto& a, auto& b) {
-    const double fa = key(a.second, "fast_p", "1"), fb = key(b.second, "fast_p", "1");
-    if (fa != fb) return fa > fb;
-    const double pa = key(a.second, "pass_at_k", "1"), pb = key(b.second, "pass_at_k", "1");
-    if (pa != pb) return pa > pb;
-    return a.second.value("correct_rate", 0.0) > b.second.value("correct_rate", 0.0);
-  });
+  std::vector<nlohmann::json> groups;
+  for (const auto& entry : board) groups.push_back(entry.second);
+  std::vector<std::pair<std::string, nlohmann::json>> ranked;
+  for (const std::size_t i : leaderboardOrder(groups)) ranked.push_back(std::move(board[i]));
+  board = std::move(ranked);
   nlohmann::json leaderboard = nlohmann::json::array();
   for (std::size_t i = 0; i < board.size(); ++i) {
     nlohmann::json row = {{"rank", i + 1}, {"model", board[i].first}, {"correct_rate", board[i].second["correct_rate"]}};
-    if (double p = key(board[i].second, "pass_at_k", "1"); p >= 0) row["pass_at_1"] = p;
-    if (double f = key(board[i].second, "fast_p", "1"); f >= 0) row["fast_1"] = f;
+    if (double p = groupMetric(board[i].second, "pass_at_k", "1"); p >= 0) row["pass_at_1"] = p;
+    if (double f = groupMetric(board[i].second, "fast_p", "1"); f >= 0) row["fast_1"] = f;
     if (board[i].second.contains("geomean_speedup")) row["geomean_speedup"] = board[i].second["geomean_speedup"];
     leaderboard.push_back(row);
   }

@@ -58,7 +58,7 @@ GenerateSummary runGeneration(const GenerateOptions& o) {
   std::string out;
   ProgressBar progress("generate", suite.problems().size(), "problem", o.showProgress);
   for (const auto& problem : suite.problems()) {
-    const std::string prompt = renderChatMlPrompt({{"user", renderProblemPrompt(problem)}});
+    const std::string prompt = renderChatMlPrompt(renderProblemChat(problem, o.prompt));
     const auto promptIds = tokenizer.encode(prompt).ids;
     const std::int64_t k = o.samples;
     // All k samples share the prompt: one batch of k identical rows, so no padding is needed.

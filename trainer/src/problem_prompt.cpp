@@ -29,17 +29,91 @@ std::string problemStatement(const Problem& p) {
       p.origin->suite, p.origin->level, p.origin->number, p.origin->file, p.origin->source);
 }
 
+std::string interfaceLines(const Problem& p) {
+  std::vector<std::string> sizes;
+  for (const auto& [name, value] : p.sizes("small")) sizes.push_back(fmt::format("{}={}", name, value));
+  return fmt::format("Inputs: {}\nOutputs: {}\nSizes (names usable in the manifest), e.g. {}", tensorList(p.inputs), tensorList(p.outputs),
+                     fmt::join(sizes, " "));
+}
+
+// KernelBench's one-shot example, in this project's answer format: a small architecture and the
+// kernel that replaces it.
+constexpr std::string_view kKernelBenchExample = R"(The example architecture:
+
+```python
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return a + b
+```
+
+Inputs: a (float32, shape [N]), b (float32, shape [N])
+Outputs: out (float32, shape [N])
+
+The example answer, the kernel with its launch manifest:
+
+```cuda
+/*@cuset
+launches:
+  - kernel: elementwise_add
+    grid: [ceil_div(N, 256)]
+    block: [256]
+    args: [a, b, out, N]
+*/
+extern "C" __global__ void elementwise_add(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out, int N) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) out[i] = a[i] + b[i];
+}
+```)";
+
+constexpr std::string_view kKernelBenchSystem =
+    "You are an expert CUDA programmer. You write custom CUDA kernels that replace the PyTorch operators of a model to make "
+    "it faster. You choose which operators to replace: some, or all of them; you may fuse several operators into one "
+    "kernel (a matmul and the activation after it), or change the algorithm (an online softmax).";
+
+std::string kernelBenchUser(const Problem& p) {
+  const bool hasSource = p.origin && !p.origin->source.empty();
+  const std::string architecture =
+      hasSource ? fmt::format("```python\n{}```", p.origin->source) : p.description;
+  return fmt::format(
+      "Here is an example of the answer format.\n\n{}\n\nYou are given the following architecture:\n\n{}\n\n{}\n\n"
+      "Replace the forward pass of this architecture with CUDA kernels{}. The answer is device code only: no host code, no "
+      "PyTorch extension and no Python; the kernels run in the order of the /*@cuset manifest's launches, on the inputs and "
+      "outputs named above (sizes are passed as int). Answer with one ```cuda code block of real, complete code that compiles "
+      "with NVRTC, not pseudocode.",
+      kKernelBenchExample, architecture, interfaceLines(p),
+      hasSource ? " (the module runs in training mode as constructed; its parameters and buffers are inputs, named by their "
+                  "PyTorch paths)"
+                : "");
+}
+
 }  // namespace
 
 std::string renderProblemPrompt(const Problem& p) {
-  std::vector<std::string> sizes;
-  for (const auto& [name, value] : p.sizes("small")) sizes.push_back(fmt::format("{}={}", name, value));
   return fmt::format(
-      "Write a CUDA kernel for this problem.\n\n{}\n\nInputs: {}\nOutputs: {}\nSizes (names usable in the manifest), e.g. {}\n"
+      "Write a CUDA kernel for this problem.\n\n{}\n\n{}\n"
       "Answer with the kernel and its /*@cuset launch manifest, for example:\n"
       "/*@cuset\nlaunches:\n  - kernel: my_kernel\n    grid: [ceil_div(N, 256)]\n    block: [256]\n    args: [x, y, N]\n*/\n"
       "extern \"C\" __global__ void my_kernel(const float* x, float* y, int N) {{ ... }}",
-      problemStatement(p), tensorList(p.inputs), tensorList(p.outputs), fmt::join(sizes, " "));
+      problemStatement(p), interfaceLines(p));
+}
+
+std::optional<PromptStyle> parsePromptStyle(std::string_view name) {
+  if (name == "cuset") return PromptStyle::cuset;
+  if (name == "kernelbench") return PromptStyle::kernelbench;
+  return std::nullopt;
+}
+
+std::string_view promptStyleName(PromptStyle style) { return style == PromptStyle::cuset ? "cuset" : "kernelbench"; }
+
+std::vector<ChatMessage> renderProblemChat(const Problem& p, PromptStyle style) {
+  if (style == PromptStyle::cuset) return {{"user", renderProblemPrompt(p)}};
+  return {{"system", std::string(kKernelBenchSystem)}, {"user", kernelBenchUser(p)}};
 }
 
 }  // namespace cuset

@@ -83,6 +83,12 @@ Candidate parseJsonLine(const std::string& line, const std::string& origin, cons
     }
     c.sample = it->get<std::int64_t>();
   }
+  // A sample the generator could not obtain (a malformed or refused endpoint answer) says why.
+  if (std::string error; stringField("error", error) && !error.empty()) {
+    c.readError = fmt::format("{}: the model gave no usable response: {}", origin, error);
+    return c;
+  }
+  if (!c.readError.empty()) return c;
   std::string response;
   const bool hasSource = stringField("source", c.source);
   const bool hasResponse = !hasSource && stringField("response", response);

@@ -34,6 +34,13 @@ std::optional<double> relativeNoise(const std::vector<double>& samples);
 // differ ...".
 std::string reasonClass(const std::string& reason);
 
+// A GROUP's metric: group[field][key] (its "value" when that is an object); -1 when absent.
+double groupMetric(const nlohmann::json& group, const char* field, const char* key);
+
+// Leaderboard order of GROUPs (indices, best first): fast_1 first (when timed), then pass@1, then the
+// correct rate; ties keep their order.
+std::vector<std::size_t> leaderboardOrder(const std::vector<nlohmann::json>& groups);
+
 // The whole summary.json for a run: `runInfo` is run.json (may be empty), `warnings` are carried
 // into the summary (e.g. a torn results line).
 nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nlohmann::json& runInfo,

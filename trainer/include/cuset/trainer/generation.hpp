@@ -9,7 +9,6 @@
 
 namespace cuset {
 
-
 struct GenerateOptions {
   std::filesystem::path modelDir;     // HF folder: config.json, model.safetensors, tokenizer.json
   std::filesystem::path problemsDir;
@@ -21,6 +20,7 @@ struct GenerateOptions {
   int maxNewTokens = 512;
   std::uint64_t seed = 1;
   std::vector<std::string> stopStrings;  // a response ends before the first occurrence of any
+  PromptStyle prompt = PromptStyle::cuset;
   bool useKvCache = true;
   int threads = 0;
   std::string device = "auto";  // cpu, cuda, auto
