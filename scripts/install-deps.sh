@@ -12,6 +12,7 @@ packages=(
   libseccomp-dev          # system-call allow-list for sandboxed simulator workers
   libicu-dev              # Unicode regex and NFC for the tokenizer
   libcurl4-openssl-dev    # HTTP(S) client for OpenAI-compatible model endpoints
+  openssl                 # the HTTPS endpoint test makes a self-signed certificate
   python3-torch           # an independent Python forward pass that the C++ model is tested against; `cuset import kernelbench`
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium                # headless browser test of report.html

@@ -41,13 +41,25 @@ std::string displayUrl(const std::string& url) {
   return url.substr(0, scheme + 3) + url.substr(at + 1);
 }
 
-std::vector<std::string> requestHeaders(const EndpointConfig& e) {
-  std::vector<std::string> headers = {"Content-Type: application/json", "Accept: application/json"};
-  if (e.apiKeyEnv.empty()) return headers;
+std::string apiKey(const EndpointConfig& e) {
+  if (e.apiKeyEnv.empty()) return {};
   const char* key = std::getenv(e.apiKeyEnv.c_str());
   if (!key || !*key) throw makeError("--api-key-env {}: the environment variable is not set (or empty)", e.apiKeyEnv);
-  headers.push_back(fmt::format("Authorization: Bearer {}", key));
+  return key;
+}
+
+std::vector<std::string> requestHeaders(const std::string& key) {
+  std::vector<std::string> headers = {"Content-Type: application/json", "Accept: application/json"};
+  if (!key.empty()) headers.push_back(fmt::format("Authorization: Bearer {}", key));
   return headers;
+}
+
+// Servers quote a refused key back ("Incorrect API key provided: sk-..."): it never reaches a
+// message or a file from here.
+std::string scrubbed(std::string text, const std::string& key) {
+  if (key.size() < 4) return text;
+  for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at)) text.replace(at, key.size(), "<api key>");
+  return text;
 }
 
 void validate(const EndpointGenerateOptions& o) {
@@ -94,13 +106,17 @@ struct PlannedProblem {
 class EndpointRun {
  public:
   EndpointRun(const EndpointGenerateOptions& o, std::vector<PlannedProblem> problems, SampleFile& file, std::size_t toRequest)
-      : o_(o), problems_(std::move(problems)), file_(file), headers_(requestHeaders(o.endpoint)),
+      : o_(o), problems_(std::move(problems)), file_(file), key_(apiKey(o.endpoint)), headers_(requestHeaders(key_)),
         url_(trimSlash(o.endpoint.baseUrl) + "/chat/completions"), progress_("generate", toRequest, "sample", o.showProgress) {}
 
   void run(std::deque<Unit> units) {
     queue_ = std::move(units);
     start_ = Clock::now();
-    const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(o_.endpoint.concurrency), queue_.size()));
+    // As many workers as samples could be in flight: a unit of n samples splits into single ones when
+    // the server ignores n.
+    std::size_t samples = 0;
+    for (const auto& unit : queue_) samples += unit.samples.size();
+    const int workers = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(o_.endpoint.concurrency), samples));
     {
       std::vector<std::jthread> threads;
       for (int i = 0; i < workers; ++i) threads.emplace_back([this] { work(); });
@@ -196,7 +212,7 @@ class EndpointRun {
       if (outcome == ExchangeOutcome::answer) {
         auto answer = parseChatAnswer(r.body);
         if (!answer) {
-          for (const auto s : unit.samples) record(p, s, n, seed, ChatChoice{}, std::nullopt, r.seconds, attempts, answer.error());
+          for (const auto s : unit.samples) record(p, s, n, seed, ChatChoice{}, std::nullopt, r.seconds, attempts, scrubbed(answer.error(), key_));
           return;
         }
         accept(unit, p, n, seed, std::move(answer).value(), r.seconds, attempts);
@@ -209,15 +225,14 @@ class EndpointRun {
       }
       const std::string what = r.status == 0 ? (r.timedOut ? fmt::format("no answer within {} s", o_.endpoint.requestTimeout.count() / 1000.0)
                                                            : fmt::format("connection failed: {}", r.transportError))
-                                             : fmt::format("HTTP {}: {}", r.status, serverErrorMessage(r.body));
+                                             : fmt::format("HTTP {}: {}", r.status, scrubbed(serverErrorMessage(r.body), key_));
       if (outcome == ExchangeOutcome::fatal) {
         throw Error(fatalMessage(client, r, what));
       }
       if (outcome == ExchangeOutcome::refused) {
         if (n > 1) {
           // Some servers refuse n > 1 outright: ask one sample at a time.
-          log::info("{}: {} with n = {}; asking one sample per request from now on", where, what, n);
-          nIgnored_ = true;
+          if (!nIgnored_.exchange(true)) log::info("{}: {} with n = {}; asking one sample per request from now on", where, what, n);
           requeue(unit.problem, std::span(unit.samples));
           return;
         }
@@ -322,6 +337,7 @@ class EndpointRun {
   const EndpointGenerateOptions& o_;
   std::vector<PlannedProblem> problems_;
   SampleFile& file_;
+  std::string key_;
   std::vector<std::string> headers_;
   std::string url_;
   ProgressBar progress_;
@@ -350,14 +366,14 @@ std::string sampleRequestKey(const std::vector<ChatMessage>& messages, const Cha
 
 std::vector<std::string> listServedModels(const EndpointConfig& endpoint) {
   HttpClient client(HttpClientOptions{.caBundle = endpoint.caBundle});
-  const HttpResponse r = client.get(trimSlash(endpoint.baseUrl) + "/models", requestHeaders(endpoint), std::chrono::seconds(10));
+  const HttpResponse r = client.get(trimSlash(endpoint.baseUrl) + "/models", requestHeaders(apiKey(endpoint)), std::chrono::seconds(10));
   return modelIds(r);
 }
 
 EndpointGenerateSummary runEndpointGeneration(const EndpointGenerateOptions& o) {
   const auto start = Clock::now();
   validate(o);
-  (void)requestHeaders(o.endpoint);  // a missing key is an error before anything is written
+  (void)apiKey(o.endpoint);  // a missing key is an error before anything is written
   const ProblemSuite suite = ProblemSuite::load(o.problemsDir);
   suite.requireNoErrors();
   std::vector<PlannedProblem> problems;

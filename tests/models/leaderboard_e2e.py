@@ -33,6 +33,23 @@ bad = [{"contains": ["ReLU"], "content": solution("level1/elu", "elementwise.cu"
        {"contains": ["Maximum of each row"], "content": solution("level1/row_max", "bad_half_warp.cu")}]
 
 
+# The built-in model too: a checkpoint folder trained for two steps (it writes no kernels; what is
+# tested is that a checkpoint sits in the same leaderboard as served models).
+with open(os.path.join(work, "tiny.yaml"), "w") as f:
+    f.write(f"""seed: 7
+threads: 1
+model:
+  config: {{model_type: qwen2, hidden_size: 48, intermediate_size: 96, num_hidden_layers: 1, num_attention_heads: 4,
+           num_key_value_heads: 2, tie_word_embeddings: true}}
+tokenizer: {{train_vocab_size: 400}}
+data: {{train: {source}/data/sft-tiny.jsonl, max_tokens: 400}}
+batch: {{size: 4}}
+steps: {{max: 2, log_every: 1, save_every: 2}}
+""")
+subprocess.run([cuset, "train", "--quiet", "--config", os.path.join(work, "tiny.yaml"), "--out", os.path.join(work, "tiny")], check=True,
+               capture_output=True)
+
+
 def serve(name, models):
     script = os.path.join(work, name + ".json")
     with open(script, "w") as f:
@@ -67,6 +84,9 @@ models:
     model: bad
     api_key_env: CUSET_E2E_KEY
     prompt: cuset
+  - name: tiny
+    checkpoint: tiny/final
+    max_tokens: 24
 eval: {{backend: sim, trials: 1, seed: 7}}
 """)
     return path
@@ -91,7 +111,9 @@ try:
     run(["--config", base], 0)
     board = json.load(open(os.path.join(work, "base", "leaderboard.json")))
     rows = {m["model"]: m for m in board["models"]}
-    assert [m["model"] for m in board["models"]] == ["strong", "weak"], board["models"]
+    assert [m["model"] for m in board["models"]][0] == "strong", board["models"]
+    assert rows["tiny"]["evaluated"] and rows["tiny"]["generation"]["samples"] == 6 and "completion_tokens" not in rows["tiny"]["generation"]
+    assert rows["tiny"]["source"]["prompt"] == "cuset" and "checkpoint" in rows["tiny"]["source"]
     assert rows["strong"]["rank"] == 1 and rows["strong"]["pass_at_1"] == 1.0, rows["strong"]
     assert rows["weak"]["pass_at_1"] == 0.0 and rows["weak"]["pass_at_k"] == 0.0, rows["weak"]
     assert rows["strong"]["generation"]["samples"] == 6 and rows["strong"]["generation"]["completion_tokens"] > 0
@@ -111,7 +133,7 @@ try:
     # A rerun sends nothing and evaluates nothing again.
     out = run(["--config", base], 0)
     assert chat_requests("nightly") == sent, "a rerun sent requests"
-    assert "0 models evaluated, 2 already current" in out, out
+    assert "0 models evaluated, 3 already current" in out, out
 
     # Tonight: the same models compared with the base: no regression.
     tonight = config("tonight", url)
@@ -141,5 +163,7 @@ text = open(broken).read().replace("concurrency: 4}", "concurrency: 4, max_retri
 open(broken, "w").write(text)
 out = run(["--config", broken], 1)
 board = json.load(open(os.path.join(work, "broken", "leaderboard.json")))
-assert all(not m["evaluated"] and "connection failed" in m["error"] for m in board["models"]), board["models"]
+served = [m for m in board["models"] if "endpoint" in m["source"]]
+assert len(served) == 2 and all(not m["evaluated"] and "connection failed" in m["error"] for m in served), board["models"]
+assert [m["evaluated"] for m in board["models"] if m["model"] == "tiny"] == [True]
 print("leaderboard e2e: ok")

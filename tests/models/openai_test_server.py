@@ -94,7 +94,9 @@ def make_handler(script, log_path):
         def authorized(self):
             key = script.data.get("api_key")
             if key and self.headers.get("Authorization") != "Bearer " + key:
-                self.send_json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+                # As OpenAI does, the refused key is quoted back: the client must not pass it on.
+                sent = (self.headers.get("Authorization") or "").replace("Bearer ", "")
+                self.send_json(401, {"error": {"message": "Incorrect API key provided: " + sent, "type": "invalid_request_error"}})
                 return False
             return True
 

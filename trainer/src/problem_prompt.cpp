@@ -82,14 +82,14 @@ std::string kernelBenchUser(const Problem& p) {
       hasSource ? fmt::format("```python\n{}```", p.origin->source) : p.description;
   return fmt::format(
       "Here is an example of the answer format.\n\n{}\n\nYou are given the following architecture:\n\n{}\n\n{}\n\n"
-      "Replace the forward pass of this architecture with CUDA kernels{}. The answer is device code only: no host code, no "
-      "PyTorch extension and no Python; the kernels run in the order of the /*@cuset manifest's launches, on the inputs and "
-      "outputs named above (sizes are passed as int). Answer with one ```cuda code block of real, complete code that compiles "
+      "{}. The answer is device code only: no host code, no PyTorch extension and no Python; the kernels run in the order of "
+      "the /*@cuset manifest's launches, on the inputs and outputs named above. Sizes vary between runs: use the size names "
+      "(passed as int), never the example values. Answer with one ```cuda code block of real, complete code that compiles "
       "with NVRTC, not pseudocode.",
       kKernelBenchExample, architecture, interfaceLines(p),
-      hasSource ? " (the module runs in training mode as constructed; its parameters and buffers are inputs, named by their "
-                  "PyTorch paths)"
-                : "");
+      hasSource ? "Replace the forward pass of this architecture with CUDA kernels (the module runs in training mode as constructed; "
+                  "its parameters and buffers are inputs, named by their PyTorch paths)"
+                : "Implement it with CUDA kernels");
 }
 
 }  // namespace
