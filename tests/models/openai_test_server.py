@@ -67,6 +67,7 @@ def make_handler(script, log_path):
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+        disable_nagle_algorithm = True  # headers and body are separate writes: without it, 40 ms delayed-ACK stalls
 
         def log_message(self, *args):
             pass
@@ -198,6 +199,7 @@ def main():
 
     class Server(http.server.ThreadingHTTPServer):
         daemon_threads = True
+        request_queue_size = 256  # the default 5 drops connections from a concurrency-64 client
 
         def handle_error(self, request, client_address):
             pass  # a client that gave up (a timeout fault) is expected, not news
