@@ -51,9 +51,13 @@ subprocess.run([cuset, "train", "--quiet", "--config", os.path.join(work, "tiny.
 
 
 def serve(name, models):
-    script = os.path.join(work, name + ".json")
-    with open(script, "w") as f:
+    with open(os.path.join(work, name + ".json"), "w") as f:
         json.dump({"api_key": "sk-nightly", "models": models}, f)
+    return serve_file(name)
+
+
+def serve_file(name):
+    script = os.path.join(work, name + ".json")
     port_file = os.path.join(work, name + ".port")
     proc = subprocess.Popen([sys.executable, os.path.join(source, "tests/models/openai_test_server.py"), "--script", script,
                              "--port-file", port_file, "--log", os.path.join(work, name + ".log")])
@@ -153,6 +157,39 @@ try:
     assert rows["strong"]["comparison"]["counts"]["worse"] == 3, rows["strong"]["comparison"]
     assert not rows["weak"]["comparison"]["regression"]
     assert "REGRESSION" in open(os.path.join(work, "worse", "leaderboard.md")).read()
+finally:
+    server.terminate()
+    server.wait()
+
+# `cuset generate --endpoint` itself, killed with SIGKILL mid-run and resumed: every sample exactly
+# once, and no finished sample requested again (at most the requests in flight at the kill repeat).
+with open(os.path.join(work, "slow.json"), "w") as f:
+    json.dump({"delay_s": 0.15, "api_key": "sk-nightly", "models": {"good": {"rules": good}}}, f)
+server, url = serve_file("slow")
+try:
+    out_file = os.path.join(work, "killed.jsonl")
+    gen = [cuset, "generate", "--quiet", "--endpoint", url, "--model", "good", "--api-key-env", "CUSET_E2E_KEY", "--problems", suite,
+           "-k", "8", "--no-n", "--concurrency", "2", "--out", out_file]
+    env = dict(os.environ, CUSET_E2E_KEY="sk-nightly")
+    proc = subprocess.Popen(gen, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.2)
+    proc.kill()
+    proc.wait()
+    done_before = sum(1 for line in open(out_file) if line.endswith("\n"))
+    assert 0 < done_before < 24, done_before
+    sent_before = chat_requests("slow")
+    r = subprocess.run(gen, env=env, capture_output=True, text=True)
+    assert r.returncode != 0 and "--resume" in r.stderr, r.stderr  # not overwritten without --resume
+    r = subprocess.run(gen + ["--resume"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"24 samples for 3 problems ({done_before} reused, {24 - done_before} requested" in r.stdout, r.stdout
+    records = [json.loads(line) for line in open(out_file)]
+    assert sorted((x["problem"], x["sample"]) for x in records) == sorted((p, i) for p in problems for i in range(8))
+    assert chat_requests("slow") == sent_before + 24 - done_before, (chat_requests("slow"), sent_before, done_before)
+    assert sent_before <= done_before + 2, (sent_before, done_before)  # what was in flight at the kill
+    # Built-in-model options are refused with --endpoint.
+    r = subprocess.run(gen + ["--device", "cpu"], env=env, capture_output=True, text=True)
+    assert r.returncode != 0 and "--device" in r.stderr and "--endpoint" in r.stderr, r.stderr
 finally:
     server.terminate()
     server.wait()
