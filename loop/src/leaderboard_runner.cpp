@@ -192,13 +192,8 @@ LeaderboardSummary runLeaderboard(const LeaderboardConfig& c, const LeaderboardR
   }
   const json leaderboard = computeLeaderboard(in);
   summary.regression = leaderboard["regression"].get<bool>();
-  summary.json = c.outDir / "leaderboard.json";
-  summary.markdown = c.outDir / "leaderboard.md";
-  summary.html = c.outDir / "leaderboard.html";
-  writeFileAtomic(summary.json, dumpJson(leaderboard, 2) + "\n");
   const std::string md = renderLeaderboardMarkdown(leaderboard);
-  writeFileAtomic(summary.markdown, md);
-  writeFileAtomic(summary.html, renderLeaderboardHtml(leaderboard));
+  summary.html = writeReportPages(c.outDir, "leaderboard", leaderboard, md, renderLeaderboardHtml(leaderboard)).html;
   summary.table = md.substr(0, md.find("\n## Models"));
   return summary;
 }

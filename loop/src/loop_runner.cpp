@@ -295,13 +295,11 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
     in.info["data_card"] = {{"samples", j.value("samples", 0)}, {"rejected", j.value("rejected", 0)}, {"heldout", j.value("heldout", json::object())}};
   }
   const json comparison = computeLoopComparison(in);
-  summary.reportJson = c.outDir / "comparison.json";
-  summary.reportMarkdown = c.outDir / "comparison.md";
-  summary.reportHtml = c.outDir / "comparison.html";
-  writeFileAtomic(summary.reportJson, dumpJson(comparison, 2) + "\n");
   const std::string md = renderLoopMarkdown(comparison);
-  writeFileAtomic(summary.reportMarkdown, md);
-  writeFileAtomic(summary.reportHtml, renderLoopHtml(comparison));
+  const ReportPages pages = writeReportPages(c.outDir, "comparison", comparison, md, renderLoopHtml(comparison));
+  summary.reportJson = pages.json;
+  summary.reportMarkdown = pages.markdown;
+  summary.reportHtml = pages.html;
   summary.table = md.substr(0, md.find("\n## Runs"));
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return summary;

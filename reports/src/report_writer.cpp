@@ -70,4 +70,13 @@ ReportOutcome writeRunReports(const ReportOptions& options) {
   return out;
 }
 
+ReportPages writeReportPages(const fs::path& dir, const std::string& stem, const nlohmann::json& data, const std::string& markdown,
+                             const std::string& html) {
+  const ReportPages pages{dir / (stem + ".json"), dir / (stem + ".md"), dir / (stem + ".html")};
+  writeFileAtomic(pages.json, dumpJson(data, 2) + "\n");
+  writeFileAtomic(pages.markdown, markdown);
+  writeFileAtomic(pages.html, html);
+  return pages;
+}
+
 }  // namespace cuset

@@ -26,6 +26,14 @@ struct ReportOutcome {
 // <exe>/../share/cuset/report-assets; empty when none has report-assets.js.
 std::filesystem::path findReportAssetsDir();
 
+// The three files of a single-page report (`cuset loop`'s comparison, `cuset leaderboard`): STEM.json,
+// STEM.md and STEM.html in `dir`, each replaced atomically.
+struct ReportPages {
+  std::filesystem::path json, markdown, html;
+};
+ReportPages writeReportPages(const std::filesystem::path& dir, const std::string& stem, const nlohmann::json& data, const std::string& markdown,
+                             const std::string& html);
+
 // Writes the four files atomically (a crash leaves the old ones). Throws cuset::Error when the run
 // folder (or the base) has no results to read.
 ReportOutcome writeRunReports(const ReportOptions& options);
