@@ -25,5 +25,6 @@ void registerDataCommand(CLI::App& app, CommandContext& context);
 void registerLoopCommand(CLI::App& app, CommandContext& context);
 void registerImportCommand(CLI::App& app, CommandContext& context);
 void registerLeaderboardCommand(CLI::App& app, CommandContext& context);
+void registerRefineCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "endpoint_options.hpp"
 #include "cuset/common/error.hpp"
 #include "cuset/models/endpoint_generation.hpp"
 #include "cuset/trainer/generation.hpp"
@@ -28,12 +29,9 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
   auto prompt = std::make_shared<std::string>();
   auto noCache = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
-  auto noN = std::make_shared<bool>(false);
-  auto timeoutSeconds = std::make_shared<double>(600.0);
-  auto retryDelay = std::make_shared<double>(1.0);
   CLI::App* cmd = app.add_subcommand("generate", "Sample k kernels per problem from a model, as candidate JSONL for `cuset eval`");
-  CLI::Option* endpoint = cmd->add_option("--endpoint", e->endpoint.baseUrl,
-                                          "OpenAI-compatible API base (http://host:8000/v1); --model is then the served model's name");
+  const auto flags = addEndpointOptions(cmd, *e);
+  CLI::Option* endpoint = flags->endpoint;
   cmd->add_option("--model", *model, "HF model folder (config.json, model.safetensors, tokenizer.json), or with --endpoint the served model's name")
       ->required();
   cmd->add_option("--problems", o->problemsDir, "Problem suite folder")->required();
@@ -54,22 +52,7 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
   auto* bf16 = cmd->add_flag("--bf16", o->bf16, "Run the model in bfloat16");
   auto* kv = cmd->add_flag("--no-kv-cache", *noCache, "Recompute the whole sequence each step (for comparison)");
   for (auto* option : {threads, device, bf16, kv}) option->excludes(endpoint);
-  // Endpoint only.
-  std::vector<CLI::Option*> endpointOnly = {
-      cmd->add_option("--api-key-env", e->endpoint.apiKeyEnv, "Environment variable holding the API key (sent as a bearer token, never written)"),
-      cmd->add_option("--concurrency", e->endpoint.concurrency, "Requests in flight at most")->capture_default_str(),
-      cmd->add_option("--request-timeout", *timeoutSeconds, "Seconds one request may take")->check(CLI::Range(0.1, 86400.0))->capture_default_str(),
-      cmd->add_option("--max-retries", e->endpoint.retry.maxRetries, "Retries of a request on connection errors, timeouts, 429 and 5xx")
-          ->check(CLI::Range(0, 1000))
-          ->capture_default_str(),
-      cmd->add_option("--retry-delay", *retryDelay, "First retry's backoff ceiling in seconds (doubles per retry, up to 60 s; Retry-After wins)")
-          ->check(CLI::Range(0.0, 3600.0))
-          ->capture_default_str(),
-      cmd->add_option("--ca-bundle", e->endpoint.caBundle, "PEM file of CAs to trust for HTTPS (default: the system's)"),
-      cmd->add_flag("--no-n", *noN, "One request per sample, never n > 1 in one request"),
-      cmd->add_flag("--resume", e->resume, "Keep the finished samples of --out; request only the missing ones"),
-  };
-  for (auto* option : endpointOnly) option->needs(endpoint);
+  cmd->add_flag("--resume", e->resume, "Keep the finished samples of --out; request only the missing ones")->needs(endpoint);
   cmd->callback([=, &context] {
     if (endpoint->count() == 0) {
       o->modelDir = *model;
@@ -93,10 +76,8 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
     e->modelLabel = o->modelName;
     e->samples = o->samples;
     e->prompt = prompt->empty() ? PromptStyle::kernelbench : *parsePromptStyle(*prompt);
-    e->useN = !*noN;
+    applyEndpointFlags(*flags, *e);
     e->showProgress = !*quiet;
-    e->endpoint.requestTimeout = std::chrono::milliseconds(static_cast<long long>(*timeoutSeconds * 1000));
-    e->endpoint.retry.base = std::chrono::duration<double>(*retryDelay);
     const EndpointGenerateSummary s = runEndpointGeneration(*e);
     printEndpointSummary(s, e->outFile.string());
     context.exitCode = 0;

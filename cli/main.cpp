@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerLoopCommand(app, context);
   cuset::cli::registerImportCommand(app, context);
   cuset::cli::registerLeaderboardCommand(app, context);
+  cuset::cli::registerRefineCommand(app, context);
 
   try {
     app.parse(argc, argv);

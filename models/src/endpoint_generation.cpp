@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <span>
@@ -99,8 +100,7 @@ struct Unit {
 struct PlannedProblem {
   std::string id;
   std::vector<ChatMessage> messages;
-  std::string body;  // the request without n and seed, for nothing but its key
-  std::vector<std::string> keys;  // per sample
+  std::map<std::int64_t, std::string> keys;  // sample -> its request key
 };
 
 class EndpointRun {
@@ -125,6 +125,8 @@ class EndpointRun {
     if (!fatal_.empty()) throw Error(fatal_);
   }
 
+  std::size_t recorded() const { return recorded_; }
+
   EndpointGenerateSummary summary() const {
     EndpointGenerateSummary s;
     s.requests = requests_;
@@ -134,6 +136,7 @@ class EndpointRun {
     s.promptTokens = promptTokens_;
     s.completionTokens = completionTokens_;
     s.nIgnored = nIgnored_;
+    s.budgetSpent = budgetSpent_;
     return s;
   }
 
@@ -156,8 +159,8 @@ class EndpointRun {
   std::optional<Unit> next() {
     std::unique_lock lock(mutex_);
     // A worker waits while others may still push work back (samples a server left unanswered).
-    wake_.wait(lock, [&] { return !fatal_.empty() || !queue_.empty() || active_ == 0; });
-    if (!fatal_.empty() || queue_.empty()) return std::nullopt;
+    wake_.wait(lock, [&] { return !fatal_.empty() || budgetSpent_ || !queue_.empty() || active_ == 0; });
+    if (!fatal_.empty() || budgetSpent_ || queue_.empty()) return std::nullopt;
     Unit unit = std::move(queue_.front());
     queue_.pop_front();
     if (unit.samples.size() > 1 && nIgnored_) {
@@ -184,13 +187,24 @@ class EndpointRun {
 
   bool stopped() {
     const std::scoped_lock lock(mutex_);
-    return !fatal_.empty();
+    return !fatal_.empty() || budgetSpent_;
+  }
+
+  // Takes one request from the budget; false (and the run winds down) when it is spent.
+  bool withinBudget() {
+    const bool requestsLeft = o_.maxRequests == 0 || reserved_.fetch_add(1) < o_.maxRequests;
+    const bool tokensLeft = o_.maxTokens == 0 || promptTokens_ + completionTokens_ < o_.maxTokens;
+    if (requestsLeft && tokensLeft) return true;
+    const std::scoped_lock lock(mutex_);
+    budgetSpent_ = true;
+    wake_.notify_all();
+    return false;
   }
 
   // Sleeps for a retry delay, waking early when the run stops.
   void pause(std::chrono::duration<double> delay) {
     std::unique_lock lock(mutex_);
-    wake_.wait_for(lock, delay, [&] { return !fatal_.empty(); });
+    wake_.wait_for(lock, delay, [&] { return !fatal_.empty() || budgetSpent_; });
   }
 
   void serve(HttpClient& client, std::mt19937_64& rng, Unit unit) {
@@ -201,7 +215,7 @@ class EndpointRun {
     const std::string body = chatRequestBody(p.messages, o_.parameters, n, seed);
     const std::string where = fmt::format("endpoint {} ({} sample {})", displayUrl(o_.endpoint.baseUrl), p.id, unit.samples.front());
     for (int attempt = 0;; ++attempt) {
-      if (stopped()) return;
+      if (stopped() || !withinBudget()) return;
       ++inFlight_;
       updateProgress();
       const HttpResponse r = client.post(url_, headers_, body, o_.endpoint.requestTimeout);
@@ -314,9 +328,10 @@ class EndpointRun {
                               : json()},
               {"latency_s", seconds},
               {"attempts", attempts},
-              {"request_key", p.keys[static_cast<std::size_t>(sample)]}};
+              {"request_key", p.keys.at(sample)}};
     if (!error.empty()) j["error"] = error;
     file_.append(j.dump(-1, ' ', false, json::error_handler_t::replace));
+    ++recorded_;
     if (!error.empty()) ++failed_;
     if (usage) {
       promptTokens_ += usage->first.promptTokens;
@@ -347,8 +362,10 @@ class EndpointRun {
   std::deque<Unit> queue_;
   int active_ = 0;
   std::string fatal_;
+  bool budgetSpent_ = false;
+  std::atomic<std::size_t> reserved_{0};
   std::atomic<int> inFlight_{0};
-  std::atomic<std::size_t> requests_{0}, retries_{0}, failed_{0}, usageMissing_{0};
+  std::atomic<std::size_t> requests_{0}, retries_{0}, failed_{0}, usageMissing_{0}, recorded_{0};
   std::atomic<std::int64_t> promptTokens_{0}, completionTokens_{0};
   std::atomic<bool> nIgnored_{false};
 };
@@ -370,19 +387,17 @@ std::vector<std::string> listServedModels(const EndpointConfig& endpoint) {
   return modelIds(r);
 }
 
-EndpointGenerateSummary runEndpointGeneration(const EndpointGenerateOptions& o) {
+EndpointGenerateSummary runEndpointJobs(const EndpointGenerateOptions& o, const std::vector<ChatJob>& jobs) {
   const auto start = Clock::now();
   validate(o);
   (void)apiKey(o.endpoint);  // a missing key is an error before anything is written
-  const ProblemSuite suite = ProblemSuite::load(o.problemsDir);
-  suite.requireNoErrors();
   std::vector<PlannedProblem> problems;
   SampleFile::Plan plan;
-  for (const auto& problem : suite.problems()) {
-    PlannedProblem p{problem.id, renderProblemChat(problem, o.prompt), {}, {}};
-    for (std::int64_t s = 0; s < o.samples; ++s) {
-      p.keys.push_back(sampleRequestKey(p.messages, o.parameters, s));
-      plan[{p.id, s}] = p.keys.back();
+  for (const auto& job : jobs) {
+    PlannedProblem p{job.problem, job.messages, {}};
+    for (const auto s : job.samples) {
+      p.keys[s] = sampleRequestKey(p.messages, o.parameters, s);
+      plan[{p.id, s}] = p.keys[s];
     }
     problems.push_back(std::move(p));
   }
@@ -391,7 +406,7 @@ EndpointGenerateSummary runEndpointGeneration(const EndpointGenerateOptions& o) 
   std::size_t toRequest = 0;
   for (std::size_t i = 0; i < problems.size(); ++i) {
     Unit unit{i, {}};
-    for (std::int64_t s = 0; s < o.samples; ++s) {
+    for (const auto s : jobs[i].samples) {
       if (!file.finished(problems[i].id, s)) unit.samples.push_back(s);
     }
     toRequest += unit.samples.size();
@@ -405,12 +420,24 @@ EndpointGenerateSummary runEndpointGeneration(const EndpointGenerateOptions& o) 
   EndpointRun run(o, std::move(problems), file, toRequest);
   run.run(std::move(units));
   EndpointGenerateSummary summary = run.summary();
-  summary.problems = suite.problems().size();
+  summary.problems = jobs.size();
   summary.reused = file.kept();
   summary.replaced = file.replaced();
-  summary.samples = summary.reused + toRequest;
+  summary.samples = summary.reused + run.recorded();
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return summary;
+}
+
+EndpointGenerateSummary runEndpointGeneration(const EndpointGenerateOptions& o) {
+  const ProblemSuite suite = ProblemSuite::load(o.problemsDir);
+  suite.requireNoErrors();
+  std::vector<ChatJob> jobs;
+  for (const auto& problem : suite.problems()) {
+    ChatJob job{problem.id, renderProblemChat(problem, o.prompt), {}};
+    for (std::int64_t s = 0; s < o.samples; ++s) job.samples.push_back(s);
+    jobs.push_back(std::move(job));
+  }
+  return runEndpointJobs(o, jobs);
 }
 
 }  // namespace cuset

@@ -20,7 +20,7 @@ It serves POST /v1/chat/completions and GET /v1/models from a JSON script:
   }
 
 A rule answers when every string of "contains" occurs in the request's messages; the first such rule
-wins. Every request is appended to --log as one JSON line (path, authorization header, body, fault).
+wins (a rule with "times": K only for its first K requests). Every request is appended to --log as one JSON line (path, authorization header, body, fault).
 --workers N pre-forks N processes on one listening socket (for throughput benchmarks; faults are then
 counted per process). The chosen port is written to --port-file once the server listens.
 """
@@ -56,9 +56,12 @@ class Script:
 
     def answer(self, model, text):
         spec = self.data["models"][model]
-        for rule in spec.get("rules", []):
-            if all(piece in text for piece in rule.get("contains", [])):
-                return rule
+        with self.lock:
+            for rule in spec.get("rules", []):
+                if all(piece in text for piece in rule.get("contains", [])) and rule.get("times", 1) != 0:
+                    if "times" in rule:
+                        rule["times"] -= 1  # a rule with "times" answers that many requests, then passes them on
+                    return rule
         return spec.get("default", {"content": "", "finish_reason": "stop"})
 
 

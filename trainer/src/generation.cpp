@@ -34,9 +34,9 @@ torch::Tensor sample(const torch::Tensor& logits, double temperature, double top
 
 }  // namespace
 
-GenerateSummary runGeneration(const GenerateOptions& o) {
+GenerateSummary runGenerationJobs(const GenerateOptions& o, const std::vector<ChatJob>& jobs) {
   setComputeThreads(o.threads);
-  if (o.samples < 1 || o.maxNewTokens < 1) throw Error("--samples and --max-new-tokens must be >= 1");
+  if (o.maxNewTokens < 1) throw Error("--max-new-tokens must be >= 1");
   const auto start = std::chrono::steady_clock::now();
   const BpeTokenizer tokenizer = BpeTokenizer::load(o.modelDir / "tokenizer.json");
   CausalLm model(ModelConfig::load(o.modelDir / "config.json"));
@@ -46,8 +46,6 @@ GenerateSummary runGeneration(const GenerateOptions& o) {
   if (o.bf16) model->to(torch::kBFloat16);
   model->eval();
   torch::NoGradGuard noGrad;
-  const ProblemSuite suite = ProblemSuite::load(o.problemsDir);
-  suite.requireNoErrors();
   std::vector<std::int32_t> stops;
   for (const char* s : {"<|im_end|>", "<|endoftext|>"}) {
     if (tokenizer.tokenId(s) >= 0) stops.push_back(tokenizer.tokenId(s));
@@ -56,11 +54,12 @@ GenerateSummary runGeneration(const GenerateOptions& o) {
   auto gen = torch::make_generator<torch::CPUGeneratorImpl>(o.seed);
   GenerateSummary summary;
   std::string out;
-  ProgressBar progress("generate", suite.problems().size(), "problem", o.showProgress);
-  for (const auto& problem : suite.problems()) {
-    const std::string prompt = renderChatMlPrompt(renderProblemChat(problem, o.prompt));
+  ProgressBar progress("generate", jobs.size(), "problem", o.showProgress);
+  for (const auto& job : jobs) {
+    if (job.samples.empty()) continue;
+    const std::string prompt = renderChatMlPrompt(job.messages);
     const auto promptIds = tokenizer.encode(prompt).ids;
-    const std::int64_t k = o.samples;
+    const auto k = static_cast<std::int64_t>(job.samples.size());
     // All k samples share the prompt: one batch of k identical rows, so no padding is needed.
     const auto prompt64 = torch::tensor(std::vector<std::int64_t>(promptIds.begin(), promptIds.end()), torch::kInt64);
     auto sequence = prompt64.unsqueeze(0).repeat({k, 1}).to(device);  // (k, P)
@@ -108,7 +107,7 @@ GenerateSummary runGeneration(const GenerateOptions& o) {
         if (const auto at = response.find(stop); !stop.empty() && at != std::string::npos) response.resize(at);
       }
       // A stop string may cut inside a character: invalid UTF-8 becomes U+FFFD rather than an error.
-      out += nlohmann::json{{"problem", problem.id}, {"sample", r}, {"model", modelName}, {"response", response}}.dump(
+      out += nlohmann::json{{"problem", job.problem}, {"sample", job.samples[static_cast<std::size_t>(r)]}, {"model", modelName}, {"response", response}}.dump(
                  -1, ' ', false, nlohmann::json::error_handler_t::replace) +
              "\n";
       ++summary.responses;
@@ -120,6 +119,19 @@ GenerateSummary runGeneration(const GenerateOptions& o) {
   writeFileAtomic(o.outFile, out);
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
+}
+
+GenerateSummary runGeneration(const GenerateOptions& o) {
+  if (o.samples < 1) throw Error("--samples must be >= 1");
+  const ProblemSuite suite = ProblemSuite::load(o.problemsDir);
+  suite.requireNoErrors();
+  std::vector<ChatJob> jobs;
+  for (const auto& problem : suite.problems()) {
+    ChatJob job{problem.id, renderProblemChat(problem, o.prompt), {}};
+    for (std::int64_t s = 0; s < o.samples; ++s) job.samples.push_back(s);
+    jobs.push_back(std::move(job));
+  }
+  return runGenerationJobs(o, jobs);
 }
 
 }  // namespace cuset

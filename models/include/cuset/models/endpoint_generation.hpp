@@ -35,6 +35,9 @@ struct EndpointGenerateOptions {
   bool useN = true;                // ask for all of a problem's samples in one request (`n`)
   bool resume = false;             // keep the finished samples of `outFile`
   bool showProgress = true;
+  // Budgets (0: none): no request is sent past them; the samples not asked for stay missing.
+  std::size_t maxRequests = 0;     // HTTP requests, retries included
+  std::int64_t maxTokens = 0;      // prompt + completion tokens reported by the server
 };
 
 struct EndpointGenerateSummary {
@@ -49,10 +52,15 @@ struct EndpointGenerateSummary {
   std::int64_t promptTokens = 0;
   std::int64_t completionTokens = 0;
   bool nIgnored = false;       // the server answered `n` > 1 with fewer choices (or refused it)
+  bool budgetSpent = false;    // maxRequests or maxTokens stopped the run early
   double seconds = 0.0;
 };
 
 EndpointGenerateSummary runEndpointGeneration(const EndpointGenerateOptions& options);
+
+// The engine under runEndpointGeneration, for callers that make their own prompts; the options'
+// problemsDir, samples and prompt are not used.
+EndpointGenerateSummary runEndpointJobs(const EndpointGenerateOptions& options, const std::vector<ChatJob>& jobs);
 
 // The key recorded with a sample: a hash of the served model's name, the messages, every sampling
 // parameter and the sample's index. Equal keys mean the same request; anything else is a new one.

@@ -37,4 +37,8 @@ struct GenerateSummary {
 
 GenerateSummary runGeneration(const GenerateOptions& options);
 
+// The same for chats a caller made (`cuset refine`); the options' problemsDir, samples and prompt are
+// not used. Each job's samples are one batch sharing its prompt.
+GenerateSummary runGenerationJobs(const GenerateOptions& options, const std::vector<ChatJob>& jobs);
+
 }  // namespace cuset

@@ -1,6 +1,7 @@
 #pragma once
 // The instruction a model sees for a problem, shared by `cuset generate` (prompts) and `cuset data
 // synth` (training instructions), so a model is trained on exactly the prompt form it is asked with.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,5 +26,14 @@ enum class PromptStyle { cuset, kernelbench };
 std::optional<PromptStyle> parsePromptStyle(std::string_view name);
 std::string_view promptStyleName(PromptStyle style);
 std::vector<ChatMessage> renderProblemChat(const Problem& problem, PromptStyle style);
+
+// One problem's chat and the sample indices wanted from it: what every generator (the built-in model,
+// an endpoint) is given. `cuset refine`'s round r carries the feedback so far and asks for samples
+// r*N .. r*N+N-1.
+struct ChatJob {
+  std::string problem;
+  std::vector<ChatMessage> messages;
+  std::vector<std::int64_t> samples;
+};
 
 }  // namespace cuset
