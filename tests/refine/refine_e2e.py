@@ -148,4 +148,26 @@ try:
 finally:
     server.terminate()
     server.wait()
+# The built-in model as the searched model: a checkpoint trained for two steps (it writes no kernels;
+# what is tested is that the loop runs its rounds through the local generator and records them).
+with open(os.path.join(work, "tiny.yaml"), "w") as f:
+    f.write(f"""seed: 7
+threads: 1
+model:
+  config: {{model_type: qwen2, hidden_size: 48, intermediate_size: 96, num_hidden_layers: 1, num_attention_heads: 4,
+           num_key_value_heads: 2, tie_word_embeddings: true}}
+tokenizer: {{train_vocab_size: 400}}
+data: {{train: {source}/data/sft-tiny.jsonl, max_tokens: 400}}
+batch: {{size: 4}}
+steps: {{max: 2, log_every: 1, save_every: 2}}
+""")
+subprocess.run([cuset, "train", "--quiet", "--config", os.path.join(work, "tiny.yaml"), "--out", os.path.join(work, "tiny")], check=True,
+               capture_output=True)
+r = subprocess.run([cuset, "refine", "--quiet", "--model", os.path.join(work, "tiny", "final"), "--problems", suite, "--only", "level1/relu",
+                    "--out", os.path.join(work, "local"), "-n", "2", "--rounds", "2", "--patience", "2", "--max-tokens", "16", "--trials", "1"],
+                   capture_output=True, text=True)
+assert r.returncode == 0, r.stderr
+p = report("local")["problems"][0]
+assert len(p["rounds"]) == 2 and sum(p["rounds"][0]["verdicts"].values()) == 2, p
+assert 0 < report("local")["info"]["tokens"] <= 2 * 2 * 16, report("local")["info"]  # 2 rounds x 2 samples x at most 16 tokens
 print("refine e2e: ok")
