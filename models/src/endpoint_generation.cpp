@@ -17,7 +17,6 @@
 #include "cuset/common/hash.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/common/progress.hpp"
-#include "cuset/evaluator/problem/problem_suite.hpp"
 #include "sample_file.hpp"
 
 namespace fs = std::filesystem;
@@ -429,15 +428,8 @@ EndpointGenerateSummary runEndpointJobs(const EndpointGenerateOptions& o, const 
 }
 
 EndpointGenerateSummary runEndpointGeneration(const EndpointGenerateOptions& o) {
-  const ProblemSuite suite = ProblemSuite::load(o.problemsDir);
-  suite.requireNoErrors();
-  std::vector<ChatJob> jobs;
-  for (const auto& problem : suite.problems()) {
-    ChatJob job{problem.id, renderProblemChat(problem, o.prompt), {}};
-    for (std::int64_t s = 0; s < o.samples; ++s) job.samples.push_back(s);
-    jobs.push_back(std::move(job));
-  }
-  return runEndpointJobs(o, jobs);
+  validate(o);
+  return runEndpointJobs(o, suiteChatJobs(o.problemsDir, o.prompt, o.samples));
 }
 
 }  // namespace cuset

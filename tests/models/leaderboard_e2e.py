@@ -11,6 +11,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import e2e_support  # noqa: E402
+
 cuset, source, work = sys.argv[1:4]
 problems = ["level1/relu", "level1/elu", "level1/row_max"]
 shutil.rmtree(work, ignore_errors=True)
@@ -33,40 +36,17 @@ bad = [{"contains": ["ReLU"], "content": solution("level1/elu", "elementwise.cu"
        {"contains": ["Maximum of each row"], "content": solution("level1/row_max", "bad_half_warp.cu")}]
 
 
-# The built-in model too: a checkpoint folder trained for two steps (it writes no kernels; what is
-# tested is that a checkpoint sits in the same leaderboard as served models).
-with open(os.path.join(work, "tiny.yaml"), "w") as f:
-    f.write(f"""seed: 7
-threads: 1
-model:
-  config: {{model_type: qwen2, hidden_size: 48, intermediate_size: 96, num_hidden_layers: 1, num_attention_heads: 4,
-           num_key_value_heads: 2, tie_word_embeddings: true}}
-tokenizer: {{train_vocab_size: 400}}
-data: {{train: {source}/data/sft-tiny.jsonl, max_tokens: 400}}
-batch: {{size: 4}}
-steps: {{max: 2, log_every: 1, save_every: 2}}
-""")
-subprocess.run([cuset, "train", "--quiet", "--config", os.path.join(work, "tiny.yaml"), "--out", os.path.join(work, "tiny")], check=True,
-               capture_output=True)
+# The built-in model too: it writes no kernels; what is tested is that a checkpoint sits in the same
+# leaderboard as served models.
+e2e_support.train_tiny(cuset, work)
 
 
 def serve(name, models):
-    with open(os.path.join(work, name + ".json"), "w") as f:
-        json.dump({"api_key": "sk-nightly", "models": models}, f)
-    return serve_file(name)
+    return e2e_support.serve_script(work, name, {"api_key": "sk-nightly", "models": models})
 
 
-def serve_file(name):
-    script = os.path.join(work, name + ".json")
-    port_file = os.path.join(work, name + ".port")
-    proc = subprocess.Popen([sys.executable, os.path.join(source, "tests/models/openai_test_server.py"), "--script", script,
-                             "--port-file", port_file, "--log", os.path.join(work, name + ".log")])
-    for _ in range(200):
-        if os.path.exists(port_file):
-            break
-        time.sleep(0.025)
-    with open(port_file) as f:
-        return proc, "http://127.0.0.1:%s/v1" % f.read().strip()
+def chat_requests(name):
+    return e2e_support.chat_requests(work, name)
 
 
 def config(name, url):
@@ -102,11 +82,6 @@ def run(args, expect):
     print(r.stdout + r.stderr)
     assert r.returncode == expect, "exit %d, expected %d" % (r.returncode, expect)
     return r.stdout
-
-
-def chat_requests(name):
-    with open(os.path.join(work, name + ".log")) as f:
-        return sum(1 for line in f if json.loads(line)["path"].endswith("/chat/completions"))
 
 
 server, url = serve("nightly", {"good": {"rules": good}, "bad": {"rules": bad}})
@@ -163,9 +138,7 @@ finally:
 
 # `cuset generate --endpoint` itself, killed with SIGKILL mid-run and resumed: every sample exactly
 # once, and no finished sample requested again (at most the requests in flight at the kill repeat).
-with open(os.path.join(work, "slow.json"), "w") as f:
-    json.dump({"delay_s": 0.15, "api_key": "sk-nightly", "models": {"good": {"rules": good}}}, f)
-server, url = serve_file("slow")
+server, url = e2e_support.serve_script(work, "slow", {"delay_s": 0.15, "api_key": "sk-nightly", "models": {"good": {"rules": good}}})
 try:
     out_file = os.path.join(work, "killed.jsonl")
     gen = [cuset, "generate", "--quiet", "--endpoint", url, "--model", "good", "--api-key-env", "CUSET_E2E_KEY", "--problems", suite,

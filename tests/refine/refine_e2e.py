@@ -13,6 +13,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import e2e_support  # noqa: E402
+
 cuset, source, work = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
@@ -37,24 +40,11 @@ stubborn = {"default": {"content": elu}}
 
 
 def serve(name, script):
-    path = os.path.join(work, name + ".json")
-    with open(path, "w") as f:
-        json.dump(script, f)
-    port_file = os.path.join(work, name + ".port")
-    proc = subprocess.Popen([sys.executable, os.path.join(source, "tests/models/openai_test_server.py"), "--script", path,
-                             "--port-file", port_file, "--log", os.path.join(work, name + ".log")])
-    for _ in range(200):
-        if os.path.exists(port_file):
-            break
-        time.sleep(0.025)
-    return proc, "http://127.0.0.1:%s/v1" % open(port_file).read().strip()
+    return e2e_support.serve_script(work, name, script)
 
 
 def chat_requests(name):
-    path = os.path.join(work, name + ".log")
-    if not os.path.exists(path):
-        return 0
-    return sum(1 for line in open(path) if json.loads(line)["path"].endswith("/chat/completions"))
+    return e2e_support.chat_requests(work, name)
 
 
 def refine(url, model, out, *extra, expect=0, only=("level1/relu",)):
@@ -148,21 +138,9 @@ try:
 finally:
     server.terminate()
     server.wait()
-# The built-in model as the searched model: a checkpoint trained for two steps (it writes no kernels;
-# what is tested is that the loop runs its rounds through the local generator and records them).
-with open(os.path.join(work, "tiny.yaml"), "w") as f:
-    f.write(f"""seed: 7
-threads: 1
-model:
-  config: {{model_type: qwen2, hidden_size: 48, intermediate_size: 96, num_hidden_layers: 1, num_attention_heads: 4,
-           num_key_value_heads: 2, tie_word_embeddings: true}}
-tokenizer: {{train_vocab_size: 400}}
-data: {{train: {source}/data/sft-tiny.jsonl, max_tokens: 400}}
-batch: {{size: 4}}
-steps: {{max: 2, log_every: 1, save_every: 2}}
-""")
-subprocess.run([cuset, "train", "--quiet", "--config", os.path.join(work, "tiny.yaml"), "--out", os.path.join(work, "tiny")], check=True,
-               capture_output=True)
+# The built-in model as the searched model (it writes no kernels; what is tested is that the loop runs
+# its rounds through the local generator and records them).
+e2e_support.train_tiny(cuset, work)
 r = subprocess.run([cuset, "refine", "--quiet", "--model", os.path.join(work, "tiny", "final"), "--problems", suite, "--only", "level1/relu",
                     "--out", os.path.join(work, "local"), "-n", "2", "--rounds", "2", "--patience", "2", "--max-tokens", "16", "--trials", "1"],
                    capture_output=True, text=True)

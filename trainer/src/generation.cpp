@@ -8,7 +8,6 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/progress.hpp"
-#include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/trainer/chat_data.hpp"
 #include "cuset/trainer/llama_model.hpp"
 #include "cuset/trainer/problem_prompt.hpp"
@@ -123,15 +122,7 @@ GenerateSummary runGenerationJobs(const GenerateOptions& o, const std::vector<Ch
 
 GenerateSummary runGeneration(const GenerateOptions& o) {
   if (o.samples < 1) throw Error("--samples must be >= 1");
-  const ProblemSuite suite = ProblemSuite::load(o.problemsDir);
-  suite.requireNoErrors();
-  std::vector<ChatJob> jobs;
-  for (const auto& problem : suite.problems()) {
-    ChatJob job{problem.id, renderProblemChat(problem, o.prompt), {}};
-    for (std::int64_t s = 0; s < o.samples; ++s) job.samples.push_back(s);
-    jobs.push_back(std::move(job));
-  }
-  return runGenerationJobs(o, jobs);
+  return runGenerationJobs(o, suiteChatJobs(o.problemsDir, o.prompt, o.samples));
 }
 
 }  // namespace cuset

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cuset/evaluator/problem/problem.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
 
 namespace cuset {
 namespace {
@@ -114,6 +115,18 @@ std::string_view promptStyleName(PromptStyle style) { return style == PromptStyl
 std::vector<ChatMessage> renderProblemChat(const Problem& p, PromptStyle style) {
   if (style == PromptStyle::cuset) return {{"user", renderProblemPrompt(p)}};
   return {{"system", std::string(kKernelBenchSystem)}, {"user", kernelBenchUser(p)}};
+}
+
+std::vector<ChatJob> suiteChatJobs(const std::filesystem::path& problemsDir, PromptStyle style, int samples) {
+  const ProblemSuite suite = ProblemSuite::load(problemsDir);
+  suite.requireNoErrors();
+  std::vector<ChatJob> jobs;
+  for (const auto& problem : suite.problems()) {
+    ChatJob job{problem.id, renderProblemChat(problem, style), {}};
+    for (std::int64_t s = 0; s < samples; ++s) job.samples.push_back(s);
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
 }
 
 }  // namespace cuset

@@ -2,6 +2,7 @@
 // The instruction a model sees for a problem, shared by `cuset generate` (prompts) and `cuset data
 // synth` (training instructions), so a model is trained on exactly the prompt form it is asked with.
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,5 +36,9 @@ struct ChatJob {
   std::vector<ChatMessage> messages;
   std::vector<std::int64_t> samples;
 };
+
+// Every problem of a suite folder in `style`, samples 0..k-1 each; throws cuset::Error naming the
+// folder when a problem does not load.
+std::vector<ChatJob> suiteChatJobs(const std::filesystem::path& problemsDir, PromptStyle style, int samples);
 
 }  // namespace cuset

@@ -1,0 +1,56 @@
+"""Helpers shared by the Python end-to-end tests (tests/models, tests/refine): the scripted OpenAI-
+compatible server and a tiny checkpoint of the built-in model."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def serve_script(work, name, script):
+    """Starts tests/models/openai_test_server.py with `script` (a dict); returns (process, API base URL).
+    Requests are logged to WORK/NAME.log."""
+    path = os.path.join(work, name + ".json")
+    with open(path, "w") as f:
+        json.dump(script, f)
+    port_file = os.path.join(work, name + ".port")
+    if os.path.exists(port_file):
+        os.remove(port_file)
+    proc = subprocess.Popen([sys.executable, os.path.join(SOURCE, "tests/models/openai_test_server.py"), "--script", path,
+                             "--port-file", port_file, "--log", os.path.join(work, name + ".log")])
+    for _ in range(200):
+        if os.path.exists(port_file):
+            break
+        time.sleep(0.025)
+    with open(port_file) as f:
+        return proc, "http://127.0.0.1:%s/v1" % f.read().strip()
+
+
+def chat_requests(work, name):
+    """How many chat-completion requests the server NAME has seen."""
+    path = os.path.join(work, name + ".log")
+    if not os.path.exists(path):
+        return 0
+    with open(path) as f:
+        return sum(1 for line in f if json.loads(line)["path"].endswith("/chat/completions"))
+
+
+def train_tiny(cuset, work):
+    """A checkpoint of the built-in model trained for two steps: WORK/tiny/final. It writes no kernels;
+    it stands for a checkpoint folder wherever one is accepted."""
+    config = os.path.join(work, "tiny.yaml")
+    with open(config, "w") as f:
+        f.write(f"""seed: 7
+threads: 1
+model:
+  config: {{model_type: qwen2, hidden_size: 48, intermediate_size: 96, num_hidden_layers: 1, num_attention_heads: 4,
+           num_key_value_heads: 2, tie_word_embeddings: true}}
+tokenizer: {{train_vocab_size: 400}}
+data: {{train: {SOURCE}/data/sft-tiny.jsonl, max_tokens: 400}}
+batch: {{size: 4}}
+steps: {{max: 2, log_every: 1, save_every: 2}}
+""")
+    subprocess.run([cuset, "train", "--quiet", "--config", config, "--out", os.path.join(work, "tiny")], check=True, capture_output=True)
+    return os.path.join(work, "tiny", "final")
