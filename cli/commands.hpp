@@ -26,5 +26,6 @@ void registerLoopCommand(CLI::App& app, CommandContext& context);
 void registerImportCommand(CLI::App& app, CommandContext& context);
 void registerLeaderboardCommand(CLI::App& app, CommandContext& context);
 void registerRefineCommand(CLI::App& app, CommandContext& context);
+void registerMergeCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

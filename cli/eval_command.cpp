@@ -37,6 +37,9 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
   eval->add_option("--arch", config->arch, "Target architecture: sm_XX (cubin) or compute_XX (PTX); default: the GPU's own on cuda, else sm_90");
   eval->add_option("--jobs,-j", config->jobs, "Parallel compiles (0 = one per core)")->capture_default_str();
   eval->add_flag("--resume", config->resume, "Continue an interrupted run in --out, skipping finished candidates");
+  auto shard = std::make_shared<std::string>();
+  eval->add_option("--shard", *shard, "Judge shard I of N (I/N, 1-based): all samples of a problem in one shard; needs --seed; `cuset merge` joins them")
+      ->check([](const std::string& v) { return parseShard(v) ? std::string() : std::string("expected I/N with 1 <= I <= N, e.g. 2/8"); });
   eval->add_option("--seed", *seed, "Secret per-run input seed (default: random, recorded in run.json)");
   eval->add_option("--cache-dir", config->cacheDir, "Cache folder for compiled kernels (default: $XDG_CACHE_HOME/cuset)");
   eval->add_flag("--no-cache", *noCache, "Do not read or write the compile cache");
@@ -69,6 +72,7 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
 
   eval->callback([=, &context] {
     config->backend = *parseBackend(*backend);
+    if (!shard->empty()) config->shard = parseShard(*shard);
     config->cuda.time = !*noTiming;
     config->sandbox.timeout = std::chrono::milliseconds(static_cast<long long>(*timeoutSeconds * 1000));
     config->compileTimeout = std::chrono::milliseconds(static_cast<long long>(*compileSeconds * 1000));

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerImportCommand(app, context);
   cuset::cli::registerLeaderboardCommand(app, context);
   cuset::cli::registerRefineCommand(app, context);
+  cuset::cli::registerMergeCommand(app, context);
 
   try {
     app.parse(argc, argv);

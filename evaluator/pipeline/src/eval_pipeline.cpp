@@ -215,6 +215,17 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
     model = p.stem().string();
   }
   std::vector<Candidate> candidates = readCandidates(config.candidatesPath, model);
+  // The whole set's identity, before a shard takes its part, so `cuset merge` can check shards match.
+  const nlohmann::json candidateSet = {{"fingerprint", candidateSetFingerprint(candidates)}, {"candidates", candidates.size()}};
+  std::set<std::string> shardIds;
+  if (config.shard) {
+    if (!config.seed && !config.resume) throw Error("--shard needs --seed: every shard must draw the same inputs, so that merged shards are one run");
+    // `small` unless --sizes says otherwise: the partition may not depend on which backend a machine picks.
+    shardIds = shardProblems(candidates, suite, config.sizeSet.empty() ? "small" : config.sizeSet, *config.shard);
+    std::erase_if(candidates, [&](const Candidate& c) { return !shardIds.contains(c.problemId); });
+    log::info("shard {}/{}: {} problem(s), {} of {} candidates", config.shard->index, config.shard->count, shardIds.size(), candidates.size(),
+              candidateSet["candidates"].get<std::size_t>());
+  }
 
   const fs::path cacheRoot = config.cacheDir.empty() ? defaultCacheDir() : config.cacheDir;
   std::unique_ptr<CudaWorkerPool> cuda;
@@ -314,6 +325,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
                                {"compile_timeout_ms", config.compileTimeout.count()}, {"problems_hash", suiteHash(suite)}};
   if (backend == BackendKind::sim) definition["trial_timeout_ms"] = config.sandbox.timeout.count();
   if (backend == BackendKind::cuda) definition["cuda"] = {{"timer", config.cuda.timer}, {"timing", config.cuda.time}};
+  if (config.shard) definition["shard"] = fmt::format("{}/{}", config.shard->index, config.shard->count);
   if (config.resume && fs::exists(runJsonPath)) {
     const nlohmann::json before = readJsonFile(runJsonPath).value("definition", nlohmann::json::object());
     std::vector<std::string> changed;
@@ -352,6 +364,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
       {"problems_dir", fs::absolute(config.problemsDir).string()},
       {"candidates", fs::absolute(config.candidatesPath).string()},
       {"command_line", config.commandLine},
+      {"candidate_set", candidateSet},
       {"environment", describeEnvironment()},
       {"compile_cache", compiler.cacheDir().empty() ? nlohmann::json(nullptr) : nlohmann::json(compiler.cacheDir().string())},
   };
@@ -360,6 +373,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
     if (p.origin) origins[p.id] = {{"suite", p.origin->suite}, {"file", p.origin->file}, {"commit", p.origin->commit}};
   }
   if (!origins.empty()) runJson["problem_origins"] = std::move(origins);
+  if (config.shard) runJson["shard"] = {{"index", config.shard->index}, {"count", config.shard->count}, {"problems", shardIds}};
   if (backend == BackendKind::cuda) {
     runJson["environment"]["gpu"] = device.value("name", "");
     runJson["cuda"] = {{"trials", config.trials},

@@ -12,6 +12,7 @@
 #include "cuset/evaluator/compile/nvrtc_compiler.hpp"
 #include "cuset/evaluator/compile/sim_compiler.hpp"
 #include "cuset/evaluator/cuda/cuda_backend.hpp"
+#include "cuset/evaluator/pipeline/shard_plan.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/results/eval_result.hpp"
 #include "cuset/evaluator/sandbox/sandbox.hpp"
@@ -43,6 +44,7 @@ struct EvalConfig {
   std::string defaultModel;           // for candidates that name none; empty: the candidates file's stem
   std::vector<std::string> commandLine;
   bool showProgress = true;
+  std::optional<Shard> shard;           // judge only this shard's problems (needs a seed; docs/scale-out.md)
   int trials = 5;                       // correctness trials (plus one determinism rerun)
   std::string sizeSet;                  // empty: "small" on sim, "full" on cuda
   // sim backend
