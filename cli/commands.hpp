@@ -27,5 +27,6 @@ void registerImportCommand(CLI::App& app, CommandContext& context);
 void registerLeaderboardCommand(CLI::App& app, CommandContext& context);
 void registerRefineCommand(CLI::App& app, CommandContext& context);
 void registerMergeCommand(CLI::App& app, CommandContext& context);
+void registerSlurmCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerLeaderboardCommand(app, context);
   cuset::cli::registerRefineCommand(app, context);
   cuset::cli::registerMergeCommand(app, context);
+  cuset::cli::registerSlurmCommand(app, context);
 
   try {
     app.parse(argc, argv);

@@ -54,3 +54,20 @@ steps: {{max: 2, log_every: 1, save_every: 2}}
 """)
     subprocess.run([cuset, "train", "--quiet", "--config", config, "--out", os.path.join(work, "tiny")], check=True, capture_output=True)
     return os.path.join(work, "tiny", "final")
+
+
+def copy_solutions(problems, dest):
+    """The bundled solutions of `problems` (ids) as a candidates folder DEST/<level>/<name>/solutions/*.cu."""
+    import shutil
+    for p in problems:
+        shutil.copytree(os.path.join(SOURCE, "problems", p, "solutions"), os.path.join(dest, p, "solutions"))
+
+
+def verdicts(run_dir):
+    """(model, problem, sample) -> (verdict, reason) of a run folder's results.jsonl."""
+    out = {}
+    with open(os.path.join(run_dir, "results.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            out[(r["model"], r["problem"], r["sample"])] = (r["verdict"], r["reason"])
+    return out

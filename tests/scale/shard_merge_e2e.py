@@ -10,13 +10,15 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import e2e_support  # noqa: E402
+
 cuset, source, work = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
 problems_dir = os.path.join(source, "problems")
 cands = os.path.join(work, "cands")
 chosen = ["level1/relu", "level1/elu", "level1/row_max", "level1/softmax_rows", "level1/layernorm", "level2/swiglu_act"]
-for p in chosen:
-    shutil.copytree(os.path.join(problems_dir, p, "solutions"), os.path.join(cands, p, "solutions"))
+e2e_support.copy_solutions(chosen, cands)
 
 
 def run(*args, expect=0):
@@ -32,11 +34,7 @@ def evaluate(out, *extra, expect=0):
 
 
 def results(run_dir):
-    out = {}
-    for line in open(os.path.join(work, run_dir, "results.jsonl")):
-        r = json.loads(line)
-        out[(r["model"], r["problem"], r["sample"])] = (r["verdict"], r["reason"])
-    return out
+    return e2e_support.verdicts(os.path.join(work, run_dir))
 
 
 evaluate("full", "--seed", "11")
