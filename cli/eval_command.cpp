@@ -1,6 +1,8 @@
 // `cuset eval`
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "commands.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 #include "cuset/evaluator/pipeline/eval_summary_format.hpp"
@@ -37,6 +39,16 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
   eval->add_option("--arch", config->arch, "Target architecture: sm_XX (cubin) or compute_XX (PTX); default: the GPU's own on cuda, else sm_90");
   eval->add_option("--jobs,-j", config->jobs, "Parallel compiles (0 = one per core)")->capture_default_str();
   eval->add_flag("--resume", config->resume, "Continue an interrupted run in --out, skipping finished candidates");
+  auto devices = std::make_shared<std::string>("all");
+  eval->add_option("--devices", *devices, "cuda: all (every visible GPU, one worker each) or ordinals 0,1,...")
+      ->check([](const std::string& v) {
+        if (v == "all") return std::string();
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          if (!std::isdigit(static_cast<unsigned char>(v[i])) && !(v[i] == ',' && i > 0 && i + 1 < v.size())) return std::string("expected all or 0,1,...");
+        }
+        return std::string();
+      })
+      ->capture_default_str();
   auto shard = std::make_shared<std::string>();
   eval->add_option("--shard", *shard, "Judge shard I of N (I/N, 1-based): all samples of a problem in one shard; needs --seed; `cuset merge` joins them")
       ->check([](const std::string& v) { return parseShard(v) ? std::string() : std::string("expected I/N with 1 <= I <= N, e.g. 2/8"); });
@@ -73,6 +85,15 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
   eval->callback([=, &context] {
     config->backend = *parseBackend(*backend);
     if (!shard->empty()) config->shard = parseShard(*shard);
+    config->devices.clear();
+    if (*devices != "all") {
+      std::size_t from = 0;
+      while (from <= devices->size()) {
+        const std::size_t comma = std::min(devices->find(',', from), devices->size());
+        config->devices.push_back(std::stoi(devices->substr(from, comma - from)));
+        from = comma + 1;
+      }
+    }
     config->cuda.time = !*noTiming;
     config->sandbox.timeout = std::chrono::milliseconds(static_cast<long long>(*timeoutSeconds * 1000));
     config->compileTimeout = std::chrono::milliseconds(static_cast<long long>(*compileSeconds * 1000));

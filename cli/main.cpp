@@ -22,12 +22,14 @@ int main(int argc, char** argv) {
   if (argc >= 2 && (std::string_view(argv[1]) == "__worker" || std::string_view(argv[1]) == "__cuda-worker")) {
     std::optional<std::size_t> memoryBytes;
     std::optional<int> payloadFd;
+    std::optional<int> device;
     for (int i = 2; i + 1 < argc; i += 2) {
       const std::string_view key = argv[i];
       if (key == "--memory-bytes") memoryBytes = std::stoull(argv[i + 1]);
       if (key == "--payload-fd") payloadFd = std::stoi(argv[i + 1]);
+      if (key == "--device") device = std::stoi(argv[i + 1]);
     }
-    if (std::string_view(argv[1]) == "__cuda-worker") return cuset::runCudaWorker(payloadFd);
+    if (std::string_view(argv[1]) == "__cuda-worker") return cuset::runCudaWorker(payloadFd, device);
     if (memoryBytes) return cuset::runSandboxWorker(*memoryBytes, payloadFd);
   }
   cuset::cli::CommandContext context;

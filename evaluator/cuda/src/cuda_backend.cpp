@@ -36,8 +36,69 @@ DevicePeaks peaksOf(const nlohmann::json& device) {
 
 }  // namespace
 
+namespace {
+
+std::vector<std::string> workerArguments(const CudaOptions& o) {
+  std::vector<std::string> args = {"__cuda-worker"};
+  if (o.device) args.insert(args.end(), {"--device", std::to_string(*o.device)});
+  return args;
+}
+
+}  // namespace
+
 CudaWorkerPool::CudaWorkerPool(CudaOptions options)
-    : options_(std::move(options)), process_(std::make_unique<WorkerProcess>(std::vector<std::string>{"__cuda-worker"})) {}
+    : options_(std::move(options)), process_(std::make_unique<WorkerProcess>(workerArguments(options_))) {}
+
+CudaDevices::CudaDevices(const CudaOptions& options, std::vector<int> devices) : ordinals_(std::move(devices)) {
+  if (ordinals_.empty()) {
+    // Every visible device: one worker tells how many there are.
+    CudaWorkerPool counter(options);
+    counter.probe();
+    const int count = std::max(1, counter.deviceCount());
+    for (int i = 0; i < count; ++i) ordinals_.push_back(i);
+  }
+  for (const int ordinal : ordinals_) {
+    CudaOptions o = options;
+    o.device = ordinal;
+    pools_.push_back(std::make_unique<CudaWorkerPool>(o));
+  }
+  busy_.assign(pools_.size(), false);
+}
+
+nlohmann::json CudaDevices::probe() {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < pools_.size(); ++i) {
+    nlohmann::json d = pools_[i]->probe();
+    if (pools_[i]->deviceCount() < 1) throw makeError("--devices {}: no such device is visible", ordinals_[i]);
+    out.push_back({{"ordinal", ordinals_[i]}, {"device", d}});
+  }
+  return out;
+}
+
+CudaDevices::Lease CudaDevices::acquire() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    for (std::size_t i = 0; i < busy_.size(); ++i) {
+      if (!busy_[i]) {
+        busy_[i] = true;
+        return Lease(*this, i);
+      }
+    }
+    freed_.wait(lock);
+  }
+}
+
+CudaDevices::Lease::~Lease() {
+  if (!owner_) return;
+  {
+    const std::scoped_lock lock(owner_->mutex_);
+    owner_->busy_[slot_] = false;
+  }
+  owner_->freed_.notify_one();
+}
+
+CudaWorkerPool& CudaDevices::Lease::pool() const { return *owner_->pools_[slot_]; }
+int CudaDevices::Lease::ordinal() const { return owner_->ordinals_[slot_]; }
 
 CudaWorkerPool::~CudaWorkerPool() = default;
 
@@ -49,6 +110,7 @@ nlohmann::json CudaWorkerPool::probe() {
     throw makeError("the cuda backend cannot use a GPU: {}", reply->header.value("message", "unknown reason"));
   }
   device_ = reply->header.value("device", nlohmann::json::object());
+  deviceCount_ = reply->header.value("device_count", 1);
   return device_;
 }
 

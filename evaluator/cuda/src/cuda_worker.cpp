@@ -334,7 +334,30 @@ void reply(const sandbox::Message& message) { sandbox::writeMessage(protocolFd, 
 
 }  // namespace
 
-int runCudaWorker(std::optional<int> payloadFd) {
+// One GPU per worker: the device is chosen before the driver loads by narrowing CUDA_VISIBLE_DEVICES
+// to it (the ordinal-th entry of the supervisor's own list, if it has one), so the driver, CUPTI and
+// LibTorch in this process all see exactly that device, as ordinal 0.
+void selectDevice(int ordinal) {
+  std::string chosen = std::to_string(ordinal);
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && *visible) {
+    std::vector<std::string> ids;
+    std::string id;
+    for (const char* c = visible;; ++c) {
+      if (*c == ',' || *c == '\0') {
+        ids.push_back(id);
+        id.clear();
+        if (*c == '\0') break;
+      } else {
+        id += *c;
+      }
+    }
+    if (ordinal >= 0 && static_cast<std::size_t>(ordinal) < ids.size()) chosen = ids[static_cast<std::size_t>(ordinal)];
+  }
+  ::setenv("CUDA_VISIBLE_DEVICES", chosen.c_str(), 1);
+}
+
+int runCudaWorker(std::optional<int> payloadFd, std::optional<int> device) {
+  if (device) selectDevice(*device);
   protocolFd = ::dup(STDOUT_FILENO);
   if (protocolFd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return 2;
   std::optional<sandbox::SharedPayload> shared;
@@ -364,7 +387,9 @@ int runCudaWorker(std::optional<int> payloadFd) {
       if (!session) session = std::make_unique<GpuSession>(**driver);
       const std::string op = request->header.value("op", "");
       if (op == "hello") {
-        reply({{{"status", "ok"}, {"device", session->describeDevice()}}});
+        int count = 0;
+        (**driver).cuDeviceGetCount(&count);
+        reply({{{"status", "ok"}, {"device", session->describeDevice()}, {"device_count", count}}});
       } else if (op == "load") {
         reply({session->load(request->header, request->bytes())});
       } else {

@@ -181,7 +181,10 @@ EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& ser
   }
   try {
     if (services.backend == BackendKind::cuda) {
-      runCudaBackend(*problem, *manifest, compiled, *services.cuda, *services.references, services.correctness, r);
+      // The whole candidate, trials and timing, on one device.
+      const CudaDevices::Lease gpu = services.cuda->acquire();
+      runCudaBackend(*problem, *manifest, compiled, gpu.pool(), *services.references, services.correctness, r);
+      r.device = gpu.ordinal();
     } else {
       runSimBackend(*problem, *manifest, candidate.source, *services.simCompiler, *services.sandbox, *services.references,
                     services.correctness, r);
@@ -228,16 +231,18 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   }
 
   const fs::path cacheRoot = config.cacheDir.empty() ? defaultCacheDir() : config.cacheDir;
-  std::unique_ptr<CudaWorkerPool> cuda;
+  std::unique_ptr<CudaDevices> cuda;
   nlohmann::json device = nullptr;
+  nlohmann::json devices = nlohmann::json::array();
   std::string arch = config.arch;
   summary.backend = config.backend;
   if (config.backend == BackendKind::cuda || config.backend == BackendKind::automatic) {
     // Fails here, before any compile work, with the worker's one line when no GPU can be used; for
     // `auto` that line is the reason the simulator runs instead.
     try {
-      cuda = std::make_unique<CudaWorkerPool>(config.cuda);
-      device = cuda->probe();
+      cuda = std::make_unique<CudaDevices>(config.cuda, config.devices);
+      devices = cuda->probe();
+      device = cuda->firstDevice();
       if (config.backend == BackendKind::automatic) {
         summary.backendReason = fmt::format("a usable GPU: {}", device.value("name", "unnamed device"));
       }
@@ -379,6 +384,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
     runJson["cuda"] = {{"trials", config.trials},
                        {"size_set", sizeSet},
                        {"device", device},
+                       {"devices", devices},
                        {"timer", config.cuda.timer},
                        {"references_on", references.onGpu() ? "cuda" : "cpu"},
                        {"reference_timing", TorchReference::cudaAvailable() ? "LibTorch on the GPU, declared dtypes" : "none (LibTorch has no CUDA): no speedups"},
@@ -462,6 +468,14 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   nlohmann::json counts = nlohmann::json::object();
   for (const auto& [v, n] : summary.counts) counts[std::string(verdictName(v))] = n;
   runJson["verdict_counts"] = counts;
+  if (backend == BackendKind::cuda && cuda && cuda->size() > 1) {
+    // Which device judged which candidate (each result carries it too).
+    nlohmann::json deviceOf = nlohmann::json::object();
+    for (const auto& r : summary.results) {
+      if (r.device) deviceOf[fmt::format("{} {} {}", r.model, r.problem, r.sample)] = *r.device;
+    }
+    runJson["cuda"]["device_of"] = std::move(deviceOf);
+  }
   writeJsonFileAtomic(runJsonPath, runJson);
   return summary;
 }

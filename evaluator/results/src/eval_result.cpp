@@ -37,6 +37,7 @@ nlohmann::json toJson(const EvalResult& r) {
   for (const auto& c : r.comparisons) comparisons.push_back(toJson(c));
   j["comparisons"] = comparisons;
   if (!r.flags.empty()) j["flags"] = r.flags;
+  if (r.device) j["device"] = *r.device;
   if (!r.timingKind.empty()) {
     j["timing"] = {{"kind", r.timingKind}, {"samples_ms", r.timingSamplesMs}, {"median_ms", medianOf(r.timingSamplesMs)}};
     if (!r.referenceTimingSamplesMs.empty()) {
@@ -96,6 +97,7 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
       if (auto pf = t->find("peak_fraction"); pf != t->end() && pf->is_number()) r.peakFraction = pf->get<double>();
     }
     if (auto f = j.find("flags"); f != j.end()) r.flags = f->get<std::vector<std::string>>();
+    if (auto d = j.find("device"); d != j.end() && d->is_number_integer()) r.device = d->get<int>();
     if (auto t = j.find("timings_ms"); t != j.end()) {
       r.timings.manifestMs = t->value("manifest", 0.0);
       r.timings.compileMs = t->value("compile", 0.0);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cuset/evaluator/compile/sim_compiler.hpp"
@@ -82,7 +83,7 @@ struct FakeGpuRun {
     test::writeText(dir / "batch.jsonl", batch);
   }
 
-  EvalRunSummary evaluate(const std::string& runName = "run", bool time = true) const {
+  EvalRunSummary evaluate(const std::string& runName = "run", bool time = true, std::vector<int> devices = {}, std::size_t jobs = 1) const {
     EvalConfig c;
     c.problemsDir = CUSET_PROBLEMS_DIR;
     c.candidatesPath = dir / "batch.jsonl";
@@ -90,7 +91,8 @@ struct FakeGpuRun {
     c.cacheDir = dir / "cache";
     c.backend = BackendKind::cuda;
     c.sizeSet = "small";  // the cuda backend's default is `full`
-    c.jobs = 1;
+    c.jobs = jobs;
+    c.devices = std::move(devices);
     c.trials = 2;
     c.seed = 3;
     c.showProgress = false;
@@ -190,6 +192,34 @@ TEST(CudaBackendOnFakeDriver, AWorkerKeepsOnlyRecentModulesLoaded) {
   for (const EvalResult& r : bounded.results) EXPECT_EQ(r.verdict, Verdict::correct) << r.origin << ": " << r.reason;
   ::unsetenv("CUSET_FAKE_CUDA_MAX_MODULES");
   ::unsetenv("CUSET_CUDA_MODULE_CACHE");
+}
+
+// Two GPUs (`--devices all`): one worker each, every candidate judged and timed on one of them, both
+// used, verdicts as on one device; `--devices 1` uses only the second.
+TEST(CudaBackendOnFakeDriver, SeveralDevicesEachJudgeCandidates) {
+  ::setenv("CUSET_FAKE_CUDA_DEVICES", "2", 1);
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  std::vector<Case> list;
+  for (int i = 0; i < 8; ++i) list.push_back({"relu_copy" + std::to_string(i), "if (i < n) y[i] = fmaxf(x[i], 0.0f);", Verdict::correct, ""});
+  list.push_back({"relu_zero_out", "if (i < n) y[i] = 0.0f;", Verdict::wrong_answer, ""});
+  const FakeGpuRun fake(list);
+  const EvalRunSummary both = fake.evaluate("two", true, {}, 2);
+  std::set<int> used;
+  for (std::size_t i = 0; i < both.results.size(); ++i) {
+    const EvalResult& r = both.results[i];
+    EXPECT_EQ(verdictName(r.verdict), verdictName(list[i].expected)) << list[i].name << ": " << r.reason;
+    ASSERT_TRUE(r.device.has_value()) << list[i].name;
+    used.insert(*r.device);
+    if (r.verdict == Verdict::correct) EXPECT_FALSE(r.timingSamplesMs.empty());
+  }
+  EXPECT_EQ(used, (std::set<int>{0, 1})) << "both devices judged candidates";
+  const auto run = nlohmann::json::parse(test::readText(fake.dir / "two" / "run.json"));
+  ASSERT_EQ(run["cuda"]["devices"].size(), 2u) << run["cuda"].dump(2);
+  EXPECT_EQ(run["cuda"]["devices"][1]["device"]["name"], "CuSeT fake GPU 1 (CPU simulator)");
+  EXPECT_EQ(run["cuda"]["device_of"].size(), list.size());
+  const EvalRunSummary second = fake.evaluate("second", true, {1}, 2);
+  for (const auto& r : second.results) EXPECT_EQ(r.device, 1) << r.problem;
+  ::unsetenv("CUSET_FAKE_CUDA_DEVICES");
 }
 
 }  // namespace

@@ -11,7 +11,8 @@
 //
 // Knobs (environment): CUSET_FAKE_CUDA_CC ("9.0"; a device newer than NVRTC knows refuses cubins,
 // so the supervisor must send PTX), CUSET_FAKE_CUDA_DRIVER_VERSION (13000), CUSET_FAKE_CUDA_DEVICES
-// (1; 0 makes cuInit report CUDA_ERROR_NO_DEVICE), CUSET_FAKE_CUDA_MAX_MODULES (no limit; more loaded
+// (1; 0 makes cuInit report CUDA_ERROR_NO_DEVICE; CUDA_VISIBLE_DEVICES narrows them as on a real driver),
+// CUSET_FAKE_CUDA_MAX_MODULES (no limit; more loaded
 // modules than this is CUDA_ERROR_OUT_OF_MEMORY, to show that a worker unloads what it no longer uses).
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -27,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "cuset_sim/runtime.hpp"
 
@@ -117,19 +119,46 @@ CUresult fakeDriverGetVersion(int* version) {
   return CUDA_SUCCESS;
 }
 
+// The physical ids this process sees: 0..CUSET_FAKE_CUDA_DEVICES-1, narrowed by CUDA_VISIBLE_DEVICES
+// (a list of ids) as a real driver narrows them.
+std::vector<int> visibleDevices() {
+  const int installed = envInt("CUSET_FAKE_CUDA_DEVICES", 1);
+  std::vector<int> ids;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!visible || !*visible) {
+    for (int i = 0; i < installed; ++i) ids.push_back(i);
+    return ids;
+  }
+  for (const char* c = visible; *c;) {
+    char* end = nullptr;
+    const long id = std::strtol(c, &end, 10);
+    if (end == c || id < 0 || id >= installed) break;  // as CUDA: the list ends at the first invalid entry
+    ids.push_back(static_cast<int>(id));
+    c = *end == ',' ? end + 1 : end;
+    if (*end != ',') break;
+  }
+  return ids;
+}
+
 CUresult fakeDeviceGetCount(int* count) {
-  *count = 1;
+  *count = static_cast<int>(visibleDevices().size());
   return CUDA_SUCCESS;
 }
 
 CUresult fakeDeviceGet(CUdevice* device, int ordinal) {
-  if (ordinal != 0) return CUDA_ERROR_INVALID_VALUE;
-  *device = 0;
+  if (ordinal < 0 || ordinal >= static_cast<int>(visibleDevices().size())) return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
   return CUDA_SUCCESS;
 }
 
-CUresult fakeDeviceGetName(char* name, int length, CUdevice) {
-  std::snprintf(name, static_cast<std::size_t>(length), "%s", "CuSeT fake GPU (CPU simulator)");
+// The name carries the physical id when there is more than one device, so tests see which one ran.
+CUresult fakeDeviceGetName(char* name, int length, CUdevice device) {
+  const auto ids = visibleDevices();
+  if (envInt("CUSET_FAKE_CUDA_DEVICES", 1) > 1 && device >= 0 && device < static_cast<int>(ids.size())) {
+    std::snprintf(name, static_cast<std::size_t>(length), "CuSeT fake GPU %d (CPU simulator)", ids[static_cast<std::size_t>(device)]);
+  } else {
+    std::snprintf(name, static_cast<std::size_t>(length), "%s", "CuSeT fake GPU (CPU simulator)");
+  }
   return CUDA_SUCCESS;
 }
 
@@ -393,7 +422,7 @@ extern "C" {
 
 CUresult CUDAAPI cuInit(unsigned int flags) {
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  if (envInt("CUSET_FAKE_CUDA_DEVICES", 1) == 0) return CUDA_ERROR_NO_DEVICE;
+  if (visibleDevices().empty()) return CUDA_ERROR_NO_DEVICE;
   std::lock_guard lock(state().mutex);
   state().initialised = true;
   return CUDA_SUCCESS;

@@ -4,10 +4,13 @@
 // it, and the shared correctness layer judges it exactly as for the simulator. A correct candidate
 // is then timed by the worker (CUPTI, else CUDA events) with the stopping rule of cuset_timing.
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuset/evaluator/candidate/launch_manifest.hpp"
@@ -27,6 +30,7 @@ struct CudaOptions {
   double minSeconds = 0.5;
   double maxSeconds = 15.0;
   std::chrono::milliseconds trialTimeout{60000};
+  std::optional<int> device;    // the worker's GPU among the visible ones (default: the first)
 };
 
 class WorkerProcess;
@@ -57,12 +61,52 @@ class CudaWorkerPool {
 
   const CudaOptions& options() const { return options_; }
   const nlohmann::json& device() const { return device_; }
+  int deviceCount() const { return deviceCount_; }  // visible to this worker, from probe()
 
  private:
   CudaOptions options_;
   std::unique_ptr<WorkerProcess> process_;
   std::mutex mutex_;
   nlohmann::json device_;
+  int deviceCount_ = 0;
+};
+
+// One worker per GPU of the node (`cuset eval --devices`). A candidate is judged and timed entirely
+// on the device it was given, so no timing is ever shared between devices.
+class CudaDevices {
+ public:
+  // `devices`: ordinals among the visible devices; empty: every visible device.
+  CudaDevices(const CudaOptions& options, std::vector<int> devices);
+  // Starts every worker; throws cuset::Error with the worker's line when a GPU cannot be used.
+  // Returns [{ordinal, device description}, ...].
+  nlohmann::json probe();
+
+  class Lease {
+   public:
+    Lease(CudaDevices& owner, std::size_t slot) : owner_(&owner), slot_(slot) {}
+    Lease(Lease&& other) noexcept : owner_(std::exchange(other.owner_, nullptr)), slot_(other.slot_) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease();
+    CudaWorkerPool& pool() const;
+    int ordinal() const;
+
+   private:
+    CudaDevices* owner_;
+    std::size_t slot_;
+  };
+  // Waits for a free device.
+  Lease acquire();
+  std::size_t size() const { return pools_.size(); }
+  const nlohmann::json& firstDevice() const { return pools_.front()->device(); }
+
+ private:
+  std::vector<int> ordinals_;
+  std::vector<std::unique_ptr<CudaWorkerPool>> pools_;
+  std::vector<bool> busy_;
+  std::mutex mutex_;
+  std::condition_variable freed_;
 };
 
 // Sets the verdict (as the sim backend does), then GPU timing for correct candidates, flagging a

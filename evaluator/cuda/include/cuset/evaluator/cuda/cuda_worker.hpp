@@ -19,6 +19,7 @@
 
 namespace cuset {
 
-int runCudaWorker(std::optional<int> payloadFd);
+// `device`: the ordinal among the supervisor's visible devices this worker uses (default: the first).
+int runCudaWorker(std::optional<int> payloadFd, std::optional<int> device = std::nullopt);
 
 }  // namespace cuset

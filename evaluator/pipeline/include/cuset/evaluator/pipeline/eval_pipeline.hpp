@@ -52,6 +52,7 @@ struct EvalConfig {
   bool precompiledPrelude = true;       // false: every host build parses the prelude (for measuring)
   // cuda backend
   CudaOptions cuda;
+  std::vector<int> devices;             // GPU ordinals, one worker each; empty: every visible GPU
 };
 
 struct EvalRunSummary {
@@ -74,7 +75,7 @@ struct EvalServices {
   SandboxPool* sandbox = nullptr;
   ReferenceCache* references = nullptr;
   CorrectnessOptions correctness;
-  CudaWorkerPool* cuda = nullptr;  // cuda backend only
+  CudaDevices* cuda = nullptr;  // cuda backend only
   // Problems whose reference failed the check at the start: their candidates are `unsupported`.
   const std::map<std::string, std::string>* brokenReferences = nullptr;
 };

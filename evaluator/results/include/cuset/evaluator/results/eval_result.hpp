@@ -47,6 +47,7 @@ struct EvalResult {
   std::optional<double> peakFraction;
   // Results that a person should look at although the verdict stands ("speedup_above_10x").
   std::vector<std::string> flags;
+  std::optional<int> device;  // cuda backend: the ordinal of the GPU that judged and timed it
 
   std::string key() const;  // candidateKey(model, problem, sample)
 };
