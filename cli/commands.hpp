@@ -28,5 +28,6 @@ void registerLeaderboardCommand(CLI::App& app, CommandContext& context);
 void registerRefineCommand(CLI::App& app, CommandContext& context);
 void registerMergeCommand(CLI::App& app, CommandContext& context);
 void registerSlurmCommand(CLI::App& app, CommandContext& context);
+void registerLaunchCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

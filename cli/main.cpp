@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerRefineCommand(app, context);
   cuset::cli::registerMergeCommand(app, context);
   cuset::cli::registerSlurmCommand(app, context);
+  cuset::cli::registerLaunchCommand(app, context);
 
   try {
     app.parse(argc, argv);
