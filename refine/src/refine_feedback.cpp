@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <sstream>
 #include <vector>
+
+#include "cuset/reports/metrics.hpp"
 
 namespace cuset {
 namespace {
@@ -20,16 +21,6 @@ std::vector<std::string> compilerErrors(const std::string& log) {
     if (line.find("error") != std::string::npos) lines.push_back(line);
   }
   return lines;
-}
-
-double relativeSpread(const std::vector<double>& samples) {
-  if (samples.size() < 2) return 0.0;
-  double mean = 0;
-  for (double s : samples) mean += s;
-  mean /= static_cast<double>(samples.size());
-  double var = 0;
-  for (double s : samples) var += (s - mean) * (s - mean);
-  return mean > 0 ? std::sqrt(var / static_cast<double>(samples.size() - 1)) / mean : 0.0;
 }
 
 }  // namespace
@@ -71,7 +62,7 @@ std::string performanceFeedback(const EvalResult& best) {
   const double median = medianOf(best.timingSamplesMs);
   const double reference = medianOf(best.referenceTimingSamplesMs);
   std::string text = fmt::format("This kernel is correct. Measured on the GPU: median {:.4f} ms (relative spread {:.1f}% over {} timings)", median,
-                                 100 * relativeSpread(best.timingSamplesMs), best.timingSamplesMs.size());
+                                 100 * relativeNoise(best.timingSamplesMs).value_or(0.0), best.timingSamplesMs.size());
   if (const auto speedup = speedupOf(best)) {
     text += fmt::format("; the PyTorch reference: median {:.4f} ms; speedup {:.2f}x", reference, *speedup);
   } else {
