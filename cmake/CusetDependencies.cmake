@@ -35,6 +35,19 @@ endif()
 find_package(Torch REQUIRED)
 set(CMAKE_CXX_FLAGS "${_cuset_saved_cxx_flags}")
 
+# Data-parallel `cuset train` uses LibTorch's c10d (TCPStore, ProcessGroupGloo). Its Gloo header
+# includes gloo's own headers: Debian ships them as libgloo-dev; a pip torch ships them in torch/include.
+# Without them the build still works and `cuset train` refuses WORLD_SIZE > 1 with a message saying why.
+find_path(CUSET_C10D_INCLUDE_DIR torch/csrc/distributed/c10d/ProcessGroupGloo.hpp HINTS ${TORCH_INCLUDE_DIRS})
+find_path(CUSET_GLOO_INCLUDE_DIR gloo/algorithm.h HINTS ${TORCH_INCLUDE_DIRS})
+if(CUSET_C10D_INCLUDE_DIR AND CUSET_GLOO_INCLUDE_DIR)
+  set(_cuset_gloo_default ON)
+else()
+  set(_cuset_gloo_default OFF)
+endif()
+option(CUSET_WITH_C10D_GLOO "Data-parallel training through LibTorch's c10d Gloo backend" ${_cuset_gloo_default})
+message(STATUS "CuSeT: data-parallel training (c10d Gloo): ${CUSET_WITH_C10D_GLOO}")
+
 # xxHash: content hashing for the compile cache and input-mutation checks.
 find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
 find_library(XXHASH_LIBRARY xxhash REQUIRED)

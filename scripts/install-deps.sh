@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build git pkg-config
   libtorch-dev            # LibTorch 1.13 (CPU); a CUDA LibTorch 2.x is used instead via -DTorch_DIR
+  libgloo-dev             # headers that LibTorch's c10d ProcessGroupGloo.hpp includes (data-parallel cuset train)
   libopenblas0-pthread    # without it LibTorch's fp32 matmul falls back to reference BLAS (~24x slower)
   libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev libxxhash-dev
   libboost-context-dev    # fibers for the CPU simulator

@@ -154,5 +154,49 @@ TEST(Objectives, Baselines) {
   EXPECT_TRUE(torch::equal(computeObjective(rho1, {losses, mask, row({0, 0, 0, 0}), reference, 0}).tokenMask, row({0, 1, 0, 1})));
 }
 
+
+// Data parallelism: a plan made on the whole batch, and each slice of rows' loss under it, add up to
+// computeObjective's loss and gradient for every objective (batch quantiles, sample weights renormalised
+// over the batch, the token-count normaliser), even when a slice is narrower, as a rank's own padding is.
+TEST(Objectives, SlicesOfRowsUnderOnePlanAddUpToTheWholeBatch) {
+  torch::manual_seed(7);
+  const std::int64_t B = 4, T = 12;
+  const auto mask = (torch::rand({B, T}) > 0.2).to(torch::kFloat32);
+  mask.narrow(0, 2, 2).narrow(1, 9, 3).zero_();  // rows 2-3 are padding from position 9 on
+  const auto sensitive = (torch::rand({B, T}) > 0.5).to(torch::kFloat32) * mask;
+  const auto base = torch::rand({B, T}) * 3 + 0.01;
+  const auto reference = base.detach() * torch::rand({B, T});
+  std::vector<ObjectiveConfig> configs;
+  for (auto kind : {ObjectiveKind::sft, ObjectiveKind::dft, ObjectiveKind::profit, ObjectiveKind::rho1, ObjectiveKind::cuset,
+                    ObjectiveKind::cusetMaskOnly, ObjectiveKind::cusetReweightOnly}) {
+    ObjectiveConfig c = config(kind);
+    c.maskQuantile = 0.3;
+    c.regionThreshold = 0.6;
+    c.regionGap = 1;
+    c.regionMinTokens = 1;
+    c.profitTau = 0.3;
+    configs.push_back(c);
+  }
+  for (const auto& c : configs) {
+    const auto whole = base.clone().requires_grad_(true);
+    const auto r = computeObjective(c, {whole, mask, sensitive, reference, 5});
+    r.loss.backward();
+
+    const auto split = base.clone().requires_grad_(true);
+    const ObjectivePlan plan = planObjective(c, {split.detach(), mask, sensitive, reference, 5});
+    const auto first = objectiveLoss(c, split.narrow(0, 0, 2), plan, 0);
+    const auto second = objectiveLoss(c, split.narrow(0, 2, 2).narrow(1, 0, 9), plan, 2);
+    const auto total = first + second;
+    total.backward();
+    EXPECT_NEAR(total.item<double>(), r.loss.item<double>(), 1e-6) << objectiveName(c.kind);
+    EXPECT_TRUE(torch::allclose(split.grad(), whole.grad(), 1e-6, 1e-7)) << objectiveName(c.kind);
+    EXPECT_TRUE(torch::equal(plan.tokenMask, r.tokenMask)) << objectiveName(c.kind);
+    // The naive alternative, each slice normalised by its own tokens, is not the same loss.
+    const auto alone = computeObjective(c, {base.narrow(0, 0, 2), mask.narrow(0, 0, 2), sensitive.narrow(0, 0, 2),
+                                            reference.narrow(0, 0, 2), 5});
+    EXPECT_GT(std::abs(alone.loss.item<double>() - first.item<double>()), 1e-4) << objectiveName(c.kind);
+  }
+}
+
 }  // namespace
 }  // namespace cuset

@@ -51,8 +51,8 @@ std::vector<double> regionWeights(const std::vector<double>& rho, double alpha, 
   return w;
 }
 
-ObjectiveResult computeObjective(const ObjectiveConfig& config, const ObjectiveBatch& batch) {
-  torch::NoGradGuard noGrad;  // masks and weights are constants of the loss; the loss itself re-enables grad below
+ObjectivePlan planObjective(const ObjectiveConfig& config, const ObjectiveBatch& batch) {
+  torch::NoGradGuard noGrad;  // masks and weights are constants of the loss
   const torch::Tensor response = batch.mask > 0.5;
   const double responseTokens = std::max(1.0, batch.mask.sum().item<double>());
   torch::Tensor tokenMask = batch.mask.clone();
@@ -118,15 +118,31 @@ ObjectiveResult computeObjective(const ObjectiveConfig& config, const ObjectiveB
   stats.weightMin = weights.min().item<double>();
   stats.weightMax = weights.max().item<double>();
 
+  ObjectivePlan plan;
+  plan.denominator = std::max(1.0, tokenMask.sum().item<double>());
+  plan.tokenMask = std::move(tokenMask);
+  plan.weights = std::move(weights);
+  plan.stats = stats;
+  return plan;
+}
+
+at::Tensor objectiveLoss(const ObjectiveConfig& config, const at::Tensor& losses, const ObjectivePlan& plan, std::int64_t firstRow) {
+  const auto rows = losses.size(0);
+  const torch::Tensor tokenMask = plan.tokenMask.narrow(0, firstRow, rows).narrow(1, 0, losses.size(1));
+  const torch::Tensor weights = plan.weights.narrow(0, firstRow, rows);
   torch::AutoGradMode enableGrad(true);
-  torch::Tensor perToken = batch.losses;
-  if (config.kind == ObjectiveKind::dft) perToken = perToken * probability;  // sg(p_t) * ℓ_t
-  const torch::Tensor denominator = tokenMask.sum().clamp_min(1.0);
+  torch::Tensor perToken = losses;
+  if (config.kind == ObjectiveKind::dft) perToken = perToken * torch::exp(-losses.detach());  // sg(p_t) * ℓ_t
+  return (weights.unsqueeze(1) * tokenMask * perToken).sum() / plan.denominator;
+}
+
+ObjectiveResult computeObjective(const ObjectiveConfig& config, const ObjectiveBatch& batch) {
+  ObjectivePlan plan = planObjective(config, batch);
   ObjectiveResult out;
-  out.loss = (weights.unsqueeze(1) * tokenMask * perToken).sum() / denominator;
-  out.tokenMask = tokenMask;
-  out.weights = weights;
-  out.stats = stats;
+  out.loss = objectiveLoss(config, batch.losses, plan, 0);
+  out.tokenMask = std::move(plan.tokenMask);
+  out.weights = std::move(plan.weights);
+  out.stats = plan.stats;
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
@@ -22,6 +23,7 @@
 #include "cuset/trainer/objectives.hpp"
 #include "cuset/trainer/sensitivity_lexer.hpp"
 #include "cuset/trainer/tokenizer.hpp"
+#include "data_parallel.hpp"
 
 namespace fs = std::filesystem;
 
@@ -102,19 +104,24 @@ class BatchPlan {
   BatchPlan(const std::vector<TokenizedExample>& data, std::int64_t batchSize, std::uint64_t seed)
       : data_(data), batchSize_(batchSize), seed_(seed) {}
 
-  Batch batch(std::int64_t index, std::int32_t padId) {
+  // Rows [firstRow, firstRow + rows) of global micro-batch `index` (a data-parallel rank's share;
+  // the whole batch by default), padded to the longest of those rows.
+  Batch batch(std::int64_t index, std::int32_t padId, std::int64_t firstRow = 0, std::int64_t rows = -1) {
     const std::int64_t perEpoch = std::max<std::int64_t>(1, static_cast<std::int64_t>(data_.size()) / batchSize_);
     const std::int64_t epoch = index / perEpoch;
     if (epoch != cachedEpoch_) buildEpoch(epoch);
-    const auto& members = batches_[static_cast<std::size_t>(index % perEpoch)];
-    std::size_t longest = 0;
+    const auto& all = batches_[static_cast<std::size_t>(index % perEpoch)];
+    if (rows < 0) rows = batchSize_;
+    std::vector<std::size_t> members;
+    for (std::int64_t r = firstRow; r < firstRow + rows && r < static_cast<std::int64_t>(all.size()); ++r) members.push_back(all[static_cast<std::size_t>(r)]);
+    std::size_t longest = 2;
     for (auto m : members) longest = std::max(longest, data_[m].ids.size());
     const auto T = static_cast<std::int64_t>(longest) - 1;
     Batch b;
-    b.inputs = torch::full({batchSize_, T}, padId, torch::kInt64);
-    b.targets = torch::zeros({batchSize_, T}, torch::kInt64);
-    b.mask = torch::zeros({batchSize_, T}, torch::kFloat32);
-    b.sensitive = torch::zeros({batchSize_, T}, torch::kFloat32);
+    b.inputs = torch::full({rows, T}, padId, torch::kInt64);
+    b.targets = torch::zeros({rows, T}, torch::kInt64);
+    b.mask = torch::zeros({rows, T}, torch::kFloat32);
+    b.sensitive = torch::zeros({rows, T}, torch::kFloat32);
     auto in = b.inputs.accessor<std::int64_t, 2>();
     auto out = b.targets.accessor<std::int64_t, 2>();
     auto mk = b.mask.accessor<float, 2>();
@@ -207,16 +214,64 @@ void truncateMetrics(const fs::path& path, std::int64_t step) {
   writeFileAtomic(path, kept);
 }
 
+// The global micro-batch's detached per-token statistics, the ranks' rows stacked in rank order: what
+// planObjective needs to decide masks and weights exactly as one process holding the whole batch would.
+ObjectiveBatch gatherObjectiveBatch(DataParallel& dp, const ObjectiveBatch& local, std::int64_t step) {
+  const auto b = local.losses.size(0);
+  const torch::Tensor reference = local.referenceLosses.defined() ? local.referenceLosses.detach() : torch::zeros_like(local.losses.detach());
+  const torch::Tensor packed = torch::cat({local.losses.detach(), local.mask, local.sensitive, reference}, 0);  // (4b, T)
+  const torch::Tensor all = dp.gatherRows(packed, fmt::format("gathering the token statistics of step {}", step + 1));
+  std::vector<torch::Tensor> parts[4];
+  for (int r = 0; r < dp.env().worldSize; ++r) {
+    for (int k = 0; k < 4; ++k) parts[k].push_back(all.narrow(0, (4 * r + k) * b, b));
+  }
+  ObjectiveBatch global{torch::cat(parts[0], 0), torch::cat(parts[1], 0), torch::cat(parts[2], 0), torch::Tensor(), step};
+  if (local.referenceLosses.defined()) global.referenceLosses = torch::cat(parts[3], 0);
+  return global;
+}
+
+// A number that differs between ranks as soon as one parameter differs in any bit that matters to a sum.
+double parameterChecksum(CausalLm& model) {
+  torch::NoGradGuard noGrad;
+  double sum = 0.0;
+  std::int64_t i = 0;
+  for (const auto& p : model->parameters()) sum += static_cast<double>(++i) * p.to(torch::kFloat64).sum().item<double>();
+  return sum;
+}
+
+std::int64_t checkpointStep(const fs::path& checkpoint) {
+  const fs::path state = checkpoint / "trainer_state.json";
+  return jsonInteger(readJsonFile(state).at("step"), state.string() + ": step", 0);
+}
+
 }  // namespace
 
 TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& options) {
-  setComputeThreads(config.threads);
+  const DistributedEnv& dist = options.distributed;
+  if (config.batchSize % dist.worldSize != 0) {
+    throw makeError("{}: batch.size {} is the global batch, split evenly over the ranks, so it must be a multiple of WORLD_SIZE={}",
+                    config.source.string(), config.batchSize, dist.worldSize);
+  }
+  // Ranks sharing a node share its cores: "threads: 0" (LibTorch's default, one per core) would
+  // oversubscribe them, so each rank takes its share.
+  int threads = config.threads;
+  if (threads == 0 && dist.localWorldSize > 1) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / dist.localWorldSize);
+  setComputeThreads(threads);
   const std::int64_t maxSteps = options.maxSteps.value_or(config.maxSteps);
-  fs::create_directories(options.outDir / "checkpoints");
   const auto resumeFrom = options.resume ? latestCheckpoint(options.outDir) : std::nullopt;
   if (!options.resume && fs::exists(options.outDir / "metrics.jsonl")) {
     throw makeError("{} already holds a training run; pass --resume to continue it, or choose another --out", options.outDir.string());
   }
+  const std::int64_t resumeStep = resumeFrom ? checkpointStep(*resumeFrom) : 0;
+  // Every rank has looked at the run folder before rank 0 may write to it: the rendezvous waits for all.
+  DataParallel dp(dist);
+  const bool leader = dist.leader();
+  if (const auto [low, high] = dp.minMax(static_cast<double>(resumeStep), "comparing the checkpoints the ranks resume from"); low != high) {
+    throw makeError("{}: the ranks would resume from different steps ({} and {}): --out must be one folder that every rank reads, on "
+                    "storage shared by all nodes",
+                    options.outDir.string(), static_cast<std::int64_t>(low), static_cast<std::int64_t>(high));
+  }
+  if (leader) fs::create_directories(options.outDir / "checkpoints");
 
   // Data and tokenizer.
   const std::vector<ChatExample> examples = readChatJsonl(config.trainData);
@@ -264,7 +319,8 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   if (static_cast<std::size_t>(modelConfig.vocabSize) < tokenizer->vocabSize()) {
     throw makeError("the model's vocab_size {} is smaller than the tokenizer's {}", modelConfig.vocabSize, tokenizer->vocabSize());
   }
-  const torch::Device device = resolveDevice(config.device);
+  torch::Device device = resolveDevice(config.device);
+  if (device.is_cuda() && dist.active()) device = torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(dist.localRank));
   // Weights, gradients and two AdamW moments: 16 bytes a parameter, before activations. A config
   // asking for more than the machine has is one line naming the sizes, not an allocator's stack trace.
   const double needBytes = 16.0 * static_cast<double>(modelConfig.parameterCount());
@@ -286,6 +342,12 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   CausalLm model = std::move(*built);
   if (resumeFrom) loadWeights(model, *resumeFrom);
   else if (!config.modelPath.empty()) loadWeights(model, config.modelPath);
+  {
+    // Same seed and files on every rank make them equal already; broadcasting makes it a guarantee.
+    std::vector<torch::Tensor> state = model->parameters();
+    for (const auto& buffer : model->buffers()) state.push_back(buffer);
+    dp.broadcast(state, "broadcasting the parameters from rank 0");
+  }
   model->train();
   // The frozen reference (rho1, or cuset with `confidence: reference`): the starting model's weights
   // (from model.path; for a randomly initialised model, the weights this run starts from).
@@ -329,10 +391,10 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   std::int64_t step = 0;
   if (resumeFrom) {
     torch::load(optimizer, (*resumeFrom / "optimizer.pt").string());
-    step = jsonInteger(readJsonFile(*resumeFrom / "trainer_state.json").at("step"), (*resumeFrom / "trainer_state.json").string() + ": step", 0);
-    truncateMetrics(options.outDir / "metrics.jsonl", step);
-    log::info("resuming from {} (step {})", resumeFrom->string(), step);
-  } else if (options.resume && fs::exists(options.outDir / "metrics.jsonl")) {
+    step = resumeStep;
+    if (leader) truncateMetrics(options.outDir / "metrics.jsonl", step);
+    if (leader) log::info("resuming from {} (step {})", resumeFrom->string(), step);
+  } else if (leader && options.resume && fs::exists(options.outDir / "metrics.jsonl")) {
     // Interrupted before its first checkpoint: it starts over, and so do its metrics.
     truncateMetrics(options.outDir / "metrics.jsonl", 0);
     log::info("{}: no checkpoint yet, so training starts over at step 0 (metrics.jsonl cleared)", options.outDir.string());
@@ -342,8 +404,14 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   summary.startStep = step;
   BatchPlan plan(data, config.batchSize, config.seed);
   const std::int32_t padId = tokenizer->tokenId("<|im_end|>");
-  std::ofstream metrics(options.outDir / "metrics.jsonl", std::ios::app);
-  ProgressBar progress("train", static_cast<std::size_t>(std::max<std::int64_t>(0, maxSteps - step)), "step", options.showProgress);
+  // Only rank 0 writes: metrics, checkpoints, the final model.
+  std::ofstream metrics;
+  if (leader) metrics.open(options.outDir / "metrics.jsonl", std::ios::app);
+  ProgressBar progress("train", static_cast<std::size_t>(std::max<std::int64_t>(0, maxSteps - step)), "step", options.showProgress && leader);
+  const std::int64_t localRows = config.batchSize / dist.worldSize;
+  const std::int64_t firstRow = dist.rank * localRows;
+  const std::vector<torch::Tensor> parameters = model->parameters();
+  double windowAllReduce = 0.0, windowRankWait = 0.0;
   auto windowStart = std::chrono::steady_clock::now();
   std::int64_t windowTokens = 0;
   double windowLoss = 0.0;
@@ -355,8 +423,9 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
     for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
     optimizer.zero_grad();
     double stepLoss = 0.0;
+    std::int64_t stepTokens = 0;
     for (std::int64_t a = 0; a < config.accumulation; ++a) {
-      Batch b = plan.batch(step * config.accumulation + a, padId);
+      Batch b = plan.batch(step * config.accumulation + a, padId, firstRow, localRows);
       b.inputs = b.inputs.to(device);
       b.targets = b.targets.to(device);
       b.mask = b.mask.to(device);
@@ -372,14 +441,25 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
         const Bf16Autocast autocast(config.precision == "bf16", device);
         ob.referenceLosses = tokenLosses((*reference)->forward(b.inputs).to(torch::kFloat32), b.targets);
       }
-      const ObjectiveResult objective = computeObjective(config.objective, ob);
-      const auto loss = objective.loss / static_cast<double>(config.accumulation);
-      windowStats.add(objective.stats);
+      // With several ranks the plan is made on the whole global micro-batch, so this rank's loss is its
+      // share of the single-process loss, and summing the ranks' gradients gives that loss's gradient.
+      const ObjectivePlan objectivePlan = planObjective(config.objective, dp.active() ? gatherObjectiveBatch(dp, ob, step) : ob);
+      const auto loss = objectiveLoss(config.objective, losses, objectivePlan, dp.active() ? firstRow : 0) / static_cast<double>(config.accumulation);
+      windowStats.add(objectivePlan.stats);
       loss.backward();
       stepLoss += loss.item<double>();
-      windowTokens += b.tokens;
+      stepTokens += b.tokens;
     }
-    if (config.gradClip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), config.gradClip);
+    dp.sumGradients(parameters, fmt::format("the gradient all-reduce of step {}", step + 1));
+    windowAllReduce += dp.takeGradientSeconds();
+    windowRankWait += dp.takeWaitSeconds();
+    if (dp.active()) {
+      const auto totals = dp.sum({stepLoss, static_cast<double>(stepTokens)}, fmt::format("summing the loss of step {}", step + 1));
+      stepLoss = totals[0];
+      stepTokens = static_cast<std::int64_t>(totals[1]);
+    }
+    windowTokens += stepTokens;
+    if (config.gradClip > 0) torch::nn::utils::clip_grad_norm_(parameters, config.gradClip);
     optimizer.step();
     windowLoss += stepLoss;
     ++windowSteps;
@@ -392,8 +472,15 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
       nlohmann::json record = {{"step", done}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", seconds > 0 ? windowTokens / seconds : 0.0},
                                {"objective", objectiveName(config.objective.kind)}};
       windowStats.writeTo(record);
-      metrics << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
-      if (!metrics) throw makeError("{}: cannot append a metrics record (is the disk full?)", (options.outDir / "metrics.jsonl").string());
+      if (dp.active()) {
+        record["ranks"] = dist.worldSize;
+        record["allreduce_s_per_step"] = windowAllReduce / windowSteps;
+        record["rank_wait_s_per_step"] = windowRankWait / windowSteps;
+      }
+      if (leader) {
+        metrics << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
+        if (!metrics) throw makeError("{}: cannot append a metrics record (is the disk full?)", (options.outDir / "metrics.jsonl").string());
+      }
       windowStats = ObjectiveWindow();
       if (first) summary.firstLoss = loss;
       first = false;
@@ -402,18 +489,28 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
       windowTokens = 0;
       windowLoss = 0.0;
       windowSteps = 0;
+      windowAllReduce = 0.0;
+      windowRankWait = 0.0;
     }
     if (done % config.saveEvery == 0 || done == maxSteps) {
-      saveTrainingCheckpoint(options.outDir, fmt::format("step-{}", done), model, optimizer, *tokenizer, done, config);
+      // Rank 0's checkpoint stands for every rank only if they all hold the same weights.
+      if (const auto [low, high] = dp.minMax(parameterChecksum(model), fmt::format("comparing the ranks' parameters at step {}", done)); low != high) {
+        throw makeError("data-parallel training ({}): the ranks' parameters differ at step {} (checksums {:.17g} and {:.17g}); their "
+                        "gradients or optimizer states diverged, so no checkpoint is written",
+                        dist.describe(), done, low, high);
+      }
+      if (leader) saveTrainingCheckpoint(options.outDir, fmt::format("step-{}", done), model, optimizer, *tokenizer, done, config);
     }
   }
   progress.finish();
   summary.endStep = step;
   // The final model as a plain HF folder.
   const fs::path final = options.outDir / "final";
-  fs::remove_all(final);
-  saveCheckpoint(model, final);
-  tokenizer->save(final / "tokenizer.json");
+  if (leader) {
+    fs::remove_all(final);
+    saveCheckpoint(model, final);
+    tokenizer->save(final / "tokenizer.json");
+  }
   summary.finalCheckpoint = final;
   return summary;
 }

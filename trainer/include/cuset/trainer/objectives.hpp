@@ -34,6 +34,21 @@ struct ObjectiveResult {
 
 ObjectiveResult computeObjective(const ObjectiveConfig& config, const ObjectiveBatch& batch);
 
+// computeObjective in two halves, for data parallelism: the plan is what the objective decides about a
+// whole batch before any gradient (which tokens count, each sample's weight, the normaliser), computed
+// from detached statistics; the loss is one slice of rows under that plan. A rank plans on the
+// gathered global batch and takes the loss of its own rows, so the ranks' losses add up to the
+// single-process loss exactly and their summed gradients equal its gradient.
+struct ObjectivePlan {
+  at::Tensor tokenMask;  // (B, T) the final m_t
+  at::Tensor weights;    // (B) the final w_s
+  double denominator = 1.0;  // Σ_s Σ_t m_t, at least 1
+  ObjectiveStats stats;
+};
+ObjectivePlan planObjective(const ObjectiveConfig& config, const ObjectiveBatch& batch);
+// Rows [firstRow, firstRow + losses.size(0)) of the planned batch; `losses` (b, t <= T) carries the grad.
+at::Tensor objectiveLoss(const ObjectiveConfig& config, const at::Tensor& losses, const ObjectivePlan& plan, std::int64_t firstRow);
+
 // A region of low-confidence sensitive tokens: [first, last] token positions of one sample.
 struct ConfidenceRegion {
   std::int64_t first = 0, last = 0;

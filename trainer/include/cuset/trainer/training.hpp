@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "cuset/trainer/distributed_env.hpp"
 #include "cuset/trainer/train_config.hpp"
 
 namespace cuset {
@@ -13,6 +14,9 @@ struct TrainRunOptions {
   std::optional<std::int64_t> maxSteps;  // overrides steps.max
   bool resume = false;                   // continue from outDir's latest checkpoint
   bool showProgress = true;
+  // Data-parallel rank (docs/scale-out.md). batch.size is the global batch: each of the world's ranks
+  // trains on its own slice of every micro-batch, and the run equals the single-process one.
+  DistributedEnv distributed;
 };
 
 struct TrainRunSummary {

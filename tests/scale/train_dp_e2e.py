@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Data-parallel `cuset train` over c10d Gloo on this machine's cores:
+
+- 2 ranks x 2 rows of the global batch follow the loss curve of 1 process x 4 rows (20 steps, the
+  tiny model), to 1e-4 relative, and end with the same weights;
+- checkpoints are interchangeable: a 1-process checkpoint resumed by 2 ranks and a 2-rank checkpoint
+  resumed by 1 process both continue the single-process curve;
+- a rank killed mid-run ends the job within seconds with an error that names the rank, and a rank that
+  stops answering ends it after --dist-timeout; the run folder stays resumable.
+
+usage: train_dp_e2e.py CUSET SOURCE_DIR WORK_DIR
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from array import array
+
+cuset, source, work = sys.argv[1:4]
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+
+# The tiny model of configs/tiny.yaml; shorter sequences keep the test quick. threads 0: one process
+# takes both cores, two ranks take one each.
+config = os.path.join(work, "tiny-dp.yaml")
+with open(os.path.join(source, "configs", "tiny.yaml")) as f:
+    text = f.read()
+text = text.replace("threads: 2", "threads: 0").replace("../data/sft-tiny.jsonl", os.path.join(source, "data", "sft-tiny.jsonl"))
+text = text.replace("max_tokens: 640", "max_tokens: 320").replace("max: 150", "max: 20")
+text = text.replace("log_every: 10", "log_every: 1").replace("save_every: 50", "save_every: 10")
+assert "threads: 0" in text and "max: 20" in text and "log_every: 1" in text, text
+with open(config, "w") as f:
+    f.write(text)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def train(out, *extra, ranks=1, check=True):
+    args = ["train", "--config", config, "--out", out, "-q", *extra]
+    if ranks > 1:
+        args = ["launch", "--nproc", str(ranks), "--master-port", str(free_port()), "--", *args]
+    r = subprocess.run([cuset, *args], capture_output=True, text=True, timeout=900)
+    if check:
+        assert r.returncode == 0, (args, r.returncode, r.stderr[-3000:])
+    return r
+
+
+def losses(out):
+    with open(os.path.join(out, "metrics.jsonl")) as f:
+        return {rec["step"]: rec for rec in map(json.loads, f)}
+
+
+def assert_same_curve(got, want, steps, what):
+    for step in steps:
+        a, b = got[step]["loss"], want[step]["loss"]
+        assert abs(a - b) <= 1e-4 * abs(b), f"{what}: step {step}: loss {a} vs {b}"
+
+
+def safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        assert t["dtype"] == "F32", t
+        begin, end = t["data_offsets"]
+        out[name] = array("f", data[begin:end])
+    return out
+
+
+started = time.time()
+single = os.path.join(work, "single")
+train(single)
+want = losses(single)
+assert sorted(want) == list(range(1, 21)), sorted(want)
+assert "ranks" not in want[1]
+t_single = time.time() - started
+
+started = time.time()
+dp = os.path.join(work, "dp")
+r = train(dp, ranks=2)
+t_dp = time.time() - started
+got = losses(dp)
+assert sorted(got) == list(range(1, 21)), sorted(got)
+assert_same_curve(got, want, range(1, 21), "2 ranks x 2 vs 1 x 4")
+assert got[20]["ranks"] == 2 and got[20]["allreduce_s_per_step"] > 0, got[20]
+assert "trained steps 0..20" in r.stdout and r.stdout.count("trained steps") == 1, r.stdout  # rank 0 alone reports
+# The same weights at the end (Adam's normalisation magnifies rounding in tiny gradients, hence not 1e-6).
+a, b = safetensors(os.path.join(single, "final", "model.safetensors")), safetensors(os.path.join(dp, "final", "model.safetensors"))
+assert a.keys() == b.keys()
+worst = max(max(abs(x - y) for x, y in zip(a[k], b[k])) for k in a)
+assert worst < 1e-3, f"final weights differ by up to {worst}"
+print(f"1 process: {t_single:.1f} s, 2 ranks: {t_dp:.1f} s; loss curves agree; weights within {worst:.2e}")
+
+# Checkpoints are interchangeable between world sizes.
+for first, then in ((1, 2), (2, 1)):
+    out = os.path.join(work, f"switch-{first}-{then}")
+    train(out, "--max-steps", "10", ranks=first)
+    train(out, "--resume", ranks=then)
+    curve = losses(out)
+    assert sorted(curve) == list(range(1, 21)), sorted(curve)
+    assert_same_curve(curve, want, range(1, 21), f"{first} process(es) then {then}")
+
+# A global batch that does not split evenly is refused before anything starts.
+odd = os.path.join(work, "odd.yaml")
+with open(odd, "w") as f:
+    f.write(text.replace("size: 4", "size: 3"))
+r = subprocess.run([cuset, "launch", "--nproc", "2", "--master-port", str(free_port()), "--", "train", "--config", odd, "--out",
+                    os.path.join(work, "odd"), "-q"], capture_output=True, text=True, timeout=300)
+assert r.returncode != 0 and "batch.size 3" in r.stderr and "WORLD_SIZE=2" in r.stderr, r.stderr
+
+
+def start_ranks(out, port, timeout_s):
+    procs = []
+    for rank in range(2):
+        env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", LOCAL_WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port))
+        procs.append(subprocess.Popen([cuset, "train", "--config", config, "--out", out, "-q", "--max-steps", "200", "--dist-timeout",
+                                       str(timeout_s)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+    metrics = os.path.join(out, "metrics.jsonl")
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if os.path.exists(metrics) and len(open(metrics).read().splitlines()) >= 2:
+            return procs
+        assert all(p.poll() is None for p in procs), [p.stderr.read() for p in procs]
+        time.sleep(0.1)
+    raise AssertionError("the ranks made no progress")
+
+
+# A rank killed mid-run: the survivor stops at its next collective with an error naming itself.
+dead = os.path.join(work, "dead")
+procs = start_ranks(dead, free_port(), 120)
+procs[1].send_signal(signal.SIGKILL)
+killed = time.time()
+rc = procs[0].wait(timeout=120)
+waited = time.time() - killed
+err = procs[0].stderr.read()
+procs[1].wait()
+assert rc != 0 and waited < 30, (rc, waited, err)
+assert "rank 0 of 2" in err and "Another rank has stopped" in err and "--resume" in err, err
+# Whatever was written is whole, and the run resumes (no checkpoint yet: it starts over, as one process).
+for line in open(os.path.join(dead, "metrics.jsonl")):
+    json.loads(line)
+train(dead, "--resume", "--max-steps", "3")
+assert_same_curve(losses(dead), want, range(1, 4), "resumed after a dead rank")
+
+# A rank that stops answering (SIGSTOP): the other gives up after --dist-timeout.
+hung = os.path.join(work, "hung")
+procs = start_ranks(hung, free_port(), 5)
+procs[1].send_signal(signal.SIGSTOP)
+stopped = time.time()
+rc = procs[0].wait(timeout=120)
+waited = time.time() - stopped
+err = procs[0].stderr.read()
+procs[1].kill()
+procs[1].wait()
+assert rc != 0 and waited < 60, (rc, waited, err)
+assert "did not answer within 5 s" in err, err
+print(f"hung rank: the job ended {waited:.1f} s after a rank went quiet (timeout 5 s)")
+print("ok")
