@@ -76,9 +76,15 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
   const auto start = Clock::now();
   LoopSummary summary;
   summary.outDir = c.outDir;
-  fs::create_directories(c.outDir);
+  if (!options.planOnly) fs::create_directories(c.outDir);
   const StageLedger ledger(c.outDir / "state");
   const std::vector<LoopRun> runs = planLoopRuns(c);
+  if (!options.only.empty() && options.only != "shared" &&
+      std::none_of(runs.begin(), runs.end(), [&](const LoopRun& r) { return r.name == options.only; })) {
+    std::vector<std::string> names = {"shared"};
+    for (const auto& r : runs) names.push_back(r.name);
+    throw makeError("--only {}: {} has no such part; its parts are: {}", options.only, c.source.string(), fmt::join(names, ", "));
+  }
 
   // Data.
   fs::path trainData = c.trainData;
@@ -163,6 +169,24 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
     const double problems = heldoutProblems();
     return {s.kind == "generate" ? "sample" : "candidate", problems < 0 ? -1 : problems * c.samples};
   };
+  if (options.planOnly) {
+    for (const auto& s : stages) {
+      if (!ledger.done(s.id, stageInputs(s))) summary.unfinished.push_back(s.id);
+    }
+    return summary;
+  }
+  if (!options.only.empty()) {
+    // One part alone: the others may be running elsewhere at this moment, so its prerequisites must be
+    // finished, never started here.
+    const bool shared = options.only == "shared";
+    for (const auto& s : stages) {
+      if (!shared && !s.run && !ledger.done(s.id, stageInputs(s))) {
+        throw makeError("--only {}: stage {} has not finished; run `cuset loop --only shared` first (the first job of `cuset loop --slurm`)",
+                        options.only, s.id);
+      }
+    }
+    std::erase_if(stages, [&](const Stage& s) { return shared ? s.run != nullptr : !s.run || s.run->name != options.only; });
+  }
   WorkEta eta;
   for (const auto& s : stages) {
     if (const json inputs = stageInputs(s); !options.reportOnly && ledger.done(s.id, inputs)) {
@@ -262,6 +286,10 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
     ++summary.stagesRun;
   }
 
+  if (!options.only.empty()) {
+    summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return summary;
+  }
   // The comparison, from whatever has finished.
   LoopComparisonInput in;
   in.name = c.name;

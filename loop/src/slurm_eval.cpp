@@ -10,7 +10,7 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
-#include "cuset/common/subprocess.hpp"
+#include "slurm_script.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -18,43 +18,12 @@ using nlohmann::json;
 namespace cuset {
 namespace {
 
-// Single-quoted for bash: the scripts run arguments exactly as given.
-std::string shellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string quoteAll(const std::vector<std::string>& args) {
-  std::vector<std::string> q;
-  for (const auto& a : args) q.push_back(shellQuote(a));
-  return fmt::format("{}", fmt::join(q, " "));
-}
-
 bool shardFinished(const fs::path& dir) {
   try {
     return fs::exists(dir / "run.json") && readJsonFile(dir / "run.json").value("status", "") == "finished";
   } catch (const std::exception&) {
     return false;
   }
-}
-
-std::string sbatch(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"sbatch", "--parsable"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const SubprocessResult r = runSubprocess(argv, std::chrono::seconds(60));
-  if (!r.ok()) throw makeError("sbatch {} failed: {}", fmt::join(args, " "), r.output.empty() ? "no output" : r.output);
-  std::string id = r.output.substr(0, r.output.find_first_of(";\n"));
-  if (id.empty()) throw makeError("sbatch {} printed no job id: {}", fmt::join(args, " "), r.output);
-  return id;
-}
-
-std::string header(const std::string& name, const fs::path& log, const SlurmEvalOptions& o, const fs::path& workDir) {
-  std::string h = fmt::format("#!/bin/bash\n#SBATCH --job-name={}\n#SBATCH --output={}\n#SBATCH --chdir={}\n#SBATCH --ntasks=1\n", name,
-                              log.string(), workDir.string());
-  if (!o.partition.empty()) h += fmt::format("#SBATCH --partition={}\n", o.partition);
-  if (!o.timeLimit.empty()) h += fmt::format("#SBATCH --time={}\n", o.timeLimit);
-  return h;
 }
 
 }  // namespace
@@ -97,7 +66,7 @@ SlurmSubmission submitSlurmEval(const SlurmEvalOptions& o) {
   }
   s.alreadyMerged = s.shards.empty() && shardFinished(out / "merged");
 
-  std::string eval = header("cuset-eval", slurmDir / "shard-%a.log", o, workDir);
+  std::string eval = sbatchHeader("cuset-eval", slurmDir / "shard-%a.log", o.partition, o.timeLimit, workDir);
   if (o.gpusPerTask > 0) eval += fmt::format("#SBATCH --gpus-per-task={}\n", o.gpusPerTask);
   eval += fmt::format(
       "set -euo pipefail\n# Shard ${{SLURM_ARRAY_TASK_ID}} of {0}; --resume continues a shard a failed or preempted task left.\n"
@@ -105,7 +74,7 @@ SlurmSubmission submitSlurmEval(const SlurmEvalOptions& o) {
       o.shards, shellQuote(binary.string()), quoteAll(o.evalArgs), seed, shellQuote((out / "shards").string()));
   std::vector<std::string> shardArgs;
   for (const auto& d : shardDirs) shardArgs.push_back(d.string());
-  std::string merge = header("cuset-merge", slurmDir / "merge.log", o, workDir);
+  std::string merge = sbatchHeader("cuset-merge", slurmDir / "merge.log", o.partition, o.timeLimit, workDir);
   merge += fmt::format("set -euo pipefail\nexec {} merge {} --out {}\n", shellQuote(binary.string()), quoteAll(shardArgs), shellQuote((out / "merged").string()));
 
   const std::string array = fmt::format("{}", fmt::join(s.shards, ","));

@@ -20,7 +20,8 @@ namespace cuset {
 // Finished stages whose inputs changed are an error for done(), rather than silently reused.
 class StageLedger {
  public:
-  explicit StageLedger(std::filesystem::path dir) : dir_(std::move(dir)) { std::filesystem::create_directories(dir_); }
+  // The folder is made by the first start() or finish(), so reading the ledger writes nothing.
+  explicit StageLedger(std::filesystem::path dir) : dir_(std::move(dir)) {}
   bool done(const std::string& stage, const nlohmann::json& inputs) const {
     const std::filesystem::path marker = dir_ / (stage + ".done");
     if (!std::filesystem::exists(marker)) return false;
@@ -69,9 +70,11 @@ class StageLedger {
     }
   }
   void start(const std::string& stage, const nlohmann::json& inputs) const {
+    std::filesystem::create_directories(dir_);
     writeFileAtomic(dir_ / (stage + ".started"), dumpJson(nlohmann::json{{"inputs", inputs}}, 2) + "\n");
   }
   void finish(const std::string& stage, const nlohmann::json& inputs, double seconds) const {
+    std::filesystem::create_directories(dir_);
     writeFileAtomic(dir_ / (stage + ".done"), dumpJson(nlohmann::json{{"inputs", inputs}, {"seconds", seconds}}, 2) + "\n");
   }
   // How long a finished stage took, as its marker records.

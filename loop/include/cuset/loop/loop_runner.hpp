@@ -13,6 +13,11 @@ namespace cuset {
 struct LoopRunOptions {
   bool showProgress = true;
   bool reportOnly = false;  // rebuild the comparison from what is finished, run nothing
+  // One part of the loop, for running parts as separate jobs (`cuset loop --slurm`): "shared" (the
+  // data and the warm start) or one run's name ("sft-s1"), whose stages need the shared ones finished.
+  // No comparison is written; empty runs everything.
+  std::string only;
+  bool planOnly = false;  // run nothing, write nothing: list the unfinished stages
 };
 
 struct LoopSummary {
@@ -24,6 +29,7 @@ struct LoopSummary {
   std::size_t stagesSkipped = 0;
   double seconds = 0.0;
   std::string table;  // the Markdown objectives table, for the terminal
+  std::vector<std::string> unfinished;  // with planOnly: the stage ids not finished ("data", "sft-s1.train", ...)
 };
 
 // One (objective, seed) run of a loop, and where its stages write.
