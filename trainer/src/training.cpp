@@ -320,7 +320,18 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
     throw makeError("the model's vocab_size {} is smaller than the tokenizer's {}", modelConfig.vocabSize, tokenizer->vocabSize());
   }
   torch::Device device = resolveDevice(config.device);
-  if (device.is_cuda() && dist.active()) device = torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(dist.localRank));
+  if (device.is_cuda() && dist.active()) {
+    // One GPU per rank: the LOCAL_RANK-th, unless the launcher already narrowed this process to one
+    // (srun --gpus-per-task=1, CUDA_VISIBLE_DEVICES), and then that one.
+    const int visible = static_cast<int>(torch::cuda::device_count());
+    const int index = visible == 1 ? 0 : dist.localRank;
+    if (index >= visible) {
+      throw makeError("data-parallel training ({}): LOCAL_RANK={} needs GPU {}, but this process sees {} GPUs: start at most one rank per "
+                      "GPU on each node",
+                      dist.describe(), dist.localRank, index, visible);
+    }
+    device = torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(index));
+  }
   // Weights, gradients and two AdamW moments: 16 bytes a parameter, before activations. A config
   // asking for more than the machine has is one line naming the sizes, not an allocator's stack trace.
   const double needBytes = 16.0 * static_cast<double>(modelConfig.parameterCount());
