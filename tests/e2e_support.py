@@ -1,4 +1,4 @@
-"""Helpers shared by the Python end-to-end tests (tests/models, tests/refine): the scripted OpenAI-
+"""Helpers shared by the Python end-to-end tests (tests/models, tests/refine, tests/scale): the scripted OpenAI-
 compatible server and a tiny checkpoint of the built-in model."""
 import json
 import os
@@ -7,6 +7,18 @@ import sys
 import time
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def require_slurm():
+    """Exits 77 (ctest's skip) unless a Slurm cluster answers `sinfo` (CI starts one with
+    scripts/start-local-slurm.sh)."""
+    try:
+        up = subprocess.run(["sinfo", "-h", "-o", "%a"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        up = None
+    if up is None or up.returncode != 0 or "up" not in up.stdout:
+        print("SKIP: no Slurm cluster answers sinfo (CI starts one with scripts/start-local-slurm.sh)")
+        sys.exit(77)
 
 
 def serve_script(work, name, script):

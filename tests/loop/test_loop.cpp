@@ -12,25 +12,9 @@ namespace {
 
 using nlohmann::json;
 
-// A loop small enough for a unit test: a 1-layer model, 4 steps, 2 samples, 1 trial.
+// A loop small enough for a unit test (tests/loop/micro-loop.yaml), plus `extra` top-level keys.
 std::string microLoop(const std::string& extra = "") {
-  return R"(name: micro
-seeds: [1, 2]
-data:
-  synth: {per_family: 4, seed: 1, families: [unary, reduce], heldout_families: [scan], heldout_instances: 2, heldout_variants: 1, heldout_per_family: 1, trials: 1}
-train:
-  threads: 1
-  model:
-    config: {model_type: qwen2, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1,
-             max_position_embeddings: 1024, rope_theta: 10000.0, rms_norm_eps: 1.0e-6, tie_word_embeddings: true}
-  tokenizer: {train_vocab_size: 300}
-  data: {max_tokens: 256}
-  batch: {size: 2}
-  steps: {max: 4, log_every: 2, save_every: 2}
-objectives: [sft, {name: cuset-q3, type: cuset, mask: {quantile: 0.3}}]
-generate: {samples: 2, max_new_tokens: 16, device: cpu, threads: 1}
-eval: {backend: sim, trials: 1, seed: 5}
-)" + extra;
+  return test::readText(CUSET_SOURCE_DIR "/tests/loop/micro-loop.yaml") + extra;
 }
 
 class Loop : public ::testing::Test {

@@ -17,13 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import e2e_support  # noqa: E402
 
 cuset, source, work = sys.argv[1:4]
-try:
-    up = subprocess.run(["sinfo", "-h", "-o", "%a"], capture_output=True, text=True, timeout=20)
-except (OSError, subprocess.TimeoutExpired):
-    up = None
-if up is None or up.returncode != 0 or "up" not in up.stdout:
-    print("SKIP: no Slurm cluster answers sinfo (CI starts one with scripts/start-local-slurm.sh)")
-    sys.exit(77)
+e2e_support.require_slurm()
 
 shutil.rmtree(work, ignore_errors=True)
 cands = os.path.join(work, "cands")

@@ -14,29 +14,17 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import e2e_support  # noqa: E402
+
 cuset, work = sys.argv[1:3]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 config = os.path.join(work, "loop.yaml")
+with open(os.path.join(e2e_support.SOURCE, "tests", "loop", "micro-loop.yaml")) as f:
+    micro = f.read()
 with open(config, "w") as f:
-    f.write("""name: micro
-seeds: [1, 2]
-base: {steps: 2}
-data:
-  synth: {per_family: 4, seed: 1, families: [unary, reduce], heldout_families: [scan], heldout_instances: 2, heldout_variants: 1, heldout_per_family: 1, trials: 1}
-train:
-  threads: 1
-  model:
-    config: {model_type: qwen2, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1,
-             max_position_embeddings: 1024, rope_theta: 10000.0, rms_norm_eps: 1.0e-6, tie_word_embeddings: true}
-  tokenizer: {train_vocab_size: 300}
-  data: {max_tokens: 256}
-  batch: {size: 2}
-  steps: {max: 4, log_every: 2, save_every: 2}
-objectives: [sft, {name: cuset-q3, type: cuset, mask: {quantile: 0.3}}]
-generate: {samples: 2, max_new_tokens: 16, device: cpu, threads: 1}
-eval: {backend: sim, trials: 1, seed: 5}
-""")
+    f.write(micro + "base: {steps: 2}\n")
 RUNS = ["untrained-s1", "untrained-s2", "base-s1", "base-s2", "sft-s1", "sft-s2", "cuset-q3-s1", "cuset-q3-s2"]
 
 
@@ -69,13 +57,7 @@ assert "no such part" in err and "cuset-q3-s2" in err, err
 assert loop("parts", "--only", "shared").startswith("shared: 2 stages run"), "the shared part is data + the warm start"
 assert not os.path.exists(os.path.join(work, "parts", "comparison.json")), "--only wrote a comparison"
 
-try:
-    up = subprocess.run(["sinfo", "-h", "-o", "%a"], capture_output=True, text=True, timeout=20)
-except (OSError, subprocess.TimeoutExpired):
-    up = None
-if up is None or up.returncode != 0 or "up" not in up.stdout:
-    print("SKIP: no Slurm cluster answers sinfo (CI starts one with scripts/start-local-slurm.sh)")
-    sys.exit(77)
+e2e_support.require_slurm()
 
 array = os.path.join(work, "array")
 

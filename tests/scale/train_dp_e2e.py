@@ -139,15 +139,23 @@ def start_ranks(out, port, timeout_s):
     raise AssertionError("the ranks made no progress")
 
 
+def stop_rank_1(out, timeout_s, how):
+    """Starts two ranks, sends rank 1 `how` once they are training; returns rank 0's status, the
+    seconds it took to end, and its stderr."""
+    procs = start_ranks(out, free_port(), timeout_s)
+    procs[1].send_signal(how)
+    sent = time.time()
+    rc = procs[0].wait(timeout=120)
+    waited = time.time() - sent
+    err = procs[0].stderr.read()
+    procs[1].kill()
+    procs[1].wait()
+    return rc, waited, err
+
+
 # A rank killed mid-run: the survivor stops at its next collective with an error naming itself.
 dead = os.path.join(work, "dead")
-procs = start_ranks(dead, free_port(), 120)
-procs[1].send_signal(signal.SIGKILL)
-killed = time.time()
-rc = procs[0].wait(timeout=120)
-waited = time.time() - killed
-err = procs[0].stderr.read()
-procs[1].wait()
+rc, waited, err = stop_rank_1(dead, 120, signal.SIGKILL)
 assert rc != 0 and waited < 30, (rc, waited, err)
 assert "rank 0 of 2" in err and "Another rank has stopped" in err and "--resume" in err, err
 # Whatever was written is whole, and the run resumes (no checkpoint yet: it starts over, as one process).
@@ -157,15 +165,7 @@ train(dead, "--resume", "--max-steps", "3")
 assert_same_curve(losses(dead), want, range(1, 4), "resumed after a dead rank")
 
 # A rank that stops answering (SIGSTOP): the other gives up after --dist-timeout.
-hung = os.path.join(work, "hung")
-procs = start_ranks(hung, free_port(), 5)
-procs[1].send_signal(signal.SIGSTOP)
-stopped = time.time()
-rc = procs[0].wait(timeout=120)
-waited = time.time() - stopped
-err = procs[0].stderr.read()
-procs[1].kill()
-procs[1].wait()
+rc, waited, err = stop_rank_1(os.path.join(work, "hung"), 5, signal.SIGSTOP)
 assert rc != 0 and waited < 60, (rc, waited, err)
 assert "did not answer within 5 s" in err, err
 print(f"hung rank: the job ended {waited:.1f} s after a rank went quiet (timeout 5 s)")
