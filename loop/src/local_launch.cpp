@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <optional>
 #include <thread>
 
 #include "cuset/common/error.hpp"
@@ -58,6 +57,13 @@ int launchLocal(const LaunchOptions& o) {
   if (o.masterPort < 1 || o.masterPort > 65535) throw makeError("--master-port {}: expected 1 to 65535", o.masterPort);
   if (o.command.empty()) throw Error("cuset launch: give the subcommand to run after --, e.g. `cuset launch --nproc 2 -- train --config c.yaml`");
   const std::string binary = o.binary.empty() ? std::filesystem::read_symlink("/proc/self/exe").string() : o.binary.string();
+  // Only `train` divides its work by rank; any other subcommand would run N whole copies, and N copies
+  // writing one run folder race each other.
+  if (o.binary.empty() && o.command.front() != "train" && o.nproc * o.nnodes > 1) {
+    log::warn("launch: `{}` does not read RANK or WORLD_SIZE, so each of the {} ranks runs all of it; only `train` is data-parallel "
+              "(for evaluation, use `cuset eval --shard` or `cuset slurm eval`)",
+              o.command.front(), o.nproc * o.nnodes);
+  }
 
   struct sigaction action{};
   action.sa_handler = remember;
@@ -92,14 +98,16 @@ int launchLocal(const LaunchOptions& o) {
 
   int result = 0;
   std::size_t running = pids.size();
-  std::optional<std::chrono::steady_clock::time_point> killAt;
+  // When the ranks still running get SIGKILL; time_point::max() while none is due.
+  auto killAt = std::chrono::steady_clock::time_point::max();
+  const auto noKill = killAt;
   while (running > 0) {
     if (pendingSignal) {
       const int s = pendingSignal;
       pendingSignal = 0;
       log::info("launch: passing signal {} to {} process(es)", s, running);
       stopAll(s);
-      if (!killAt) killAt = std::chrono::steady_clock::now() + o.grace;
+      if (killAt == noKill) killAt = std::chrono::steady_clock::now() + o.grace;
       if (result == 0) result = 128 + s;
     }
     int status = 0;
@@ -120,9 +128,9 @@ int launchLocal(const LaunchOptions& o) {
       continue;
     }
     if (done < 0 && errno != EINTR) break;
-    if (killAt && std::chrono::steady_clock::now() >= *killAt) {
+    if (std::chrono::steady_clock::now() >= killAt) {
       stopAll(SIGKILL);
-      killAt.reset();
+      killAt = noKill;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

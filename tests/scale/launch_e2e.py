@@ -61,5 +61,6 @@ for f in os.listdir(pids):
 # A real subcommand, and a missing one.
 r = launch("--nproc", "2", "--", "problems", "list", env=dict(os.environ), cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 assert r.returncode == 0 and r.stdout.count("level1/relu") == 2, r.stdout[-300:] + r.stderr
+assert "only `train` is data-parallel" in r.stderr, r.stderr  # a subcommand that ignores ranks runs whole in each: said
 assert launch("--nproc", "0", "--", "x").returncode != 0
 print("launch e2e: ok")

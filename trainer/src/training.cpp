@@ -104,16 +104,18 @@ class BatchPlan {
   BatchPlan(const std::vector<TokenizedExample>& data, std::int64_t batchSize, std::uint64_t seed)
       : data_(data), batchSize_(batchSize), seed_(seed) {}
 
-  // Rows [firstRow, firstRow + rows) of global micro-batch `index` (a data-parallel rank's share;
-  // the whole batch by default), padded to the longest of those rows.
-  Batch batch(std::int64_t index, std::int32_t padId, std::int64_t firstRow = 0, std::int64_t rows = -1) {
+  // Rank `rank`'s share of global micro-batch `index`: its rows rank, rank + ranks, rank + 2 ranks, ...
+  // (the whole batch for one rank), padded to the longest of them. A batch's rows are in length
+  // order, so striding gives every rank short and long rows alike, where contiguous slices would give
+  // the last rank all the longest ones and the others would wait for it at every all-reduce.
+  Batch batch(std::int64_t index, std::int32_t padId, std::int64_t rank = 0, std::int64_t ranks = 1) {
     const std::int64_t perEpoch = std::max<std::int64_t>(1, static_cast<std::int64_t>(data_.size()) / batchSize_);
     const std::int64_t epoch = index / perEpoch;
     if (epoch != cachedEpoch_) buildEpoch(epoch);
     const auto& all = batches_[static_cast<std::size_t>(index % perEpoch)];
-    if (rows < 0) rows = batchSize_;
+    const std::int64_t rows = batchSize_ / ranks;
     std::vector<std::size_t> members;
-    for (std::int64_t r = firstRow; r < firstRow + rows && r < static_cast<std::int64_t>(all.size()); ++r) members.push_back(all[static_cast<std::size_t>(r)]);
+    for (std::int64_t r = rank; r < batchSize_ && r < static_cast<std::int64_t>(all.size()); r += ranks) members.push_back(all[static_cast<std::size_t>(r)]);
     std::size_t longest = 2;
     for (auto m : members) longest = std::max(longest, data_[m].ids.size());
     const auto T = static_cast<std::int64_t>(longest) - 1;
@@ -419,8 +421,8 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   std::ofstream metrics;
   if (leader) metrics.open(options.outDir / "metrics.jsonl", std::ios::app);
   ProgressBar progress("train", static_cast<std::size_t>(std::max<std::int64_t>(0, maxSteps - step)), "step", options.showProgress && leader);
-  const std::int64_t localRows = config.batchSize / dist.worldSize;
-  const std::int64_t firstRow = dist.rank * localRows;
+  // This rank's rows come first-to-last in the gathered batch's block `rank` (gatherRows stacks by rank).
+  const std::int64_t firstRow = dist.rank * (config.batchSize / dist.worldSize);
   const std::vector<torch::Tensor> parameters = model->parameters();
   double windowAllReduce = 0.0, windowRankWait = 0.0;
   auto windowStart = std::chrono::steady_clock::now();
@@ -436,7 +438,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
     double stepLoss = 0.0;
     std::int64_t stepTokens = 0;
     for (std::int64_t a = 0; a < config.accumulation; ++a) {
-      Batch b = plan.batch(step * config.accumulation + a, padId, firstRow, localRows);
+      Batch b = plan.batch(step * config.accumulation + a, padId, dist.rank, dist.worldSize);
       b.inputs = b.inputs.to(device);
       b.targets = b.targets.to(device);
       b.mask = b.mask.to(device);
