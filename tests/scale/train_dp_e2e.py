@@ -5,6 +5,7 @@
   tiny model), to 1e-4 relative, and end with the same weights;
 - checkpoints are interchangeable: a 1-process checkpoint resumed by 2 ranks and a 2-rank checkpoint
   resumed by 1 process both continue the single-process curve;
+- ranks that read different data are refused before the first step;
 - a rank killed mid-run ends the job within seconds with an error that names the rank, and a rank that
   stops answering ends it after --dist-timeout; the run folder stays resumable.
 
@@ -122,13 +123,34 @@ r = subprocess.run([cuset, "launch", "--nproc", "2", "--master-port", str(free_p
 assert r.returncode != 0 and "batch.size 3" in r.stderr and "WORLD_SIZE=2" in r.stderr, r.stderr
 
 
+def rank_env(rank, port):
+    return dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", LOCAL_WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                MASTER_PORT=str(port))
+
+
+# Ranks that read different data (a file not on shared storage) are refused before the first step.
+data = os.path.join(source, "data", "sft-tiny.jsonl")
+other_data = os.path.join(work, "other.jsonl")
+with open(data) as f, open(other_data, "w") as g:
+    g.writelines(f.readlines()[1:])
+other = os.path.join(work, "other.yaml")
+with open(other, "w") as f:
+    f.write(text.replace(data, other_data))
+port = free_port()
+procs = [subprocess.Popen([cuset, "train", "--config", c, "--out", os.path.join(work, "mixed"), "-q", "--dist-timeout", "60"], env=rank_env(rank, port),
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for rank, c in enumerate((config, other))]
+for p in procs:
+    assert p.wait(timeout=300) != 0
+    err = p.stderr.read()
+    assert "the ranks' training inputs differ" in err, err
+assert not os.path.exists(os.path.join(work, "mixed", "metrics.jsonl")), "a mixed run started training"
+
+
 def start_ranks(out, port, timeout_s):
     procs = []
     for rank in range(2):
-        env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", LOCAL_WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port))
         procs.append(subprocess.Popen([cuset, "train", "--config", config, "--out", out, "-q", "--max-steps", "200", "--dist-timeout",
-                                       str(timeout_s)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+                                       str(timeout_s)], env=rank_env(rank, port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
     metrics = os.path.join(out, "metrics.jsonl")
     deadline = time.time() + 300
     while time.time() < deadline:

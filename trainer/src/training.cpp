@@ -241,6 +241,26 @@ double parameterChecksum(CausalLm& model) {
   return sum;
 }
 
+// What every rank must agree on before training: the tokenized data (ids, loss masks, sensitivity) and
+// the model's shape. FNV-1a, so no library is needed for a number that is only compared.
+std::uint64_t inputsFingerprint(const std::vector<TokenizedExample>& data, const ModelConfig& model) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xff)) * 1099511628211ull;
+  };
+  mix(data.size());
+  for (const auto& ex : data) {
+    mix(ex.ids.size());
+    for (std::size_t t = 0; t < ex.ids.size(); ++t) {
+      mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(ex.ids[t])) << 2 | (ex.lossMask[t] ? 2u : 0u) |
+          (!ex.sensitive.empty() && ex.sensitive[t] ? 1u : 0u));
+    }
+  }
+  mix(static_cast<std::uint64_t>(model.parameterCount()));
+  mix(static_cast<std::uint64_t>(model.vocabSize));
+  return h;
+}
+
 std::int64_t checkpointStep(const fs::path& checkpoint) {
   const fs::path state = checkpoint / "trainer_state.json";
   return jsonInteger(readJsonFile(state).at("step"), state.string() + ": step", 0);
@@ -320,6 +340,15 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   }
   if (static_cast<std::size_t>(modelConfig.vocabSize) < tokenizer->vocabSize()) {
     throw makeError("the model's vocab_size {} is smaller than the tokenizer's {}", modelConfig.vocabSize, tokenizer->vocabSize());
+  }
+  // Ranks reading different files (a data file that is not on shared storage, another tokenizer)
+  // would each train on their own data while their gradients are summed: refuse before step 1.
+  // 53 bits of the hash, so the comparison through doubles is exact.
+  if (const auto [low, high] = dp.minMax(static_cast<double>(inputsFingerprint(data, modelConfig) >> 11), "comparing the ranks' training inputs");
+      low != high) {
+    throw makeError("data-parallel training ({}): the ranks' training inputs differ (tokenized data, tokenizer or model shape); every rank "
+                    "must read the same {}, tokenizer and model files, on storage shared by all nodes",
+                    dist.describe(), config.trainData.string());
   }
   torch::Device device = resolveDevice(config.device);
   if (device.is_cuda() && dist.active()) {
