@@ -344,8 +344,8 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   // Ranks reading different files (a data file that is not on shared storage, another tokenizer)
   // would each train on their own data while their gradients are summed: refuse before step 1.
   // 53 bits of the hash, so the comparison through doubles is exact.
-  if (const auto [low, high] = dp.minMax(static_cast<double>(inputsFingerprint(data, modelConfig) >> 11), "comparing the ranks' training inputs");
-      low != high) {
+  const double fingerprint = dp.active() ? static_cast<double>(inputsFingerprint(data, modelConfig) >> 11) : 0.0;
+  if (const auto [low, high] = dp.minMax(fingerprint, "comparing the ranks' training inputs"); low != high) {
     throw makeError("data-parallel training ({}): the ranks' training inputs differ (tokenized data, tokenizer or model shape); every rank "
                     "must read the same {}, tokenizer and model files, on storage shared by all nodes",
                     dist.describe(), config.trainData.string());
