@@ -21,6 +21,22 @@ def require_slurm():
         sys.exit(77)
 
 
+def tiny_train_config(work, steps, save_every):
+    """configs/tiny.yaml for data-parallel tests: sequences up to 320 tokens, a record every step, and
+    `threads: 0` (one process takes every core, each of a node's ranks its share). Returns (path, text)."""
+    with open(os.path.join(SOURCE, "configs", "tiny.yaml")) as f:
+        text = f.read()
+    for old, new in (("threads: 2", "threads: 0"), ("../data/sft-tiny.jsonl", os.path.join(SOURCE, "data", "sft-tiny.jsonl")),
+                     ("max_tokens: 640", "max_tokens: 320"), ("max: 150", f"max: {steps}"), ("log_every: 10", "log_every: 1"),
+                     ("save_every: 50", f"save_every: {save_every}")):
+        assert old in text, f"configs/tiny.yaml no longer has `{old}`"
+        text = text.replace(old, new)
+    path = os.path.join(work, "tiny-dp.yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path, text
+
+
 def serve_script(work, name, script):
     """Starts tests/models/openai_test_server.py with `script` (a dict); returns (process, API base URL).
     Requests are logged to WORK/NAME.log."""

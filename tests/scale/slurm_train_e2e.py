@@ -21,14 +21,7 @@ e2e_support.require_slurm()
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 
-config = os.path.join(work, "tiny-dp.yaml")
-with open(os.path.join(source, "configs", "tiny.yaml")) as f:
-    text = f.read()
-text = text.replace("threads: 2", "threads: 0").replace("../data/sft-tiny.jsonl", os.path.join(source, "data", "sft-tiny.jsonl"))
-text = text.replace("max_tokens: 640", "max_tokens: 320").replace("max: 150", "max: 8")
-text = text.replace("log_every: 10", "log_every: 1").replace("save_every: 50", "save_every: 4")
-with open(config, "w") as f:
-    f.write(text)
+config, _ = e2e_support.tiny_train_config(work, 8, 4)
 
 single = os.path.join(work, "single")
 r = subprocess.run([cuset, "train", "--config", config, "--out", single, "-q"], capture_output=True, text=True, timeout=600)

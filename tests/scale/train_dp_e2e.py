@@ -22,21 +22,15 @@ import sys
 import time
 from array import array
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import e2e_support  # noqa: E402
+
 cuset, source, work = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 
-# The tiny model of configs/tiny.yaml; shorter sequences keep the test quick. threads 0: one process
-# takes both cores, two ranks take one each.
-config = os.path.join(work, "tiny-dp.yaml")
-with open(os.path.join(source, "configs", "tiny.yaml")) as f:
-    text = f.read()
-text = text.replace("threads: 2", "threads: 0").replace("../data/sft-tiny.jsonl", os.path.join(source, "data", "sft-tiny.jsonl"))
-text = text.replace("max_tokens: 640", "max_tokens: 320").replace("max: 150", "max: 20")
-text = text.replace("log_every: 10", "log_every: 1").replace("save_every: 50", "save_every: 10")
-assert "threads: 0" in text and "max: 20" in text and "log_every: 1" in text, text
-with open(config, "w") as f:
-    f.write(text)
+# The tiny model, 20 steps, a checkpoint at 10.
+config, text = e2e_support.tiny_train_config(work, 20, 10)
 
 
 def free_port():
@@ -129,7 +123,8 @@ def rank_env(rank, port):
 
 
 # Ranks that read different data (a file not on shared storage) are refused before the first step.
-data = os.path.join(source, "data", "sft-tiny.jsonl")
+data = os.path.join(e2e_support.SOURCE, "data", "sft-tiny.jsonl")
+assert data in text, text
 other_data = os.path.join(work, "other.jsonl")
 with open(data) as f, open(other_data, "w") as g:
     g.writelines(f.readlines()[1:])
