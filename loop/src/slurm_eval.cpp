@@ -8,7 +8,6 @@
 #include <random>
 
 #include "cuset/common/error.hpp"
-#include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
 #include "slurm_script.hpp"
 
@@ -79,24 +78,27 @@ SlurmSubmission submitSlurmEval(const SlurmEvalOptions& o) {
 
   const std::string array = fmt::format("{}", fmt::join(s.shards, ","));
   s.text = fmt::format("# {}\n{}\n# {}\n{}\n", (slurmDir / "eval.sbatch").string(), eval, (slurmDir / "merge.sbatch").string(), merge);
-  if (!s.shards.empty()) s.text += fmt::format("sbatch --parsable --array={} {}\n", array, (slurmDir / "eval.sbatch").string());
-  if (!s.alreadyMerged) {
-    s.text += fmt::format("sbatch --parsable{} {}\n", s.shards.empty() ? "" : " --dependency=afterany:<array job>", (slurmDir / "merge.sbatch").string());
-  }
-  if (o.dryRun || s.alreadyMerged) return s;
+  if (s.alreadyMerged) return s;
 
-  fs::create_directories(slurmDir);
-  writeJsonFileAtomic(planFile, plan);
-  writeFileAtomic(slurmDir / "eval.sbatch", eval);
-  writeFileAtomic(slurmDir / "merge.sbatch", merge);
-  fs::permissions(slurmDir / "eval.sbatch", fs::perms::owner_exec, fs::perm_options::add);
-  fs::permissions(slurmDir / "merge.sbatch", fs::perms::owner_exec, fs::perm_options::add);
-  if (!s.shards.empty()) s.arrayJob = sbatch({"--array=" + array, (slurmDir / "eval.sbatch").string()});
+  if (!o.dryRun) {
+    fs::create_directories(slurmDir);
+    writeJsonFileAtomic(planFile, plan);
+    writeJobScript(slurmDir / "eval.sbatch", eval);
+    writeJobScript(slurmDir / "merge.sbatch", merge);
+  }
+  SbatchSequence jobs(o.dryRun);
+  std::string arrayJob;
+  if (!s.shards.empty()) arrayJob = jobs.submit({"--array=" + array, (slurmDir / "eval.sbatch").string()}, "<array job>");
   // afterany: the merge runs however the shards end; it refuses, naming the shard, if one did not finish.
   std::vector<std::string> mergeArgs;
-  if (!s.arrayJob.empty()) mergeArgs.push_back("--dependency=afterany:" + s.arrayJob);
+  if (!arrayJob.empty()) mergeArgs.push_back("--dependency=afterany:" + arrayJob);
   mergeArgs.push_back((slurmDir / "merge.sbatch").string());
-  s.mergeJob = sbatch(mergeArgs);
+  const std::string mergeJob = jobs.submit(mergeArgs, "<merge job>");
+  s.text += jobs.commands();
+  if (!o.dryRun) {
+    s.arrayJob = arrayJob;
+    s.mergeJob = mergeJob;
+  }
   return s;
 }
 

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "cuset/common/file_util.hpp"
 #include "cuset/loop/loop_runner.hpp"
 #include "slurm_script.hpp"
 
@@ -51,33 +50,34 @@ SlurmLoopSubmission submitSlurmLoop(const LoopConfig& config, const SlurmLoopOpt
   s.text = fmt::format("# {}\n{}\n# {}\n{}\n# {}\n{}\n", (slurmDir / "shared.sbatch").string(), shared, (slurmDir / "runs.sbatch").string(), array,
                        (slurmDir / "report.sbatch").string(), report);
   if (s.finished) return s;
-  if (s.shared) s.text += fmt::format("sbatch --parsable {}\n", (slurmDir / "shared.sbatch").string());
-  if (!s.runs.empty()) {
-    s.text += fmt::format("sbatch --parsable --array={}{} {}\n", indexList, s.shared ? " --dependency=afterok:<shared job> --kill-on-invalid-dep=yes" : "",
-                          (slurmDir / "runs.sbatch").string());
-  }
-  s.text += fmt::format("sbatch --parsable{} {}\n", s.runs.empty() ? (s.shared ? " --dependency=afterany:<shared job>" : "") : " --dependency=afterany:<array job>",
-                        (slurmDir / "report.sbatch").string());
-  if (o.dryRun) return s;
 
-  fs::create_directories(slurmDir);
-  for (const auto& [name, text] : {std::pair{"shared.sbatch", &shared}, std::pair{"runs.sbatch", &array}, std::pair{"report.sbatch", &report}}) {
-    writeFileAtomic(slurmDir / name, *text);
-    fs::permissions(slurmDir / name, fs::perms::owner_exec, fs::perm_options::add);
+  if (!o.dryRun) {
+    fs::create_directories(slurmDir);
+    writeJobScript(slurmDir / "shared.sbatch", shared);
+    writeJobScript(slurmDir / "runs.sbatch", array);
+    writeJobScript(slurmDir / "report.sbatch", report);
   }
-  if (s.shared) s.sharedJob = sbatch({(slurmDir / "shared.sbatch").string()});
+  SbatchSequence jobs(o.dryRun);
+  std::string sharedJob, runsJob;
+  if (s.shared) sharedJob = jobs.submit({(slurmDir / "shared.sbatch").string()}, "<shared job>");
   if (!s.runs.empty()) {
     std::vector<std::string> args = {"--array=" + indexList};
     // A failed shared job leaves nothing to train on: the array is cancelled rather than left pending.
-    if (!s.sharedJob.empty()) args.insert(args.end(), {"--dependency=afterok:" + s.sharedJob, "--kill-on-invalid-dep=yes"});
+    if (!sharedJob.empty()) args.insert(args.end(), {"--dependency=afterok:" + sharedJob, "--kill-on-invalid-dep=yes"});
     args.push_back((slurmDir / "runs.sbatch").string());
-    s.runsJob = sbatch(args);
+    runsJob = jobs.submit(args, "<array job>");
   }
   std::vector<std::string> args;
-  const std::string after = !s.runsJob.empty() ? s.runsJob : s.sharedJob;
+  const std::string after = !runsJob.empty() ? runsJob : sharedJob;
   if (!after.empty()) args.push_back("--dependency=afterany:" + after);
   args.push_back((slurmDir / "report.sbatch").string());
-  s.reportJob = sbatch(args);
+  const std::string reportJob = jobs.submit(args, "<report job>");
+  s.text += jobs.commands();
+  if (!o.dryRun) {
+    s.sharedJob = sharedJob;
+    s.runsJob = runsJob;
+    s.reportJob = reportJob;
+  }
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
 #include "cuset/common/subprocess.hpp"
 
 namespace cuset {
@@ -37,6 +38,16 @@ std::string sbatch(const std::vector<std::string>& args) {
   std::string id = r.output.substr(0, r.output.find_first_of(";\n"));
   if (id.empty()) throw makeError("sbatch {} printed no job id: {}", fmt::join(args, " "), r.output);
   return id;
+}
+
+void writeJobScript(const std::filesystem::path& path, const std::string& text) {
+  writeFileAtomic(path, text);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_exec, std::filesystem::perm_options::add);
+}
+
+std::string SbatchSequence::submit(const std::vector<std::string>& args, const std::string& placeholder) {
+  commands_ += fmt::format("sbatch --parsable {}\n", fmt::join(args, " "));
+  return dryRun_ ? placeholder : sbatch(args);
 }
 
 }  // namespace cuset

@@ -17,4 +17,21 @@ std::string sbatchHeader(const std::string& jobName, const std::filesystem::path
 // `sbatch --parsable ARGS...`; the job id, or an error with sbatch's own words.
 std::string sbatch(const std::vector<std::string>& args);
 
+// A job script, written atomically and made executable.
+void writeJobScript(const std::filesystem::path& path, const std::string& text);
+
+// The sbatch calls of one submission, in order, each also written down as its command line. In a dry
+// run nothing is submitted and a call returns `placeholder` for its job id, so a later call's
+// dependency prints as e.g. `--dependency=afterany:<array job>`.
+class SbatchSequence {
+ public:
+  explicit SbatchSequence(bool dryRun) : dryRun_(dryRun) {}
+  std::string submit(const std::vector<std::string>& args, const std::string& placeholder);
+  const std::string& commands() const { return commands_; }
+
+ private:
+  bool dryRun_;
+  std::string commands_;
+};
+
 }  // namespace cuset
