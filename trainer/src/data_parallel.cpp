@@ -54,6 +54,14 @@ void waitFor(const DistributedEnv& env, const c10::intrusive_ptr<c10d::Work>& wo
   }
 }
 
+// A blocking all-reduce of one tensor, in place (the tensor handed to Gloo shares `t`'s storage).
+void allReduce(const DistributedEnv& env, c10d::ProcessGroupGloo& gloo, const at::Tensor& t, c10d::ReduceOp op, std::string_view what) {
+  std::vector<at::Tensor> one = {t};
+  c10d::AllreduceOptions options;
+  options.reduceOp = op;
+  waitFor(env, gloo.allreduce(one, options), what);
+}
+
 std::shared_ptr<::gloo::transport::Device> glooDevice(const DistributedEnv& env) {
   // GLOO_SOCKET_IFNAME is PyTorch's way to pick the network interface on multi-homed nodes.
   if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
@@ -112,10 +120,7 @@ void DataParallel::sumGradients(const std::vector<at::Tensor>& parameters, std::
   // A one-element all-reduce first: the time until it returns is time spent waiting for the slowest
   // rank (uneven batches, a busy core), which would otherwise be counted as communication.
   const auto arrived = std::chrono::steady_clock::now();
-  {
-    std::vector<at::Tensor> token = {torch::zeros({1}, torch::kFloat32)};
-    waitFor(env_, group_->gloo->allreduce(token, c10d::AllreduceOptions()), what);
-  }
+  allReduce(env_, *group_->gloo, torch::zeros({1}, torch::kFloat32), c10d::ReduceOp::SUM, what);
   const auto started = std::chrono::steady_clock::now();
   waitSeconds_ += std::chrono::duration<double>(started - arrived).count();
   torch::NoGradGuard noGrad;
@@ -167,29 +172,25 @@ void DataParallel::sumGradients(const std::vector<at::Tensor>& parameters, std::
 
 std::vector<double> DataParallel::sum(std::vector<double> values, std::string_view what) {
   if (!active() || values.empty()) return values;
-  std::vector<at::Tensor> one = {torch::tensor(values, torch::kFloat64)};
-  waitFor(env_, group_->gloo->allreduce(one, c10d::AllreduceOptions()), what);
-  const auto out = one[0].contiguous();
-  return {out.data_ptr<double>(), out.data_ptr<double>() + out.numel()};
+  const at::Tensor t = torch::tensor(values, torch::kFloat64);
+  allReduce(env_, *group_->gloo, t, c10d::ReduceOp::SUM, what);
+  return {t.data_ptr<double>(), t.data_ptr<double>() + t.numel()};
 }
 
-std::pair<double, double> DataParallel::minMax(double value, std::string_view what) {
-  if (!active()) return {value, value};
-  std::vector<at::Tensor> one = {torch::tensor({value, -value}, torch::kFloat64)};
-  c10d::AllreduceOptions options;
-  options.reduceOp = c10d::ReduceOp::MAX;
-  waitFor(env_, group_->gloo->allreduce(one, options), what);
-  return {-one[0][1].item<double>(), one[0][0].item<double>()};
+std::pair<double, double> DataParallel::minMax(const std::function<double()>& compute, std::string_view what) {
+  if (!active()) return {0.0, 0.0};
+  const double value = compute();
+  const at::Tensor t = torch::tensor({value, -value}, torch::kFloat64);  // max of -v is -min of v
+  allReduce(env_, *group_->gloo, t, c10d::ReduceOp::MAX, what);
+  return {-t[1].item<double>(), t[0].item<double>()};
 }
 
 at::Tensor DataParallel::gatherRows(const at::Tensor& local, std::string_view what) {
   if (!active()) return local;
   TORCH_CHECK(local.dim() == 2, "gatherRows expects (b, T)");
-  std::vector<at::Tensor> width = {torch::tensor({local.size(1)}, torch::kInt64)};
-  c10d::AllreduceOptions maxOptions;
-  maxOptions.reduceOp = c10d::ReduceOp::MAX;
-  waitFor(env_, group_->gloo->allreduce(width, maxOptions), what);
-  const std::int64_t T = width[0].item<std::int64_t>();
+  const at::Tensor width = torch::tensor({local.size(1)}, torch::kInt64);
+  allReduce(env_, *group_->gloo, width, c10d::ReduceOp::MAX, what);
+  const std::int64_t T = width.item<std::int64_t>();
   at::Tensor padded = torch::zeros({local.size(0), T}, local.options());
   padded.narrow(1, 0, local.size(1)).copy_(local);
   std::vector<at::Tensor> input = {padded};
@@ -214,7 +215,7 @@ DataParallel::~DataParallel() = default;
 void DataParallel::broadcast(const std::vector<at::Tensor>&, std::string_view) {}
 void DataParallel::sumGradients(const std::vector<at::Tensor>&, std::string_view) {}
 std::vector<double> DataParallel::sum(std::vector<double> values, std::string_view) { return values; }
-std::pair<double, double> DataParallel::minMax(double value, std::string_view) { return {value, value}; }
+std::pair<double, double> DataParallel::minMax(const std::function<double()>&, std::string_view) { return {0.0, 0.0}; }
 at::Tensor DataParallel::gatherRows(const at::Tensor& local, std::string_view) { return local; }
 
 #endif

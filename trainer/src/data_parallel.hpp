@@ -6,6 +6,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -33,8 +34,10 @@ class DataParallel {
   void sumGradients(const std::vector<at::Tensor>& parameters, std::string_view what);
   // Element-wise sums over ranks.
   std::vector<double> sum(std::vector<double> values, std::string_view what);
-  // The smallest and largest of `value` over ranks.
-  std::pair<double, double> minMax(double value, std::string_view what);
+  // The smallest and largest of `value()` over ranks, for checks that the ranks agree. In a world of
+  // one there is nothing to compare: `value` is not called (it may be a pass over the whole model or
+  // data set) and the result is {0, 0}.
+  std::pair<double, double> minMax(const std::function<double()>& value, std::string_view what);
   // The ranks' (b, T) tensors stacked into (world * b, max T), rank 0's rows first, each row padded
   // on the right with zeros. Every rank must pass the same b, dtype and device.
   at::Tensor gatherRows(const at::Tensor& local, std::string_view what);

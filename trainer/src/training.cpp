@@ -288,7 +288,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   // Every rank has looked at the run folder before rank 0 may write to it: the rendezvous waits for all.
   DataParallel dp(dist);
   const bool leader = dist.leader();
-  if (const auto [low, high] = dp.minMax(static_cast<double>(resumeStep), "comparing the checkpoints the ranks resume from"); low != high) {
+  if (const auto [low, high] = dp.minMax([&] { return static_cast<double>(resumeStep); }, "comparing the checkpoints the ranks resume from"); low != high) {
     throw makeError("{}: the ranks would resume from different steps ({} and {}): --out must be one folder that every rank reads, on "
                     "storage shared by all nodes",
                     options.outDir.string(), static_cast<std::int64_t>(low), static_cast<std::int64_t>(high));
@@ -344,7 +344,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   // Ranks reading different files (a data file that is not on shared storage, another tokenizer)
   // would each train on their own data while their gradients are summed: refuse before step 1.
   // 53 bits of the hash, so the comparison through doubles is exact.
-  const double fingerprint = dp.active() ? static_cast<double>(inputsFingerprint(data, modelConfig) >> 11) : 0.0;
+  const auto fingerprint = [&] { return static_cast<double>(inputsFingerprint(data, modelConfig) >> 11); };
   if (const auto [low, high] = dp.minMax(fingerprint, "comparing the ranks' training inputs"); low != high) {
     throw makeError("data-parallel training ({}): the ranks' training inputs differ (tokenized data, tokenizer or model shape); every rank "
                     "must read the same {}, tokenizer and model files, on storage shared by all nodes",
@@ -450,7 +450,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   std::ofstream metrics;
   if (leader) metrics.open(options.outDir / "metrics.jsonl", std::ios::app);
   ProgressBar progress("train", static_cast<std::size_t>(std::max<std::int64_t>(0, maxSteps - step)), "step", options.showProgress && leader);
-  // This rank's rows come first-to-last in the gathered batch's block `rank` (gatherRows stacks by rank).
+  // This rank's rows are block `rank` of the gathered batch (gatherRows stacks by rank); 0 for one process.
   const std::int64_t firstRow = dist.rank * (config.batchSize / dist.worldSize);
   const std::vector<torch::Tensor> parameters = model->parameters();
   double windowAllReduce = 0.0, windowRankWait = 0.0;
@@ -486,7 +486,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
       // With several ranks the plan is made on the whole global micro-batch, so this rank's loss is its
       // share of the single-process loss, and summing the ranks' gradients gives that loss's gradient.
       const ObjectivePlan objectivePlan = planObjective(config.objective, dp.active() ? gatherObjectiveBatch(dp, ob, step) : ob);
-      const auto loss = objectiveLoss(config.objective, losses, objectivePlan, dp.active() ? firstRow : 0) / static_cast<double>(config.accumulation);
+      const auto loss = objectiveLoss(config.objective, losses, objectivePlan, firstRow) / static_cast<double>(config.accumulation);
       windowStats.add(objectivePlan.stats);
       loss.backward();
       stepLoss += loss.item<double>();
@@ -536,7 +536,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
     }
     if (done % config.saveEvery == 0 || done == maxSteps) {
       // Rank 0's checkpoint stands for every rank only if they all hold the same weights.
-      if (const auto [low, high] = dp.minMax(parameterChecksum(model), fmt::format("comparing the ranks' parameters at step {}", done)); low != high) {
+      if (const auto [low, high] = dp.minMax([&] { return parameterChecksum(model); }, fmt::format("comparing the ranks' parameters at step {}", done)); low != high) {
         throw makeError("data-parallel training ({}): the ranks' parameters differ at step {} (checksums {:.17g} and {:.17g}); their "
                         "gradients or optimizer states diverged, so no checkpoint is written",
                         dist.describe(), done, low, high);
