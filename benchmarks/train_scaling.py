@@ -19,7 +19,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 source = os.path.dirname(here)
@@ -58,16 +57,11 @@ def run(work, name, text, steps, ranks):
     cmd = ["train", "--config", config, "--out", out, "-q"]
     if ranks > 1:
         cmd = ["launch", "--nproc", str(ranks), "--master-port", str(free_port()), "--", *cmd]
-    started = time.time()
     subprocess.run([args.cuset, *cmd], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wall = time.time() - started
     with open(os.path.join(out, "metrics.jsonl")) as f:
         records = [json.loads(line) for line in f][1:]  # without the first step
-    seconds = sum(r["tokens"] / r["tokens_per_s"] if "tokens" in r else 0 for r in records)
-    tokens_per_s = sum(r["tokens_per_s"] for r in records) / len(records)
     mean = lambda key: sum(r.get(key, 0.0) for r in records) / len(records)
-    return {"wall": wall, "tokens_per_s": tokens_per_s, "allreduce": mean("allreduce_s_per_step"), "wait": mean("rank_wait_s_per_step"),
-            "records": records}
+    return {"tokens_per_s": mean("tokens_per_s"), "allreduce": mean("allreduce_s_per_step"), "wait": mean("rank_wait_s_per_step")}
 
 
 work = tempfile.mkdtemp(prefix="cuset-train-scaling-")
