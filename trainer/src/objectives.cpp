@@ -114,12 +114,13 @@ ObjectivePlan planObjective(const ObjectiveConfig& config, const ObjectiveBatch&
       weights = torch::tensor(w, torch::TensorOptions().dtype(batch.losses.scalar_type())).to(batch.losses.device());
     }
   }
-  stats.maskedFraction = 1.0 - tokenMask.sum().item<double>() / responseTokens;
+  const double kept = tokenMask.sum().item<double>();
+  stats.maskedFraction = 1.0 - kept / responseTokens;
   stats.weightMin = weights.min().item<double>();
   stats.weightMax = weights.max().item<double>();
 
   ObjectivePlan plan;
-  plan.denominator = std::max(1.0, tokenMask.sum().item<double>());
+  plan.denominator = std::max(1.0, kept);
   plan.tokenMask = std::move(tokenMask);
   plan.weights = std::move(weights);
   plan.stats = stats;
