@@ -2,6 +2,7 @@
 compatible server and a tiny checkpoint of the built-in model."""
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -35,6 +36,27 @@ def tiny_train_config(work, steps, save_every):
     with open(path, "w") as f:
         f.write(text)
     return path, text
+
+
+def free_port():
+    """A TCP port free on this host now (for MASTER_PORT)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def metrics_by_step(run_dir):
+    """A training run's metrics.jsonl records, by step."""
+    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+        return {rec["step"]: rec for rec in map(json.loads, f)}
+
+
+def assert_same_curve(got, want, steps, what):
+    """Every step's loss within 1e-4 relative of the reference's: data-parallel runs must follow the
+    single-process curve."""
+    for step in steps:
+        a, b = got[step]["loss"], want[step]["loss"]
+        assert abs(a - b) <= 1e-4 * abs(b), f"{what}: step {step}: loss {a} vs {b}"
 
 
 def serve_script(work, name, script):

@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -33,12 +32,6 @@ os.makedirs(work)
 config, text = e2e_support.tiny_train_config(work, 20, 10)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def train(out, *extra, ranks=1, check=True):
     args = ["train", "--config", config, "--out", out, "-q", *extra]
     if ranks > 1:
@@ -49,15 +42,7 @@ def train(out, *extra, ranks=1, check=True):
     return r
 
 
-def losses(out):
-    with open(os.path.join(out, "metrics.jsonl")) as f:
-        return {rec["step"]: rec for rec in map(json.loads, f)}
-
-
-def assert_same_curve(got, want, steps, what):
-    for step in steps:
-        a, b = got[step]["loss"], want[step]["loss"]
-        assert abs(a - b) <= 1e-4 * abs(b), f"{what}: step {step}: loss {a} vs {b}"
+free_port, losses, assert_same_curve = e2e_support.free_port, e2e_support.metrics_by_step, e2e_support.assert_same_curve
 
 
 def safetensors(path):
