@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -72,228 +73,257 @@ std::vector<LoopRun> planLoopRuns(const LoopConfig& c) {
   return runs;
 }
 
-LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
-  const auto start = Clock::now();
-  LoopSummary summary;
-  summary.outDir = c.outDir;
-  if (!options.planOnly) fs::create_directories(c.outDir);
-  const StageLedger ledger(c.outDir / "state");
-  const std::vector<LoopRun> runs = planLoopRuns(c);
-  if (!options.only.empty() && options.only != "shared" &&
-      std::none_of(runs.begin(), runs.end(), [&](const LoopRun& r) { return r.name == options.only; })) {
-    std::vector<std::string> names = {"shared"};
-    for (const auto& r : runs) names.push_back(r.name);
-    throw makeError("--only {}: {} has no such part; its parts are: {}", options.only, c.source.string(), fmt::join(names, ", "));
-  }
+namespace {
 
-  // Data.
-  fs::path trainData = c.trainData;
-  fs::path heldoutDir = c.heldoutDir;
-  json dataInputs;
+// Where the loop's data comes from: synthesised into the loop's folder, or the config's files.
+struct LoopData {
+  fs::path trainData;
+  fs::path heldoutDir;
+  json inputs;  // what the data stage is run with, and what every later stage depends on
   synth::SynthOptions synthOptions;
-  if (c.synth) {
-    synthOptions = *c.synth;
-    synthOptions.out = c.outDir / "data" / "train.jsonl";
-    synthOptions.showProgress = options.showProgress;
-    const auto paths = synth::SynthPaths::forOutput(synthOptions.out);
-    trainData = paths.train;
-    heldoutDir = paths.heldoutDir;
-    dataInputs = {{"per_family", synthOptions.perFamily}, {"seed", synthOptions.seed}, {"families", synthOptions.families},
-                  {"heldout_families", synthOptions.heldoutFamilies}, {"heldout_fraction", synthOptions.heldoutVariantFraction},
-                  {"heldout_instances", synthOptions.heldoutInstances}, {"heldout_variants", synthOptions.heldoutVariants}, {"heldout_per_family", synthOptions.heldoutPerFamily},
-                  {"trials", synthOptions.trials}};
-  } else {
-    dataInputs = {{"train", fs::absolute(trainData).string()}, {"heldout", fs::absolute(heldoutDir).string()}};
+};
+
+LoopData loopData(const LoopConfig& c, const LoopRunOptions& options) {
+  LoopData d{c.trainData, c.heldoutDir, json(), synth::SynthOptions()};
+  if (!c.synth) {
+    d.inputs = {{"train", fs::absolute(d.trainData).string()}, {"heldout", fs::absolute(d.heldoutDir).string()}};
+    return d;
+  }
+  d.synthOptions = *c.synth;
+  d.synthOptions.out = c.outDir / "data" / "train.jsonl";
+  d.synthOptions.showProgress = options.showProgress;
+  const auto paths = synth::SynthPaths::forOutput(d.synthOptions.out);
+  d.trainData = paths.train;
+  d.heldoutDir = paths.heldoutDir;
+  const auto& o = d.synthOptions;
+  d.inputs = {{"per_family", o.perFamily}, {"seed", o.seed}, {"families", o.families}, {"heldout_families", o.heldoutFamilies},
+              {"heldout_fraction", o.heldoutVariantFraction}, {"heldout_instances", o.heldoutInstances}, {"heldout_variants", o.heldoutVariants},
+              {"heldout_per_family", o.heldoutPerFamily}, {"trials", o.trials}};
+  return d;
+}
+
+void requireKnownPart(const LoopConfig& c, const std::vector<LoopRun>& runs, const std::string& only) {
+  if (only.empty() || only == "shared" || std::any_of(runs.begin(), runs.end(), [&](const LoopRun& r) { return r.name == only; })) return;
+  std::vector<std::string> names = {"shared"};
+  for (const auto& r : runs) names.push_back(r.name);
+  throw makeError("--only {}: {} has no such part; its parts are: {}", only, c.source.string(), fmt::join(names, ", "));
+}
+
+struct Stage {
+  std::string id;
+  std::string kind;  // data, base, init, train, generate, eval
+  const LoopRun* run = nullptr;
+};
+
+// The loop's stages in the order they run, what each is run with (its ledger inputs) and the work it
+// consumes (for the ETA).
+class LoopPlan {
+ public:
+  LoopPlan(const LoopConfig& c, const std::vector<LoopRun>& runs, LoopData data)
+      : c_(c), data_(std::move(data)), baseDir_(c.outDir / "base"), warmStart_(c.base ? baseDir_ / "train" / "final" : fs::path()) {
+    if (c.synth) stages.push_back({"data", "data", nullptr});
+    if (c.base) stages.push_back({"base.train", "base", nullptr});
+    for (const auto& r : runs) {
+      // The baseline's "training" is 0 steps (random init + tokenizer): its own kind, so it does not skew the ETA.
+      const bool trains = !(r.objective == "untrained" && c.pretrained()) && r.objective != "base";
+      if (trains) stages.push_back({r.name + ".train", r.objective == "untrained" ? "init" : "train", &r});
+      stages.push_back({r.name + ".generate", "generate", &r});
+      stages.push_back({r.name + ".eval", "eval", &r});
+    }
   }
 
-  // Stage list: data, then train / generate / eval per run.
-  struct Stage {
-    std::string id;
-    std::string kind;
-    const LoopRun* run = nullptr;
-  };
   std::vector<Stage> stages;
-  if (c.synth) stages.push_back({"data", "data", nullptr});
-  if (c.base) stages.push_back({"base.train", "base", nullptr});
-  const fs::path baseDir = c.outDir / "base";
-  const fs::path warmStart = c.base ? baseDir / "train" / "final" : fs::path();
-  for (const auto& r : runs) {
-    // The baseline's "training" is 0 steps (random init + tokenizer): its own kind, so it does not skew the ETA.
-    const bool trains = !(r.objective == "untrained" && c.pretrained()) && r.objective != "base";
-    if (trains) stages.push_back({r.name + ".train", r.objective == "untrained" ? "init" : "train", &r});
-    stages.push_back({r.name + ".generate", "generate", &r});
-    stages.push_back({r.name + ".eval", "eval", &r});
+  const LoopData& data() const { return data_; }
+  const fs::path& baseDir() const { return baseDir_; }
+  const fs::path& warmStart() const { return warmStart_; }
+
+  json inputs(const Stage& s) const {
+    if (s.kind == "data") return data_.inputs;
+    if (s.kind == "base") return {{"train_yaml", c_.baseTrainYaml(data_.trainData)}, {"data", data_.inputs}};
+    const LoopRun& r = *s.run;
+    if (s.kind == "train" || s.kind == "init") return trainInputs(r);
+    if (s.kind == "generate") {
+      return {{"samples", c_.samples}, {"temperature", c_.temperature}, {"top_p", c_.topP}, {"max_new_tokens", c_.maxNewTokens}, {"seed", r.seed}};
+    }
+    return {{"backend", c_.backend}, {"trials", c_.trials}, {"seed", c_.evalSeed}, {"sizes", c_.sizes}, {"timer", c_.timer}};
   }
 
-  auto stageInputs = [&](const Stage& s) -> json {
-    if (s.kind == "data") return dataInputs;
-    if (s.kind == "base") return {{"train_yaml", c.baseTrainYaml(trainData)}, {"data", dataInputs}};
-    const LoopRun& r = *s.run;
-    if (s.kind == "train" || s.kind == "init") {
-      const LoopObjective sft{"untrained", YAML::Load("{type: sft}")};
-      const LoopObjective* objective = &sft;
-      for (const auto& o : c.objectives) {
-        if (o.name == r.objective) objective = &o;
-      }
-      // The baseline starts from scratch; objectives continue from the warm start when there is one.
-      // Inputs name everything upstream (data, warm start), so a finished run cannot outlive a changed one.
-      json in = {{"train_yaml", c.trainYaml(*objective, r.seed, trainData, r.objective == "untrained" ? fs::path() : warmStart)}, {"data", dataInputs}};
-      if (r.objective == "untrained") in["steps"] = 0;
-      if (c.base && r.objective != "untrained") in["warm_start"] = c.baseTrainYaml(trainData);
-      return in;
-    }
-    if (s.kind == "generate") {
-      return {{"samples", c.samples}, {"temperature", c.temperature}, {"top_p", c.topP}, {"max_new_tokens", c.maxNewTokens}, {"seed", r.seed}};
-    }
-    return {{"backend", c.backend}, {"trials", c.trials}, {"seed", c.evalSeed}, {"sizes", c.sizes}, {"timer", c.timer}};
-  };
-
-  // The work each stage consumes, for the ETA: training steps, samples, candidates.
-  auto heldoutProblems = [&]() -> double {
-    if (!fs::exists(heldoutDir)) return -1;  // not synthesised yet
-    double n = 0;
-    for (const auto& e : fs::recursive_directory_iterator(heldoutDir)) n += e.path().filename() == "problem.yaml";
-    return n;
-  };
-  auto workOf = [&](const Stage& s, const json& inputs) -> StageWork {
+  StageWork work(const Stage& s) const {
     if (s.kind == "data") return {"synth", 1};
     if (s.kind == "init") return {};
     if (s.kind == "base" || s.kind == "train") {
       try {
-        const std::string yaml = inputs["train_yaml"].get<std::string>();
-        return {"step", static_cast<double>(TrainConfig::parse(yaml, c.source.string(), c.source.parent_path()).maxSteps)};
+        const std::string yaml = inputs(s)["train_yaml"].get<std::string>();
+        return {"step", static_cast<double>(TrainConfig::parse(yaml, c_.source.string(), c_.source.parent_path()).maxSteps)};
       } catch (const std::exception&) {
         return {"step", -1};  // the stage itself will say what is wrong with its config
       }
     }
     const double problems = heldoutProblems();
-    return {s.kind == "generate" ? "sample" : "candidate", problems < 0 ? -1 : problems * c.samples};
-  };
-  if (options.planOnly) {
-    for (const auto& s : stages) {
-      if (!ledger.done(s.id, stageInputs(s))) summary.unfinished.push_back(s.id);
-    }
-    return summary;
+    return {s.kind == "generate" ? "sample" : "candidate", problems < 0 ? -1 : problems * c_.samples};
   }
-  if (!options.only.empty()) {
-    // One part alone: the others may be running elsewhere at this moment, so its prerequisites must be
-    // finished, never started here.
-    const bool shared = options.only == "shared";
-    for (const auto& s : stages) {
-      if (!shared && !s.run && !ledger.done(s.id, stageInputs(s))) {
-        throw makeError("--only {}: stage {} has not finished; run `cuset loop --only shared` first (the first job of `cuset loop --slurm`)",
-                        options.only, s.id);
-      }
+
+ private:
+  // The baseline starts from scratch; objectives continue from the warm start when there is one.
+  // Inputs name everything upstream (data, warm start), so a finished run cannot outlive a changed one.
+  json trainInputs(const LoopRun& r) const {
+    const LoopObjective sft{"untrained", YAML::Load("{type: sft}")};
+    const LoopObjective* objective = &sft;
+    for (const auto& o : c_.objectives) {
+      if (o.name == r.objective) objective = &o;
     }
-    std::erase_if(stages, [&](const Stage& s) { return shared ? s.run != nullptr : !s.run || s.run->name != options.only; });
+    const bool untrained = r.objective == "untrained";
+    json in = {{"train_yaml", c_.trainYaml(*objective, r.seed, data_.trainData, untrained ? fs::path() : warmStart_)}, {"data", data_.inputs}};
+    if (untrained) in["steps"] = 0;
+    if (c_.base && !untrained) in["warm_start"] = c_.baseTrainYaml(data_.trainData);
+    return in;
   }
+
+  double heldoutProblems() const {
+    if (!fs::exists(data_.heldoutDir)) return -1;  // not synthesised yet
+    double n = 0;
+    for (const auto& e : fs::recursive_directory_iterator(data_.heldoutDir)) n += e.path().filename() == "problem.yaml";
+    return n;
+  }
+
+  const LoopConfig& c_;
+  LoopData data_;
+  fs::path baseDir_;
+  fs::path warmStart_;
+};
+
+// One part alone (`--only`): the others may be running elsewhere at this moment, so its prerequisites
+// must be finished, never started here.
+void keepOnlyPart(LoopPlan& plan, const StageLedger& ledger, const std::string& only) {
+  const bool shared = only == "shared";
+  for (const auto& s : plan.stages) {
+    if (!shared && !s.run && !ledger.done(s.id, plan.inputs(s))) {
+      throw makeError("--only {}: stage {} has not finished; run `cuset loop --only shared` first (the first job of `cuset loop --slurm`)", only,
+                      s.id);
+    }
+  }
+  std::erase_if(plan.stages, [&](const Stage& s) { return shared ? s.run != nullptr : !s.run || s.run->name != only; });
+}
+
+TrainRunOptions trainRunOptions(const fs::path& outDir, const LoopRunOptions& options) {
+  TrainRunOptions to;
+  to.outDir = outDir;
+  to.showProgress = options.showProgress;
+  // An interrupted run continues from its last checkpoint; one that died before any checkpoint starts over.
+  to.resume = fs::exists(to.outDir / "checkpoints" / "latest");
+  if (!to.resume) fs::remove_all(to.outDir);
+  return to;
+}
+
+// Trains in `dir`/train from the YAML this stage was planned with, kept beside it as `dir`/train.yaml.
+void runTrainStage(const json& inputs, const fs::path& dir, const LoopRunOptions& options, std::optional<std::int64_t> maxSteps) {
+  const std::string yaml = inputs["train_yaml"].get<std::string>();
+  fs::create_directories(dir);
+  writeFileAtomic(dir / "train.yaml", yaml);
+  const TrainConfig tc = TrainConfig::parse(yaml, (dir / "train.yaml").string(), dir);
+  TrainRunOptions to = trainRunOptions(dir / "train", options);
+  to.maxSteps = maxSteps;
+  runTraining(tc, to);
+}
+
+void runGenerateStage(const LoopConfig& c, const LoopPlan& plan, const LoopRun& r, const LoopRunOptions& options) {
+  GenerateOptions g;
+  // A pretrained model's baseline is the model folder itself; a random init is a 0-step training run.
+  g.modelDir = r.objective == "untrained" && c.pretrained() ? pretrainedDir(c, plan.data().trainData)
+               : r.objective == "base"                     ? plan.warmStart()
+                                                           : r.dir / "train" / "final";
+  g.problemsDir = plan.data().heldoutDir;
+  g.outFile = r.dir / "candidates.jsonl";
+  g.modelName = r.name;
+  g.samples = c.samples;
+  g.temperature = c.temperature;
+  g.topP = c.topP;
+  g.maxNewTokens = c.maxNewTokens;
+  g.seed = r.seed;
+  g.device = c.device;
+  g.bf16 = c.bf16;
+  g.threads = c.threads;
+  g.showProgress = options.showProgress;
+  runGeneration(g);
+}
+
+void runEvalStage(const LoopConfig& c, const LoopPlan& plan, const LoopRun& r, const LoopRunOptions& options) {
+  EvalConfig e;
+  e.problemsDir = plan.data().heldoutDir;
+  e.candidatesPath = r.dir / "candidates.jsonl";
+  e.outDir = r.dir / "eval";
+  e.backend = *parseBackend(c.backend);
+  e.trials = c.trials;
+  e.seed = c.evalSeed;  // every run sees the same inputs, so runs differ only by their kernels
+  e.sizeSet = c.sizes;
+  e.cuda.timer = c.timer;
+  e.cuda.maxSeconds = c.maxTimingSeconds;
+  e.jobs = c.jobs;
+  e.resume = fs::exists(e.outDir / "results.jsonl");
+  e.showProgress = options.showProgress;
+  e.commandLine = {"cuset", "loop", "--config", c.source.string()};
+  runEvaluation(e);
+  writeRunReports(ReportOptions{.runDir = e.outDir});
+}
+
+void runStage(const LoopConfig& c, const LoopPlan& plan, const Stage& s, const json& inputs, const LoopRunOptions& options) {
+  if (s.kind == "data") {
+    synth::runSynth(plan.data().synthOptions);
+  } else if (s.kind == "base") {
+    runTrainStage(inputs, plan.baseDir(), options, std::nullopt);
+  } else if (s.kind == "train" || s.kind == "init") {
+    runTrainStage(inputs, s.run->dir, options, s.run->objective == "untrained" ? std::optional<std::int64_t>(0) : std::nullopt);
+  } else if (s.kind == "generate") {
+    runGenerateStage(c, plan, *s.run, options);
+  } else {
+    runEvalStage(c, plan, *s.run, options);
+  }
+}
+
+// Runs every unfinished stage in order, with progress and an ETA from the work of the finished ones.
+void runStages(const LoopConfig& c, const LoopPlan& plan, const StageLedger& ledger, const LoopRunOptions& options, Clock::time_point start,
+               LoopSummary& summary) {
+  const auto& stages = plan.stages;
   WorkEta eta;
   for (const auto& s : stages) {
-    if (const json inputs = stageInputs(s); !options.reportOnly && ledger.done(s.id, inputs)) {
-      if (auto seconds = ledger.secondsOf(s.id)) eta.record(workOf(s, inputs), *seconds);
+    if (const json inputs = plan.inputs(s); ledger.done(s.id, inputs)) {
+      if (auto seconds = ledger.secondsOf(s.id)) eta.record(plan.work(s), *seconds);
     }
   }
-  const std::size_t total = stages.size();
-  for (std::size_t i = 0; i < stages.size() && !options.reportOnly; ++i) {
+  for (std::size_t i = 0; i < stages.size(); ++i) {
     const Stage& s = stages[i];
-    const json inputs = stageInputs(s);
+    const json inputs = plan.inputs(s);
     if (ledger.done(s.id, inputs)) {
       ++summary.stagesSkipped;
       continue;
     }
     std::vector<StageWork> remaining;
-    for (std::size_t j = i; j < stages.size(); ++j) remaining.push_back(workOf(stages[j], stageInputs(stages[j])));
+    for (std::size_t j = i; j < stages.size(); ++j) remaining.push_back(plan.work(stages[j]));
     const std::string etaText = WorkEta::describe(eta.estimate(remaining));
-    log::info("loop {}: stage {}/{} {} (elapsed {}{})", c.name, i + 1, total, s.id, formatDuration(std::chrono::duration<double>(Clock::now() - start).count()),
-              etaText.empty() ? "" : ", " + etaText);
+    log::info("loop {}: stage {}/{} {} (elapsed {}{})", c.name, i + 1, stages.size(), s.id,
+              formatDuration(std::chrono::duration<double>(Clock::now() - start).count()), etaText.empty() ? "" : ", " + etaText);
     if (ledger.startedWithOtherInputs(s.id, inputs)) {
       log::warn("loop {}: stage {} was interrupted under other settings; starting it over", c.name, s.id);
-      if (s.kind == "base") fs::remove_all(baseDir / "train");
+      if (s.kind == "base") fs::remove_all(plan.baseDir() / "train");
       if (s.kind == "train" || s.kind == "init") fs::remove_all(s.run->dir / "train");
       if (s.kind == "eval") fs::remove_all(s.run->dir / "eval");
     }
     ledger.start(s.id, inputs);
     const auto stageStart = Clock::now();
-    if (s.kind == "data") {
-      synth::runSynth(synthOptions);
-    } else if (s.kind == "base") {
-      const std::string yaml = inputs["train_yaml"].get<std::string>();
-      fs::create_directories(baseDir);
-      writeFileAtomic(baseDir / "train.yaml", yaml);
-      TrainRunOptions to;
-      to.outDir = baseDir / "train";
-      to.showProgress = options.showProgress;
-      to.resume = fs::exists(to.outDir / "checkpoints" / "latest");
-      if (!to.resume) fs::remove_all(to.outDir);
-      runTraining(TrainConfig::parse(yaml, (baseDir / "train.yaml").string(), baseDir), to);
-    } else if (s.kind == "train" || s.kind == "init") {
-      const LoopRun& r = *s.run;
-      const std::string yaml = inputs["train_yaml"].get<std::string>();
-      fs::create_directories(r.dir);
-      writeFileAtomic(r.dir / "train.yaml", yaml);
-      const TrainConfig tc = TrainConfig::parse(yaml, (r.dir / "train.yaml").string(), r.dir);
-      TrainRunOptions to;
-      to.outDir = r.dir / "train";
-      to.showProgress = options.showProgress;
-      if (r.objective == "untrained") to.maxSteps = 0;
-      // An interrupted run continues from its last checkpoint; one that died before any checkpoint starts over.
-      const bool hasCheckpoint = fs::exists(to.outDir / "checkpoints" / "latest");
-      if (!hasCheckpoint) fs::remove_all(to.outDir);
-      to.resume = hasCheckpoint;
-      runTraining(tc, to);
-    } else if (s.kind == "generate") {
-      const LoopRun& r = *s.run;
-      GenerateOptions g;
-      // A pretrained model's baseline is the model folder itself; a random init is a 0-step training run.
-      g.modelDir = r.objective == "untrained" && c.pretrained() ? pretrainedDir(c, trainData)
-                   : r.objective == "base"                     ? warmStart
-                                                               : r.dir / "train" / "final";
-      g.problemsDir = heldoutDir;
-      g.outFile = r.dir / "candidates.jsonl";
-      g.modelName = r.name;
-      g.samples = c.samples;
-      g.temperature = c.temperature;
-      g.topP = c.topP;
-      g.maxNewTokens = c.maxNewTokens;
-      g.seed = r.seed;
-      g.device = c.device;
-      g.bf16 = c.bf16;
-      g.threads = c.threads;
-      g.showProgress = options.showProgress;
-      runGeneration(g);
-    } else {
-      const LoopRun& r = *s.run;
-      EvalConfig e;
-      e.problemsDir = heldoutDir;
-      e.candidatesPath = r.dir / "candidates.jsonl";
-      e.outDir = r.dir / "eval";
-      e.backend = *parseBackend(c.backend);
-      e.trials = c.trials;
-      e.seed = c.evalSeed;  // every run sees the same inputs, so runs differ only by their kernels
-      e.sizeSet = c.sizes;
-      e.cuda.timer = c.timer;
-      e.cuda.maxSeconds = c.maxTimingSeconds;
-      e.jobs = c.jobs;
-      e.resume = fs::exists(e.outDir / "results.jsonl");
-      e.showProgress = options.showProgress;
-      e.commandLine = {"cuset", "loop", "--config", c.source.string()};
-      runEvaluation(e);
-      writeRunReports(ReportOptions{.runDir = e.outDir});
-    }
+    runStage(c, plan, s, inputs, options);
     const double seconds = std::chrono::duration<double>(Clock::now() - stageStart).count();
     ledger.finish(s.id, inputs, seconds);
-    eta.record(workOf(s, inputs), seconds);
+    eta.record(plan.work(s), seconds);
     ++summary.stagesRun;
   }
+}
 
-  if (!options.only.empty()) {
-    summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return summary;
-  }
-  // The comparison, from whatever has finished.
+// The comparison's input, from whatever has finished.
+LoopComparisonInput comparisonInput(const LoopConfig& c, const std::vector<LoopRun>& runs, const LoopPlan& plan) {
   LoopComparisonInput in;
   in.name = c.name;
   in.k = c.samples;
+  const fs::path& heldoutDir = plan.data().heldoutDir;
   if (fs::exists(heldoutDir / "heldout.json")) {
     const json index = json::parse(readFile(heldoutDir / "heldout.json"));
     for (const auto& p : index["problems"]) in.problemSet[p["id"].get<std::string>()] = p["set"].get<std::string>();
@@ -309,26 +339,52 @@ LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
       ri.evaluated = true;
     }
     if (r.objective == "base") {
-      ri.loss = readLossCurve(baseDir / "train" / "metrics.jsonl");
+      ri.loss = readLossCurve(plan.baseDir() / "train" / "metrics.jsonl");
     } else if (r.objective != "untrained") {
       ri.loss = readLossCurve(r.dir / "train" / "metrics.jsonl");
     }
     in.runs.push_back(std::move(ri));
   }
   in.info = {{"config", c.source.string()}, {"backend", c.backend}, {"eval_seed", c.evalSeed}, {"samples", c.samples},
-             {"temperature", c.temperature}, {"data", dataInputs}};
-  const fs::path card = synth::SynthPaths::forOutput(trainData).cardJson;
+             {"temperature", c.temperature}, {"data", plan.data().inputs}};
+  const fs::path card = synth::SynthPaths::forOutput(plan.data().trainData).cardJson;
   if (fs::exists(card)) {
     const json j = json::parse(readFile(card));
     in.info["data_card"] = {{"samples", j.value("samples", 0)}, {"rejected", j.value("rejected", 0)}, {"heldout", j.value("heldout", json::object())}};
   }
-  const json comparison = computeLoopComparison(in);
+  return in;
+}
+
+void writeComparison(const LoopConfig& c, const std::vector<LoopRun>& runs, const LoopPlan& plan, LoopSummary& summary) {
+  const json comparison = computeLoopComparison(comparisonInput(c, runs, plan));
   const std::string md = renderLoopMarkdown(comparison);
   const ReportPages pages = writeReportPages(c.outDir, "comparison", comparison, md, renderLoopHtml(comparison));
   summary.reportJson = pages.json;
   summary.reportMarkdown = pages.markdown;
   summary.reportHtml = pages.html;
   summary.table = md.substr(0, md.find("\n## Runs"));
+}
+
+}  // namespace
+
+LoopSummary runLoop(const LoopConfig& c, const LoopRunOptions& options) {
+  const auto start = Clock::now();
+  LoopSummary summary;
+  summary.outDir = c.outDir;
+  if (!options.planOnly) fs::create_directories(c.outDir);
+  const StageLedger ledger(c.outDir / "state");
+  const std::vector<LoopRun> runs = planLoopRuns(c);
+  requireKnownPart(c, runs, options.only);
+  LoopPlan plan(c, runs, loopData(c, options));
+  if (options.planOnly) {
+    for (const auto& s : plan.stages) {
+      if (!ledger.done(s.id, plan.inputs(s))) summary.unfinished.push_back(s.id);
+    }
+    return summary;
+  }
+  if (!options.only.empty()) keepOnlyPart(plan, ledger, options.only);
+  if (!options.reportOnly) runStages(c, plan, ledger, options, start, summary);
+  if (options.only.empty()) writeComparison(c, runs, plan, summary);  // a part alone writes none: the others may still run
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return summary;
 }

@@ -174,96 +174,125 @@ SynthPaths SynthPaths::forOutput(const fs::path& out) {
           fs::path(stem.string() + ".verify")};
 }
 
-SynthSummary runSynth(const SynthOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
+namespace {
+
+// Which families are trained on and which are held out whole.
+struct FamilySplit {
+  std::vector<const OpFamily*> train;
+  std::vector<const OpFamily*> heldout;
+};
+
+void requireValidOptions(const SynthOptions& o) {
   if (o.out.empty()) throw Error("data synth: --out is required");
   if (o.perFamily == 0 || o.perFamily > 100000) throw Error(fmt::format("data synth: --per-family must be in 1..100000 (got {})", o.perFamily));
   if (!(o.heldoutVariantFraction > 0.0 && o.heldoutVariantFraction < 1.0)) throw Error("data synth: the held-out variant fraction must be in (0, 1)");
-  const auto heldoutFamilies = resolveFamilies(o.heldoutFamilies, "--heldout-families");
-  std::vector<const OpFamily*> trainFamilies;
+}
+
+FamilySplit splitFamilies(const SynthOptions& o) {
+  FamilySplit split;
+  split.heldout = resolveFamilies(o.heldoutFamilies, "--heldout-families");
+  const auto heldOut = [&](const OpFamily* f) { return std::find(split.heldout.begin(), split.heldout.end(), f) != split.heldout.end(); };
   if (o.families.empty()) {
     for (const auto& f : allFamilies()) {
-      if (std::find(heldoutFamilies.begin(), heldoutFamilies.end(), f.get()) == heldoutFamilies.end()) trainFamilies.push_back(f.get());
+      if (!heldOut(f.get())) split.train.push_back(f.get());
     }
   } else {
-    trainFamilies = resolveFamilies(o.families, "--families");
-    for (const auto* f : trainFamilies) {
-      if (std::find(heldoutFamilies.begin(), heldoutFamilies.end(), f) != heldoutFamilies.end()) {
-        throw Error(fmt::format("data synth: family '{}' is both trained on and held out", f->name()));
-      }
+    split.train = resolveFamilies(o.families, "--families");
+    for (const auto* f : split.train) {
+      if (heldOut(f)) throw Error(fmt::format("data synth: family '{}' is both trained on and held out", f->name()));
     }
   }
-  if (trainFamilies.empty()) throw Error("data synth: no training families left");
+  if (split.train.empty()) throw Error("data synth: no training families left");
+  return split;
+}
 
-  SynthSummary summary;
-  summary.paths = SynthPaths::forOutput(o.out);
-  const SynthPaths& paths = summary.paths;
-  SynthRng rng(o.seed);
-
-  // Plan every instance: training samples, then the two held-out sets.
+// Every instance to realise: training samples, then the three held-out sets. One rng draws them all,
+// in this order, so a seed gives one dataset.
+struct SynthPlan {
   std::vector<Planned> plans;
-  std::map<std::string, std::set<std::size_t>> heldoutByFamily;
+  std::map<std::string, std::set<std::size_t>> heldoutByFamily;      // variants never trained on
   std::map<std::string, std::vector<std::size_t>> trainedByFamily;  // variants that have training samples
   std::vector<std::string> heldoutKeys;
+};
+
+void planTrainingSamples(const SynthOptions& o, const FamilySplit& families, SynthRng& rng, SynthPlan& plan) {
   std::size_t counter = 0;
-  for (const auto* f : trainFamilies) {
+  for (const auto* f : families.train) {
     const auto held = heldoutVariants(*f, o.seed, o.heldoutVariantFraction);
-    heldoutByFamily[std::string(f->name())] = held;
-    for (auto v : held) heldoutKeys.push_back(f->variantKey(v));
+    plan.heldoutByFamily[std::string(f->name())] = held;
+    for (auto v : held) plan.heldoutKeys.push_back(f->variantKey(v));
     std::vector<std::size_t> trainable;
     for (std::size_t v = 0; v < f->variantCount(); ++v) {
       if (!held.contains(v)) trainable.push_back(v);
     }
     for (std::size_t i = 0; i < o.perFamily; ++i) {
       const std::size_t v = trainable[i < trainable.size() ? i : rng.below(trainable.size())];  // every variant at least once
-      if (i < trainable.size()) trainedByFamily[std::string(f->name())].push_back(v);
-      plans.push_back({f->realize(v, fmt::format("s{:05}_{}", counter++, identifier(f->variantKey(v))), rng), Role::train, "", ""});
+      if (i < trainable.size()) plan.trainedByFamily[std::string(f->name())].push_back(v);
+      plan.plans.push_back({f->realize(v, fmt::format("s{:05}_{}", counter++, identifier(f->variantKey(v))), rng), Role::train, "", ""});
     }
   }
-  // Unseen instances: trained variants, redrawn until the problem text is new.
+}
+
+// Trained variants, redrawn until the problem text is new.
+void planUnseenInstances(const SynthOptions& o, const FamilySplit& families, SynthRng& rng, SynthPlan& plan) {
   std::set<std::string> trainTexts;
-  for (const auto& p : plans) trainTexts.insert(problemText(p.instance.problem));
+  for (const auto& p : plan.plans) trainTexts.insert(problemText(p.instance.problem));
   for (std::size_t i = 0, attempts = 0; i < o.heldoutInstances && attempts < 50 * (o.heldoutInstances + 1); ++attempts) {
-    const OpFamily* f = trainFamilies[attempts % trainFamilies.size()];  // a family whose texts are all taken cannot stall the rest
-    const std::size_t v = rng.pick(trainedByFamily[std::string(f->name())]);
+    const OpFamily* f = families.train[attempts % families.train.size()];  // a family whose texts are all taken cannot stall the rest
+    const std::size_t v = rng.pick(plan.trainedByFamily[std::string(f->name())]);
     SynthInstance inst = f->realize(v, fmt::format("hi_{}_{}", identifier(f->variantKey(v)), i), rng);
     if (trainTexts.contains(problemText(inst.problem))) continue;
     trainTexts.insert(problemText(inst.problem));
-    plans.push_back({std::move(inst), Role::unseenInstance, "", ""});
+    plan.plans.push_back({std::move(inst), Role::unseenInstance, "", ""});
     ++i;
   }
-  // Unseen variants: round-robin over the training families' held-out variants.
-  {
-    std::vector<std::pair<const OpFamily*, std::vector<std::size_t>>> queues;
-    for (const auto* f : trainFamilies) {
-      const auto& held = heldoutByFamily[std::string(f->name())];
-      queues.emplace_back(f, std::vector<std::size_t>(held.begin(), held.end()));
-    }
-    std::size_t taken = 0;
-    for (std::size_t round = 0; taken < o.heldoutVariants; ++round) {
-      bool any = false;
-      for (auto& [f, vs] : queues) {
-        if (round < vs.size() && taken < o.heldoutVariants) {
-          plans.push_back({f->realize(vs[round], fmt::format("hv_{}", identifier(f->variantKey(vs[round]))), rng), Role::unseenVariant, "", ""});
-          ++taken;
-          any = true;
-        }
-      }
-      if (!any) break;
-    }
+}
+
+// Round-robin over the training families' held-out variants.
+void planUnseenVariants(const SynthOptions& o, const FamilySplit& families, SynthRng& rng, SynthPlan& plan) {
+  std::vector<std::pair<const OpFamily*, std::vector<std::size_t>>> queues;
+  for (const auto* f : families.train) {
+    const auto& held = plan.heldoutByFamily[std::string(f->name())];
+    queues.emplace_back(f, std::vector<std::size_t>(held.begin(), held.end()));
   }
-  for (const auto* f : heldoutFamilies) {
+  std::size_t taken = 0;
+  for (std::size_t round = 0; taken < o.heldoutVariants; ++round) {
+    bool any = false;
+    for (auto& [f, vs] : queues) {
+      if (round < vs.size() && taken < o.heldoutVariants) {
+        plan.plans.push_back({f->realize(vs[round], fmt::format("hv_{}", identifier(f->variantKey(vs[round]))), rng), Role::unseenVariant, "", ""});
+        ++taken;
+        any = true;
+      }
+    }
+    if (!any) break;
+  }
+}
+
+void planUnseenFamilies(const SynthOptions& o, const FamilySplit& families, SynthRng& rng, SynthPlan& plan) {
+  for (const auto* f : families.heldout) {
     for (std::size_t i = 0; i < o.heldoutPerFamily; ++i) {
       const std::size_t v = i % f->variantCount();
-      plans.push_back({f->realize(v, fmt::format("hf_{}_{}", identifier(f->variantKey(v)), i / f->variantCount()), rng), Role::unseenFamily, "", ""});
+      plan.plans.push_back({f->realize(v, fmt::format("hf_{}_{}", identifier(f->variantKey(v)), i / f->variantCount()), rng), Role::unseenFamily, "", ""});
     }
   }
+}
 
+SynthPlan planInstances(const SynthOptions& o, const FamilySplit& families, SynthRng& rng) {
+  SynthPlan plan;
+  planTrainingSamples(o, families, rng, plan);
+  planUnseenInstances(o, families, rng, plan);
+  planUnseenVariants(o, families, rng, plan);
+  planUnseenFamilies(o, families, rng, plan);
   if (o.alterInstance) {
-    for (auto& plan : plans) o.alterInstance(plan.instance);
+    for (auto& p : plan.plans) o.alterInstance(p.instance);
   }
+  return plan;
+}
 
-  // Write the verification suite and candidates; parsing each problem back also validates the generator.
+// The verification suite and its candidates, and each training sample's instruction; parsing each
+// problem back also validates the generator.
+void writeVerificationSuite(const SynthOptions& o, const SynthPaths& paths, SynthRng& rng, std::vector<Planned>& plans) {
   fs::remove_all(paths.verifyDir);
   const fs::path verifyProblems = paths.verifyDir / "problems";
   std::string candidates;
@@ -278,9 +307,11 @@ SynthSummary runSynth(const SynthOptions& o) {
     candidates += json{{"problem", plan.problemId()}, {"sample", 0}, {"model", "synth"}, {"response", plan.instance.response}}.dump() + "\n";
   }
   writeFileAtomic(paths.verifyDir / "candidates.jsonl", candidates);
+}
 
+EvalRunSummary verifyResponses(const SynthOptions& o, const SynthPaths& paths, std::size_t count) {
   EvalConfig eval;
-  eval.problemsDir = verifyProblems;
+  eval.problemsDir = paths.verifyDir / "problems";
   eval.candidatesPath = paths.verifyDir / "candidates.jsonl";
   eval.outDir = paths.verifyDir / "run";
   eval.backend = BackendKind::sim;
@@ -290,32 +321,43 @@ SynthSummary runSynth(const SynthOptions& o) {
   eval.showProgress = o.showProgress;
   if (!o.cacheDir.empty()) eval.cacheDir = o.cacheDir;
   eval.commandLine = {"cuset", "data", "synth", "(verification)"};
-  log::info("data synth: verifying {} responses on the sim backend", plans.size());
-  const EvalRunSummary verified = runEvaluation(eval);
+  log::info("data synth: verifying {} responses on the sim backend", count);
+  return runEvaluation(eval);
+}
 
-  std::map<std::string, bool> accepted;
+// Which responses the evaluator judged correct; the others with their verdicts, for the card.
+struct Verification {
+  std::map<std::string, bool> accepted;  // problem id -> judged correct
   json rejects = json::array();
+};
+
+Verification acceptVerified(const std::vector<Planned>& plans, const EvalRunSummary& verified) {
+  Verification v;
   std::map<std::string, const EvalResult*> byProblem;
   for (const auto& r : verified.results) byProblem[r.problem] = &r;
   for (const auto& plan : plans) {
     const auto it = byProblem.find(plan.problemId());
     const bool ok = it != byProblem.end() && it->second->verdict == Verdict::correct;
-    accepted[plan.problemId()] = ok;
-    if (!ok) {
-      rejects.push_back({{"problem", plan.problemId()},
+    v.accepted[plan.problemId()] = ok;
+    if (ok) continue;
+    v.rejects.push_back({{"problem", plan.problemId()},
                          {"key", plan.instance.key},
                          {"role", roleName(plan.role)},
                          {"verdict", it == byProblem.end() ? "missing" : std::string(verdictName(it->second->verdict))},
                          {"reason", it == byProblem.end() ? "" : it->second->reason.substr(0, 300)}});
-    }
   }
+  return v;
+}
 
-  // The held-out suite: each problem with its verified solution, and the set it belongs to.
+// The held-out suite: each problem with its verified solution, and the set it belongs to. Returns the
+// number of problems per set.
+std::map<Role, std::size_t> writeHeldoutSuite(const SynthOptions& o, const SynthPaths& paths, const std::vector<Planned>& plans,
+                                              const Verification& verification) {
   fs::remove_all(paths.heldoutDir);
   json heldoutIndex = json::array();
   std::map<Role, std::size_t> perSet;
   for (const auto& plan : plans) {
-    if (plan.role == Role::train || !accepted[plan.problemId()]) continue;
+    if (plan.role == Role::train || !verification.accepted.at(plan.problemId())) continue;
     const fs::path dir = paths.heldoutDir / "level1" / plan.instance.problem.name;
     fs::create_directories(dir / "solutions");
     writeFileAtomic(dir / "problem.yaml", plan.instance.problem.yaml());
@@ -326,13 +368,15 @@ SynthSummary runSynth(const SynthOptions& o) {
   }
   writeFileAtomic(paths.heldoutDir / "heldout.json",
                   json{{"train_file", paths.train.filename().string()}, {"seed", o.seed}, {"problems", heldoutIndex}}.dump(2) + "\n");
+  return perSet;
+}
 
-  // The training file, written whole and renamed into place.
+// The training file, written whole and renamed into place. Returns the samples per instruction style.
+std::map<std::string, std::size_t> writeTrainingFile(const SynthPaths& paths, const std::vector<Planned>& plans, const Verification& verification) {
   std::string lines;
   std::map<std::string, std::size_t> styles;
   for (const auto& plan : plans) {
-    if (plan.role != Role::train || !accepted[plan.problemId()]) continue;
-    ++summary.samples;
+    if (plan.role != Role::train || !verification.accepted.at(plan.problemId())) continue;
     ++styles[plan.instructionStyle];
     lines += json{{"instruction", plan.instruction},
                   {"response", plan.instance.response},
@@ -344,18 +388,20 @@ SynthSummary runSynth(const SynthOptions& o) {
                  .dump() +
              "\n";
   }
-  summary.rejected = rejects.size();
-  summary.heldoutProblems = perSet[Role::unseenInstance] + perSet[Role::unseenVariant] + perSet[Role::unseenFamily];
   if (!paths.train.parent_path().empty()) fs::create_directories(paths.train.parent_path());
   writeFileAtomic(paths.train, lines);
+  return styles;
+}
 
-  const auto leaks = findHeldoutLeaks(paths.train, paths.heldoutDir);
-  if (!leaks.empty()) throw Error(fmt::format("data synth: held-out problems leaked into {}: {}", paths.train.string(), fmt::join(leaks, "; ")));
-
-  json families = json::array();
-  for (const auto* f : trainFamilies) families.push_back(familyCard(*f, "train", plans, accepted, heldoutByFamily[std::string(f->name())].size()));
-  for (const auto* f : heldoutFamilies) families.push_back(familyCard(*f, "heldout", plans, accepted, f->variantCount()));
-  std::sort(heldoutKeys.begin(), heldoutKeys.end());
+void writeDatasetCard(const SynthOptions& o, const SynthSummary& summary, const FamilySplit& families, SynthPlan& plan,
+                      const Verification& verification, const std::map<std::string, std::size_t>& styles, std::map<Role, std::size_t>& perSet) {
+  const SynthPaths& paths = summary.paths;
+  json familiesCard = json::array();
+  for (const auto* f : families.train) {
+    familiesCard.push_back(familyCard(*f, "train", plan.plans, verification.accepted, plan.heldoutByFamily[std::string(f->name())].size()));
+  }
+  for (const auto* f : families.heldout) familiesCard.push_back(familyCard(*f, "heldout", plan.plans, verification.accepted, f->variantCount()));
+  std::sort(plan.heldoutKeys.begin(), plan.heldoutKeys.end());
   const json card = {
       {"schema_version", 1},
       {"generator_version", fmt::format("cuset {} ({})", kVersion, gitRevision())},
@@ -364,8 +410,8 @@ SynthSummary runSynth(const SynthOptions& o) {
       {"per_family", o.perFamily},
       {"samples", summary.samples},
       {"rejected", summary.rejected},
-      {"rejects", rejects},
-      {"families", families},
+      {"rejects", verification.rejects},
+      {"families", familiesCard},
       {"instruction_styles", styles},
       {"verification", {{"backend", "sim"}, {"trials", o.trials}, {"run", (paths.verifyDir / "run").string()}}},
       {"heldout",
@@ -373,11 +419,36 @@ SynthSummary runSynth(const SynthOptions& o) {
         {"unseen_instances", perSet[Role::unseenInstance]},
         {"unseen_variants", perSet[Role::unseenVariant]},
         {"unseen_families", perSet[Role::unseenFamily]},
-        {"variants", heldoutKeys},
+        {"variants", plan.heldoutKeys},
         {"leak_check", "passed"}}},
   };
   writeFileAtomic(paths.cardJson, card.dump(2) + "\n");
   writeFileAtomic(paths.cardMarkdown, cardMarkdown(card));
+}
+
+}  // namespace
+
+SynthSummary runSynth(const SynthOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  requireValidOptions(o);
+  const FamilySplit families = splitFamilies(o);
+  SynthSummary summary;
+  summary.paths = SynthPaths::forOutput(o.out);
+  const SynthPaths& paths = summary.paths;
+  SynthRng rng(o.seed);
+  SynthPlan plan = planInstances(o, families, rng);
+
+  writeVerificationSuite(o, paths, rng, plan.plans);
+  const Verification verification = acceptVerified(plan.plans, verifyResponses(o, paths, plan.plans.size()));
+  std::map<Role, std::size_t> perSet = writeHeldoutSuite(o, paths, plan.plans, verification);
+  const std::map<std::string, std::size_t> styles = writeTrainingFile(paths, plan.plans, verification);
+  for (const auto& [style, n] : styles) summary.samples += n;
+  summary.rejected = verification.rejects.size();
+  summary.heldoutProblems = perSet[Role::unseenInstance] + perSet[Role::unseenVariant] + perSet[Role::unseenFamily];
+
+  const auto leaks = findHeldoutLeaks(paths.train, paths.heldoutDir);
+  if (!leaks.empty()) throw Error(fmt::format("data synth: held-out problems leaked into {}: {}", paths.train.string(), fmt::join(leaks, "; ")));
+  writeDatasetCard(o, summary, families, plan, verification, styles, perSet);
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }

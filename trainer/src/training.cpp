@@ -4,7 +4,6 @@
 
 #include <ATen/autocast_mode.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -24,6 +23,7 @@
 #include "cuset/trainer/sensitivity_lexer.hpp"
 #include "cuset/trainer/tokenizer.hpp"
 #include "data_parallel.hpp"
+#include "training_setup.hpp"
 
 namespace fs = std::filesystem;
 
@@ -168,12 +168,6 @@ class BatchPlan {
   std::vector<std::vector<std::size_t>> batches_;
 };
 
-std::optional<fs::path> latestCheckpoint(const fs::path& outDir) {
-  const fs::path latest = outDir / "checkpoints" / "latest";
-  if (!fs::exists(latest)) return std::nullopt;
-  return outDir / "checkpoints" / readFile(latest);
-}
-
 // Written beside the last checkpoint and renamed into place only when whole, so a failure (a full
 // disk) leaves every earlier checkpoint and `latest` as they were, and says which file it was.
 void saveTrainingCheckpoint(const fs::path& outDir, const std::string& name, CausalLm& model, torch::optim::Optimizer& optimizer,
@@ -197,23 +191,6 @@ void saveTrainingCheckpoint(const fs::path& outDir, const std::string& name, Cau
   fs::remove_all(dir);
   fs::rename(tmp, dir);
   writeFileAtomic(outDir / "checkpoints" / "latest", name);
-}
-
-// metrics.jsonl without records past `step` (a resumed run redoes them).
-void truncateMetrics(const fs::path& path, std::int64_t step) {
-  if (!fs::exists(path)) return;
-  std::string kept;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    try {
-      if (jsonInteger(nlohmann::json::parse(line).at("step"), "step") <= step) kept += line + "\n";
-    } catch (const std::exception&) {
-      break;  // a torn last line
-    }
-  }
-  writeFileAtomic(path, kept);
 }
 
 // The global micro-batch's detached per-token statistics, the ranks' rows stacked in rank order: what
@@ -241,319 +218,222 @@ double parameterChecksum(CausalLm& model) {
   return sum;
 }
 
-// What every rank must agree on before training: the tokenized data (ids, loss masks, sensitivity) and
-// the model's shape. FNV-1a, so no library is needed for a number that is only compared.
-std::uint64_t inputsFingerprint(const std::vector<TokenizedExample>& data, const ModelConfig& model) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](std::uint64_t v) {
-    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xff)) * 1099511628211ull;
-  };
-  mix(data.size());
-  for (const auto& ex : data) {
-    mix(ex.ids.size());
-    for (std::size_t t = 0; t < ex.ids.size(); ++t) {
-      mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(ex.ids[t])) << 2 | (ex.lossMask[t] ? 2u : 0u) |
-          (!ex.sensitive.empty() && ex.sensitive[t] ? 1u : 0u));
-    }
+// metrics.jsonl, appended by rank 0 only; the other ranks' writer does nothing.
+class MetricsLog {
+ public:
+  MetricsLog(fs::path path, bool leader) : path_(std::move(path)) {
+    if (leader) out_.open(path_, std::ios::app);
   }
-  mix(static_cast<std::uint64_t>(model.parameterCount()));
-  mix(static_cast<std::uint64_t>(model.vocabSize));
-  return h;
+  void append(const nlohmann::json& record) {
+    if (!out_.is_open()) return;
+    out_ << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
+    if (!out_) throw makeError("{}: cannot append a metrics record (is the disk full?)", path_.string());
+  }
+
+ private:
+  fs::path path_;
+  std::ofstream out_;
+};
+
+// What one optimizer step did: its loss and tokens summed over ranks, and time spent in the all-reduce.
+struct StepResult {
+  double loss = 0.0;
+  std::int64_t tokens = 0;
+  double lr = 0.0;
+  double allReduceSeconds = 0.0;
+  double rankWaitSeconds = 0.0;
+};
+
+// The steps since the last metrics record, averaged into the next one.
+struct MetricsWindow {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::int64_t tokens = 0;
+  double loss = 0.0, allReduce = 0.0, rankWait = 0.0;
+  int steps = 0;
+  ObjectiveWindow objective;
+
+  void add(const StepResult& step) {
+    tokens += step.tokens;
+    loss += step.loss;
+    allReduce += step.allReduceSeconds;
+    rankWait += step.rankWaitSeconds;
+    ++steps;
+  }
+  double meanLoss() const { return loss / steps; }
+  nlohmann::json record(std::int64_t step, double lr, const TrainConfig& config, const DistributedEnv& dist) const {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    nlohmann::json r = {{"step", step}, {"loss", meanLoss()}, {"lr", lr}, {"tokens_per_s", seconds > 0 ? tokens / seconds : 0.0},
+                        {"objective", objectiveName(config.objective.kind)}};
+    objective.writeTo(r);
+    if (dist.active()) {
+      r["ranks"] = dist.worldSize;
+      r["allreduce_s_per_step"] = allReduce / steps;
+      r["rank_wait_s_per_step"] = rankWait / steps;
+    }
+    return r;
+  }
+};
+
+// What every step touches.
+struct Trainee {
+  CausalLm& model;
+  std::optional<CausalLm>& reference;
+  torch::optim::AdamW& optimizer;
+  DataParallel& dp;
+  BatchPlan& plan;
+  torch::Device device;
+  std::int32_t padId;
+  std::int64_t firstRow;  // this rank's rows are block `rank` of the gathered batch (gatherRows stacks by rank)
+  std::vector<torch::Tensor> parameters;
+};
+
+// Forward, objective and backward of one micro-batch; returns its share of the step's loss.
+double microBatchBackward(const TrainConfig& config, Trainee& t, Batch& b, std::int64_t step, ObjectiveWindow& stats) {
+  b.inputs = b.inputs.to(t.device);
+  b.targets = b.targets.to(t.device);
+  b.mask = b.mask.to(t.device);
+  torch::Tensor logits;
+  {
+    const Bf16Autocast autocast(config.precision == "bf16", t.device);
+    logits = t.model->forward(b.inputs).to(torch::kFloat32);  // (B, T, V); the loss in float32
+  }
+  const auto losses = tokenLosses(logits, b.targets);  // (B, T)
+  ObjectiveBatch ob{losses, b.mask, b.sensitive.to(t.device), torch::Tensor(), step};
+  if (t.reference) {
+    c10::InferenceMode inference;  // cheaper than NoGradGuard: no version counters, no views tracking
+    const Bf16Autocast autocast(config.precision == "bf16", t.device);
+    ob.referenceLosses = tokenLosses((*t.reference)->forward(b.inputs).to(torch::kFloat32), b.targets);
+  }
+  // With several ranks the plan is made on the whole global micro-batch, so this rank's loss is its
+  // share of the single-process loss, and summing the ranks' gradients gives that loss's gradient.
+  const ObjectivePlan objectivePlan = planObjective(config.objective, t.dp.active() ? gatherObjectiveBatch(t.dp, ob, step) : ob);
+  const auto loss = objectiveLoss(config.objective, losses, objectivePlan, t.firstRow) / static_cast<double>(config.accumulation);
+  stats.add(objectivePlan.stats);
+  loss.backward();
+  return loss.item<double>();
 }
 
-std::int64_t checkpointStep(const fs::path& checkpoint) {
-  const fs::path state = checkpoint / "trainer_state.json";
-  return jsonInteger(readJsonFile(state).at("step"), state.string() + ": step", 0);
+StepResult trainStep(const TrainConfig& config, Trainee& t, std::int64_t step, ObjectiveWindow& stats) {
+  StepResult result;
+  result.lr = config.learningRate(step);
+  for (auto& group : t.optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(result.lr);
+  t.optimizer.zero_grad();
+  const DistributedEnv& dist = t.dp.env();
+  for (std::int64_t a = 0; a < config.accumulation; ++a) {
+    Batch b = t.plan.batch(step * config.accumulation + a, t.padId, dist.rank, dist.worldSize);
+    result.loss += microBatchBackward(config, t, b, step, stats);
+    result.tokens += b.tokens;
+  }
+  t.dp.sumGradients(t.parameters, fmt::format("the gradient all-reduce of step {}", step + 1));
+  result.allReduceSeconds = t.dp.takeGradientSeconds();
+  result.rankWaitSeconds = t.dp.takeWaitSeconds();
+  if (t.dp.active()) {
+    const auto totals = t.dp.sum({result.loss, static_cast<double>(result.tokens)}, fmt::format("summing the loss of step {}", step + 1));
+    result.loss = totals[0];
+    result.tokens = static_cast<std::int64_t>(totals[1]);
+  }
+  if (config.gradClip > 0) torch::nn::utils::clip_grad_norm_(t.parameters, config.gradClip);
+  t.optimizer.step();
+  return result;
+}
+
+// Rank 0's checkpoint stands for every rank only if they all hold the same weights.
+void saveAgreedCheckpoint(const TrainConfig& config, const TrainRunOptions& options, Trainee& t, const BpeTokenizer& tokenizer, std::int64_t done) {
+  const DistributedEnv& dist = t.dp.env();
+  if (const auto [low, high] = t.dp.minMax([&] { return parameterChecksum(t.model); }, fmt::format("comparing the ranks' parameters at step {}", done));
+      low != high) {
+    throw makeError("data-parallel training ({}): the ranks' parameters differ at step {} (checksums {:.17g} and {:.17g}); their "
+                    "gradients or optimizer states diverged, so no checkpoint is written",
+                    dist.describe(), done, low, high);
+  }
+  if (dist.leader()) saveTrainingCheckpoint(options.outDir, fmt::format("step-{}", done), t.model, t.optimizer, tokenizer, done, config);
+}
+
+// Steps `step` up to `maxSteps`: metrics every log_every steps, checkpoints every save_every, both at the end.
+TrainRunSummary trainSteps(const TrainConfig& config, const TrainRunOptions& options, Trainee& t, const BpeTokenizer& tokenizer, std::int64_t step,
+                           std::int64_t maxSteps) {
+  const bool leader = options.distributed.leader();
+  TrainRunSummary summary;
+  summary.startStep = step;
+  MetricsLog metrics(options.outDir / "metrics.jsonl", leader);
+  ProgressBar progress("train", static_cast<std::size_t>(std::max<std::int64_t>(0, maxSteps - step)), "step", options.showProgress && leader);
+  MetricsWindow window;
+  bool first = true;
+  for (; step < maxSteps; ++step) {
+    const StepResult result = trainStep(config, t, step, window.objective);
+    window.add(result);
+    progress.setSuffix(fmt::format("loss {:.4f} lr {:.2e}", result.loss, result.lr));
+    progress.advance();
+    const std::int64_t done = step + 1;
+    if (done % config.logEvery == 0 || done == maxSteps) {
+      metrics.append(window.record(done, result.lr, config, options.distributed));
+      if (first) summary.firstLoss = window.meanLoss();
+      first = false;
+      summary.lastLoss = window.meanLoss();
+      window = MetricsWindow();
+    }
+    if (done % config.saveEvery == 0 || done == maxSteps) saveAgreedCheckpoint(config, options, t, tokenizer, done);
+  }
+  progress.finish();
+  summary.endStep = step;
+  return summary;
+}
+
+// The final model as a plain HF folder, written by rank 0.
+fs::path saveFinalModel(CausalLm& model, const BpeTokenizer& tokenizer, const TrainRunOptions& options) {
+  const fs::path final = options.outDir / "final";
+  if (options.distributed.leader()) {
+    fs::remove_all(final);
+    saveCheckpoint(model, final);
+    tokenizer.save(final / "tokenizer.json");
+  }
+  return final;
+}
+
+void requireEvenBatchSplit(const TrainConfig& config, const DistributedEnv& dist) {
+  if (config.batchSize % dist.worldSize != 0) {
+    throw makeError("{}: batch.size {} is the global batch, split evenly over the ranks, so it must be a multiple of WORLD_SIZE={}",
+                    config.source.string(), config.batchSize, dist.worldSize);
+  }
+}
+
+// Ranks sharing a node share its cores: "threads: 0" (LibTorch's default, one per core) would
+// oversubscribe them, so each rank takes its share.
+int computeThreadsOfRank(const TrainConfig& config, const DistributedEnv& dist) {
+  if (config.threads == 0 && dist.localWorldSize > 1) return std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / dist.localWorldSize);
+  return config.threads;
 }
 
 }  // namespace
 
 TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& options) {
+  using namespace detail;
   const DistributedEnv& dist = options.distributed;
-  if (config.batchSize % dist.worldSize != 0) {
-    throw makeError("{}: batch.size {} is the global batch, split evenly over the ranks, so it must be a multiple of WORLD_SIZE={}",
-                    config.source.string(), config.batchSize, dist.worldSize);
-  }
-  // Ranks sharing a node share its cores: "threads: 0" (LibTorch's default, one per core) would
-  // oversubscribe them, so each rank takes its share.
-  int threads = config.threads;
-  if (threads == 0 && dist.localWorldSize > 1) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / dist.localWorldSize);
-  setComputeThreads(threads);
+  requireEvenBatchSplit(config, dist);
+  setComputeThreads(computeThreadsOfRank(config, dist));
   const std::int64_t maxSteps = options.maxSteps.value_or(config.maxSteps);
-  const auto resumeFrom = options.resume ? latestCheckpoint(options.outDir) : std::nullopt;
-  if (!options.resume && fs::exists(options.outDir / "metrics.jsonl")) {
-    throw makeError("{} already holds a training run; pass --resume to continue it, or choose another --out", options.outDir.string());
-  }
-  const std::int64_t resumeStep = resumeFrom ? checkpointStep(*resumeFrom) : 0;
-  // Every rank has looked at the run folder before rank 0 may write to it: the rendezvous waits for all.
-  DataParallel dp(dist);
-  const bool leader = dist.leader();
-  if (const auto [low, high] = dp.minMax([&] { return static_cast<double>(resumeStep); }, "comparing the checkpoints the ranks resume from"); low != high) {
-    throw makeError("{}: the ranks would resume from different steps ({} and {}): --out must be one folder that every rank reads, on "
-                    "storage shared by all nodes",
-                    options.outDir.string(), static_cast<std::int64_t>(low), static_cast<std::int64_t>(high));
-  }
-  if (leader) fs::create_directories(options.outDir / "checkpoints");
+  const ResumePoint resume = findResumePoint(options);
+  DataParallel dp(dist);  // the rendezvous: every rank has looked at the run folder before rank 0 writes to it
+  agreeOnRunFolder(dp, resume, options);
 
-  // Data and tokenizer.
   const std::vector<ChatExample> examples = readChatJsonl(config.trainData);
-  std::optional<BpeTokenizer> tokenizer;
-  if (resumeFrom) {
-    tokenizer.emplace(BpeTokenizer::load(*resumeFrom / "tokenizer.json"));
-  } else if (!config.tokenizerPath.empty()) {
-    tokenizer.emplace(BpeTokenizer::load(config.tokenizerPath));
-  } else if (!config.modelPath.empty() && fs::exists(config.modelPath / "tokenizer.json")) {
-    tokenizer.emplace(BpeTokenizer::load(config.modelPath / "tokenizer.json"));
-  } else if (config.trainVocabSize > 0) {
-    std::vector<std::string> texts;
-    for (const auto& ex : examples) {
-      for (const auto& m : ex.messages) texts.push_back(m.content);
-    }
-    tokenizer.emplace(trainBpeTokenizer(texts, config.trainVocabSize, {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}));
-  } else {
-    throw makeError("{}: no tokenizer: give tokenizer.path, a model.path with tokenizer.json, or tokenizer.train_vocab_size",
-                    config.source.string());
-  }
-  for (const char* special : {"<|im_start|>", "<|im_end|>"}) {
-    if (tokenizer->tokenId(special) < 0) throw makeError("the tokenizer has no {} token, which the ChatML template needs", special);
-  }
-  std::vector<TokenizedExample> data = tokenizeChatMl(*tokenizer, examples, config.maxTokens, 0);
-  if (config.objective.needsSensitivity()) {
-    const SensitivityLexer lexer;
-    for (auto& ex : data) {
-      const auto flags = sensitiveTokenFlags(ex.spans, lexer.analyzeMarkdown(ex.text));
-      ex.sensitive.assign(flags.begin(), flags.end());
-    }
-  }
-
-  // Model.
+  const BpeTokenizer tokenizer = loadTrainingTokenizer(config, resume, examples);
+  const std::vector<TokenizedExample> data = tokenizeTrainingData(config, tokenizer, examples);
   torch::manual_seed(config.seed);
-  ModelConfig modelConfig;
-  if (resumeFrom) {
-    modelConfig = ModelConfig::load(*resumeFrom / "config.json");
-  } else if (!config.modelPath.empty()) {
-    modelConfig = ModelConfig::load(config.modelPath / "config.json");
-  } else {
-    nlohmann::json j = *config.modelConfig;
-    if (!j.contains("vocab_size")) j["vocab_size"] = tokenizer->vocabSize();
-    modelConfig = ModelConfig::fromJson(j, config.source.string() + " model.config");
-  }
-  if (static_cast<std::size_t>(modelConfig.vocabSize) < tokenizer->vocabSize()) {
-    throw makeError("the model's vocab_size {} is smaller than the tokenizer's {}", modelConfig.vocabSize, tokenizer->vocabSize());
-  }
-  // Ranks reading different files (a data file that is not on shared storage, another tokenizer)
-  // would each train on their own data while their gradients are summed: refuse before step 1.
-  // 53 bits of the hash, so the comparison through doubles is exact.
-  const auto fingerprint = [&] { return static_cast<double>(inputsFingerprint(data, modelConfig) >> 11); };
-  if (const auto [low, high] = dp.minMax(fingerprint, "comparing the ranks' training inputs"); low != high) {
-    throw makeError("data-parallel training ({}): the ranks' training inputs differ (tokenized data, tokenizer or model shape); every rank "
-                    "must read the same {}, tokenizer and model files, on storage shared by all nodes",
-                    dist.describe(), config.trainData.string());
-  }
-  torch::Device device = resolveDevice(config.device);
-  if (device.is_cuda() && dist.active()) {
-    // One GPU per rank: the LOCAL_RANK-th, unless the launcher already narrowed this process to one
-    // (srun --gpus-per-task=1, CUDA_VISIBLE_DEVICES), and then that one.
-    const int visible = static_cast<int>(torch::cuda::device_count());
-    const int index = visible == 1 ? 0 : dist.localRank;
-    if (index >= visible) {
-      throw makeError("data-parallel training ({}): LOCAL_RANK={} needs GPU {}, but this process sees {} GPUs: start at most one rank per "
-                      "GPU on each node",
-                      dist.describe(), dist.localRank, index, visible);
-    }
-    device = torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(index));
-  }
-  // Weights, gradients and two AdamW moments: 16 bytes a parameter, before activations. A config
-  // asking for more than the machine has is one line naming the sizes, not an allocator's stack trace.
-  const double needBytes = 16.0 * static_cast<double>(modelConfig.parameterCount());
-  const double haveBytes = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
-  if (device.is_cpu() && needBytes > haveBytes) {
-    throw makeError("{}: a model of hidden_size {}, intermediate_size {}, {} layers and vocab_size {} has {:.3g} parameters and needs "
-                    "~{:.1f} GB to train; this machine has {:.1f} GB",
-                    config.source.string(), modelConfig.hiddenSize, modelConfig.intermediateSize, modelConfig.numLayers, modelConfig.vocabSize,
-                    static_cast<double>(modelConfig.parameterCount()), needBytes / 1e9, haveBytes / 1e9);
-  }
-  std::optional<CausalLm> built;
-  try {
-    built.emplace(modelConfig);
-    (*built)->to(device);
-  } catch (const c10::Error& e) {
-    throw makeError("{}: cannot build the model ({:.3g} parameters): {}", config.source.string(), static_cast<double>(modelConfig.parameterCount()),
-                    e.what_without_backtrace());
-  }
-  CausalLm model = std::move(*built);
-  if (resumeFrom) loadWeights(model, *resumeFrom);
-  else if (!config.modelPath.empty()) loadWeights(model, config.modelPath);
-  {
-    // Same seed and files on every rank make them equal already; broadcasting makes it a guarantee.
-    std::vector<torch::Tensor> state = model->parameters();
-    for (const auto& buffer : model->buffers()) state.push_back(buffer);
-    dp.broadcast(state, "broadcasting the parameters from rank 0");
-  }
-  model->train();
-  // The frozen reference (rho1, or cuset with `confidence: reference`): the starting model's weights
-  // (from model.path; for a randomly initialised model, the weights this run starts from).
-  std::optional<CausalLm> reference;
-  if (config.objective.needsReference() && !config.objective.referenceModel.empty()) {
-    const fs::path dir = config.objective.referenceModel;
-    const ModelConfig referenceConfig = ModelConfig::load(dir / "config.json");
-    if (referenceConfig.vocabSize != modelConfig.vocabSize) {
-      throw makeError("{}: the reference model's vocab_size {} differs from the trained model's {}: they must share a tokenizer",
-                      dir.string(), referenceConfig.vocabSize, modelConfig.vocabSize);
-    }
-    reference.emplace(referenceConfig);
-    (*reference)->to(device);
-    loadWeights(*reference, dir);
-    (*reference)->eval();
-    for (auto& p : (*reference)->parameters()) p.set_requires_grad(false);
-  } else if (config.objective.needsReference()) {
-    reference.emplace(modelConfig);
-    (*reference)->to(device);
-    if (!config.modelPath.empty()) {
-      loadWeights(*reference, config.modelPath);
-    } else {
-      torch::NoGradGuard noGrad;
-      auto target = (*reference)->named_parameters();
-      for (const auto& p : model->named_parameters()) target[p.key()].copy_(p.value());
-    }
-    (*reference)->eval();
-    for (auto& p : (*reference)->parameters()) p.set_requires_grad(false);
-  }
+  const ModelConfig modelConfig = resolveModelConfig(config, resume, tokenizer);
+  requireSameInputsOnEveryRank(dp, config, data, modelConfig);
+  const torch::Device device = trainingDevice(config, dist);
+  requireHostMemory(config, modelConfig, device);
+  CausalLm model = buildTrainedModel(config, modelConfig, device, resume, dp);
+  std::optional<CausalLm> reference = buildReferenceModel(config, modelConfig, model, device);
+  torch::optim::AdamW optimizer = buildOptimizer(config, model);
+  const std::int64_t startStep = restoreTrainingState(optimizer, resume, options);
 
-  // Optimiser: no weight decay on norms and biases.
-  std::vector<torch::Tensor> decay, noDecay;
-  for (auto& p : model->named_parameters()) {
-    (p.key().find("norm") != std::string::npos || p.key().ends_with(".bias") ? noDecay : decay).push_back(p.value());
-  }
-  auto options_ = torch::optim::AdamWOptions(config.lr).betas({config.betas[0], config.betas[1]}).weight_decay(config.weightDecay);
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(options_));
-  groups.emplace_back(noDecay, std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(options_).weight_decay(0.0)));
-  torch::optim::AdamW optimizer(std::move(groups));
-  std::int64_t step = 0;
-  if (resumeFrom) {
-    torch::load(optimizer, (*resumeFrom / "optimizer.pt").string());
-    step = resumeStep;
-    if (leader) truncateMetrics(options.outDir / "metrics.jsonl", step);
-    if (leader) log::info("resuming from {} (step {})", resumeFrom->string(), step);
-  } else if (leader && options.resume && fs::exists(options.outDir / "metrics.jsonl")) {
-    // Interrupted before its first checkpoint: it starts over, and so do its metrics.
-    truncateMetrics(options.outDir / "metrics.jsonl", 0);
-    log::info("{}: no checkpoint yet, so training starts over at step 0 (metrics.jsonl cleared)", options.outDir.string());
-  }
-
-  TrainRunSummary summary;
-  summary.startStep = step;
   BatchPlan plan(data, config.batchSize, config.seed);
-  const std::int32_t padId = tokenizer->tokenId("<|im_end|>");
-  // Only rank 0 writes: metrics, checkpoints, the final model.
-  std::ofstream metrics;
-  if (leader) metrics.open(options.outDir / "metrics.jsonl", std::ios::app);
-  ProgressBar progress("train", static_cast<std::size_t>(std::max<std::int64_t>(0, maxSteps - step)), "step", options.showProgress && leader);
-  // This rank's rows are block `rank` of the gathered batch (gatherRows stacks by rank); 0 for one process.
-  const std::int64_t firstRow = dist.rank * (config.batchSize / dist.worldSize);
-  const std::vector<torch::Tensor> parameters = model->parameters();
-  double windowAllReduce = 0.0, windowRankWait = 0.0;
-  auto windowStart = std::chrono::steady_clock::now();
-  std::int64_t windowTokens = 0;
-  double windowLoss = 0.0;
-  int windowSteps = 0;
-  ObjectiveWindow windowStats;
-  bool first = true;
-  for (; step < maxSteps; ++step) {
-    const double lr = config.learningRate(step);
-    for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-    optimizer.zero_grad();
-    double stepLoss = 0.0;
-    std::int64_t stepTokens = 0;
-    for (std::int64_t a = 0; a < config.accumulation; ++a) {
-      Batch b = plan.batch(step * config.accumulation + a, padId, dist.rank, dist.worldSize);
-      b.inputs = b.inputs.to(device);
-      b.targets = b.targets.to(device);
-      b.mask = b.mask.to(device);
-      torch::Tensor logits;
-      {
-        const Bf16Autocast autocast(config.precision == "bf16", device);
-        logits = model->forward(b.inputs).to(torch::kFloat32);  // (B, T, V); the loss in float32
-      }
-      const auto losses = tokenLosses(logits, b.targets);  // (B, T)
-      ObjectiveBatch ob{losses, b.mask, b.sensitive.to(device), torch::Tensor(), step};
-      if (reference) {
-        c10::InferenceMode inference;  // cheaper than NoGradGuard: no version counters, no views tracking
-        const Bf16Autocast autocast(config.precision == "bf16", device);
-        ob.referenceLosses = tokenLosses((*reference)->forward(b.inputs).to(torch::kFloat32), b.targets);
-      }
-      // With several ranks the plan is made on the whole global micro-batch, so this rank's loss is its
-      // share of the single-process loss, and summing the ranks' gradients gives that loss's gradient.
-      const ObjectivePlan objectivePlan = planObjective(config.objective, dp.active() ? gatherObjectiveBatch(dp, ob, step) : ob);
-      const auto loss = objectiveLoss(config.objective, losses, objectivePlan, firstRow) / static_cast<double>(config.accumulation);
-      windowStats.add(objectivePlan.stats);
-      loss.backward();
-      stepLoss += loss.item<double>();
-      stepTokens += b.tokens;
-    }
-    dp.sumGradients(parameters, fmt::format("the gradient all-reduce of step {}", step + 1));
-    windowAllReduce += dp.takeGradientSeconds();
-    windowRankWait += dp.takeWaitSeconds();
-    if (dp.active()) {
-      const auto totals = dp.sum({stepLoss, static_cast<double>(stepTokens)}, fmt::format("summing the loss of step {}", step + 1));
-      stepLoss = totals[0];
-      stepTokens = static_cast<std::int64_t>(totals[1]);
-    }
-    windowTokens += stepTokens;
-    if (config.gradClip > 0) torch::nn::utils::clip_grad_norm_(parameters, config.gradClip);
-    optimizer.step();
-    windowLoss += stepLoss;
-    ++windowSteps;
-    progress.setSuffix(fmt::format("loss {:.4f} lr {:.2e}", stepLoss, lr));
-    progress.advance();
-    const std::int64_t done = step + 1;
-    if (done % config.logEvery == 0 || done == maxSteps) {
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - windowStart).count();
-      const double loss = windowLoss / windowSteps;
-      nlohmann::json record = {{"step", done}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", seconds > 0 ? windowTokens / seconds : 0.0},
-                               {"objective", objectiveName(config.objective.kind)}};
-      windowStats.writeTo(record);
-      if (dp.active()) {
-        record["ranks"] = dist.worldSize;
-        record["allreduce_s_per_step"] = windowAllReduce / windowSteps;
-        record["rank_wait_s_per_step"] = windowRankWait / windowSteps;
-      }
-      if (leader) {
-        metrics << record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
-        if (!metrics) throw makeError("{}: cannot append a metrics record (is the disk full?)", (options.outDir / "metrics.jsonl").string());
-      }
-      windowStats = ObjectiveWindow();
-      if (first) summary.firstLoss = loss;
-      first = false;
-      summary.lastLoss = loss;
-      windowStart = std::chrono::steady_clock::now();
-      windowTokens = 0;
-      windowLoss = 0.0;
-      windowSteps = 0;
-      windowAllReduce = 0.0;
-      windowRankWait = 0.0;
-    }
-    if (done % config.saveEvery == 0 || done == maxSteps) {
-      // Rank 0's checkpoint stands for every rank only if they all hold the same weights.
-      if (const auto [low, high] = dp.minMax([&] { return parameterChecksum(model); }, fmt::format("comparing the ranks' parameters at step {}", done)); low != high) {
-        throw makeError("data-parallel training ({}): the ranks' parameters differ at step {} (checksums {:.17g} and {:.17g}); their "
-                        "gradients or optimizer states diverged, so no checkpoint is written",
-                        dist.describe(), done, low, high);
-      }
-      if (leader) saveTrainingCheckpoint(options.outDir, fmt::format("step-{}", done), model, optimizer, *tokenizer, done, config);
-    }
-  }
-  progress.finish();
-  summary.endStep = step;
-  // The final model as a plain HF folder.
-  const fs::path final = options.outDir / "final";
-  if (leader) {
-    fs::remove_all(final);
-    saveCheckpoint(model, final);
-    tokenizer->save(final / "tokenizer.json");
-  }
-  summary.finalCheckpoint = final;
+  Trainee trainee{model, reference, optimizer, dp, plan, device, static_cast<std::int32_t>(tokenizer.tokenId("<|im_end|>")),
+                  dist.rank * (config.batchSize / dist.worldSize), model->parameters()};
+  TrainRunSummary summary = trainSteps(config, options, trainee, tokenizer, startStep, maxSteps);
+  summary.finalCheckpoint = saveFinalModel(model, tokenizer, options);
   return summary;
 }
 

@@ -631,29 +631,31 @@ def scaled_overrides(knobs, factor, only=None, floor=4):
     return out
 
 
-def import_problem(args):
-    source = open(args.file).read()
-    ns_full = load(source, args.file)
-    full_knobs = size_knobs(ns_full, source, args.file)
+class FullSize:
+    """KernelBench's own size set, built on the meta device (no memory, no compute)."""
 
-    # The full size set: KernelBench's own, built on the meta device (no memory, no compute).
-    full = Instance(ns_full, meta=True)
-    for _, t in full.tensor_items():
-        if t.dtype not in DTYPES:
-            raise Skip(f"input dtype {t.dtype} is not supported (float32, float16, bfloat16, int32, int64, bool)")
-    for n, t in full.params:
-        if t.dtype not in DTYPES:
-            raise Skip(f"parameter '{n}' has dtype {t.dtype}, which is not supported")
-    cost_full = CostCounter()
-    try:
-        with cost_full:
-            out_full = full.run_own()
-    except Skip:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise Skip(f"the model does not run on meta tensors at the full size: {str(e).splitlines()[0][:160]}")
+    def __init__(self, source, path):
+        self.ns = load(source, path)
+        self.knobs = size_knobs(self.ns, source, path)
+        self.inst = Instance(self.ns, meta=True)
+        for _, t in self.inst.tensor_items():
+            if t.dtype not in DTYPES:
+                raise Skip(f"input dtype {t.dtype} is not supported (float32, float16, bfloat16, int32, int64, bool)")
+        for n, t in self.inst.params:
+            if t.dtype not in DTYPES:
+                raise Skip(f"parameter '{n}' has dtype {t.dtype}, which is not supported")
+        self.cost = CostCounter()
+        try:
+            with self.cost:
+                self.out = self.inst.run_own()
+        except Skip:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise Skip(f"the model does not run on meta tensors at the full size: {str(e).splitlines()[0][:160]}")
 
-    # The small size set: constants scaled until the problem fits the simulator.
+
+def small_size_attempts(full_knobs):
+    """Scalings to try, gentlest first: every constant, then batch alone, then every constant with a floor."""
     attempts = []
     for f in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
         attempts.append(("all", f, scaled_overrides(full_knobs, f)))
@@ -662,11 +664,15 @@ def import_problem(args):
     for floor in (8, 16):
         for f in (2, 4, 8, 16, 32, 64, 128, 256):
             attempts.append((f"floor{floor}", f, scaled_overrides(full_knobs, f, floor=floor)))
-    small = None
+    return attempts
+
+
+def find_small_size(source, path, full_knobs):
+    """The first scaling that fits the simulator: (how, factor, namespace)."""
     last_error = "too large at every scale tried"
-    for how, f, over in attempts:
+    for how, f, over in small_size_attempts(full_knobs):
         try:
-            ns = load(source, args.file, over)
+            ns = load(source, path, over)
             inst = Instance(ns, meta=True)
             cc = CostCounter()
             with cc:
@@ -674,94 +680,98 @@ def import_problem(args):
             size = nbytes([t for _, t in inst.tensor_items()]) + nbytes([t for _, t in inst.params]) + nbytes(o)
             if size > SMALL_BYTES or cc.flops > SMALL_FLOPS:
                 continue
-            small = (how, f, over, ns)
-            break
+            return how, f, ns
         except Skip:
             raise
         except Exception as e:  # noqa: BLE001
             last_error = str(e).strip().splitlines()[0][:160]
             continue
-    if small is None:
-        raise Skip(f"no scaled-down size set fits the simulator ({SMALL_BYTES >> 20} MiB, {SMALL_FLOPS:.0e} flops): {last_error}")
-    how, factor, overrides, ns_small = small
-    inst = Instance(ns_small, meta=False)
-    small_knobs = size_knobs(ns_small, source, args.file)
+    raise Skip(f"no scaled-down size set fits the simulator ({SMALL_BYTES >> 20} MiB, {SMALL_FLOPS:.0e} flops): {last_error}")
 
-    # References: scripted (all sizes) if TorchScript takes the model, else one trace per size set.
-    out_dir = args.out
-    ref_path = os.path.join(out_dir, "reference.pt")
-    script_error = script_reference(inst, ref_path)
-    param_names = [n for n, _ in inst.params]
-    scalars = [item for item in inst.items if not isinstance(item, torch.Tensor)]
+
+def write_references(args, inst, full):
+    """Scripted (all sizes) if TorchScript takes the model, else one trace per size set.
+    Returns (archives, attributes, script_error)."""
+    script_error = script_reference(inst, os.path.join(args.out, "reference.pt"))
     if script_error is None:
-        archives = {"small": "reference.pt", "full": "reference.pt"}
-        attributes = param_names
-    else:
-        if any(not isinstance(s, (int, float, bool)) for s in scalars):
-            raise Skip("get_inputs returns a non-tensor, non-number value")
-        archives = {}
-        attributes = []
-        for set_name, ns in (("small", ns_small), ("full", ns_full)):
-            real = inst if set_name == "small" else None
-            if real is None:
-                need = nbytes([t for _, t in full.tensor_items()]) + nbytes([t for _, t in full.params]) + nbytes(out_full)
-                if need > args.trace_memory_bytes:
-                    raise Skip(f"TorchScript cannot script the model ({script_error}) and tracing the full size needs "
-                               f"{need / 2**30:.1f} GiB (limit {args.trace_memory_bytes / 2**30:.1f} GiB: --trace-memory-gib)")
-                real = Instance(ns_full, meta=False)
-            tr = torch.jit.trace(TracedReference(real), tuple([t for _, t in real.tensor_items()] + [t.detach() for _, t in real.params]),
-                                 check_trace=False)
-            archives[set_name] = f"reference_{set_name}.pt"
-            tr.save(os.path.join(out_dir, archives[set_name]))
+        return {"small": "reference.pt", "full": "reference.pt"}, [n for n, _ in inst.params], None
+    scalars = [item for item in inst.items if not isinstance(item, torch.Tensor)]
+    if any(not isinstance(s, (int, float, bool)) for s in scalars):
+        raise Skip("get_inputs returns a non-tensor, non-number value")
+    archives = {}
+    for set_name in ("small", "full"):
+        real = inst
+        if set_name == "full":
+            need = nbytes([t for _, t in full.inst.tensor_items()]) + nbytes([t for _, t in full.inst.params]) + nbytes(full.out)
+            if need > args.trace_memory_bytes:
+                raise Skip(f"TorchScript cannot script the model ({script_error}) and tracing the full size needs "
+                           f"{need / 2**30:.1f} GiB (limit {args.trace_memory_bytes / 2**30:.1f} GiB: --trace-memory-gib)")
+            real = Instance(full.ns, meta=False)
+        tr = torch.jit.trace(TracedReference(real), tuple([t for _, t in real.tensor_items()] + [t.detach() for _, t in real.params]),
+                             check_trace=False)
+        archives[set_name] = f"reference_{set_name}.pt"
+        tr.save(os.path.join(args.out, archives[set_name]))
+    return archives, [], script_error
 
-    # Input transforms (triu, symmetrised, softmax, scaled by a drawn scalar, bool masks).
-    transform = None
-    if inst.transformed():
-        transform = {"archives": {}}
-        for set_name, ns in (("small", ns_small), ("full", ns_full)):
-            if set_name == "full":
-                # A trace of a transform bakes in no sizes unless it reads them; the small trace run on
-                # meta tensors of the full shapes must give the full inputs' shapes, else trace for real.
-                small_tr = torch.jit.load(os.path.join(out_dir, transform["archives"]["small"]))
-                try:
-                    got = small_tr(*[r["tensor"] for r in full.records])
-                    got = list(got) if isinstance(got, (tuple, list)) else [got]
-                    same = [tuple(g.shape) for g in got] == [tuple(t.shape) for _, t in full.tensor_items()]
-                except Exception:  # noqa: BLE001
-                    same = False
-                if same:
-                    transform["archives"]["full"] = transform["archives"]["small"]
-                    continue
-                need = sum(r["tensor"].numel() * r["tensor"].element_size() for r in full.records)
-                if need > args.trace_memory_bytes:
-                    raise Skip(f"get_inputs post-processes its draws and tracing that at the full size needs {need / 2**30:.1f} GiB")
-            with Draws() as d:
-                d.mode = "record"
-                ns["get_inputs"]()
-            raws = [r["tensor"] for r in d.records]
-            tr = torch.jit.trace(TracedTransform(ns), tuple(raws), check_trace=False)
-            transform["archives"][set_name] = f"inputs_{set_name}.pt"
-            tr.save(os.path.join(out_dir, transform["archives"][set_name]))
-            del raws, d
 
-    # Names, shapes and distributions.
-    knobs = {"small": small_knobs, "full": full_knobs}
-    extra = {}
-    tensor_names = set(inst.arg_names) | set(param_names)
-    reserved = set()
-    for k in list(full_knobs):
-        if k in tensor_names:
-            reserved.add(k)
+def full_transform_is_small_one(out_dir, transform, full):
+    """A trace of a transform bakes in no sizes unless it reads them: the small trace run on meta
+    tensors of the full shapes must give the full inputs' shapes."""
+    small_tr = torch.jit.load(os.path.join(out_dir, transform["archives"]["small"]))
+    try:
+        got = small_tr(*[r["tensor"] for r in full.inst.records])
+        got = list(got) if isinstance(got, (tuple, list)) else [got]
+        return [tuple(g.shape) for g in got] == [tuple(t.shape) for _, t in full.inst.tensor_items()]
+    except Exception:  # noqa: BLE001
+        return False
 
-    depends = knob_dependencies(source, args.file, full_knobs, full, out_full)
 
-    def spec(name, s_tensor, f_tensor):
-        return describe_shape({"small": list(s_tensor.shape), "full": list(f_tensor.shape)}, knobs, name, extra, reserved, depends)
+def write_input_transform(args, inst, ns_small, full):
+    """get_inputs's post-processing of its draws (triu, symmetrised, softmax, scaled by a drawn scalar,
+    bool masks) as an archive per size set; None when it returns its raw draws."""
+    if not inst.transformed():
+        return None
+    transform = {"archives": {}}
+    for set_name, ns in (("small", ns_small), ("full", full.ns)):
+        if set_name == "full":
+            if full_transform_is_small_one(args.out, transform, full):
+                transform["archives"]["full"] = transform["archives"]["small"]
+                continue
+            need = sum(r["tensor"].numel() * r["tensor"].element_size() for r in full.inst.records)
+            if need > args.trace_memory_bytes:
+                raise Skip(f"get_inputs post-processes its draws and tracing that at the full size needs {need / 2**30:.1f} GiB")
+        with Draws() as d:
+            d.mode = "record"
+            ns["get_inputs"]()
+        raws = [r["tensor"] for r in d.records]
+        tr = torch.jit.trace(TracedTransform(ns), tuple(raws), check_trace=False)
+        transform["archives"][set_name] = f"inputs_{set_name}.pt"
+        tr.save(os.path.join(args.out, transform["archives"][set_name]))
+        del raws, d
+    return transform
 
+
+class ShapeNamer:
+    """Names each tensor's dimensions with the problem's size names (describe_shape), collecting the
+    sizes of their own it has to invent in `extra`."""
+
+    def __init__(self, knobs, tensor_names, depends):
+        self.knobs = knobs
+        self.extra = {}
+        self.reserved = {k for k in knobs["full"] if k in tensor_names}
+        self.depends = depends
+
+    def spec(self, name, s_tensor, f_tensor):
+        return describe_shape({"small": list(s_tensor.shape), "full": list(f_tensor.shape)}, self.knobs, name, self.extra,
+                              self.reserved, self.depends)
+
+
+def describe_inputs(inst, full, namer, transform):
+    """The inputs and the lifted parameters with shapes and distributions; a transform's draws too."""
     inputs = []
     full_items = dict(full.tensor_items())
     for name, t in inst.tensor_items():
-        entry = {"name": name, "dtype": DTYPES[t.dtype], "shape": spec(name, t, full_items[name])}
+        entry = {"name": name, "dtype": DTYPES[t.dtype], "shape": namer.spec(name, t, full_items[name])}
         if transform is None:
             rec = next(r for r in inst.records if r["tensor"] is t)
             entry["init"] = draw_distribution(rec)
@@ -771,7 +781,7 @@ def import_problem(args):
     for name, t in inst.params:
         module, leaf = inst.owner[name]
         init, why = parameter_init(module, leaf, t, inst.init_records, full.owner[name][0])
-        params_out.append({"name": name, "dtype": DTYPES[t.dtype], "shape": spec(name, t, full_params[name]),
+        params_out.append({"name": name, "dtype": DTYPES[t.dtype], "shape": namer.spec(name, t, full_params[name]),
                            "init": init, "init_reason": why})
     if transform is not None:
         draws = []
@@ -779,22 +789,22 @@ def import_problem(args):
             if rs["tensor"].dtype not in DTYPES:
                 raise Skip(f"get_inputs draws a {rs['tensor'].dtype} tensor, which is not supported")
             draws.append({"name": f"draw{i}", "dtype": DTYPES[rs["tensor"].dtype],
-                          "shape": spec(f"draw{i}", rs["tensor"], rf["tensor"]), "init": draw_distribution(rs)})
+                          "shape": namer.spec(f"draw{i}", rs["tensor"], rf["tensor"]), "init": draw_distribution(rs)})
         transform["draws"] = draws
         transform["produces"] = [n for n, _ in inst.tensor_items()]
+    return inputs, params_out
 
-    # Verification: eager Model and archive on the same fresh inputs and weights.
+
+def verify_against_eager(out_dir, inst, inputs, params_out, transform, archives, attributes, scripted):
+    """The eager Model and the archive on the same fresh inputs and weights must agree, twice.
+    Returns (the Model's outputs, the archive's max relative error, the small size's cost)."""
     gen = torch.Generator().manual_seed(1234)
-
-    def fresh_inputs():
-        if transform is None:
-            return [draw(e["init"], tuple(t.shape), t.dtype, gen) for e, (_, t) in zip(inputs, inst.tensor_items())]
+    if transform is None:
+        ins = [draw(e["init"], tuple(t.shape), t.dtype, gen) for e, (_, t) in zip(inputs, inst.tensor_items())]
+    else:
         raws = [draw(dd["init"], tuple(r["tensor"].shape), r["tensor"].dtype, gen) for dd, r in zip(transform["draws"], inst.records)]
-        tr = torch.jit.load(os.path.join(out_dir, transform["archives"]["small"]))
-        got = tr(*raws)
-        return list(got) if isinstance(got, (tuple, list)) else [got]
-
-    ins = fresh_inputs()
+        got = torch.jit.load(os.path.join(out_dir, transform["archives"]["small"]))(*raws)
+        ins = list(got) if isinstance(got, (tuple, list)) else [got]
     params = [draw(p["init"], tuple(t.shape), t.dtype, gen) for p, (_, t) in zip(params_out, inst.params)]
     cost_small = CostCounter()  # the cost is counted on the same run
     with cost_small:
@@ -803,7 +813,7 @@ def import_problem(args):
     if any(not torch.equal(a, b) for a, b in zip(want, again)):
         raise Skip("forward is stochastic (Dropout with p > 0 in training mode, or random numbers in forward): two runs on the same inputs differ")
     arch = torch.jit.load(os.path.join(out_dir, archives["small"]))
-    got = outputs_of(run_archive(arch, inst, attributes, [x.clone() for x in ins], [p.clone() for p in params], script_error is None))
+    got = outputs_of(run_archive(arch, inst, attributes, [x.clone() for x in ins], [p.clone() for p in params], scripted))
     max_rel = 0.0
     for g, w in zip(got, want):
         if g.shape != w.shape or g.dtype != w.dtype:
@@ -820,38 +830,42 @@ def import_problem(args):
     for w in want:
         if w.is_floating_point() and not bool(torch.isfinite(w).all()):
             raise Skip("the Model's output has NaN or Inf on KernelBench's input distribution")
+    return want, max_rel, cost_small
 
-    # The full size: the archive on meta tensors must give the eager Model's shapes.
-    full_check = "shapes on meta tensors"
-    if archives["full"] == archives["small"]:
-        try:
-            arch_full = torch.jit.load(os.path.join(out_dir, archives["full"]))
-            fi = [t for _, t in full.tensor_items()]
-            fp = [t for _, t in full.params]
-            fo = outputs_of(run_archive(arch_full, full, attributes, fi, fp, True))
-            if [tuple(o.shape) for o in fo] != [tuple(o.shape) for o in out_full]:
-                raise Skip("at the full size the archive's output shapes differ from the Model's")
-        except Skip:
-            raise
-        except Exception as e:  # noqa: BLE001
-            full_check = f"not checked on meta tensors ({str(e).splitlines()[0][:100]}); scripted, so the code is the small size's"
-    else:
-        full_check = "traced at the full size"
 
+def check_full_size(out_dir, archives, attributes, full):
+    """At the full size the archive on meta tensors must give the eager Model's shapes."""
+    if archives["full"] != archives["small"]:
+        return "traced at the full size"
+    try:
+        arch_full = torch.jit.load(os.path.join(out_dir, archives["full"]))
+        fi = [t for _, t in full.inst.tensor_items()]
+        fp = [t for _, t in full.inst.params]
+        fo = outputs_of(run_archive(arch_full, full.inst, attributes, fi, fp, True))
+        if [tuple(o.shape) for o in fo] != [tuple(o.shape) for o in full.out]:
+            raise Skip("at the full size the archive's output shapes differ from the Model's")
+    except Skip:
+        raise
+    except Exception as e:  # noqa: BLE001
+        return f"not checked on meta tensors ({str(e).splitlines()[0][:100]}); scripted, so the code is the small size's"
+    return "shapes on meta tensors"
+
+
+def describe_outputs(want, out_full, namer):
     outputs = []
     for i, (s, f) in enumerate(zip(want, out_full)):
         name = output_name(i, len(want))
         if s.dtype not in DTYPES:
             raise Skip(f"output dtype {s.dtype} is not supported")
-        outputs.append({"name": name, "dtype": DTYPES[s.dtype], "shape": spec(name, s, f)})
+        outputs.append({"name": name, "dtype": DTYPES[s.dtype], "shape": namer.spec(name, s, f)})
+    return outputs
 
 
-    def bytes_of(i_list, p_list, o_list):
-        return nbytes(i_list) + nbytes(p_list) + nbytes(o_list)
-
+def size_table(entries, full_knobs, small_knobs, extra):
+    """The sizes the tensors' shapes use, per size set."""
     sizes = {"small": {}, "full": {}}
     used = set()
-    for e in inputs + params_out + outputs + (transform["draws"] if transform else []):
+    for e in entries:
         for d in e["shape"]:
             used.update(tok for tok in d.replace("*", " ").replace("/", " ").split() if not tok.isdigit())
     for k in full_knobs:
@@ -861,10 +875,13 @@ def import_problem(args):
     for k, v in extra.items():
         sizes["small"][k] = v["small"]
         sizes["full"][k] = v["full"]
+    return sizes
 
-    # KernelBench's tolerance (1e-4 for float32, 1e-2 for half types) is absolute as well as relative:
-    # where outputs are so small that atol alone covers them (softmax over 10^5 columns), a constant
-    # kernel would pass. There atol shrinks to a thousandth of the mean output magnitude.
+
+def kernelbench_tolerance(want):
+    """KernelBench's tolerance (1e-4 for float32, 1e-2 for half types) is absolute as well as relative:
+    where outputs are so small that atol alone covers them (softmax over 10^5 columns), a constant
+    kernel would pass. There atol shrinks to a thousandth of the mean output magnitude."""
     half = any(o.dtype in (torch.float16, torch.bfloat16) for o in want)
     tol = {"atol": 1e-2 if half else 1e-4, "rtol": 1e-2 if half else 1e-4}
     tolerance = None
@@ -879,11 +896,31 @@ def import_problem(args):
             tol["atol"] = tolerance["atol"]
     if tolerance is None and half:  # float32's default (1e-4) is the problem format's own; half types need theirs
         tolerance = dict(tol)
+    return tolerance
 
-    doc = inspect.getdoc(ns_full["Model"]) or ""
-    result = {
+
+def import_problem(args):
+    source = open(args.file).read()
+    full = FullSize(source, args.file)
+    how, factor, ns_small = find_small_size(source, args.file, full.knobs)
+    inst = Instance(ns_small, meta=False)
+    small_knobs = size_knobs(ns_small, source, args.file)
+    archives, attributes, script_error = write_references(args, inst, full)
+    transform = write_input_transform(args, inst, ns_small, full)
+    namer = ShapeNamer({"small": small_knobs, "full": full.knobs}, set(inst.arg_names) | {n for n, _ in inst.params},
+                       knob_dependencies(source, args.file, full.knobs, full.inst, full.out))
+    inputs, params_out = describe_inputs(inst, full.inst, namer, transform)
+    want, max_rel, cost_small = verify_against_eager(args.out, inst, inputs, params_out, transform, archives, attributes, script_error is None)
+    full_check = check_full_size(args.out, archives, attributes, full)
+    outputs = describe_outputs(want, full.out, namer)
+    sizes = size_table(inputs + params_out + outputs + (transform["draws"] if transform else []), full.knobs, small_knobs, namer.extra)
+
+    def bytes_of(instance, out):
+        return int(nbytes([t for _, t in instance.tensor_items()]) + nbytes([t for _, t in instance.params]) + nbytes(out))
+
+    return {
         "status": "imported",
-        "description": " ".join(doc.split()),
+        "description": " ".join((inspect.getdoc(full.ns["Model"]) or "").split()),
         "sizes": sizes,
         "scaling": {"how": how, "factor": factor},
         "inputs": inputs,
@@ -894,15 +931,12 @@ def import_problem(args):
                       if script_error is None else None,
                       "scripted": script_error is None, "script_error": script_error},
         "input_transform": transform,
-        "tolerance": tolerance,
+        "tolerance": kernelbench_tolerance(want),
         "notes": [f"F.{name} by its definition (this torch lacks it)" for name in POLYFILLS if name in source],
-        "cost": {"small": {"flops": int(cost_small.flops),
-                           "bytes": int(bytes_of([t for _, t in inst.tensor_items()], [t for _, t in inst.params], want))},
-                 "full": {"flops": int(cost_full.flops),
-                          "bytes": int(bytes_of([t for _, t in full.tensor_items()], [t for _, t in full.params], out_full))}},
+        "cost": {"small": {"flops": int(cost_small.flops), "bytes": bytes_of(inst, want)},
+                 "full": {"flops": int(full.cost.flops), "bytes": bytes_of(full.inst, full.out)}},
         "verification": {"small_max_rel_error": max_rel, "full": full_check},
     }
-    return result
 
 
 def main():

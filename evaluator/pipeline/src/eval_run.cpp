@@ -1,0 +1,259 @@
+// `runEvaluation`: one `cuset eval` run, as the list of its phases. Each candidate's own stages are
+// evaluateCandidate's (eval_pipeline.cpp); run.json is run_record.cpp's.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <random>
+#include <thread>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/json_util.hpp"
+#include "cuset/common/log.hpp"
+#include "cuset/common/progress.hpp"
+#include "cuset/common/thread_pool.hpp"
+#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/pipeline/reference_check.hpp"
+#include "cuset/evaluator/pipeline/run_environment.hpp"
+#include "cuset/evaluator/problem/torch_reference.hpp"
+#include "eval_run_state.hpp"
+
+namespace fs = std::filesystem;
+
+namespace cuset {
+namespace detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string defaultRunDir(BackendKind backend) {
+  std::string stamp = utcTimestamp();
+  std::erase(stamp, ':');
+  std::erase(stamp, '-');
+  return fmt::format("runs/{}-{}", stamp, backendName(backend));
+}
+
+// Reads the seed recorded by an earlier run in the same folder, so a resumed run draws the same inputs.
+std::optional<std::uint64_t> recordedSeed(const fs::path& runJson) {
+  if (!fs::exists(runJson)) return std::nullopt;
+  const nlohmann::json j = readJsonFile(runJson);
+  if (!j.contains("seed") || !j["seed"].is_string()) throw makeError("{}: has no seed to resume with", runJson.string());
+  return std::stoull(j["seed"].get<std::string>());
+}
+
+// One evaluation per run folder: a second one (a second `cuset eval --out`, a Slurm retry racing the
+// first) would interleave its records with the first's.
+FileLock lockRunFolder(const fs::path& dir) {
+  fs::create_directories(dir);
+  std::string holder;
+  auto lock = FileLock::tryLock(dir / "run.lock", fmt::format("cuset eval, pid {} on {}, since {}", ::getpid(), hostName(), utcTimestamp()), holder);
+  if (!lock) throw makeError("{} is in use by another evaluation ({}): wait for it to finish, or choose another --out", dir.string(), holder);
+  return std::move(*lock);
+}
+
+std::uint64_t runSeed(const EvalConfig& config, const fs::path& runJson) {
+  const std::optional<std::uint64_t> recorded = config.resume ? recordedSeed(runJson) : std::nullopt;
+  if (recorded && config.seed && *recorded != *config.seed) {
+    throw makeError("{} records seed {}; resuming with --seed {} would mix two input draws in one run", runJson.string(), *recorded,
+                    *config.seed);
+  }
+  if (recorded) return *recorded;
+  return config.seed ? *config.seed : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
+}
+
+std::size_t workerCount(const EvalConfig& config) {
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t jobs = config.jobs ? config.jobs : cores;
+  // Each job is a worker process with its own memory budget: more than a few per core only thrashes.
+  if (jobs > 4 * cores) {
+    log::warn("--jobs {} is more than 4 per core on this machine ({} cores): using {}", jobs, cores, 4 * cores);
+    return 4 * cores;
+  }
+  return jobs;
+}
+
+fs::path cacheRoot(const EvalConfig& config) { return config.cacheDir.empty() ? defaultCacheDir() : config.cacheDir; }
+
+}  // namespace
+
+RunFolder::RunFolder(const EvalConfig& config, BackendKind backend)
+    : dir(config.outDir.empty() ? fs::path(defaultRunDir(backend)) : config.outDir),
+      lock(lockRunFolder(dir)),
+      runJson(dir / "run.json"),
+      results(dir / "results.jsonl", config.resume),
+      seed(runSeed(config, runJson)) {}
+
+// NVRTC runs in helper processes: a compile that never ends is a compile_error, not a hung run.
+// Correctness references run on the GPU where the cuda backend runs and LibTorch has CUDA.
+EvalHarness::EvalHarness(const EvalConfig& config, const BackendChoice& backend)
+    : compiler(CompileOptions{.arch = backend.arch, .isolated = true, .timeout = config.compileTimeout},
+               config.useCache ? cacheRoot(config) / "nvrtc" : fs::path()),
+      references(backend.kind == BackendKind::cuda && TorchReference::cudaAvailable()),
+      jobs(workerCount(config)) {
+  if (backend.kind == BackendKind::sim) {
+    // The worker loads each library from disk, so --no-cache gives the run a folder of its own, removed
+    // when the run ends, instead of no folder. The precompiled prelude is toolchain state, not a
+    // candidate's result, and stays shared.
+    fs::path libraries = cacheRoot(config) / "sim";
+    if (!config.useCache) libraries = uncachedLibraries.emplace(cacheRoot(config) / "sim-uncached").path();
+    simCompiler = std::make_unique<SimCompiler>(SimToolchain::fromBuild(), libraries,
+                                                SimCompilerOptions{.pchDir = config.precompiledPrelude ? cacheRoot(config) / "sim-pch" : fs::path()});
+    sandbox = std::make_unique<SandboxPool>(jobs, config.sandbox);
+  }
+  sizeSet = !config.sizeSet.empty() ? config.sizeSet : backend.kind == BackendKind::cuda ? "full" : "small";
+}
+
+namespace {
+
+CandidateBatch readCandidateBatch(const EvalConfig& config, const ProblemSuite& suite) {
+  std::string model = config.defaultModel;
+  if (model.empty()) {
+    fs::path p = config.candidatesPath;
+    if (p.filename().empty()) p = p.parent_path();
+    model = p.stem().string();
+  }
+  CandidateBatch batch;
+  batch.candidates = readCandidates(config.candidatesPath, model);
+  // The whole set's identity, before a shard takes its part, so `cuset merge` can check shards match.
+  batch.identity = {{"fingerprint", candidateSetFingerprint(batch.candidates)}, {"candidates", batch.candidates.size()}};
+  if (!config.shard) return batch;
+  if (!config.seed && !config.resume) throw Error("--shard needs --seed: every shard must draw the same inputs, so that merged shards are one run");
+  // `small` unless --sizes says otherwise: the partition may not depend on which backend a machine picks.
+  batch.shardProblems = shardProblems(batch.candidates, suite, config.sizeSet.empty() ? "small" : config.sizeSet, *config.shard);
+  std::erase_if(batch.candidates, [&](const Candidate& c) { return !batch.shardProblems.contains(c.problemId); });
+  log::info("shard {}/{}: {} problem(s), {} of {} candidates", config.shard->index, config.shard->count, batch.shardProblems.size(),
+            batch.candidates.size(), batch.identity["candidates"].get<std::size_t>());
+  return batch;
+}
+
+// Fails here, before any compile work, with the worker's one line when no GPU can be used; for `auto`
+// that line is the reason the simulator runs instead.
+BackendChoice chooseBackend(const EvalConfig& config) {
+  BackendChoice choice;
+  choice.kind = config.backend;
+  choice.arch = config.arch;
+  if (config.backend == BackendKind::cuda || config.backend == BackendKind::automatic) {
+    try {
+      choice.cuda = std::make_unique<CudaDevices>(config.cuda, config.devices);
+      choice.devices = choice.cuda->probe();
+      choice.device = choice.cuda->firstDevice();
+      if (config.backend == BackendKind::automatic) choice.reason = fmt::format("a usable GPU: {}", choice.device.value("name", "unnamed device"));
+      choice.kind = BackendKind::cuda;
+    } catch (const std::exception& e) {
+      if (config.backend == BackendKind::cuda) throw;
+      choice.cuda.reset();
+      choice.kind = BackendKind::sim;
+      choice.reason = fmt::format("no usable GPU ({})", e.what());
+    }
+    if (choice.kind == BackendKind::cuda && choice.arch.empty()) choice.arch = archForDevice(choice.device.value("compute_capability", ""));
+  }
+  if (config.backend == BackendKind::automatic) log::info("backend: {} (auto: {})", backendName(choice.kind), choice.reason);
+  if (choice.arch.empty()) choice.arch = "sm_90";
+  return choice;
+}
+
+void requireSizeSet(const ProblemSuite& suite, BackendKind backend, const std::string& sizeSet) {
+  if (backend == BackendKind::compileOnly) return;
+  for (const auto& p : suite.problems()) {
+    if (!p.findSizeSet(sizeSet)) throw makeError("problem {} has no size set '{}' (--sizes)", p.id, sizeSet);
+  }
+}
+
+// Every reference the candidates still to judge need runs once first, in a helper under a time limit
+// (on `small` for the cuda backend: its `full` sizes are for the GPU).
+std::map<std::string, std::string> checkReferences(const EvalConfig& config, const ProblemSuite& suite, const CandidateBatch& batch,
+                                                   const RunFolder& run, BackendKind backend, const std::string& sizeSet) {
+  if (backend == BackendKind::compileOnly) return {};
+  std::set<std::string> needed;
+  for (const auto& c : batch.candidates) {
+    if (suite.find(c.problemId) && !run.results.contains(c.key())) needed.insert(c.problemId);
+  }
+  return findBrokenReferences(config.problemsDir, needed, backend == BackendKind::cuda ? "small" : sizeSet, run.seed, config.referenceTimeout);
+}
+
+// Judges every candidate not judged yet, `jobs` at a time, appending each result as it comes. Returns
+// one slot per candidate: the fresh result, or empty for one an earlier run judged.
+std::vector<std::optional<EvalResult>> judgeCandidates(const EvalConfig& config, const CandidateBatch& batch, const EvalServices& services,
+                                                       RunFolder& run, std::size_t jobs, nlohmann::json& record, EvalRunSummary& summary) {
+  const auto& candidates = batch.candidates;
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (run.results.contains(candidates[i].key())) ++summary.skippedAsDone;
+    else todo.push_back(i);
+  }
+  if (summary.skippedAsDone > 0) log::info("resuming: {} of {} candidates already done", summary.skippedAsDone, candidates.size());
+
+  std::vector<std::optional<EvalResult>> fresh(candidates.size());  // one slot per candidate: no locking
+  ThreadPool pool(jobs);
+  ProgressBar progress("eval", todo.size(), "cand", config.showProgress);
+  std::vector<std::future<void>> pending;
+  pending.reserve(todo.size());
+  for (std::size_t index : todo) {
+    pending.push_back(pool.submit([&, index] {
+      EvalResult r = evaluateCandidate(candidates[index], services);
+      run.results.append(r);
+      fresh[index] = std::move(r);
+      progress.advance();
+    }));
+  }
+  try {
+    for (auto& f : pending) f.get();  // rethrows harness errors (e.g. a full disk), not candidate failures
+  } catch (const std::exception& e) {
+    for (auto& f : pending) {
+      if (f.valid()) f.wait();
+    }
+    failRunRecord(record, run.runJson, e.what());
+    throw;
+  }
+  summary.evaluatedNow = todo.size();
+  return fresh;
+}
+
+// Every result in candidate order, whichever run produced it.
+void collectResults(const CandidateBatch& batch, const RunFolder& run, std::vector<std::optional<EvalResult>>& fresh, EvalRunSummary& summary) {
+  std::map<std::string, const EvalResult*> previous;
+  for (const auto& r : run.results.previousResults()) previous[r.key()] = &r;
+  for (std::size_t i = 0; i < batch.candidates.size(); ++i) {
+    const EvalResult* r = fresh[i] ? &*fresh[i] : nullptr;
+    if (!r) {
+      auto it = previous.find(batch.candidates[i].key());
+      if (it == previous.end()) continue;
+      r = it->second;
+    }
+    summary.results.push_back(*r);
+    ++summary.counts[r->verdict];
+  }
+}
+
+}  // namespace
+}  // namespace detail
+
+EvalRunSummary runEvaluation(const EvalConfig& config) {
+  using namespace detail;
+  const auto start = Clock::now();
+  const ProblemSuite suite = ProblemSuite::load(config.problemsDir);
+  suite.requireNoErrors();
+  const CandidateBatch batch = readCandidateBatch(config, suite);
+  const BackendChoice backend = chooseBackend(config);
+  RunFolder run(config, backend.kind);
+  EvalHarness harness(config, backend);
+  requireSizeSet(suite, backend.kind, harness.sizeSet);
+  harness.brokenReferences = checkReferences(config, suite, batch, run, backend.kind, harness.sizeSet);
+  const EvalServices services{suite, harness.compiler, backend.kind, harness.simCompiler.get(), harness.sandbox.get(), &harness.references,
+                              CorrectnessOptions{run.seed, config.trials, harness.sizeSet}, backend.cuda.get(), &harness.brokenReferences};
+  nlohmann::json record = startRunRecord(config, suite, batch, backend, run, harness);
+
+  EvalRunSummary summary;
+  summary.backend = backend.kind;
+  summary.backendReason = backend.reason;
+  summary.runDir = run.dir;
+  std::vector<std::optional<EvalResult>> fresh = judgeCandidates(config, batch, services, run, harness.jobs, record, summary);
+  collectResults(batch, run, fresh, summary);
+  summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  finishRunRecord(record, run.runJson, summary, batch.candidates.size(), backend);
+  return summary;
+}
+
+}  // namespace cuset

@@ -1,0 +1,71 @@
+#pragma once
+// The state one `cuset eval` run passes from phase to phase (eval_run.cpp), and the run.json record
+// built from it (run_record.cpp). Private to cuset_evaluator.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cuset/common/file_util.hpp"
+#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/results/results_log.hpp"
+
+namespace cuset::detail {
+
+// The candidates this run judges: the shard's part of the file, and the identity of the whole file.
+struct CandidateBatch {
+  std::vector<Candidate> candidates;
+  nlohmann::json identity;                 // {fingerprint, candidates}: the whole set, before sharding
+  std::set<std::string> shardProblems;     // empty without --shard
+};
+
+// The backend that runs, and the devices it runs on. `kind` is never `automatic`.
+struct BackendChoice {
+  BackendKind kind = BackendKind::compileOnly;
+  std::string reason;                      // why, when `auto` chose it
+  std::unique_ptr<CudaDevices> cuda;       // cuda backend only
+  nlohmann::json device = nullptr;         // the first GPU's description
+  nlohmann::json devices = nlohmann::json::array();
+  std::string arch;                        // the NVRTC target
+};
+
+// The run folder, held for the whole evaluation: one evaluation per folder (the lock), its
+// crash-safe results and the secret seed its inputs are drawn from.
+struct RunFolder {
+  RunFolder(const EvalConfig& config, BackendKind backend);
+  std::filesystem::path dir;
+  FileLock lock;
+  std::filesystem::path runJson;
+  ResultsLog results;
+  std::uint64_t seed = 0;
+};
+
+// What judges candidates: the compilers, the sandbox, the references, the worker count.
+struct EvalHarness {
+  EvalHarness(const EvalConfig& config, const BackendChoice& backend);
+  NvrtcCompiler compiler;
+  ReferenceCache references;
+  std::size_t jobs = 1;
+  std::optional<ScratchDir> uncachedLibraries;  // sim with --no-cache: the run's own library folder
+  std::unique_ptr<SimCompiler> simCompiler;
+  std::unique_ptr<SandboxPool> sandbox;
+  std::string sizeSet;
+  std::map<std::string, std::string> brokenReferences;  // problem id -> why its reference cannot run
+};
+
+// run.json while the run is going: what makes the run comparable (a resume may change none of it) and
+// everything a report needs about where and how it ran. Refuses a resume that would mix two evaluations.
+nlohmann::json startRunRecord(const EvalConfig& config, const ProblemSuite& suite, const CandidateBatch& batch, const BackendChoice& backend,
+                              const RunFolder& run, const EvalHarness& harness);
+// run.json once every candidate has a verdict.
+void finishRunRecord(nlohmann::json& record, const std::filesystem::path& runJson, const EvalRunSummary& summary, std::size_t candidates,
+                     const BackendChoice& backend);
+// run.json when a harness failure (a full disk) stops the run: its record says why, not "running" forever.
+void failRunRecord(nlohmann::json& record, const std::filesystem::path& runJson, const std::string& error);
+
+}  // namespace cuset::detail
