@@ -39,6 +39,7 @@ const fs::path& library() {
 struct RegionJob {
   Problem problem;
   LaunchManifest manifest;
+  LaunchPlan plan;
   RegionLayout layout;
 
   explicit RegionJob(std::int64_t elements)
@@ -47,7 +48,8 @@ struct RegionJob {
                                          elements),
                              "t/problem.yaml", "t")),
         manifest(std::move(parseLaunchManifest("/*@cuset\nlaunches: [{kernel: touch, grid: [1], block: [1], args: [y]}]\n*/", problem)).value()),
-        layout(RegionLayout::plan(problem, manifest, problem.sizes("small"))) {}
+        plan(std::move(planFromManifest(manifest, problem.sizes("small"))).value()),
+        layout(RegionLayout::plan(problem, plan, problem.sizes("small"))) {}
 };
 
 void BM_RoundTrip(benchmark::State& state, bool shared) {
@@ -60,7 +62,7 @@ void BM_RoundTrip(benchmark::State& state, bool shared) {
   SimJob job;
   job.library = library();
   job.fibers = false;
-  job.launches = *resolveLaunches(fixture.manifest, fixture.problem.sizes("small"));
+  job.launches = fixture.plan.kernelSteps();
   job.layout = &fixture.layout;
   job.region = fixture.layout.fill({}, 0);
   pool.run(job);  // starts the worker and sizes the shared file: not part of a trial's cost

@@ -29,5 +29,6 @@ void registerRefineCommand(CLI::App& app, CommandContext& context);
 void registerMergeCommand(CLI::App& app, CommandContext& context);
 void registerSlurmCommand(CLI::App& app, CommandContext& context);
 void registerLaunchCommand(CLI::App& app, CommandContext& context);
+void registerTranslateCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

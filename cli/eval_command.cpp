@@ -71,6 +71,11 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
                    "Wall-time limit in seconds for each problem's reference in the check at the start (its candidates are unsupported past it)")
       ->check(CLI::Range(1.0, 36000.0))
       ->capture_default_str();
+  auto translateSeconds = std::make_shared<double>(120.0);
+  eval->add_option("--translate-timeout", *translateSeconds,
+                   "Wall-time limit in seconds for each run of the KernelBench translator's helper (docs/kernelbench-solutions.md)")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
   auto compileSeconds = std::make_shared<double>(60.0);
   eval->add_option("--compile-timeout", *compileSeconds, "Wall-time limit in seconds for one NVRTC compile (a helper process is killed past it)")
       ->check(CLI::Range(0.1, 3600.0))
@@ -98,6 +103,7 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
     config->sandbox.timeout = std::chrono::milliseconds(static_cast<long long>(*timeoutSeconds * 1000));
     config->compileTimeout = std::chrono::milliseconds(static_cast<long long>(*compileSeconds * 1000));
     config->referenceTimeout = std::chrono::milliseconds(static_cast<long long>(*referenceSeconds * 1000));
+    config->translateTimeout = std::chrono::milliseconds(static_cast<long long>(*translateSeconds * 1000));
     if (*memoryGiB > 0) config->sandbox.memoryBytes = static_cast<std::size_t>(*memoryGiB * static_cast<double>(std::size_t{1} << 30));
     if (*seed != 0) config->seed = *seed;
     config->useCache = !*noCache;

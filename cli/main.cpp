@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerMergeCommand(app, context);
   cuset::cli::registerSlurmCommand(app, context);
   cuset::cli::registerLaunchCommand(app, context);
+  cuset::cli::registerTranslateCommand(app, context);
 
   try {
     app.parse(argc, argv);

@@ -8,13 +8,22 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "cuset/common/error.hpp"
 
 extern char** environ;
 
 namespace cuset {
+
+std::string pythonWithTorch(const std::string& preferred) {
+  if (!preferred.empty()) return preferred;
+  if (const char* env = std::getenv("CUSET_PYTHON"); env && *env) return env;
+  if (std::filesystem::exists("/usr/bin/python3")) return "/usr/bin/python3";
+  return "python3";
+}
 
 SubprocessResult runSubprocess(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, std::size_t maxOutputBytes) {
   if (argv.empty()) throw Error("runSubprocess: empty command");

@@ -170,6 +170,8 @@ std::string passAtKSection(const nlohmann::json& models) {
       }
     }
     row("<b>all</b>", m["overall"]);
+    // Candidates that run LibTorch ops beside their kernels are no kernels of the model's.
+    if (m.contains("pure_kernel")) row("<b>pure kernels</b>", m["pure_kernel"]);
     std::string samples;
     if (m.contains("samples_per_problem")) {
       const auto& spp = m["samples_per_problem"];
@@ -327,10 +329,16 @@ std::string candidateDetail(const EvalResult& r, std::size_t index) {
                               anchorFor(index), verdictName(r.verdict), verdictName(r.verdict), esc(r.problem), esc(r.model), r.sample);
   if (!r.reason.empty()) h += "<dt>reason</dt><dd>" + esc(r.reason) + "</dd>";
   h += "<dt>origin</dt><dd>" + esc(r.origin) + "</dd>";
+  if (!r.form.empty()) h += "<dt>form</dt><dd>" + esc(std::string(r.form == "kernelbench" ? "KernelBench solution (ModelNew + load_inline)" : "/*@cuset manifest")) + "</dd>";
+  if (!r.libraryOps.empty()) {
+    std::string ops;
+    for (const auto& op : r.libraryOps) ops += (ops.empty() ? "" : ", ") + esc(op);
+    h += "<dt>library ops</dt><dd class=\"flag\">" + ops + " (LibTorch, run and timed with the kernels; not a pure kernel)</dd>";
+  }
   h += fmt::format("<dt>backend</dt><dd>{}</dd><dt>source hash</dt><dd>{}</dd>", esc(r.backend), esc(r.sourceHash));
-  h += fmt::format("<dt>stage times</dt><dd>manifest {:.1f} ms · NVRTC {:.1f} ms{} · host compile {:.1f} ms · run {:.1f} ms · total {:.1f} ms</dd>",
-                   r.timings.manifestMs, r.timings.compileMs, r.compileCacheHit ? " (cached)" : "", r.timings.simCompileMs, r.timings.runMs,
-                   r.timings.totalMs);
+  h += fmt::format("<dt>stage times</dt><dd>{} {:.1f} ms · NVRTC {:.1f} ms{} · host compile {:.1f} ms · run {:.1f} ms · total {:.1f} ms</dd>",
+                   r.form == "kernelbench" ? "translation" : "manifest", r.form == "kernelbench" ? r.timings.translateMs : r.timings.manifestMs,
+                   r.timings.compileMs, r.compileCacheHit ? " (cached)" : "", r.timings.simCompileMs, r.timings.runMs, r.timings.totalMs);
   if (r.trials > 0) h += fmt::format("<dt>trials</dt><dd>{}{}</dd>", r.trials, r.nondeterministic ? " (rerun differed bitwise, within tolerance)" : "");
   if (!r.timingKind.empty()) {
     std::string samples;

@@ -77,6 +77,12 @@ std::string renderMarkdown(const nlohmann::json& summary) {
     };
     for (const auto& [level, g] : m["levels"].items()) addRow(level == "0" ? "other" : "level " + level, g);
     addRow("**all**", m["overall"]);
+    if (m.contains("pure_kernel")) {
+      // A correct candidate that runs library ops (a kept nn.Conv2d, torch.matmul) is no kernel of the model's.
+      addRow("**pure kernels**", m["pure_kernel"]);
+      md += fmt::format("\n{} candidate(s) run LibTorch ops beside their kernels; the *pure kernels* row counts only candidates that "
+                        "run none as solved.\n", m["pure_kernel"].value("library_candidates", 0));
+    }
     if (const auto unsupported = m["overall"].value("unsupported", 0); unsupported > 0) {
       md += fmt::format("\n{} candidate(s) unsupported: not judged (the harness cannot run them here), outside every rate above.\n", unsupported);
     }

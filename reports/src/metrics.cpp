@@ -162,26 +162,34 @@ std::vector<std::size_t> leaderboardOrder(const std::vector<nlohmann::json>& gro
 }
 
 nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nlohmann::json& runInfo, const std::vector<std::string>& warnings) {
-  // model -> problem -> tally; candidates grouped the same way for verdict reasons.
-  std::map<std::string, std::map<std::string, ProblemTally>> tallies;
+  // model -> problem -> tally; candidates grouped the same way for verdict reasons. The pure tallies
+  // count a correct candidate that runs library ops (a kept nn.Conv2d, a returned torch.matmul) as not
+  // solved: the pure-kernel metrics.
+  std::map<std::string, std::map<std::string, ProblemTally>> tallies, pureTallies;
+  std::set<std::string> modelsWithLibrary;
   std::map<std::string, std::vector<const EvalResult*>> byModel;
   bool gpuTimed = false;
   std::set<std::string> backends;
   for (const auto& r : results) {
     ProblemTally& t = tallies[r.model][r.problem];
+    ProblemTally& pure = pureTallies[r.model][r.problem];
     ++t.verdicts[std::string(verdictName(r.verdict))];
+    if (!r.libraryOps.empty()) modelsWithLibrary.insert(r.model);
     byModel[r.model].push_back(&r);
     // Not judged, so neither a success nor a failure: outside every rate (a problem left with none
     // has n = 0 and no pass@k).
     if (r.verdict == Verdict::unsupported) continue;
     ++t.n;
+    ++pure.n;
     if (!r.sourceHash.empty()) t.sources[r.sourceHash] = std::string(verdictName(r.verdict));
     if (!r.backend.empty()) backends.insert(r.backend);
     if (isGpuTiming(r.timingKind)) gpuTimed = true;
     if (r.verdict != Verdict::correct) continue;
     ++t.c;
+    if (r.libraryOps.empty()) ++pure.c;
     if (auto s = speedupOf(r)) {
       t.speedups.push_back(*s);
+      if (r.libraryOps.empty()) pure.speedups.push_back(*s);
       if (!t.fastest || medianOf(r.timingSamplesMs) < medianOf(t.fastest->timingSamplesMs)) t.fastest = &r;
     }
   }
@@ -205,6 +213,7 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
       all.push_back(&t);
       perLevel[levelOf(id)].push_back(&t);
       nlohmann::json row = {{"level", levelOf(id)}, {"n", t.n}, {"c", t.c}, {"verdicts", t.verdicts}, {"sources", t.sources}};
+      if (modelsWithLibrary.contains(model)) row["c_pure"] = pureTallies[model][id].c;
       // Imported problems keep where they came from (run.json's problem_origins), e.g. KernelBench's file.
       if (const auto& origins = runInfo.value("problem_origins", nlohmann::json::object()); origins.contains(id)) row["origin"] = origins[id];
       nlohmann::json pk = nlohmann::json::object();
@@ -231,6 +240,14 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
     m["samples_per_problem"] = {{"min", fewest}, {"max", most}};
     m["pass_at_k_values"] = ks;
     m["overall"] = groupMetrics(all, ks, gpuTimed, byModel[model]);
+    if (modelsWithLibrary.contains(model)) {
+      std::vector<const ProblemTally*> pureAll;
+      for (const auto& [id, t] : pureTallies[model]) pureAll.push_back(&t);
+      nlohmann::json pure = groupMetrics(pureAll, ks, gpuTimed, {});
+      for (const char* field : {"unsupported", "verdicts", "top_reasons"}) pure.erase(field);
+      pure["library_candidates"] = std::count_if(byModel[model].begin(), byModel[model].end(), [](const EvalResult* r) { return !r->libraryOps.empty(); });
+      m["pure_kernel"] = std::move(pure);
+    }
     nlohmann::json levels = nlohmann::json::object();
     for (const auto& [level, tallyList] : perLevel) levels[std::to_string(level)] = groupMetrics(tallyList, ks, gpuTimed, candidatesPerLevel[level]);
     m["levels"] = levels;
@@ -250,6 +267,10 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
     if (double p = groupMetric(board[i].second, "pass_at_k", "1"); p >= 0) row["pass_at_1"] = p;
     if (double f = groupMetric(board[i].second, "fast_p", "1"); f >= 0) row["fast_1"] = f;
     if (board[i].second.contains("geomean_speedup")) row["geomean_speedup"] = board[i].second["geomean_speedup"];
+    if (const auto& pure = models[board[i].first].value("pure_kernel", nlohmann::json()); pure.is_object()) {
+      if (double p = groupMetric(pure, "pass_at_k", "1"); p >= 0) row["pure_pass_at_1"] = p;
+      if (double f = groupMetric(pure, "fast_p", "1"); f >= 0) row["pure_fast_1"] = f;
+    }
     leaderboard.push_back(row);
   }
 

@@ -139,7 +139,10 @@ std::vector<Candidate> readDirectory(const fs::path& root, const std::string& de
   std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied);
        it != fs::recursive_directory_iterator(); ++it) {
-    if (it->path().extension() == ".cu" && (it->is_regular_file() || it->is_symlink())) files.push_back(it->path());
+    const auto ext = it->path().extension();
+    // An imported problem keeps KernelBench's own file beside problem.yaml: the problem, not a candidate.
+    const bool problemSource = it->path().filename() == "kernelbench_source.py";
+    if ((ext == ".cu" || (ext == ".py" && !problemSource)) && (it->is_regular_file() || it->is_symlink())) files.push_back(it->path());
   }
   std::sort(files.begin(), files.end());
   std::error_code ec;
@@ -161,7 +164,7 @@ std::vector<Candidate> readDirectory(const fs::path& root, const std::string& de
     } else if (!fs::is_regular_file(file)) {
       c.readError = fmt::format("{}: not a regular file", file.string());
     } else if (c.problemId.empty()) {
-      c.readError = fmt::format("{}: cannot tell which problem this is for (expected .../levelN/<problem>/<file>.cu)", file.string());
+      c.readError = fmt::format("{}: cannot tell which problem this is for (expected .../levelN/<problem>/<file>.cu or .py)", file.string());
     } else if (fs::file_size(file) > kMaxCandidateSourceBytes) {
       c.readError = fmt::format("{}: over the {} byte limit", file.string(), kMaxCandidateSourceBytes);
     } else {
@@ -208,12 +211,16 @@ Expected<std::string> extractCodeFromResponse(std::string_view response) {
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     if (it->code.find("/*@cuset") != std::string::npos) return it->code;
   }
+  // KernelBench's form: the Python file that defines ModelNew (its CUDA is inside, as strings).
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+    if (it->code.find("class ModelNew") != std::string::npos) return it->code;
+  }
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     if (it->code.find("__global__") != std::string::npos) return it->code;
   }
   if (blocks.empty() && response.find("/*@cuset") != std::string_view::npos) return std::string(response);
   if (blocks.empty()) return Unexpected{"response has no fenced code block"};
-  return Unexpected{fmt::format("none of the response's {} code block(s) has a /*@cuset manifest or a __global__ kernel", blocks.size())};
+  return Unexpected{fmt::format("none of the response's {} code block(s) has a /*@cuset manifest, a ModelNew or a __global__ kernel", blocks.size())};
 }
 
 std::vector<Candidate> readCandidates(const fs::path& path, const std::string& defaultModel) {

@@ -138,6 +138,8 @@ std::pair<char, std::string> headerNameAt(const std::string& t, std::size_t i) {
 
 std::span<const std::string_view> allowedHeaderNames() { return kAllowed; }
 
+bool isAllowedHeader(std::string_view header) { return allowedHeader(header); }
+
 std::optional<std::string> disallowedInclude(std::string_view source) {
   const Logical src = translate(source);
   const std::string& t = src.text;

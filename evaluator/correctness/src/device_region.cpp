@@ -34,14 +34,15 @@ std::size_t RegionLayout::fencePageBytes() {
   return page;
 }
 
-RegionLayout RegionLayout::plan(const Problem& problem, const LaunchManifest& manifest, const SizeBindings& sizes, Fences fences) {
+RegionLayout RegionLayout::plan(const Problem& problem, const LaunchPlan& launchPlan, const SizeBindings& sizes, Fences fences) {
   RegionLayout layout;
   std::size_t cursor = kGuardBytes;  // front guard of the first buffer
-  auto add = [&](const TensorSpec& spec, BufferSlot::Role role) {
-    auto shape = evaluateShape(spec, sizes);
-    if (!shape) throw makeError("problem {}: {}", problem.id, shape.error());
-    BufferSlot slot{spec.name, role, spec.dtype, *shape, cursor, 0};
-    slot.bytes = static_cast<std::size_t>(*elementCount(*shape)) * dtypeSize(spec.dtype);
+  auto add = [&](const std::string& name, DType dtype, const std::vector<std::int64_t>& shape, BufferSlot::Role role, bool zeroed) {
+    BufferSlot slot{name, role, dtype, shape, cursor, 0};
+    slot.zeroed = zeroed;
+    const auto count = elementCount(shape);
+    if (!count) throw makeError("problem {}: buffer '{}': {}", problem.id, name, count.error());
+    slot.bytes = static_cast<std::size_t>(*count) * dtypeSize(dtype);
     if (fences == Fences::afterInputs && role == BufferSlot::Role::input) {
       // Right-aligned against the fence page: the first byte past the data (past its 16-byte granule
       // when the size is not a multiple of 16) is unreadable.
@@ -57,9 +58,17 @@ RegionLayout RegionLayout::plan(const Problem& problem, const LaunchManifest& ma
     }
     layout.slots_.push_back(std::move(slot));
   };
-  for (const auto& t : problem.inputs) add(t, BufferSlot::Role::input);
-  for (const auto& t : problem.outputs) add(t, BufferSlot::Role::output);
-  for (const auto& t : manifest.workspace) add(t, BufferSlot::Role::workspace);
+  auto shapeOf = [&](const TensorSpec& t) {
+    auto shape = evaluateShape(t, sizes);
+    if (!shape) throw makeError("problem {}: {}", problem.id, shape.error());
+    return *shape;
+  };
+  for (const auto& t : problem.inputs) add(t.name, t.dtype, shapeOf(t), BufferSlot::Role::input, false);
+  for (const auto& t : problem.outputs) {
+    const auto& zeroed = launchPlan.zeroedOutputs;
+    add(t.name, t.dtype, shapeOf(t), BufferSlot::Role::output, std::find(zeroed.begin(), zeroed.end(), t.name) != zeroed.end());
+  }
+  for (const auto& b : launchPlan.scratch) add(b.name, b.dtype, b.shape, BufferSlot::Role::workspace, b.zeroed);
   layout.totalBytes_ = cursor;
   return layout;
 }
@@ -83,8 +92,10 @@ std::vector<std::byte> RegionLayout::fill(const std::vector<HostTensor>& inputs,
         std::memcpy(data, t.data(), s.bytes);
         break;
       }
-      case BufferSlot::Role::output: std::memset(data, std::to_integer<int>(outputCanary(trial, s.dtype)), s.bytes); break;
-      case BufferSlot::Role::workspace: std::memset(data, 0, s.bytes); break;
+      case BufferSlot::Role::output:
+      case BufferSlot::Role::workspace:
+        std::memset(data, s.zeroed ? 0 : std::to_integer<int>(outputCanary(trial, s.dtype)), s.bytes);
+        break;
     }
   }
   return region;

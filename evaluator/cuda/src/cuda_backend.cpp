@@ -121,7 +121,7 @@ TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
   const std::size_t l2 = device_.value("l2_bytes", 0);
   request.header = {{"op", "run"},
                     {"symbols", symbols},
-                    {"launches", launchesToJson(*job.launches, *job.layout)},
+                    {"launches", stepsToJson(*job.plan, *job.layout)},
                     {"timing",
                      {{"enabled", job.time},
                       {"timer", options_.timer},
@@ -165,19 +165,13 @@ TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
   return run;
 }
 
-void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, const CompileOutput& compiled, CudaWorkerPool& pool,
-                    ReferenceCache& references, const CorrectnessOptions& options, EvalResult& result) {
+void runCudaBackend(const Problem& problem, const LaunchPlan& plan, const CompileOutput& compiled, CudaWorkerPool& pool, ReferenceCache& references,
+                    const CorrectnessOptions& options, EvalResult& result) {
   const SizeBindings& sizes = problem.sizes(options.sizeSet);
-  auto launches = resolveLaunches(manifest, sizes);
-  if (!launches) {
-    result.verdict = Verdict::invalid_submission;
-    result.reason = launches.error();
-    return;
-  }
-  const RegionLayout layout = RegionLayout::plan(problem, manifest, sizes);
+  const RegionLayout layout = RegionLayout::plan(problem, plan, sizes);
   const auto start = std::chrono::steady_clock::now();
   const TrialExecutor execute = [&](std::vector<std::byte>& region, const TrialRequest&) {
-    CudaWorkerPool::Job job{&compiled, &*launches, &layout, std::move(region), false, nullptr};
+    CudaWorkerPool::Job job{&compiled, &plan, &layout, std::move(region), false, nullptr};
     TrialRun run = pool.run(job, nullptr);
     region = std::move(job.region);
     result.timings.runMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -185,6 +179,10 @@ void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, cons
   };
   runCorrectnessTrials(problem, layout, references, options, execute, "the GPU worker", false, result);
   if (result.verdict != Verdict::correct || !pool.options().time) return;
+  if (plan.usesLibrary() && !TorchReference::cudaAvailable()) {
+    result.flags.push_back("not_timed_library_steps_on_host");
+    return;
+  }
 
   // Timing on fresh inputs of their own, after correctness is settled; what is timed is judged too.
   const std::vector<HostTensor> inputs = drawInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(options.trials + 1), false);
@@ -194,13 +192,15 @@ void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, cons
   std::vector<std::byte> payload(3 * R);
   std::copy(timingRegion.begin(), timingRegion.end(), payload.begin());
   std::copy(freshRegion.begin(), freshRegion.end(), payload.begin() + static_cast<std::ptrdiff_t>(R));
+  // Before every timed sample: outputs poisoned, and whatever the plan zero-fills zeroed again, as
+  // each forward call of the candidate would allocate it.
   nlohmann::json outputs = nlohmann::json::array();
   for (const auto& slot : layout.slots()) {
-    if (slot.role == BufferSlot::Role::output) outputs.push_back({slot.offset, slot.bytes});
+    if (slot.role == BufferSlot::Role::output || slot.zeroed) outputs.push_back({slot.offset, slot.bytes, slot.zeroed ? 0x00 : 0xFF});
   }
   // Which sample's outputs are kept besides the last: secret to the kernel, as the inputs are.
   const std::size_t checkSample = 1 + static_cast<std::size_t>(hashString(fmt::format("{}/{}", options.seed, result.key())).low % 8);
-  CudaWorkerPool::Job job{&compiled, &*launches, &layout, std::move(payload), true, nullptr,
+  CudaWorkerPool::Job job{&compiled, &plan, &layout, std::move(payload), true, nullptr,
                           {{"region_bytes", R}, {"outputs", outputs}, {"check_sample", checkSample}, {"fresh_region", true}}};
   nlohmann::json referenceInputs = nlohmann::json::array();
   for (const auto& slot : layout.slots()) {

@@ -23,6 +23,7 @@
 #include "cuset/evaluator/cuda/cuda_driver.hpp"
 #include "cuset/evaluator/cuda/cupti_kernel_timer.hpp"
 #include "cuset/evaluator/cuda/nvml_clock_monitor.hpp"
+#include "cuset/evaluator/problem/library_call.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/problem/torch_reference.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
@@ -38,13 +39,21 @@ using detail::Event;
 using detail::GpuMeasurement;
 using detail::Module;
 
+// One step of a plan: a kernel launch, or (when `library` is an object) a LibTorch op.
 struct PreparedLaunch {
   CUfunction function = nullptr;
   std::array<unsigned, 3> grid{}, block{};
   unsigned shared = 0;
-  std::vector<std::uint64_t> storage;  // one 8-byte slot per parameter (pointers, int64, int32)
+  std::vector<std::array<std::max_align_t, 4>> storage;  // one slot per parameter, room for 64 bytes
   std::vector<void*> params;
+  nlohmann::json library;
 };
+
+std::vector<unsigned char> hexBytes(const std::string& hex) {
+  std::vector<unsigned char> out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<unsigned char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
 
 // $CUSET_CUDA_MODULE_CACHE: modules a worker keeps loaded (default 64).
 std::size_t moduleCacheLimit() {
@@ -160,6 +169,7 @@ class GpuSession {
     DeviceMemory device(cuda_, regionBytes);
     cuda_(cuda_.driver().cuMemcpyHtoD(device.get(), region.data(), regionBytes), "copying the region to the GPU");
     std::vector<PreparedLaunch> launches = prepare(header.at("launches"), header.at("symbols"), module, device.get());
+    region_ = {device.get(), regionBytes};
 
     const auto start = std::chrono::steady_clock::now();
     runLaunches(launches);
@@ -173,14 +183,20 @@ class GpuSession {
     // Timed samples: the outputs are poisoned before each one, so a sample that skips its work leaves
     // poison behind; one sample's outputs, chosen by the supervisor, are kept, and the last sample's
     // come back in the region.
-    std::vector<std::pair<std::size_t, std::size_t>> outputs;
-    for (const auto& o : timing.value("outputs", nlohmann::json::array())) outputs.emplace_back(o.at(0).get<std::size_t>(), o.at(1).get<std::size_t>());
+    struct Fill {
+      std::size_t offset, bytes;
+      unsigned char value;
+    };
+    std::vector<Fill> outputs;
+    for (const auto& o : timing.value("outputs", nlohmann::json::array())) {
+      outputs.push_back({o.at(0).get<std::size_t>(), o.at(1).get<std::size_t>(), static_cast<unsigned char>(o.size() > 2 ? o.at(2).get<int>() : 0xFF)});
+    }
     const std::size_t checkSample = timing.value("check_sample", std::size_t{0});
     const std::span<std::byte> snapshot = payload.subspan((fresh ? 2 : 1) * regionBytes, regionBytes);
     std::optional<std::size_t> snapshotTaken;
     GpuMeasurement::SampleHooks hooks;
     hooks.before = [&] {
-      for (const auto& [offset, bytes] : outputs) cuda_(cuda_.driver().cuMemsetD8(device.get() + offset, 0xFF, bytes), "poisoning the outputs");
+      for (const auto& f : outputs) cuda_(cuda_.driver().cuMemsetD8(device.get() + f.offset, f.value, f.bytes), "poisoning the outputs");
     };
     hooks.after = [&](std::size_t index) {
       if (snapshotTaken || index < checkSample) return;
@@ -218,6 +234,11 @@ class GpuSession {
     std::vector<PreparedLaunch> out;
     for (const auto& l : launches) {
       PreparedLaunch p;
+      if (l.contains("library")) {
+        p.library = l["library"];
+        out.push_back(std::move(p));
+        continue;
+      }
       const std::string kernel = l.at("kernel");
       p.function = module.function(symbols.value(kernel, kernel));
       for (int i = 0; i < 3; ++i) {
@@ -233,13 +254,15 @@ class GpuSession {
       for (std::size_t i = 0; i < p.storage.size(); ++i) {
         const auto& a = l["args"][i];
         if (a.contains("buffer")) {
-          p.storage[i] = base + a["buffer"].get<std::uint64_t>();
-        } else if (a.contains("int64")) {
-          const std::int64_t v = a["int64"];
-          std::memcpy(&p.storage[i], &v, sizeof(v));
+          const CUdeviceptr pointer = base + a["buffer"].get<std::uint64_t>();
+          std::memcpy(&p.storage[i], &pointer, sizeof(pointer));
+        } else if (a.contains("null")) {
+          const CUdeviceptr pointer = 0;
+          std::memcpy(&p.storage[i], &pointer, sizeof(pointer));
         } else {
-          const std::int32_t v = static_cast<std::int32_t>(a.at("int32").get<std::int64_t>());
-          std::memcpy(&p.storage[i], &v, sizeof(v));  // the driver reads 4 bytes from this slot
+          const auto bytes = hexBytes(a.at("scalar").get<std::string>());
+          if (bytes.size() > sizeof(p.storage[i])) throw Error("a scalar argument over 64 bytes");
+          std::memcpy(&p.storage[i], bytes.data(), bytes.size());  // the driver reads the parameter's size from this slot
         }
       }
       for (auto& s : p.storage) p.params.push_back(&s);
@@ -250,10 +273,33 @@ class GpuSession {
 
   void runLaunches(std::vector<PreparedLaunch>& launches) {
     for (auto& p : launches) {
+      if (p.library.is_object()) {
+        runLibraryStep(p.library);
+        continue;
+      }
       cuda_(cuda_.driver().cuLaunchKernel(p.function, p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1], p.block[2], p.shared, stream_,
                                           p.params.data(), nullptr),
             "cuLaunchKernel");
     }
+  }
+
+  // A library step between the kernels: LibTorch on this GPU (the primary context, which the worker
+  // shares) once the kernels before it are done; where LibTorch has no CUDA, on a host copy of the
+  // region (the supervisor then does not time the candidate).
+  void runLibraryStep(const nlohmann::json& call) {
+    const CudaDriver& d = cuda_.driver();
+    cuda_(d.cuStreamSynchronize(stream_), "the kernels before a library step");
+    std::string why;
+    if (TorchReference::cudaAvailable()) {
+      why = runLibraryCall(call, LibraryMemory{reinterpret_cast<std::byte*>(region_.base), true, 0});
+      cuda_(d.cuCtxSynchronize(), "a library step");
+    } else {
+      std::vector<std::byte> host(region_.bytes);
+      cuda_(d.cuMemcpyDtoH(host.data(), region_.base, region_.bytes), "copying the region for a library step");
+      why = runLibraryCall(call, LibraryMemory{host.data()});
+      cuda_(d.cuMemcpyHtoD(region_.base, host.data(), region_.bytes), "copying the region back after a library step");
+    }
+    if (!why.empty()) throw CudaFailure{fmt::format("library step {} failed: {}", call.value("op", std::string("?")), why), false};
   }
 
   detail::MeasurementTools measurementTools(const nlohmann::json& options) {
@@ -311,6 +357,10 @@ class GpuSession {
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
+  struct {
+    CUdeviceptr base = 0;
+    std::size_t bytes = 0;
+  } region_;  // of the run in progress, for library steps
   struct CachedModule {
     std::unique_ptr<Module> module;
     std::uint64_t lastUse = 0;

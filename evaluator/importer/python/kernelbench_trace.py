@@ -392,6 +392,15 @@ def draw(init, shape, dtype, gen):
 # ---------------------------------------------------------------------------------------------------
 # One size set: the model, its inputs as KernelBench draws them, its parameters.
 
+def forward_arg_names(forward, items):
+    """The names get_inputs's items take as forward's arguments (the problem's input names)."""
+    sig = inspect.signature(forward)
+    names = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(names) < len(items):
+        names += [f"input{i}" for i in range(len(names), len(items))]
+    return names[:len(items)]
+
+
 class Instance:
     def __init__(self, ns, meta):
         self.ns = ns
@@ -420,11 +429,7 @@ class Instance:
                 items = list(ns["get_inputs"]())
         self.records = d.records
         self.items = items
-        sig = inspect.signature(self.model.forward)
-        names = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        if len(names) < len(items):
-            names += [f"input{i}" for i in range(len(names), len(items))]
-        self.arg_names = names[:len(items)]
+        self.arg_names = forward_arg_names(self.model.forward, items)
         self.params = [(n, p) for n, p in self.model.named_parameters()] + [(n, b) for n, b in self.model.named_buffers()]
         modules = dict(self.model.named_modules())
         self.owner = {n: (modules[n.rpartition(".")[0]], n.rpartition(".")[2]) for n, _ in self.params}
@@ -668,7 +673,7 @@ def small_size_attempts(full_knobs):
 
 
 def find_small_size(source, path, full_knobs):
-    """The first scaling that fits the simulator: (how, factor, namespace)."""
+    """The first scaling that fits the simulator: (how, factor, namespace, overrides)."""
     last_error = "too large at every scale tried"
     for how, f, over in small_size_attempts(full_knobs):
         try:
@@ -680,7 +685,7 @@ def find_small_size(source, path, full_knobs):
             size = nbytes([t for _, t in inst.tensor_items()]) + nbytes([t for _, t in inst.params]) + nbytes(o)
             if size > SMALL_BYTES or cc.flops > SMALL_FLOPS:
                 continue
-            return how, f, ns
+            return how, f, ns, over
         except Skip:
             raise
         except Exception as e:  # noqa: BLE001
@@ -902,7 +907,7 @@ def kernelbench_tolerance(want):
 def import_problem(args):
     source = open(args.file).read()
     full = FullSize(source, args.file)
-    how, factor, ns_small = find_small_size(source, args.file, full.knobs)
+    how, factor, ns_small, overrides = find_small_size(source, args.file, full.knobs)
     inst = Instance(ns_small, meta=False)
     small_knobs = size_knobs(ns_small, source, args.file)
     archives, attributes, script_error = write_references(args, inst, full)
@@ -923,6 +928,7 @@ def import_problem(args):
         "description": " ".join((inspect.getdoc(full.ns["Model"]) or "").split()),
         "sizes": sizes,
         "scaling": {"how": how, "factor": factor},
+        "size_overrides": {"small": overrides},
         "inputs": inputs,
         "parameters": params_out,
         "outputs": outputs,

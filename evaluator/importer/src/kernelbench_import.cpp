@@ -33,14 +33,7 @@ struct SourceFile {
   std::string name;      // "kb19_relu"
 };
 
-std::string pythonProgram(const KernelBenchImportOptions& o) {
-  if (!o.python.empty()) return o.python;
-  if (const char* env = std::getenv("CUSET_PYTHON"); env && *env) return env;
-  // Debian's python3-torch belongs to the system interpreter; a pyenv or venv python3 on PATH often
-  // has no torch.
-  if (fs::exists("/usr/bin/python3")) return "/usr/bin/python3";
-  return "python3";
-}
+std::string pythonProgram(const KernelBenchImportOptions& o) { return pythonWithTorch(o.python); }
 
 fs::path tracerScript(const KernelBenchImportOptions& o) {
   if (!o.tracer.empty()) return o.tracer;
@@ -217,7 +210,17 @@ std::string problemYaml(const SourceFile& f, const std::string& commit, const js
   out << YAML::EndMap;
   out << YAML::Key << "origin" << YAML::Value << YAML::BeginMap << YAML::Key << "suite" << YAML::Value << "kernelbench" << YAML::Key << "commit"
       << YAML::Value << commit << YAML::Key << "level" << YAML::Value << f.level << YAML::Key << "number" << YAML::Value << f.number
-      << YAML::Key << "file" << YAML::Value << f.relative << YAML::Key << "source" << YAML::Value << "kernelbench_source.py" << YAML::EndMap;
+      << YAML::Key << "file" << YAML::Value << f.relative << YAML::Key << "source" << YAML::Value << "kernelbench_source.py";
+  if (const json& overrides = imported.value("size_overrides", json::object()); !overrides.empty()) {
+    out << YAML::Key << "size_overrides" << YAML::Value << YAML::BeginMap;
+    for (const auto& [set, knobs] : overrides.items()) {
+      out << YAML::Key << set << YAML::Value << YAML::Flow << YAML::BeginMap;
+      for (const auto& [name, value] : knobs.items()) out << YAML::Key << name << YAML::Value << value.get<std::int64_t>();
+      out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
   out << YAML::EndMap;
   if (!out.good()) throw makeError("{}: cannot write problem.yaml: {}", f.relative, out.GetLastError());
   return std::string(out.c_str()) + "\n";

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <variant>
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/hash.hpp"
 #include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/candidate/launch_plan.hpp"
 #include "cuset/evaluator/candidate/source_policy.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
 #include "cuset/evaluator/sim/sim_backend.hpp"
@@ -59,7 +61,7 @@ std::optional<BackendKind> parseBackend(std::string_view name) {
 namespace {
 
 // Why NVRTC's output cannot run, as a verdict: nullopt when it can.
-std::optional<std::pair<Verdict, std::string>> compileFailure(const CompileOutput& compiled, const std::string& log) {
+std::optional<std::pair<Verdict, std::string>> compileFailure(const CompileOutput& compiled, const std::string& log, const std::string& form) {
   switch (compiled.status) {
     case CompileOutput::Status::compileError:
       return std::pair{Verdict::compile_error, firstErrorLine(log)};
@@ -67,8 +69,9 @@ std::optional<std::pair<Verdict, std::string>> compileFailure(const CompileOutpu
       std::string names;
       for (const auto& n : compiled.missingKernels) names += fmt::format("{}'{}'", names.empty() ? "" : ", ", n);
       return std::pair{Verdict::invalid_submission,
-                       fmt::format("manifest names kernel(s) {} that the compiled module does not define as __global__ "
-                                   "(check the name, extern \"C\", or template arguments)", names)};
+                       fmt::format("{} kernel(s) {} that the compiled module does not define as __global__ "
+                                   "(check the name, extern \"C\", or template arguments)",
+                                   form == "kernelbench" ? "the host code launches" : "manifest names", names)};
     }
     case CompileOutput::Status::ok:
       break;
@@ -76,33 +79,68 @@ std::optional<std::pair<Verdict, std::string>> compileFailure(const CompileOutpu
   return std::nullopt;
 }
 
-// A launch needs its kernel's static shared memory plus the manifest's dynamic bytes on one SM.
-std::optional<std::string> sharedMemoryOverflow(const LaunchManifest& manifest, const CompileOutput& compiled, const Problem& problem) {
-  for (const auto& launch : manifest.launches) {
-    const auto it = compiled.staticSharedBytes.find(launch.kernel);
-    if (it == compiled.staticSharedBytes.end()) continue;
-    for (const auto& set : problem.sizeSets) {
-      const std::int64_t dynamic = *launch.sharedBytes.evaluate(set.sizes);  // validated with the manifest
+// A launch needs its kernel's static shared memory plus the plan's dynamic bytes on one SM.
+std::optional<std::string> sharedMemoryOverflow(const CandidatePlan& plan, const CompileOutput& compiled) {
+  for (const auto& [set, p] : plan.plans) {
+    for (const auto& step : p.steps) {
+      if (step.kind != PlanStep::Kind::kernel) continue;
+      const auto it = compiled.staticSharedBytes.find(step.kernel.kernel);
+      if (it == compiled.staticSharedBytes.end()) continue;
+      const std::int64_t dynamic = step.kernel.sharedBytes;
       if (static_cast<std::int64_t>(it->second) + dynamic > LaunchLimits::maxSharedBytes + LaunchLimits::reservedSharedBytes) {
         return fmt::format("kernel {} uses {} bytes of static and, with sizes '{}', {} bytes of dynamic shared memory: over the "
                            "{} bytes a block can have",
-                           launch.kernel, it->second, set.name, dynamic, LaunchLimits::maxSharedBytes);
+                           step.kernel.kernel, it->second, set, dynamic, LaunchLimits::maxSharedBytes);
       }
     }
   }
   return std::nullopt;
 }
 
+// A verdict reached before anything runs.
+struct EarlyVerdict {
+  Verdict verdict;
+  std::string reason;
+};
+
+// A `/*@cuset` candidate: its manifest resolved for every size set.
+std::variant<CandidatePlan, EarlyVerdict> planFromManifestCandidate(const Candidate& candidate, const Problem& problem) {
+  auto manifest = parseLaunchManifest(candidate.source, problem);
+  if (!manifest) return EarlyVerdict{Verdict::invalid_submission, manifest.error()};
+  if (auto include = disallowedInclude(candidate.source)) return EarlyVerdict{Verdict::invalid_submission, *include};
+  CandidatePlan plan{"manifest", candidate.source, manifest->kernelNames(), {}};
+  for (const auto& set : problem.sizeSets) {
+    auto p = planFromManifest(*manifest, set.sizes);
+    if (!p) return EarlyVerdict{Verdict::invalid_submission, fmt::format("manifest: with sizes '{}': {}", set.name, p.error())};
+    plan.plans[set.name] = std::move(*p);
+  }
+  return plan;
+}
+
+// A KernelBench solution: its Python and host code recorded, in the restricted helper, into plans.
+std::variant<CandidatePlan, EarlyVerdict> planFromKernelBenchCandidate(const Candidate& candidate, const Problem& problem,
+                                                                      const EvalServices& services, EvalResult& r) {
+  if (!services.translator) return EarlyVerdict{Verdict::unsupported, "KernelBench solutions are not translated in this run"};
+  Translation t = services.translator->translate(problem, candidate.source);
+  r.timings.translateMs = t.milliseconds;
+  if (!t.log.empty()) r.compileLog = "--- translation ---\n" + t.log;
+  if (!t.ok()) {
+    const auto verdict = parseVerdict(t.verdict);
+    return EarlyVerdict{verdict.value_or(Verdict::runtime_error), t.reason};
+  }
+  return std::move(t.plan);
+}
+
 // Trials (and timing, on a GPU) on the run's backend; fills the verdict into `r`.
-void runOnBackend(const Candidate& candidate, const Problem& problem, const LaunchManifest& manifest, const CompileOutput& compiled,
-                  const EvalServices& services, EvalResult& r) {
+void runOnBackend(const Problem& problem, const CandidatePlan& plan, const CompileOutput& compiled, const EvalServices& services, EvalResult& r) {
+  const LaunchPlan& launchPlan = plan.plans.at(services.correctness.sizeSet);
   if (services.backend == BackendKind::cuda) {
     // The whole candidate, trials and timing, on one device.
     const CudaDevices::Lease gpu = services.cuda->acquire();
-    runCudaBackend(problem, manifest, compiled, gpu.pool(), *services.references, services.correctness, r);
+    runCudaBackend(problem, launchPlan, compiled, gpu.pool(), *services.references, services.correctness, r);
     r.device = gpu.ordinal();
   } else {
-    runSimBackend(problem, manifest, candidate.source, *services.simCompiler, *services.sandbox, *services.references, services.correctness, r);
+    runSimBackend(problem, launchPlan, plan.deviceSource, *services.simCompiler, *services.sandbox, *services.references, services.correctness, r);
   }
 }
 
@@ -139,17 +177,20 @@ EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& ser
                               suite.root().string()));
   }
 
-  auto manifest = parseLaunchManifest(candidate.source, *problem);
-  r.timings.manifestMs = msSince(start);
-  if (!manifest) return finish(Verdict::invalid_submission, manifest.error());
-  if (auto include = disallowedInclude(candidate.source)) return finish(Verdict::invalid_submission, *include);
+  r.form = isKernelBenchSolution(candidate.source) ? "kernelbench" : "manifest";
+  auto planned = r.form == "kernelbench" ? planFromKernelBenchCandidate(candidate, *problem, services, r) : planFromManifestCandidate(candidate, *problem);
+  r.timings.manifestMs = msSince(start) - r.timings.translateMs;
+  if (auto* early = std::get_if<EarlyVerdict>(&planned)) return finish(early->verdict, std::move(early->reason));
+  const CandidatePlan& plan = std::get<CandidatePlan>(planned);
+  r.libraryOps = plan.libraryOps();
 
-  CompileOutput compiled = services.nvrtc.compile(candidate.source, manifest->kernelNames());
+  CompileOutput compiled = services.nvrtc.compile(plan.deviceSource, plan.kernelNames);
   r.timings.compileMs = compiled.milliseconds;
-  r.compileLog = std::move(compiled.log);
   r.compileCacheHit = compiled.cacheHit;
-  if (auto failure = compileFailure(compiled, r.compileLog)) return finish(failure->first, std::move(failure->second));
-  if (auto overflow = sharedMemoryOverflow(*manifest, compiled, *problem)) return finish(Verdict::invalid_submission, std::move(*overflow));
+  const auto failure = compileFailure(compiled, compiled.log, r.form);
+  r.compileLog += std::move(compiled.log);
+  if (failure) return finish(failure->first, failure->second);
+  if (auto overflow = sharedMemoryOverflow(plan, compiled)) return finish(Verdict::invalid_submission, std::move(*overflow));
   if (services.backend == BackendKind::compileOnly) return finish(Verdict::compiled, "");
   if (services.brokenReferences) {
     if (auto it = services.brokenReferences->find(problem->id); it != services.brokenReferences->end()) {
@@ -157,7 +198,7 @@ EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& ser
     }
   }
   try {
-    runOnBackend(candidate, *problem, *manifest, compiled, services, r);
+    runOnBackend(*problem, plan, compiled, services, r);
   } catch (const ReferenceFailure& e) {
     // A reference that fails on these inputs (the check at the start passed it on others): the
     // problem's candidates cannot be judged, the rest of the run can.

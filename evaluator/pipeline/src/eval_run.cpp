@@ -91,7 +91,8 @@ EvalHarness::EvalHarness(const EvalConfig& config, const BackendChoice& backend)
     : compiler(CompileOptions{.arch = backend.arch, .isolated = true, .timeout = config.compileTimeout},
                config.useCache ? cacheRoot(config) / "nvrtc" : fs::path()),
       references(backend.kind == BackendKind::cuda && TorchReference::cudaAvailable()),
-      jobs(workerCount(config)) {
+      jobs(workerCount(config)),
+      translator(TranslatorOptions{.cacheDir = config.useCache ? cacheRoot(config) / "kernelbench" : fs::path(), .timeout = config.translateTimeout}) {
   if (backend.kind == BackendKind::sim) {
     // The worker loads each library from disk, so --no-cache gives the run a folder of its own, removed
     // when the run ends, instead of no folder. The precompiled prelude is toolchain state, not a
@@ -242,7 +243,8 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   requireSizeSet(suite, backend.kind, harness.sizeSet);
   harness.brokenReferences = checkReferences(config, suite, batch, run, backend.kind, harness.sizeSet);
   const EvalServices services{suite, harness.compiler, backend.kind, harness.simCompiler.get(), harness.sandbox.get(), &harness.references,
-                              CorrectnessOptions{run.seed, config.trials, harness.sizeSet}, backend.cuda.get(), &harness.brokenReferences};
+                              CorrectnessOptions{run.seed, config.trials, harness.sizeSet}, backend.cuda.get(), &harness.brokenReferences,
+                              &harness.translator};
   nlohmann::json record = startRunRecord(config, suite, batch, backend, run, harness);
 
   EvalRunSummary summary;

@@ -54,6 +54,7 @@ struct EvalHarness {
   std::optional<ScratchDir> uncachedLibraries;  // sim with --no-cache: the run's own library folder
   std::unique_ptr<SimCompiler> simCompiler;
   std::unique_ptr<SandboxPool> sandbox;
+  KernelBenchTranslator translator;
   std::string sizeSet;
   std::map<std::string, std::string> brokenReferences;  // problem id -> why its reference cannot run
 };

@@ -213,7 +213,7 @@ class ProblemParser {
   }
 
   void parseOrigin(const YAML::Node& node, Problem& p) {
-    yaml_.onlyKeys(node, "origin", {"suite", "commit", "level", "number", "file", "source"});
+    yaml_.onlyKeys(node, "origin", {"suite", "commit", "level", "number", "file", "source", "size_overrides"});
     ProblemOrigin o;
     o.suite = yaml_.asString(yaml_.require(node, "suite", "origin"), "origin.suite");
     if (const YAML::Node v = node["commit"]) o.commit = yaml_.asString(v, "origin.commit");
@@ -227,6 +227,19 @@ class ProblemParser {
         yaml_.fail(v, "origin.source", fmt::format("'{}' is not a file in the problem's folder", file.string()));
       }
       o.source = readFile(file);
+    }
+    if (const YAML::Node v = node["size_overrides"]) {
+      yaml_.expectMap(v, "origin.size_overrides");
+      for (const auto& set : v) {
+        const std::string setName = yaml_.asKey(set.first, "origin.size_overrides");
+        const std::string path = joinPath("origin.size_overrides", setName);
+        yaml_.expectMap(set.second, path);
+        auto& knobs = o.sizeOverrides[setName];
+        for (const auto& knob : set.second) {
+          const std::string name = yaml_.asKey(knob.first, path);
+          knobs[name] = yaml_.asInt64(knob.second, joinPath(path, name));
+        }
+      }
     }
     p.origin = std::move(o);
   }

@@ -23,6 +23,7 @@ nlohmann::json toJson(const EvalResult& r) {
       {"source_hash", r.sourceHash},
       {"timings_ms",
        {{"manifest", r.timings.manifestMs},
+        {"translate", r.timings.translateMs},
         {"compile", r.timings.compileMs},
         {"sim_compile", r.timings.simCompileMs},
         {"run", r.timings.runMs},
@@ -37,6 +38,8 @@ nlohmann::json toJson(const EvalResult& r) {
   for (const auto& c : r.comparisons) comparisons.push_back(toJson(c));
   j["comparisons"] = comparisons;
   if (!r.flags.empty()) j["flags"] = r.flags;
+  if (!r.form.empty()) j["form"] = r.form;
+  if (!r.libraryOps.empty()) j["library_ops"] = r.libraryOps;
   if (r.device) j["device"] = *r.device;
   if (!r.timingKind.empty()) {
     j["timing"] = {{"kind", r.timingKind}, {"samples_ms", r.timingSamplesMs}, {"median_ms", medianOf(r.timingSamplesMs)}};
@@ -97,9 +100,12 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
       if (auto pf = t->find("peak_fraction"); pf != t->end() && pf->is_number()) r.peakFraction = pf->get<double>();
     }
     if (auto f = j.find("flags"); f != j.end()) r.flags = f->get<std::vector<std::string>>();
+    r.form = j.value("form", "");
+    if (auto l = j.find("library_ops"); l != j.end()) r.libraryOps = l->get<std::vector<std::string>>();
     if (auto d = j.find("device"); d != j.end() && d->is_number_integer()) r.device = d->get<int>();
     if (auto t = j.find("timings_ms"); t != j.end()) {
       r.timings.manifestMs = t->value("manifest", 0.0);
+      r.timings.translateMs = t->value("translate", 0.0);
       r.timings.compileMs = t->value("compile", 0.0);
       r.timings.simCompileMs = t->value("sim_compile", 0.0);
       r.timings.runMs = t->value("run", 0.0);

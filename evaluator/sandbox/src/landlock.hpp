@@ -17,4 +17,25 @@ int landlockAbi();
 // restriction is in force, else why not (no Landlock here, a file that cannot be opened).
 std::string restrictToReading(const std::vector<std::filesystem::path>& readableFiles);
 
+// A ruleset made by a parent and enforced by its forked child, which after fork may only make system
+// calls: the child may read and execute beneath `readableTrees`, write only the files
+// `writableFiles` (/dev/null), and, where the ABI allows, use no TCP. fd() < 0 when Landlock is absent
+// (why() says so); the child then runs without it.
+class LandlockRuleset {
+ public:
+  LandlockRuleset(const std::vector<std::filesystem::path>& readableTrees, const std::vector<std::filesystem::path>& writableFiles);
+  ~LandlockRuleset();
+  LandlockRuleset(const LandlockRuleset&) = delete;
+  LandlockRuleset& operator=(const LandlockRuleset&) = delete;
+  int fd() const { return fd_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  int fd_ = -1;
+  std::string why_;
+};
+
+// In the forked child: no new privileges, then the ruleset. Only system calls; returns 0 or an errno.
+int enforceLandlock(int rulesetFd);
+
 }  // namespace cuset::detail

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/evaluator/sandbox/shared_payload.hpp"
@@ -115,20 +117,61 @@ int serveMessages(const std::function<Message(Message& request)>& handle, Shared
 
 namespace cuset {
 
-nlohmann::json launchesToJson(const std::vector<ResolvedLaunch>& launches, const RegionLayout& layout) {
+nlohmann::json launchesToJson(const std::vector<KernelStep>& launches, const RegionLayout& layout) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& l : launches) {
     nlohmann::json args = nlohmann::json::array();
     for (const auto& a : l.args) {
-      if (a.kind == LaunchArg::Kind::buffer) {
+      if (a.kind == PlanArg::Kind::buffer) {
         const BufferSlot* slot = layout.find(a.buffer);
         if (!slot) throw makeError("launch of {}: no buffer '{}' in the device region", l.kernel, a.buffer);
-        args.push_back({{"buffer", slot->offset}, {"name", a.buffer}});
+        if (a.byteOffset < 0 || static_cast<std::size_t>(a.byteOffset) > slot->bytes) {
+          throw makeError("launch of {}: a pointer {} bytes into buffer '{}' of {} bytes", l.kernel, a.byteOffset, a.buffer, slot->bytes);
+        }
+        args.push_back({{"buffer", slot->offset + static_cast<std::size_t>(a.byteOffset)}, {"name", a.describe()}});
+      } else if (a.kind == PlanArg::Kind::null) {
+        args.push_back({{"null", true}});
       } else {
-        args.push_back({{a.type == LaunchArg::ScalarType::int64 ? "int64" : "int32", a.value}});
+        std::string hex;
+        for (auto b : a.bytes) hex += fmt::format("{:02x}", b);
+        args.push_back({{"scalar", hex}, {"type", a.type}});
       }
     }
     out.push_back({{"kernel", l.kernel}, {"grid", l.grid}, {"block", l.block}, {"shared", l.sharedBytes}, {"args", args}});
+  }
+  return out;
+}
+
+namespace {
+
+void resolveViews(nlohmann::json& j, const RegionLayout& layout) {
+  if (j.is_array()) {
+    for (auto& x : j) resolveViews(x, layout);
+  } else if (j.is_object()) {
+    if (j.contains("buffer") && j.contains("sizes")) {
+      const std::string name = j["buffer"].get<std::string>();
+      const BufferSlot* slot = layout.find(name);
+      if (!slot) throw makeError("library step: no buffer '{}' in the device region", name);
+      j["byte"] = slot->offset;
+      return;
+    }
+    for (auto& [k, v] : j.items()) resolveViews(v, layout);
+  }
+}
+
+}  // namespace
+
+nlohmann::json libraryCallToJson(const LibraryStep& step, const RegionLayout& layout) {
+  nlohmann::json call = step.call;
+  resolveViews(call, layout);
+  return call;
+}
+
+nlohmann::json stepsToJson(const LaunchPlan& plan, const RegionLayout& layout) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : plan.steps) {
+    if (s.kind == PlanStep::Kind::kernel) out.push_back(launchesToJson({s.kernel}, layout)[0]);
+    else out.push_back({{"library", libraryCallToJson(s.library, layout)}});
   }
   return out;
 }

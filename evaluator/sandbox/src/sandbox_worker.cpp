@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -99,10 +100,17 @@ void installFilter(Stage stage, pid_t self) {
   if (rc != 0) throw std::runtime_error(std::string("seccomp_load failed: ") + std::strerror(-rc));
 }
 
+std::vector<unsigned char> scalarBytes(const nlohmann::json& a) {
+  const std::string hex = a.at("scalar").get<std::string>();
+  std::vector<unsigned char> out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<unsigned char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
 std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann::json& args) {
   const int given = static_cast<int>(args.size());
   if (entry.paramCount != given) {
-    return "kernel '" + std::string(entry.name) + "' takes " + std::to_string(entry.paramCount) + " parameter(s) but the manifest passes " +
+    return "kernel '" + std::string(entry.name) + "' takes " + std::to_string(entry.paramCount) + " parameter(s) but the plan passes " +
            std::to_string(given);
   }
   for (int i = 0; i < given; ++i) {
@@ -110,16 +118,19 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
     const auto kind = entry.paramKinds[i];
     const unsigned size = entry.paramSizes[i];
     const std::string where = "parameter " + std::to_string(i) + " of kernel '" + entry.name + "'";
-    if (a.contains("buffer")) {
-      if (kind != cuset_sim::ParamKind::pointer) return where + " is not a pointer, but the manifest passes buffer '" + a.value("name", "") + "'";
-    } else if (kind == cuset_sim::ParamKind::pointer) {
-      return where + " is a pointer, but the manifest passes an integer";
-    } else if (kind != cuset_sim::ParamKind::integer) {
-      return where + " is not an integer; manifests pass only buffers and integer sizes";
-    } else if (a.contains("int32") && size != 4) {
-      return where + " is a " + std::to_string(size) + "-byte integer but the manifest passes a 32-bit int (use {size: ..., type: int64})";
-    } else if (a.contains("int64") && size != 8) {
-      return where + " is a " + std::to_string(size) + "-byte integer but the manifest passes an int64";
+    if (a.contains("buffer") || a.contains("null")) {
+      if (kind != cuset_sim::ParamKind::pointer) return where + " is not a pointer, but the plan passes buffer '" + a.value("name", "nullptr") + "'";
+      continue;
+    }
+    const std::string type = a.value("type", "");
+    const bool floating = type.starts_with("float");
+    const bool integral = type.starts_with("int") || type.starts_with("uint");
+    if (kind == cuset_sim::ParamKind::pointer) return where + " is a pointer, but the plan passes " + type;
+    if (kind == cuset_sim::ParamKind::integer && !integral) return where + " is an integer, but the plan passes " + type;
+    if (kind == cuset_sim::ParamKind::floating && !floating) return where + " is a floating-point value, but the plan passes " + type;
+    if (scalarBytes(a).size() != size) {
+      if (type == "int32") return where + " is a " + std::to_string(size) + "-byte integer but the manifest passes a 32-bit int (use {size: ..., type: int64})";
+      return where + " is " + std::to_string(size) + " bytes but the plan passes a " + type + " of " + std::to_string(scalarBytes(a).size());
     }
   }
   return {};
@@ -175,7 +186,7 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
 
     struct Prepared {
       cuset_sim::LaunchSpec spec;
-      std::vector<std::int64_t> values;  // scalar storage; pointers live in `pointers`
+      std::vector<std::array<std::max_align_t, 4>> values;  // scalar storage, aligned for any parameter up to 64 bytes
       std::vector<void*> pointers;
       std::vector<void*> args;
     };
@@ -201,13 +212,14 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
         if (args[a].contains("buffer")) {
           p.pointers[a] = region + args[a].at("buffer").get<std::size_t>();
           p.args.push_back(&p.pointers[a]);
-        } else if (args[a].contains("int64")) {
-          p.values[a] = args[a].at("int64").get<std::int64_t>();
-          p.args.push_back(&p.values[a]);
+        } else if (args[a].contains("null")) {
+          p.pointers[a] = nullptr;
+          p.args.push_back(&p.pointers[a]);
         } else {
-          auto* v32 = reinterpret_cast<std::int32_t*>(&p.values[a]);
-          *v32 = static_cast<std::int32_t>(args[a].at("int32").get<std::int64_t>());
-          p.args.push_back(v32);
+          const auto bytes = scalarBytes(args[a]);
+          if (bytes.size() > sizeof(p.values[a])) throw std::runtime_error("a scalar argument over 64 bytes");
+          std::memcpy(&p.values[a], bytes.data(), bytes.size());
+          p.args.push_back(&p.values[a]);
         }
       }
       p.spec.kernel = entry;

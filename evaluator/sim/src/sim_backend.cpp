@@ -10,17 +10,45 @@
 #include "cuset/evaluator/correctness/correctness_trials.hpp"
 #include "cuset/evaluator/correctness/device_region.hpp"
 #include "cuset/evaluator/problem/input_generator.hpp"
+#include "cuset/evaluator/problem/library_call.hpp"
+#include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/results/output_comparison.hpp"
 
 namespace cuset {
 
-void runSimBackend(const Problem& problem, const LaunchManifest& manifest, std::string_view source, const SimCompiler& compiler,
-                   SandboxPool& sandbox, ReferenceCache& references, const CorrectnessOptions& options, EvalResult& result) {
+namespace {
+
+// The plan in the order it runs: runs of kernel steps (one sandbox job each) and the library steps
+// between them.
+struct Segment {
+  std::vector<KernelStep> kernels;
+  const LibraryStep* library = nullptr;
+  std::size_t index = 0;  // of the library step in the plan
+};
+
+std::vector<Segment> segmentsOf(const LaunchPlan& plan) {
+  std::vector<Segment> out;
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep& s = plan.steps[i];
+    if (s.kind == PlanStep::Kind::library) {
+      out.push_back({{}, &s.library, i});
+    } else {
+      if (out.empty() || out.back().library) out.emplace_back();
+      out.back().kernels.push_back(s.kernel);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_view source, const SimCompiler& compiler, SandboxPool& sandbox,
+                   ReferenceCache& references, const CorrectnessOptions& options, EvalResult& result) {
   auto finish = [&](Verdict v, std::string reason) {
     result.verdict = v;
     result.reason = std::move(reason);
   };
-  const SimCompileOutput built = compiler.compile(source, manifest.kernelNames());
+  const SimCompileOutput built = compiler.compile(source, plan.kernelNames());
   result.timings.simCompileMs = built.milliseconds;
   if (!built.rejection.empty()) return finish(Verdict::invalid_submission, built.rejection);
   if (!built.unsupported.empty()) return finish(Verdict::unsupported, "the CPU simulator cannot run this kernel (judge it with --backend cuda): " + built.unsupported);
@@ -32,25 +60,44 @@ void runSimBackend(const Problem& problem, const LaunchManifest& manifest, std::
   }
   const auto start = std::chrono::steady_clock::now();
   const SizeBindings& sizes = problem.sizes(options.sizeSet);
-  auto launches = resolveLaunches(manifest, sizes);
-  if (!launches) return finish(Verdict::invalid_submission, launches.error());
   // Inputs against inaccessible pages: an over-read faults as memcheck would report it on a GPU.
-  const RegionLayout layout = RegionLayout::plan(problem, manifest, sizes, RegionLayout::Fences::afterInputs);
+  const RegionLayout layout = RegionLayout::plan(problem, plan, sizes, RegionLayout::Fences::afterInputs);
+  const std::vector<Segment> segments = segmentsOf(plan);
+  std::vector<nlohmann::json> libraryCalls(segments.size());
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    if (segments[i].library) libraryCalls[i] = libraryCallToJson(*segments[i].library, layout);
+  }
   result.timingKind = "cpu_simulator";
 
   // Every trial of the candidate on one worker, which keeps its __device__ globals between them.
   SandboxPool::Lease worker = sandbox.acquire();
   const TrialExecutor execute = [&](std::vector<std::byte>& region, const TrialRequest& request) {
-    SimJob job;
-    job.library = built.library;
-    job.stateKey = result.key();
-    job.fibers = built.needsFibers;
-    job.reverseThreadOrder = request.reverseThreadOrder;
-    job.launches = *launches;
-    job.layout = &layout;
-    job.region = std::move(region);
-    TrialRun run = worker.run(job);
-    region = std::move(job.region);
+    TrialRun run;
+    run.status = TrialRun::Status::ok;
+    double kernelMs = 0.0;
+    for (std::size_t i = 0; i < segments.size(); ++i) {
+      if (segments[i].library) {
+        if (std::string why = runLibraryCall(libraryCalls[i], LibraryMemory{region.data()}); !why.empty()) {
+          run.status = TrialRun::Status::runtimeError;
+          run.message = fmt::format("library step {} ({}) failed: {}", segments[i].index + 1, segments[i].library->op(), why);
+          break;
+        }
+        continue;
+      }
+      SimJob job;
+      job.library = built.library;
+      job.stateKey = result.key();
+      job.fibers = built.needsFibers;
+      job.reverseThreadOrder = request.reverseThreadOrder;
+      job.launches = segments[i].kernels;
+      job.layout = &layout;
+      job.region = std::move(region);
+      run = worker.run(job);
+      region = std::move(job.region);
+      kernelMs += run.kernelMs;
+      if (run.status != TrialRun::Status::ok) break;
+    }
+    run.kernelMs = kernelMs;
     result.timings.runMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return run;
   };

@@ -19,12 +19,12 @@ TEST(RegionLayout, InputsEndAgainstAFencePageOnlyWhenAsked) {
   for (const std::string n : {"N: 64", "N: 1000", "N: 1001", "N: 63063", "N: 1"}) {
     const Problem p = twoInputs(n);
     const SizeBindings& sizes = p.sizes("small");
-    const RegionLayout gpu = RegionLayout::plan(p, LaunchManifest{}, sizes);
+    const RegionLayout gpu = RegionLayout::plan(p, LaunchPlan{}, sizes);
     for (const auto& s : gpu.slots()) {
       EXPECT_EQ(s.offset % kBufferAlignment, 0u) << n;
       EXPECT_EQ(s.fence, 0u);
     }
-    const RegionLayout sim = RegionLayout::plan(p, LaunchManifest{}, sizes, RegionLayout::Fences::afterInputs);
+    const RegionLayout sim = RegionLayout::plan(p, LaunchPlan{}, sizes, RegionLayout::Fences::afterInputs);
     const std::size_t page = RegionLayout::fencePageBytes();
     for (const auto& s : sim.slots()) {
       SCOPED_TRACE(n + " " + s.name);

@@ -104,12 +104,13 @@ struct OneKernelJob {
       "reference: |\n  def forward(N: int) -> Tensor:\n      return torch.zeros(N, dtype=torch.int32)\n",
       "t/problem.yaml", "t");
   LaunchManifest manifest = std::move(parseLaunchManifest("/*@cuset\nlaunches: [{kernel: k, grid: [1], block: [1], args: [y]}]\n*/", problem)).value();
-  RegionLayout layout = RegionLayout::plan(problem, manifest, problem.sizes("small"));
+  LaunchPlan plan = std::move(planFromManifest(manifest, problem.sizes("small"))).value();
+  RegionLayout layout = RegionLayout::plan(problem, plan, problem.sizes("small"));
 
   SimJob job(const std::filesystem::path& library) const {
     SimJob j;
     j.library = library;
-    j.launches = *resolveLaunches(manifest, problem.sizes("small"));
+    j.launches = plan.kernelSteps();
     j.layout = &layout;
     j.region = layout.fill({}, 0);
     return j;
@@ -252,11 +253,12 @@ TEST_F(SimBackend, RegionsComeBackTheSameThroughTheSharedFileAndThroughThePipe) 
     for (const char* sizeSet : {"small", "big", "small"}) {
       SCOPED_TRACE(fmt::format("shared payload {}, sizes {}", shared, sizeSet));
       const SizeBindings& sizes = problem.sizes(sizeSet);
-      const RegionLayout layout = RegionLayout::plan(problem, manifest, sizes);
+      const LaunchPlan plan = std::move(planFromManifest(manifest, sizes)).value();
+      const RegionLayout layout = RegionLayout::plan(problem, plan, sizes);
       SimJob job;
       job.library = built.library;
       job.fibers = false;
-      job.launches = *resolveLaunches(manifest, sizes);
+      job.launches = plan.kernelSteps();
       job.layout = &layout;
       job.region = layout.fill({}, 0);
       const SimJobResult r = pool.run(job);

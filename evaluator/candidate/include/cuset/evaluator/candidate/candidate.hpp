@@ -1,5 +1,6 @@
 #pragma once
-// Reading candidates (DESIGN §3): JSONL batches of LLM outputs, or a folder of .cu files.
+// Reading candidates (DESIGN §3): JSONL batches of LLM outputs, or a folder of .cu files (and .py
+// KernelBench solutions).
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -32,9 +33,10 @@ inline constexpr std::size_t kMaxCandidateSourceBytes = 1u << 20;
 // itself cannot be read. `defaultModel` is used where a record or a folder names no model.
 std::vector<Candidate> readCandidates(const std::filesystem::path& path, const std::string& defaultModel);
 
-// Extracts the CUDA code from a raw LLM response: the fenced block carrying a `/*@cuset` manifest
-// (the last one if several), else the last fenced block that defines a __global__ function, else the
-// whole response if it is bare code with a manifest.
+// Extracts the candidate from a raw LLM response: the fenced block carrying a `/*@cuset` manifest
+// (the last one if several), else the last block defining KernelBench's `class ModelNew`, else the
+// last fenced block that defines a __global__ function, else the whole response if it is bare code
+// with a manifest.
 Expected<std::string> extractCodeFromResponse(std::string_view response);
 
 }  // namespace cuset

@@ -15,5 +15,7 @@ std::optional<std::string> disallowedInclude(std::string_view source);
 // The headers allowed by name (beside them, the families `cuda/std/<name>`, `cub/block/<name>.cuh`
 // and `cub/warp/<name>.cuh`).
 std::span<const std::string_view> allowedHeaderNames();
+// Whether `#include <header>` is allowed in a candidate.
+bool isAllowedHeader(std::string_view header);
 
 }  // namespace cuset

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/candidate/launch_plan.hpp"
 #include "cuset/evaluator/problem/host_tensor.hpp"
 
 namespace cuset {
@@ -26,6 +26,9 @@ struct BufferSlot {
   std::vector<std::int64_t> shape;
   std::size_t offset = 0;  // of the data, from the region start
   std::size_t bytes = 0;
+  // Filled with zeros before the plan runs (a manifest's workspace; a buffer the candidate allocated
+  // with torch::zeros); every other output and scratch buffer is filled with the trial's canary.
+  bool zeroed = false;
   // With RegionLayout::Fences::afterInputs: the page-aligned offset of the inaccessible page that
   // follows this input's data (0: none). The data ends there, or up to 15 bytes before it.
   std::size_t fence = 0;
@@ -38,8 +41,8 @@ class RegionLayout {
   // starts 16-byte aligned (256 when its size is a multiple of 256) instead of 256: vector loads stay
   // legal. The simulator's layout; a GPU run keeps cudaMalloc's alignment.
   enum class Fences { none, afterInputs };
-  // Inputs and outputs of `problem`, then the manifest's workspace, for concrete sizes.
-  static RegionLayout plan(const Problem& problem, const LaunchManifest& manifest, const SizeBindings& sizes, Fences fences = Fences::none);
+  // Inputs and outputs of `problem`, then the launch plan's scratch buffers, for concrete sizes.
+  static RegionLayout plan(const Problem& problem, const LaunchPlan& launchPlan, const SizeBindings& sizes, Fences fences = Fences::none);
   // The page size fences are laid out for.
   static std::size_t fencePageBytes();
 
@@ -47,8 +50,8 @@ class RegionLayout {
   std::size_t totalBytes() const { return totalBytes_; }
   const BufferSlot* find(std::string_view name) const;
 
-  // A region holding `inputs` (problem order), outputs filled with the trial's canary (outputCanary),
-  // zeroed workspace and guards.
+  // A region holding `inputs` (problem order), outputs and scratch filled with the trial's canary
+  // (outputCanary) or zeros (BufferSlot::zeroed), and guards.
   std::vector<std::byte> fill(const std::vector<HostTensor>& inputs, int trial) const;
   // The first guard band a kernel wrote into, described ("wrote 4 bytes past the end of 'y' ..."), or nullopt.
   std::optional<std::string> findGuardViolation(const std::vector<std::byte>& region) const;

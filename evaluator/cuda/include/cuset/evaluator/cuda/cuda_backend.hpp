@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/candidate/launch_plan.hpp"
 #include "cuset/evaluator/compile/nvrtc_compiler.hpp"
 #include "cuset/evaluator/correctness/correctness_trials.hpp"
 #include "cuset/evaluator/correctness/reference_cache.hpp"
@@ -49,7 +49,7 @@ class CudaWorkerPool {
 
   struct Job {
     const CompileOutput* compiled = nullptr;
-    const std::vector<ResolvedLaunch>* launches = nullptr;
+    const LaunchPlan* plan = nullptr;  // its kernel and library steps run in the worker, in order
     const RegionLayout* layout = nullptr;
     std::vector<std::byte> region;  // in and out; with `time`: timing region, fresh region, snapshot room
     bool time = false;
@@ -109,9 +109,12 @@ class CudaDevices {
   std::condition_variable freed_;
 };
 
-// Sets the verdict (as the sim backend does), then GPU timing for correct candidates, flagging a
-// time below the problem's speed of light as hack_suspected.
-void runCudaBackend(const Problem& problem, const LaunchManifest& manifest, const CompileOutput& compiled, CudaWorkerPool& pool,
-                    ReferenceCache& references, const CorrectnessOptions& options, EvalResult& result);
+// Runs `plan` (the launch plan for options.sizeSet): sets the verdict (as the sim backend does), then
+// GPU timing for correct candidates, flagging a time below the problem's speed of light as
+// hack_suspected. A plan with library steps is timed only where LibTorch has CUDA (the steps run on
+// the GPU, between the kernels, and are timed with them); elsewhere they run on the host and the
+// candidate is judged but not timed.
+void runCudaBackend(const Problem& problem, const LaunchPlan& plan, const CompileOutput& compiled, CudaWorkerPool& pool, ReferenceCache& references,
+                    const CorrectnessOptions& options, EvalResult& result);
 
 }  // namespace cuset

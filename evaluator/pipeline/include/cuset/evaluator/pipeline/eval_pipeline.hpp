@@ -17,6 +17,7 @@
 #include "cuset/evaluator/results/eval_result.hpp"
 #include "cuset/evaluator/sandbox/sandbox.hpp"
 #include "cuset/evaluator/sim/sim_backend.hpp"
+#include "cuset/evaluator/translate/kernelbench_translator.hpp"
 
 namespace cuset {
 
@@ -36,6 +37,7 @@ struct EvalConfig {
   std::string arch;  // empty: the GPU's own on the cuda backend, else sm_90
   std::chrono::milliseconds compileTimeout{60000};  // per NVRTC compile, in a helper process
   std::chrono::milliseconds referenceTimeout{120000};  // per problem, for the reference check at the start
+  std::chrono::milliseconds translateTimeout{120000};  // per run of the KernelBench translator's helper
   std::size_t jobs = 0;  // 0: one per core
   bool resume = false;
   std::optional<std::uint64_t> seed;  // per-run secret seed for inputs; random when absent
@@ -78,6 +80,8 @@ struct EvalServices {
   CudaDevices* cuda = nullptr;  // cuda backend only
   // Problems whose reference failed the check at the start: their candidates are `unsupported`.
   const std::map<std::string, std::string>* brokenReferences = nullptr;
+  // KernelBench solutions into launch plans; null: such candidates are `unsupported`.
+  const KernelBenchTranslator* translator = nullptr;
 };
 
 // The per-candidate stages. Never throws for a bad candidate: every problem with the candidate becomes

@@ -93,6 +93,9 @@ struct ProblemOrigin {
   std::string file;        // "level1/19_ReLU.py"
   std::string sourceFile;  // the original source, relative to the problem folder
   std::string source;      // its text (read when the problem loads)
+  // Per size set, the module-level constants the importer changed to scale the file down
+  // ("small": {batch_size: 16}); a KernelBench solution's ModelNew is built from the same ones.
+  std::map<std::string, std::map<std::string, std::int64_t>> sizeOverrides;
 };
 
 struct CostLiteral {

@@ -14,6 +14,7 @@ namespace cuset {
 
 struct StageTimings {
   double manifestMs = 0.0;  // read, extract and validate the manifest
+  double translateMs = 0.0;  // a KernelBench solution into a launch plan (or the cache lookup)
   double compileMs = 0.0;   // NVRTC (or cache lookup)
   double simCompileMs = 0.0;  // host compiler for the sim backend (or cache lookup)
   double runMs = 0.0;       // trials: inputs, reference, sandboxed runs, checks
@@ -30,6 +31,11 @@ struct EvalResult {
   std::string origin;      // file:line or path the candidate came from
   std::string sourceHash;  // XXH3-128 of the source, hex
   std::string source;
+  // "manifest" (a /*@cuset candidate) or "kernelbench" (ModelNew + load_inline); empty when it was not read.
+  std::string form;
+  // The LibTorch ops its plan runs besides its kernels (aten::convolution, ...): empty for a pure-kernel
+  // candidate, which summaries report apart.
+  std::vector<std::string> libraryOps;
   std::string compileLog;
   bool compileCacheHit = false;
   StageTimings timings;

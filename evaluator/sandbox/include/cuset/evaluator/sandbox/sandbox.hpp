@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/candidate/launch_plan.hpp"
 #include "cuset/evaluator/correctness/device_region.hpp"
 #include "cuset/evaluator/correctness/trial_run.hpp"
 
@@ -43,7 +43,7 @@ struct SimJob {
   std::string stateKey;
   bool fibers = true;
   bool reverseThreadOrder = false;
-  std::vector<ResolvedLaunch> launches;
+  std::vector<KernelStep> launches;  // a run of the plan's kernel steps (library steps run between jobs)
   const RegionLayout* layout = nullptr;
   std::vector<std::byte> region;  // in: filled region; out: as the kernel left it
 };

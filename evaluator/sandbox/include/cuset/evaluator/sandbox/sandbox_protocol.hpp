@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/candidate/launch_plan.hpp"
 #include "cuset/evaluator/correctness/device_region.hpp"
 #include "cuset/evaluator/correctness/trial_run.hpp"
 
@@ -52,7 +52,12 @@ int serveMessages(const std::function<Message(Message& request)>& handle, Shared
 namespace cuset {
 
 // Launches for a worker: buffers as offsets into the device region, scalars with their type.
-nlohmann::json launchesToJson(const std::vector<ResolvedLaunch>& launches, const RegionLayout& layout);
+nlohmann::json launchesToJson(const std::vector<KernelStep>& launches, const RegionLayout& layout);
+// A library step's call with every view's buffer resolved to "byte", its offset in the region.
+nlohmann::json libraryCallToJson(const LibraryStep& step, const RegionLayout& layout);
+// Every step of a plan for a worker that runs them all (the GPU worker): kernels as launchesToJson
+// gives them, library steps as {"library": call}.
+nlohmann::json stepsToJson(const LaunchPlan& plan, const RegionLayout& layout);
 // A worker's "status" field ("ok", "runtime_error", ...) and back.
 TrialRun::Status parseTrialStatus(const std::string& status);
 std::string_view trialStatusName(TrialRun::Status status);

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cuset/evaluator/candidate/candidate.hpp"
-#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/candidate/launch_plan.hpp"
 #include "cuset/evaluator/compile/sim_compiler.hpp"
 #include "cuset/evaluator/correctness/correctness_trials.hpp"
 #include "cuset/evaluator/correctness/reference_cache.hpp"
@@ -14,9 +14,11 @@
 
 namespace cuset {
 
-// Sets result.verdict (correct, wrong_answer, compile_error, runtime_error, timeout, sandbox_violation,
-// hack_suspected or invalid_submission), reason, trials, comparisons and CPU timing.
-void runSimBackend(const Problem& problem, const LaunchManifest& manifest, std::string_view source, const SimCompiler& compiler,
-                   SandboxPool& sandbox, ReferenceCache& references, const CorrectnessOptions& options, EvalResult& result);
+// Runs `plan` (the launch plan for options.sizeSet) of the device code `source`. Kernel steps run in
+// the sandbox; library steps run here, between them, on the same region. Sets result.verdict (correct,
+// wrong_answer, compile_error, runtime_error, timeout, sandbox_violation, hack_suspected or
+// invalid_submission), reason, trials, comparisons and CPU timing.
+void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_view source, const SimCompiler& compiler, SandboxPool& sandbox,
+                   ReferenceCache& references, const CorrectnessOptions& options, EvalResult& result);
 
 }  // namespace cuset

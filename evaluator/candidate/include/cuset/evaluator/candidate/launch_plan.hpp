@@ -1,0 +1,101 @@
+#pragma once
+// The launch plan (DESIGN §3): what every backend executes, whichever form the candidate had. Per size
+// set, the scratch buffers beside the problem's inputs and outputs, and the ordered steps: kernel
+// launches and library steps (a LibTorch op on buffers, run by the harness on the backend's device).
+// A `/*@cuset` manifest becomes one (planFromManifest); a KernelBench solution is recorded into one
+// (evaluator/translate/).
+#include <array>
+#include <map>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cuset/common/expected.hpp"
+#include "cuset/evaluator/candidate/launch_manifest.hpp"
+
+namespace cuset {
+
+struct PlanArg {
+  enum class Kind { buffer, null, scalar };
+  Kind kind = Kind::scalar;
+  std::string buffer;                 // buffer: input, output or scratch name
+  std::int64_t byteOffset = 0;        // buffer: where the pointer points, from the buffer's start
+  std::vector<std::uint8_t> bytes;    // scalar: the value as the kernel receives it
+  // scalar: "int32", "int64", "uint32", "uint64", "float32", "float64", or "bytes<N>" for any other
+  // trivially copyable value; the backends check it against the kernel's parameter.
+  std::string type;
+
+  static PlanArg pointer(std::string buffer, std::int64_t byteOffset = 0);
+  static PlanArg int32(std::int32_t v);
+  static PlanArg int64(std::int64_t v);
+  static PlanArg float32(float v);
+  static PlanArg float64(double v);
+  bool floating() const { return type.starts_with("float"); }
+  bool integral() const { return type.starts_with("int") || type.starts_with("uint"); }
+  std::string describe() const;  // "x+16", "int32 4096", "float32 0.5"
+};
+
+struct KernelStep {
+  std::string kernel;  // an extern "C" symbol or a C++ name expression (k<float>)
+  std::array<std::uint32_t, 3> grid{1, 1, 1};
+  std::array<std::uint32_t, 3> block{1, 1, 1};
+  std::uint32_t sharedBytes = 0;
+  std::vector<PlanArg> args;
+};
+
+// A LibTorch op on views of the plan's buffers: {"op": "aten::convolution", "overload": "", "args": [...],
+// "kwargs": {...}, "outputs": [view...]} where a tensor is {"tensor": view} and a view is {"buffer",
+// "offset" (elements), "sizes", "strides", "dtype"}. Outputs of a functional op are copied into their
+// views; an in-place op writes through its arguments. A step the harness adds (copying a returned view
+// into the output, copying a module buffer before an op updates it) has "purpose": "output" or
+// "buffer_copy": it runs and is timed like the others but is not the candidate's use of the library.
+struct LibraryStep {
+  nlohmann::json call;
+  std::string op() const;        // "aten::convolution"
+  bool harness() const { return call.contains("purpose"); }
+  std::string describe() const;  // "aten::convolution(x, conv.weight, ...) -> t3"
+};
+
+struct PlanStep {
+  enum class Kind { kernel, library };
+  Kind kind = Kind::kernel;
+  KernelStep kernel;
+  LibraryStep library;
+};
+
+struct ScratchBuffer {
+  std::string name;
+  DType dtype = DType::float32;
+  std::vector<std::int64_t> shape;
+  bool zeroed = true;  // false: poisoned like an output (torch::empty); true: zero-filled (workspace, torch::zeros)
+};
+
+struct LaunchPlan {
+  std::vector<ScratchBuffer> scratch;
+  std::vector<PlanStep> steps;
+  std::vector<std::string> zeroedOutputs;  // outputs the candidate itself allocated with zeros
+
+  std::vector<std::string> kernelNames() const;  // distinct, in launch order
+  std::vector<std::string> libraryOps() const;   // distinct, in order ("aten::convolution"), the harness's own steps left out
+  bool usesLibrary() const;
+  std::vector<KernelStep> kernelSteps() const;  // the kernel steps alone, in order
+  std::size_t kernelLaunches() const;
+  nlohmann::json toJson() const;  // for `cuset translate` and results
+};
+
+// A candidate as the backends see it: its device code and a launch plan per size set of its problem,
+// whichever form it came in.
+struct CandidatePlan {
+  std::string form;                          // "manifest" or "kernelbench"
+  std::string deviceSource;                  // what NVRTC and the simulator compile
+  std::vector<std::string> kernelNames;      // every kernel any plan launches
+  std::map<std::string, LaunchPlan> plans;   // size set -> plan
+  std::vector<std::string> libraryOps() const;  // over every size set
+};
+
+// A manifest's launches for concrete sizes, with its workspace as zeroed scratch; checks the launch
+// limits as resolveLaunches did.
+Expected<LaunchPlan> planFromManifest(const LaunchManifest& manifest, const SizeBindings& sizes);
+
+}  // namespace cuset

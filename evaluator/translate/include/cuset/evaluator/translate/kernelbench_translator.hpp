@@ -1,0 +1,61 @@
+#pragma once
+// KernelBench's candidate form (DESIGN §3, docs/kernelbench.md): a Python file defining ModelNew,
+// whose CUDA source strings `load_inline` compiles, becomes a launch plan. The solution's Python and
+// host C++ run only in a restricted helper process (no network, no new processes, no writes; a time
+// and a memory limit) and only on shapes: its host code is built against a shape-only stand-in for
+// the torch extension API, and forward runs on tensors without data, so every launch and torch op is
+// recorded. What the recording cannot express is `unsupported`; what KernelBench would reject gets
+// KernelBench's verdict. The kernels' device code then goes through NVRTC and the simulator like any
+// candidate's.
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "cuset/evaluator/candidate/launch_plan.hpp"
+#include "cuset/evaluator/problem/problem.hpp"
+
+namespace cuset {
+
+// Whether `source` is a KernelBench solution (Python defining ModelNew) rather than CUDA C++.
+bool isKernelBenchSolution(std::string_view source);
+
+struct Translation {
+  // `plan`, or the verdict the solution gets without running (its name, as in results).
+  std::string verdict = "plan";
+  std::string reason;
+  std::string log;          // the host build's compiler output, or the helper's own output
+  CandidatePlan plan;
+  nlohmann::json recorded;  // the recorder's plans, per size set, as it wrote them (for `cuset translate --json`)
+  double milliseconds = 0.0;
+  bool cacheHit = false;
+  bool ok() const { return verdict == "plan"; }
+};
+
+struct TranslatorOptions {
+  std::filesystem::path cacheDir;  // empty: no cache
+  std::chrono::milliseconds timeout{120000};  // per helper run and per host build
+  std::string python;              // empty: $CUSET_PYTHON, else /usr/bin/python3
+  std::size_t memoryBytes = std::size_t{8} << 30;
+};
+
+// What a translation came to, for a person: the verdict and reason, or per size set the scratch
+// buffers, the kernel launches with their geometry and arguments, and the library steps.
+std::string describeTranslation(const Translation& t);
+
+class KernelBenchTranslator {
+ public:
+  explicit KernelBenchTranslator(TranslatorOptions options);
+
+  // Thread-safe. Throws cuset::Error only for a harness failure (no Python with torch, a full disk).
+  Translation translate(const Problem& problem, std::string_view solution) const;
+
+  const TranslatorOptions& options() const { return options_; }
+
+ private:
+  TranslatorOptions options_;
+  std::string digest_;  // of the recorder, the torch stand-in and its library: part of every cache key
+};
+
+}  // namespace cuset

@@ -1,0 +1,246 @@
+// KernelBench solutions into launch plans (kernelbench_translator.hpp): the recorder run twice in a
+// restricted process, the host build between the runs, and the recording checked and cached.
+#include "cuset/evaluator/translate/kernelbench_translator.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <signal.h>
+
+#include <chrono>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/hash.hpp"
+#include "cuset/common/json_util.hpp"
+#include "cuset/common/subprocess.hpp"
+#include "cuset/evaluator/sandbox/restricted_process.hpp"
+#include "cuset/evaluator/translate/cuda_source_split.hpp"
+#include "host_build.hpp"
+#include "cuset/evaluator/translate/recorded_plan.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace cuset {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Device code of a KernelBench solution names ATen's half types in template arguments (k<c10::Half>,
+// from AT_DISPATCH): they are CUDA's own under NVRTC.
+constexpr std::string_view kDevicePrelude =
+    "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\nnamespace c10 { using Half = __half; using BFloat16 = __nv_bfloat16; }\n"
+    "namespace at { using c10::Half; using c10::BFloat16; }\n";
+
+// What the recorder needs of the problem: its sizes' shapes, which inputs are lifted weights, and the
+// KernelBench file (with the constants the importer scaled) that builds its Model.
+json problemSpec(const Problem& p) {
+  json spec = {{"id", p.id}, {"parameters", json::array()}, {"size_sets", json::object()}, {"origin", nullptr}};
+  if (p.referenceArchive) spec["parameters"] = p.referenceArchive->attributes;
+  if (p.origin && p.origin->suite == "kernelbench" && !p.origin->source.empty()) {
+    json overrides = json::object();
+    for (const auto& [set, knobs] : p.origin->sizeOverrides) overrides[set] = knobs;
+    spec["origin"] = {{"source", p.origin->source}, {"file", p.origin->file}, {"size_overrides", overrides}};
+  }
+  for (const auto& set : p.sizeSets) {
+    json s = {{"inputs", json::array()}, {"outputs", json::array()}};
+    for (const auto& t : p.inputs) s["inputs"].push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", *evaluateShape(t, set.sizes)}});
+    for (const auto& t : p.outputs) s["outputs"].push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", *evaluateShape(t, set.sizes)}});
+    spec["size_sets"][set.name] = s;
+  }
+  return spec;
+}
+
+// The recorder script, the torch stand-in and the host library: a change to any is a new translator.
+std::string translatorDigest() {
+  ContentHasher h;
+  h.add("cuset-kb-translate-v1");
+  h.add(readFile(CUSET_TRANSLATE_RECORDER));
+  std::vector<fs::path> headers;
+  for (const auto& e : fs::recursive_directory_iterator(CUSET_TRANSLATE_SHIM_INCLUDE)) {
+    if (e.is_regular_file()) headers.push_back(e.path());
+  }
+  std::sort(headers.begin(), headers.end());
+  for (const auto& f : headers) h.add(f.string()).add(readFile(f));
+  h.add(readFile(CUSET_TRANSLATE_SHIM_LIBRARY));
+  return h.digest().hex();
+}
+
+class Session {
+ public:
+  Session(const TranslatorOptions& options, const Problem& problem, std::string_view solution, const fs::path& folder)
+      : options_(options), problem_(problem), folder_(folder) {
+    writeFileAtomic(folder / "problem.json", problemSpec(problem).dump());
+    writeFileAtomic(folder / "solution.py", solution);
+  }
+
+  Translation run() {
+    Translation t;
+    const json captured = recorder("capture", {}, t);
+    if (!t.ok()) return t;
+    json extensions = json::object();
+    for (const auto& e : captured.at("extensions")) {
+      detail::Extension x{e.at("key"), e.at("name"), e.at("cpp_sources"), e.at("cuda_sources"), e.at("functions").get<std::vector<std::string>>()};
+      const SplitCudaSource split = splitCudaSource(x.cudaSources);
+      t.plan.deviceSource += fmt::format("// ---- load_inline extension '{}' ----\n{}\n", x.name, split.device);
+      const detail::HostBuild built = detail::buildHostLibrary(x, split.host, folder_ / ("ext-" + x.key), options_.timeout);
+      t.log += built.log;
+      if (built.verdict != "ok") return fail(t, built.verdict, fmt::format("extension '{}': {}", x.name, built.reason));
+      extensions[x.key] = built.library.string();
+    }
+    if (captured.at("extensions").empty()) t.log += "the solution compiles no CUDA source with load_inline\n";
+    t.plan.deviceSource = std::string(kDevicePrelude) + t.plan.deviceSource;
+    writeFileAtomic(folder_ / "extensions.json", extensions.dump());
+    const json recorded = recorder("record", folder_ / "extensions.json", t);
+    if (!t.ok()) return t;
+    t.recorded = recorded.at("plans");
+    return t;
+  }
+
+ private:
+  static Translation& fail(Translation& t, std::string verdict, std::string reason) {
+    t.verdict = std::move(verdict);
+    t.reason = std::move(reason);
+    return t;
+  }
+
+  json recorder(const std::string& mode, const fs::path& extensions, Translation& t) {
+    const std::string python = pythonWithTorch(options_.python);
+    RestrictedCommand c;
+    c.argv = {python, CUSET_TRANSLATE_RECORDER, mode, "--solution", (folder_ / "solution.py").string(), "--problem", (folder_ / "problem.json").string(),
+              "--kb-lib", CUSET_TRANSLATE_KB_LIB, "--result-fd", "3"};
+    if (!extensions.empty()) c.argv.insert(c.argv.end(), {"--extensions", extensions.string()});
+    c.environment = {"PATH=/usr/bin:/bin", "HOME=" + folder_.string(), "PYTHONDONTWRITEBYTECODE=1", "PYTHONNOUSERSITE=1", "PYTHONHASHSEED=0",
+                     "LANG=C.UTF-8", "OMP_NUM_THREADS=1"};
+    c.readable = {"/usr", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev", "/bin", folder_, fs::path(CUSET_TRANSLATE_RECORDER).parent_path(),
+                  CUSET_TRANSLATE_KB_LIB, CUSET_TRANSLATE_SHIM_LIBRARY};
+    std::error_code ec;
+    if (const fs::path real = fs::canonical(python, ec); !ec) c.readable.push_back(real.parent_path().parent_path());  // its prefix
+    c.timeout = options_.timeout;
+    c.memoryBytes = options_.memoryBytes;
+    const RestrictedResult r = runRestricted(c);
+    if (r.timedOut) return fail(t, "timeout", fmt::format("the translation ({}) did not finish within {} s", mode, options_.timeout.count() / 1000.0)), json();
+    if (r.signal == SIGSYS) {
+      return fail(t, "sandbox_violation", "the solution's Python or host code made a forbidden system call (network, a new process, ...)"), json();
+    }
+    if (r.signal == SIGSEGV || r.signal == SIGBUS) {
+      return fail(t, "unsupported", "host code read or wrote tensor data on the host (or crashed): the recording has no data"), json();
+    }
+    if (r.signal != 0) return fail(t, "runtime_error", fmt::format("the translation was killed by signal {} (over the memory limit?)", r.signal)), json();
+    if (r.exitCode == 126) throw makeError("the KernelBench translator could not restrict its helper: Landlock failed");
+    if (r.log.find("No module named 'torch'") != std::string::npos || r.exitCode == 127) {
+      throw makeError("the KernelBench translator needs a Python with torch ({}: {}); install Debian's python3-torch or set CUSET_PYTHON", python,
+                      r.log.substr(0, 300));
+    }
+    json answer;
+    try {
+      answer = json::parse(r.result);
+    } catch (const json::exception&) {
+      t.log += r.log;
+      return fail(t, "runtime_error", fmt::format("the translation ended without a result (exit {}): {}", r.exitCode, lastLine(r.log))), json();
+    }
+    const std::string status = answer.value("status", "");
+    if (status == "captured" || status == "recorded") return answer;
+    if (status == "error") return fail(t, "unsupported", answer.value("reason", "")), json();
+    return fail(t, status, answer.value("reason", "")), json();
+  }
+
+  static std::string lastLine(const std::string& log) {
+    std::string s = log;
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1, 300);
+  }
+
+  const TranslatorOptions& options_;
+  const Problem& problem_;
+  fs::path folder_;
+};
+
+// The recorded plans checked against the problem, one per size set.
+void finishPlans(Translation& t, const Problem& problem) {
+  if (!t.ok()) return;
+  t.plan.form = "kernelbench";
+  for (const auto& set : problem.sizeSets) {
+    if (!t.recorded.contains(set.name)) {
+      t.verdict = "invalid_submission";
+      t.reason = fmt::format("the recording has no plan for size set '{}'", set.name);
+      return;
+    }
+    auto plan = planFromRecording(t.recorded[set.name], problem, set);
+    if (auto* refusal = std::get_if<PlanRefusal>(&plan)) {
+      t.verdict = refusal->verdict;
+      t.reason = fmt::format("sizes '{}': {}", set.name, refusal->reason);
+      return;
+    }
+    LaunchPlan& p = std::get<LaunchPlan>(plan);
+    for (const auto& k : p.kernelNames()) {
+      if (std::find(t.plan.kernelNames.begin(), t.plan.kernelNames.end(), k) == t.plan.kernelNames.end()) t.plan.kernelNames.push_back(k);
+    }
+    t.plan.plans[set.name] = std::move(p);
+  }
+}
+
+}  // namespace
+
+std::string describeTranslation(const Translation& t) {
+  if (!t.ok()) return fmt::format("{}: {}\n", t.verdict, t.reason);
+  std::string out = fmt::format("plan ({} kernel(s){}; translated in {:.0f} ms{})\n", t.plan.kernelNames.size(),
+                                t.plan.libraryOps().empty() ? "" : fmt::format(", library ops: {}", fmt::join(t.plan.libraryOps(), ", ")),
+                                t.milliseconds, t.cacheHit ? ", cached" : "");
+  for (const auto& [set, plan] : t.plan.plans) {
+    out += fmt::format("\nsizes '{}':\n", set);
+    for (const auto& b : plan.scratch) {
+      out += fmt::format("  buffer {} {} [{}] {}\n", b.name, dtypeName(b.dtype), fmt::join(b.shape, ", "), b.zeroed ? "zeros" : "uninitialised");
+    }
+    for (const auto& o : plan.zeroedOutputs) out += fmt::format("  output {} starts as zeros\n", o);
+    std::size_t n = 0;
+    for (const auto& s : plan.steps) {
+      if (s.kind == PlanStep::Kind::library) {
+        out += fmt::format("  {:>2}. library {}\n", ++n, s.library.describe());
+        continue;
+      }
+      std::vector<std::string> args;
+      for (const auto& a : s.kernel.args) args.push_back(a.describe());
+      out += fmt::format("  {:>2}. kernel {}<<<[{}], [{}], {}>>>({})\n", ++n, s.kernel.kernel, fmt::join(s.kernel.grid, ", "),
+                         fmt::join(s.kernel.block, ", "), s.kernel.sharedBytes, fmt::join(args, ", "));
+    }
+  }
+  return out;
+}
+
+bool isKernelBenchSolution(std::string_view source) {
+  if (source.find("/*@cuset") != std::string_view::npos) return false;
+  return source.find("class ModelNew") != std::string_view::npos || source.find("import torch") != std::string_view::npos;
+}
+
+KernelBenchTranslator::KernelBenchTranslator(TranslatorOptions options) : options_(std::move(options)), digest_(translatorDigest()) {
+  if (!options_.cacheDir.empty()) fs::create_directories(options_.cacheDir);
+}
+
+Translation KernelBenchTranslator::translate(const Problem& problem, std::string_view solution) const {
+  const auto start = Clock::now();
+  const std::string key = ContentHasher().add(digest_).add(problemSpec(problem).dump()).add(solution).digest().hex();
+  const fs::path cached = options_.cacheDir.empty() ? fs::path() : options_.cacheDir / (key + ".json");
+  Translation t;
+  if (!cached.empty() && fs::exists(cached)) {
+    const json j = readJsonFile(cached);
+    t.verdict = j.at("verdict");
+    t.reason = j.at("reason");
+    t.log = j.at("log");
+    t.plan.deviceSource = j.at("device_source");
+    t.recorded = j.at("recorded");
+    t.cacheHit = true;
+  } else {
+    const ScratchDir folder(options_.cacheDir.empty() ? fs::temp_directory_path() : options_.cacheDir);
+    t = Session(options_, problem, solution, folder.path()).run();
+    if (!cached.empty() && t.verdict != "timeout") {  // a timeout may be the machine's load: tried again next time
+      writeFileAtomic(cached, json{{"verdict", t.verdict}, {"reason", t.reason}, {"log", t.log.substr(0, 1 << 16)},
+                                   {"device_source", t.plan.deviceSource}, {"recorded", t.recorded}}.dump());
+    }
+  }
+  finishPlans(t, problem);
+  t.milliseconds = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return t;
+}
+
+}  // namespace cuset

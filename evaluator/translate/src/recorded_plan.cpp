@@ -1,0 +1,268 @@
+#include "cuset/evaluator/translate/recorded_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "cuset/evaluator/problem/library_call.hpp"
+
+namespace cuset {
+namespace {
+
+struct Buffer {
+  std::string name;  // after outputs are renamed
+  std::string role;  // input, scratch, output
+  DType dtype = DType::float32;
+  std::int64_t numel = 0;
+  bool zeroed = false;
+};
+
+struct Refused {
+  PlanRefusal refusal;
+};
+
+[[noreturn]] void refuse(std::string verdict, std::string reason) { throw Refused{{std::move(verdict), std::move(reason)}}; }
+
+std::int64_t product(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+bool contiguous(const std::vector<std::int64_t>& sizes, const std::vector<std::int64_t>& strides) {
+  std::int64_t expected = 1;
+  for (std::size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] != 1 && strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+class Converter {
+ public:
+  Converter(const nlohmann::json& recorded, const Problem& problem, const SizeSet& set) : recorded_(recorded), problem_(problem), set_(set) {}
+
+  LaunchPlan run() {
+    readBuffers();
+    mapOutputs();
+    LaunchPlan plan;
+    for (const auto& s : recorded_.at("steps")) plan.steps.push_back(step(s));
+    plan.steps.insert(plan.steps.end(), outputCopies_.begin(), outputCopies_.end());
+    for (const auto& [original, b] : buffers_) {
+      if (b.role == "scratch") plan.scratch.push_back({b.name, b.dtype, {b.numel}, b.zeroed});
+      if (b.role == "output" && b.zeroed) plan.zeroedOutputs.push_back(b.name);
+    }
+    return plan;
+  }
+
+ private:
+  void readBuffers() {
+    std::map<std::string, const TensorSpec*> inputs;
+    for (const auto& t : problem_.inputs) inputs[t.name] = &t;
+    std::int64_t problemBytes = 0, scratchBytes = 0;
+    for (const auto* list : {&problem_.inputs, &problem_.outputs}) {
+      for (const auto& t : *list) problemBytes += product(*evaluateShape(t, set_.sizes)) * static_cast<std::int64_t>(dtypeSize(t.dtype));
+    }
+    for (const auto& j : recorded_.at("buffers")) {
+      Buffer b;
+      b.name = j.at("name").get<std::string>();
+      b.role = j.at("role").get<std::string>();
+      const auto dtype = parseDType(j.at("dtype").get<std::string>());
+      if (!dtype) refuse("unsupported", fmt::format("a tensor of dtype {}", j.at("dtype").get<std::string>()));
+      b.dtype = *dtype;
+      b.numel = j.at("numel").get<std::int64_t>();
+      b.zeroed = j.value("init", "empty") == "zeros";
+      if (b.numel < 1) refuse("invalid_submission", fmt::format("the recording has a buffer '{}' of {} elements", b.name, b.numel));
+      if (b.role == "input") {
+        const auto it = inputs.find(b.name);
+        if (it == inputs.end() || it->second->dtype != b.dtype || product(*evaluateShape(*it->second, set_.sizes)) != b.numel) {
+          refuse("invalid_submission", fmt::format("the recording's input '{}' is not the problem's", b.name));
+        }
+      } else if (b.role == "scratch") {
+        scratchBytes += b.numel * static_cast<std::int64_t>(dtypeSize(b.dtype));
+      } else {
+        refuse("invalid_submission", fmt::format("the recording has a buffer of role '{}'", b.role));
+      }
+      if (!buffers_.emplace(b.name, b).second) refuse("invalid_submission", fmt::format("the recording names buffer '{}' twice", b.name));
+    }
+    // Intermediates beyond any plausible need would only exhaust memory.
+    const std::int64_t limit = 16 * problemBytes + (std::int64_t{64} << 20);
+    if (scratchBytes > limit) {
+      refuse("runtime_error", fmt::format("the solution allocates {:.3g} GB of intermediates, over the {:.3g} GB this harness allows for this problem",
+                                          static_cast<double>(scratchBytes) / 1e9, static_cast<double>(limit) / 1e9));
+    }
+  }
+
+  // Each returned tensor becomes the problem's output: a whole scratch buffer is renamed to it (the
+  // kernel writes the output directly), anything else is copied into it by a final library step.
+  void mapOutputs() {
+    const auto& outs = recorded_.at("outputs");
+    if (outs.size() != problem_.outputs.size()) refuse("wrong_answer", "the solution returns another number of outputs than the problem has");
+    std::set<std::string> taken;
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      const TensorSpec& spec = problem_.outputs[i];
+      const nlohmann::json& view = outs[i].at("view");
+      checkView(view);
+      const std::string source = view.at("buffer").get<std::string>();
+      Buffer& b = buffers_.at(source);
+      const auto sizes = view.at("sizes").get<std::vector<std::int64_t>>();
+      const bool whole = b.role == "scratch" && !taken.contains(source) && view.at("offset").get<std::int64_t>() == 0 &&
+                         contiguous(sizes, view.at("strides").get<std::vector<std::int64_t>>()) && product(sizes) == b.numel &&
+                         b.dtype == spec.dtype;
+      if (whole) {
+        b.role = "output";
+        b.name = spec.name;
+        taken.insert(source);
+        continue;
+      }
+      const auto shape = *evaluateShape(spec, set_.sizes);
+      std::vector<std::int64_t> strides(shape.size(), 1);
+      for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+      nlohmann::json target = {{"buffer", spec.name}, {"offset", 0}, {"sizes", shape}, {"strides", strides}, {"dtype", dtypeName(spec.dtype)}};
+      PlanStep copy;
+      copy.kind = PlanStep::Kind::library;
+      copy.library.call = {{"op", "aten::copy_"}, {"overload", ""}, {"args", {{{"tensor", target}}, {{"tensor", renamedView(view)}}}},
+                           {"kwargs", nlohmann::json::object()}, {"outputs", nlohmann::json::array()}, {"purpose", "output"}};
+      outputCopies_.push_back(std::move(copy));
+    }
+  }
+
+  const Buffer& buffer(const std::string& name) const {
+    const auto it = buffers_.find(name);
+    if (it == buffers_.end()) refuse("invalid_submission", fmt::format("the recording refers to an unknown buffer '{}'", name));
+    return it->second;
+  }
+
+  void checkView(const nlohmann::json& v) const {
+    const Buffer& b = buffer(v.at("buffer").get<std::string>());
+    if (parseDType(v.at("dtype").get<std::string>()) != b.dtype) refuse("invalid_submission", "a recorded view's dtype is not its buffer's");
+    const auto sizes = v.at("sizes").get<std::vector<std::int64_t>>();
+    const auto strides = v.at("strides").get<std::vector<std::int64_t>>();
+    const auto offset = v.at("offset").get<std::int64_t>();
+    if (sizes.size() != strides.size() || offset < 0) refuse("invalid_submission", "a recorded view is malformed");
+    std::int64_t last = offset;
+    for (std::size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] < 0 || strides[d] < 0) refuse("invalid_submission", "a recorded view has a negative size or stride");
+      if (sizes[d] == 0) return;  // empty: nothing is touched
+      last += (sizes[d] - 1) * strides[d];
+    }
+    if (last >= b.numel) refuse("invalid_submission", fmt::format("a recorded view reaches past the end of buffer '{}'", b.name));
+  }
+
+  nlohmann::json renamedView(const nlohmann::json& v) const {
+    nlohmann::json out = v;
+    out["buffer"] = buffer(v.at("buffer").get<std::string>()).name;
+    return out;
+  }
+
+  // Every view in a library call checked and renamed.
+  nlohmann::json renamedCall(const nlohmann::json& j) const {
+    if (j.is_array()) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& x : j) out.push_back(renamedCall(x));
+      return out;
+    }
+    if (!j.is_object()) return j;
+    if (j.contains("tensor")) {
+      checkView(j.at("tensor"));
+      return {{"tensor", renamedView(j.at("tensor"))}};
+    }
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [k, v] : j.items()) out[k] = renamedCall(v);
+    return out;
+  }
+
+  PlanStep step(const nlohmann::json& s) const {
+    PlanStep out;
+    if (s.contains("library")) {
+      const auto& call = s.at("library");
+      const std::string op = call.at("op").get<std::string>();
+      if (std::string why = libraryOpRefusal(op, call.value("overload", std::string())); !why.empty()) refuse("unsupported", why);
+      out.kind = PlanStep::Kind::library;
+      out.library.call = {{"op", op}, {"overload", call.value("overload", std::string())}, {"args", renamedCall(call.at("args"))},
+                          {"kwargs", renamedCall(call.value("kwargs", nlohmann::json::object()))}, {"outputs", nlohmann::json::array()}};
+      if (call.value("purpose", "") == "buffer_copy") out.library.call["purpose"] = "buffer_copy";
+      for (const auto& v : call.value("outputs", nlohmann::json::array())) {
+        checkView(v);
+        if (buffer(v.at("buffer").get<std::string>()).role == "input") refuse("invalid_submission", "a library step's result is recorded into an input");
+        out.library.call["outputs"].push_back(renamedView(v));
+      }
+      return out;
+    }
+    const auto& k = s.at("kernel");
+    out.kernel.kernel = k.at("name").get<std::string>();
+    if (out.kernel.kernel.empty() || out.kernel.kernel.find_first_of("\"'\n;{}") != std::string::npos) {
+      refuse("invalid_submission", fmt::format("the recording launches a kernel named '{}'", out.kernel.kernel));
+    }
+    const std::string where = fmt::format("the launch of {}", out.kernel.kernel);
+    for (int d = 0; d < 3; ++d) {
+      const auto g = k.at("grid").at(static_cast<std::size_t>(d)).get<std::int64_t>();
+      const auto b = k.at("block").at(static_cast<std::size_t>(d)).get<std::int64_t>();
+      // What the driver refuses: "invalid configuration argument".
+      if (g < 1 || g > LaunchLimits::maxGrid[static_cast<std::size_t>(d)] || b < 1 || b > LaunchLimits::maxBlock[static_cast<std::size_t>(d)]) {
+        refuse("runtime_error", fmt::format("{}: invalid configuration argument (grid {} block {})", where, k.at("grid").dump(), k.at("block").dump()));
+      }
+      out.kernel.grid[static_cast<std::size_t>(d)] = static_cast<std::uint32_t>(g);
+      out.kernel.block[static_cast<std::size_t>(d)] = static_cast<std::uint32_t>(b);
+    }
+    if (std::int64_t{out.kernel.block[0]} * out.kernel.block[1] * out.kernel.block[2] > LaunchLimits::maxThreadsPerBlock) {
+      refuse("runtime_error", fmt::format("{}: invalid configuration argument (block {}: over 1024 threads)", where, k.at("block").dump()));
+    }
+    const auto shared = k.at("shared").get<std::int64_t>();
+    if (shared < 0 || shared > LaunchLimits::maxSharedBytes) {
+      refuse("runtime_error", fmt::format("{}: {} bytes of dynamic shared memory, over the {} a block can have", where, shared, LaunchLimits::maxSharedBytes));
+    }
+    out.kernel.sharedBytes = static_cast<std::uint32_t>(shared);
+    for (const auto& a : k.at("args")) out.kernel.args.push_back(argument(a, where));
+    return out;
+  }
+
+  PlanArg argument(const nlohmann::json& a, const std::string& where) const {
+    if (a.contains("null")) {
+      PlanArg p;
+      p.kind = PlanArg::Kind::null;
+      return p;
+    }
+    if (a.contains("buffer")) {
+      const Buffer& b = buffer(a.at("buffer").get<std::string>());
+      const auto offset = a.at("byte_offset").get<std::int64_t>();
+      const std::int64_t bytes = b.numel * static_cast<std::int64_t>(dtypeSize(b.dtype));
+      if (offset < 0 || offset > bytes) {
+        refuse("runtime_error", fmt::format("{}: a pointer {} bytes into '{}', which has {}", where, offset, b.name, bytes));
+      }
+      return PlanArg::pointer(b.name, offset);
+    }
+    PlanArg p;
+    const std::string hex = a.at("bytes").get<std::string>();
+    if (hex.size() % 2 || hex.size() > 128) refuse("invalid_submission", fmt::format("{}: a malformed scalar argument", where));
+    for (std::size_t i = 0; i < hex.size(); i += 2) p.bytes.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    const std::string kind = a.value("kind", "bytes");
+    const std::size_t bits = 8 * p.bytes.size();
+    p.type = (kind == "int" && bits >= 8) ? fmt::format("int{}", bits)
+             : kind == "uint"            ? fmt::format("uint{}", bits)
+             : (kind == "float" && (bits == 32 || bits == 64)) ? fmt::format("float{}", bits)
+                                                               : fmt::format("bytes{}", p.bytes.size());
+    return p;
+  }
+
+  const nlohmann::json& recorded_;
+  const Problem& problem_;
+  const SizeSet& set_;
+  std::map<std::string, Buffer> buffers_;  // by the recording's name
+  std::vector<PlanStep> outputCopies_;
+};
+
+}  // namespace
+
+std::variant<LaunchPlan, PlanRefusal> planFromRecording(const nlohmann::json& recorded, const Problem& problem, const SizeSet& sizeSet) {
+  try {
+    return Converter(recorded, problem, sizeSet).run();
+  } catch (const Refused& r) {
+    return r.refusal;
+  } catch (const nlohmann::json::exception& e) {
+    return PlanRefusal{"invalid_submission", fmt::format("the recording is malformed: {}", e.what())};
+  }
+}
+
+}  // namespace cuset

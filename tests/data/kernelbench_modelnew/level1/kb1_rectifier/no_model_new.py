@@ -1,0 +1,8 @@
+# expect: invalid_submission
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)

@@ -1,0 +1,29 @@
+# expect: unsupported
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+source = """
+#include <torch/extension.h>
+__global__ void relu_k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = fmaxf(x[i], 0.0f);
+}
+torch::Tensor relu_on_stream(torch::Tensor x) {
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    auto y = torch::empty_like(x);
+    int n = x.numel();
+    relu_k<<<(n + 255) / 256, 256, 0, s>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+    return y;
+}
+"""
+m = load_inline(name="stream_ext", cpp_sources="torch::Tensor relu_on_stream(torch::Tensor x);", cuda_sources=source,
+                functions=["relu_on_stream"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return m.relu_on_stream(x)

@@ -1,0 +1,263 @@
+// The KernelBench translation's parts: the source splitter, the checks of a recording, library steps
+// through LibTorch's dispatcher, and (where /usr/bin/python3 has torch) whole translations.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <variant>
+
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/subprocess.hpp"
+#include "cuset/evaluator/problem/library_call.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
+#include "cuset/evaluator/translate/cuda_source_split.hpp"
+#include "cuset/evaluator/translate/kernelbench_translator.hpp"
+#include "cuset/evaluator/translate/recorded_plan.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+using nlohmann::json;
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+const std::string kSource = R"(#include <torch/extension.h>
+#include <vector>
+#include <cuda_fp16.h>
+namespace {
+template <typename scalar_t>
+__global__ void __launch_bounds__(256) scale(const scalar_t* x, scalar_t* y, float s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] * s;  // a "{" in a comment
+}
+__device__ inline float twice(float v) { return 2.0f * v; }
+}
+__host__ __device__ int cdiv(int a, int b) { return (a + b - 1) / b; }
+torch::Tensor run(torch::Tensor x, double s);
+struct Launcher { int threads = 256; };
+torch::Tensor run(torch::Tensor x, double s) {
+  auto y = torch::empty_like(x);
+  const char* brace = "}";
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "run", ([&] {
+    scale<scalar_t><<<cdiv(x.numel(), 256), 256, 0, at::cuda::getCurrentCUDAStream()>>>(x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), s, x.numel());
+  }));
+  return y;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("run", &run, "doc"); }
+)";
+
+TEST(CudaSourceSplit, DeviceCodeKeepsKernelsAndDropsHostCode) {
+  const SplitCudaSource s = splitCudaSource(kSource);
+  EXPECT_EQ(lines(s.device), lines(kSource));  // compiler messages point at the candidate's lines
+  EXPECT_NE(s.device.find("__global__ void __launch_bounds__(256) scale"), std::string::npos);
+  EXPECT_NE(s.device.find("__device__ inline float twice"), std::string::npos);
+  EXPECT_NE(s.device.find("int cdiv(int a, int b) { return"), std::string::npos);  // __host__ __device__: both halves
+  EXPECT_NE(s.device.find("#include <cuda_fp16.h>"), std::string::npos);
+  EXPECT_NE(s.device.find("struct Launcher"), std::string::npos);
+  for (const char* gone : {"torch::Tensor", "#include <torch/extension.h>", "#include <vector>", "PYBIND11_MODULE", "AT_DISPATCH", "empty_like"}) {
+    EXPECT_EQ(s.device.find(gone), std::string::npos) << gone;
+  }
+  EXPECT_EQ(s.kernels, std::vector<std::string>{"scale"});
+}
+
+TEST(CudaSourceSplit, HostCodeKeepsSignaturesAndRecordsLaunches) {
+  const SplitCudaSource s = splitCudaSource(kSource);
+  EXPECT_EQ(lines(s.host), lines(kSource));
+  EXPECT_EQ(s.launches, 1);
+  EXPECT_NE(s.host.find("::cuset_kb::Launch<&scale<scalar_t> >(cdiv(x.numel(), 256), 256, 0, at::cuda::getCurrentCUDAStream())("),
+            std::string::npos)
+      << s.host;
+  EXPECT_EQ(s.host.find("y[i] = x[i] * s"), std::string::npos);      // a device body is not host code
+  EXPECT_EQ(s.host.find("2.0f * v"), std::string::npos);
+  EXPECT_NE(s.host.find("return (a + b - 1) / b"), std::string::npos);  // host code may call it
+  EXPECT_NE(s.host.find("const char* brace = \"}\""), std::string::npos);
+  EXPECT_EQ(s.host.find("<<<"), std::string::npos);
+}
+
+TEST(CudaSourceSplit, HostPrototypesAndExternCBlocksAreHandled) {
+  const std::string src = "extern \"C\" {\n__global__ void k(float* y) { y[0] = 1; }\nvoid launch(float* y);\n}\n"
+                          "void launch(float* y) { k<<<1, 1>>>(y); }\nusing namespace torch;\n";
+  const SplitCudaSource s = splitCudaSource(src);
+  EXPECT_NE(s.device.find("__global__ void k(float* y) { y[0] = 1; }"), std::string::npos);
+  EXPECT_EQ(s.device.find("void launch"), std::string::npos);
+  EXPECT_EQ(s.device.find("using namespace torch"), std::string::npos);
+  EXPECT_NE(s.host.find("::cuset_kb::Launch<&k >(1, 1)(y)"), std::string::npos) << s.host;
+}
+
+// A problem y = relu(x) for x [4, 8] (no LibTorch needed to check plans against it).
+Problem reluProblem() {
+  return parseProblem(
+      "name: r\nlevel: 1\nsizes: {small: {M: 4, N: 8}}\ninputs: {x: {dtype: float32, shape: [M, N]}}\noutputs: {y: {dtype: float32, shape: [M, N]}}\n"
+      "reference: |\n  def forward(x: Tensor) -> Tensor:\n      return torch.relu(x)\n",
+      "r/problem.yaml", "r");
+}
+
+json recording(json steps, json output) {
+  return {{"buffers",
+           {{{"name", "x"}, {"role", "input"}, {"dtype", "float32"}, {"numel", 32}, {"init", "empty"}},
+            {{"name", "t1"}, {"role", "scratch"}, {"dtype", "float32"}, {"numel", 32}, {"init", "zeros"}}}},
+          {"steps", std::move(steps)},
+          {"outputs", {{{"name", "y"}, {"view", std::move(output)}}}}};
+}
+
+json view(const std::string& buffer, std::int64_t offset = 0, json sizes = {4, 8}, json strides = {8, 1}) {
+  return {{"buffer", buffer}, {"offset", offset}, {"sizes", std::move(sizes)}, {"strides", std::move(strides)}, {"dtype", "float32"}};
+}
+
+json kernel(json grid, json args) {
+  return {{"kernel", {{"name", "relu_k"}, {"grid", std::move(grid)}, {"block", {32, 1, 1}}, {"shared", 0}, {"args", std::move(args)}}}};
+}
+
+TEST(RecordedPlan, AWholeScratchBufferReturnedBecomesTheOutput) {
+  const Problem p = reluProblem();
+  const auto plan = planFromRecording(
+      recording({kernel({1, 1, 1}, {{{"buffer", "x"}, {"byte_offset", 0}}, {{"buffer", "t1"}, {"byte_offset", 0}}, {{"bytes", "20000000"}, {"kind", "int"}}})},
+                view("t1")),
+      p, p.sizeSets[0]);
+  ASSERT_TRUE(std::holds_alternative<LaunchPlan>(plan)) << std::get<PlanRefusal>(plan).reason;
+  const LaunchPlan& lp = std::get<LaunchPlan>(plan);
+  ASSERT_EQ(lp.steps.size(), 1u);  // no copy: the kernel writes the output itself
+  EXPECT_EQ(lp.steps[0].kernel.args[1].buffer, "y");
+  EXPECT_EQ(lp.steps[0].kernel.args[2].type, "int32");
+  EXPECT_TRUE(lp.scratch.empty());
+  EXPECT_EQ(lp.zeroedOutputs, std::vector<std::string>{"y"});  // it was torch::zeros
+  EXPECT_FALSE(lp.usesLibrary());
+}
+
+TEST(RecordedPlan, AnyOtherReturnedViewIsCopiedIntoTheOutputByTheHarness) {
+  const Problem p = reluProblem();
+  const auto plan = planFromRecording(recording({}, view("x")), p, p.sizeSets[0]);  // `return x`
+  ASSERT_TRUE(std::holds_alternative<LaunchPlan>(plan));
+  const LaunchPlan& lp = std::get<LaunchPlan>(plan);
+  ASSERT_EQ(lp.steps.size(), 1u);
+  EXPECT_EQ(lp.steps[0].library.op(), "aten::copy_");
+  EXPECT_TRUE(lp.steps[0].library.harness());
+  EXPECT_TRUE(lp.libraryOps().empty());  // the harness's copy is not the candidate's library use
+}
+
+TEST(RecordedPlan, RefusesWhatNoCorrectRecordingHolds) {
+  const Problem p = reluProblem();
+  struct Case {
+    json recorded;
+    std::string verdict, needle;
+  };
+  const std::vector<Case> cases = {
+      {recording({kernel({1, 1, 1}, {{{"buffer", "t1"}, {"byte_offset", 129}}})}, view("t1")), "runtime_error", "129 bytes into 'y'"},
+      {recording({kernel({1, 1, 1}, {{{"buffer", "nowhere"}, {"byte_offset", 0}}})}, view("t1")), "invalid_submission", "unknown buffer"},
+      {recording({kernel({1, 70000, 1}, {})}, view("t1")), "runtime_error", "invalid configuration argument"},
+      {recording({}, view("t1", 8)), "invalid_submission", "past the end of buffer 't1'"},
+      {recording({{{"library", {{"op", "aten::bernoulli"}, {"overload", ""}, {"args", json::array()}}}}}, view("t1")), "unsupported", "random"},
+      {recording({{{"library", {{"op", "aten::from_file"}, {"overload", ""}, {"args", json::array()}}}}}, view("t1")), "unsupported", "from_file"},
+  };
+  for (const auto& c : cases) {
+    const auto plan = planFromRecording(c.recorded, p, p.sizeSets[0]);
+    ASSERT_TRUE(std::holds_alternative<PlanRefusal>(plan)) << c.recorded.dump();
+    EXPECT_EQ(std::get<PlanRefusal>(plan).verdict, c.verdict) << std::get<PlanRefusal>(plan).reason;
+    EXPECT_NE(std::get<PlanRefusal>(plan).reason.find(c.needle), std::string::npos) << std::get<PlanRefusal>(plan).reason;
+  }
+  json huge = recording({}, view("t1"));
+  huge["buffers"][1]["numel"] = std::int64_t{1} << 40;
+  const auto plan = planFromRecording(huge, p, p.sizeSets[0]);
+  ASSERT_TRUE(std::holds_alternative<PlanRefusal>(plan));
+  EXPECT_NE(std::get<PlanRefusal>(plan).reason.find("intermediates"), std::string::npos);
+}
+
+json hostView(std::int64_t byte, json sizes, json strides, const std::string& dtype = "float32") {
+  return {{"buffer", "b"}, {"byte", byte}, {"offset", 0}, {"sizes", std::move(sizes)}, {"strides", std::move(strides)}, {"dtype", dtype}};
+}
+
+TEST(LibraryCall, RunsAnOpOnViewsOfTheRegionAndCopiesItsResult) {
+  std::vector<float> region = {1, -2, 3, -4, 0, 0, 0, 0};
+  const json call = {{"op", "aten::relu"}, {"overload", ""}, {"args", {{{"tensor", hostView(0, {4}, {1})}}}}, {"outputs", {hostView(16, {4}, {1})}}};
+  ASSERT_EQ(runLibraryCall(call, LibraryMemory{reinterpret_cast<std::byte*>(region.data())}), "");
+  EXPECT_EQ(region, (std::vector<float>{1, -2, 3, -4, 1, 0, 3, 0}));
+  // In place, with a scalar where the op takes a tensor (x.add_(1)).
+  const json add = {{"op", "aten::add_"}, {"overload", "Tensor"}, {"args", {{{"tensor", hostView(0, {2}, {2})}}, 1}}};
+  ASSERT_EQ(runLibraryCall(add, LibraryMemory{reinterpret_cast<std::byte*>(region.data())}), "");
+  EXPECT_EQ(region[0], 2.0f);
+  EXPECT_EQ(region[2], 4.0f);
+  EXPECT_EQ(region[1], -2.0f);  // stride 2: untouched
+}
+
+TEST(LibraryCall, AnOpThatRejectsItsArgumentsSaysWhy) {
+  std::vector<float> region(8);
+  const json call = {{"op", "aten::mm"}, {"overload", ""}, {"args", {{{"tensor", hostView(0, {2, 3}, {3, 1})}}, {{"tensor", hostView(0, {2, 2}, {2, 1})}}}},
+                     {"outputs", {hostView(0, {2, 2}, {2, 1})}}};
+  const std::string why = runLibraryCall(call, LibraryMemory{reinterpret_cast<std::byte*>(region.data())});
+  EXPECT_NE(why.find("shapes cannot be multiplied"), std::string::npos) << why;
+  EXPECT_NE(runLibraryCall({{"op", "aten::no_such_op"}, {"args", json::array()}}, LibraryMemory{}).find("no op"), std::string::npos);
+}
+
+TEST(LibraryCall, RefusesRandomFileAndHostReadOps) {
+  EXPECT_EQ(libraryOpRefusal("aten::convolution", ""), "");
+  EXPECT_EQ(libraryOpRefusal("aten::gelu", ""), "");  // approximate="none": a string it may take
+  EXPECT_NE(libraryOpRefusal("aten::normal_", ""), "");
+  EXPECT_NE(libraryOpRefusal("aten::from_file", ""), "");
+  EXPECT_NE(libraryOpRefusal("aten::_local_scalar_dense", ""), "");
+  EXPECT_NE(libraryOpRefusal("prims::add", ""), "");
+}
+
+bool pythonHasTorch() { return runSubprocess({pythonWithTorch(), "-c", "import torch"}, std::chrono::seconds(60)).ok(); }
+
+const char* kSolution = R"(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+src = """
+#include <torch/extension.h>
+__global__ void relu_k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = fmaxf(x[i], 0.0f);
+}
+torch::Tensor relu_cuda(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    relu_k<<<(x.numel() + 31) / 32, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+    return y;
+}
+"""
+m = load_inline(name="r", cpp_sources="torch::Tensor relu_cuda(torch::Tensor x);", cuda_sources=src, functions=["relu_cuda"])
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return m.relu_cuda(x) + 0 * x.mean()
+)";
+
+TEST(KernelBenchTranslator, RecordsKernelsAndLibraryStepsAndCachesTheResult) {
+  if (!pythonHasTorch()) GTEST_SKIP() << "no Python with torch";
+  test::TempDir dir;
+  const Problem p = reluProblem();
+  const KernelBenchTranslator translator(TranslatorOptions{.cacheDir = dir / "cache"});
+  const Translation t = translator.translate(p, kSolution);
+  ASSERT_TRUE(t.ok()) << t.verdict << ": " << t.reason << "\n" << t.log;
+  EXPECT_FALSE(t.cacheHit);
+  EXPECT_EQ(t.plan.kernelNames, std::vector<std::string>{"relu_k"});
+  const LaunchPlan& plan = t.plan.plans.at("small");
+  ASSERT_GE(plan.steps.size(), 2u);
+  EXPECT_EQ(plan.steps[0].kind, PlanStep::Kind::kernel);
+  EXPECT_EQ(plan.steps[0].kernel.grid[0], 1u);  // ceil(32 / 32)
+  const auto ops = t.plan.libraryOps();
+  EXPECT_NE(std::find(ops.begin(), ops.end(), "aten::mean"), ops.end());
+  EXPECT_EQ(t.plan.deviceSource.find("torch::Tensor"), std::string::npos);
+
+  const Translation again = translator.translate(p, kSolution);
+  EXPECT_TRUE(again.cacheHit);
+  EXPECT_EQ(again.plan.plans.at("small").steps.size(), plan.steps.size());
+}
+
+TEST(KernelBenchTranslator, AStreamIsUnsupportedAndASocketIsAViolation) {
+  if (!pythonHasTorch()) GTEST_SKIP() << "no Python with torch";
+  const Problem p = reluProblem();
+  const KernelBenchTranslator translator(TranslatorOptions{});
+  std::string stream = kSolution;
+  stream.replace(stream.find("auto y ="), 0, "cudaStream_t s; cudaStreamCreate(&s);\n    ");
+  const Translation a = translator.translate(p, stream);
+  EXPECT_EQ(a.verdict, "unsupported");
+  EXPECT_NE(a.reason.find("cudaStreamCreate"), std::string::npos) << a.reason;
+  const Translation b = translator.translate(p, std::string("import socket\nsocket.socket()\n") + kSolution);
+  EXPECT_EQ(b.verdict, "sandbox_violation");
+  EXPECT_NE(b.reason.find("socket"), std::string::npos) << b.reason;
+}
+
+}  // namespace
+}  // namespace cuset

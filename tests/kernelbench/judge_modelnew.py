@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""KernelBench-format solutions (ModelNew + load_inline) judged end to end (docs/kernelbench.md).
+
+Imports the fixture problems with `cuset import kernelbench`, evaluates tests/data/kernelbench_modelnew
+on the sim backend and checks, for every file, the verdict its first line expects, the library ops it
+must be marked with (or that it is a pure kernel), and that the summary gives pure-kernel metrics
+beside all-candidate ones. Where ../shared/kernelbench exists, KernelBench's own example solutions
+(model_new_ex_*.py) are judged against their problems (model_ex_*.py) imported the same way.
+
+usage: judge_modelnew.py CUSET SOURCE_DIR WORK_DIR
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+cuset, source, work = sys.argv[1:4]
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode != 0:
+    print("SKIP: /usr/bin/python3 has no torch (Debian's python3-torch)")
+    sys.exit(77)
+
+
+def run(*args, check=True):
+    p = subprocess.run([cuset, *args], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        sys.exit(f"FAIL: cuset {' '.join(args)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def results_of(run_dir):
+    with open(os.path.join(run_dir, "results.jsonl")) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+# 1. Our fixtures against the fixture problems.
+suite = os.path.join(work, "suite")
+run("import", "kernelbench", os.path.join(source, "tests/data/kernelbench_fixture"), "--out", suite, "--levels", "1,2", "--jobs", "2", "--quiet")
+solutions = os.path.join(source, "tests/data/kernelbench_modelnew")
+out = os.path.join(work, "run")
+run("eval", "--backend", "sim", "--problems", suite, "--candidates", solutions, "--out", out, "--seed", "7", "--trials", "2",
+    "--model", "fixtures", "--quiet", check=False)
+failures = []
+results = results_of(out)
+expected_files = sum(len([f for f in files if f.endswith(".py")]) for _, _, files in os.walk(solutions))
+if len(results) != expected_files:
+    failures.append(f"{len(results)} results for {expected_files} solution files")
+for r in results:
+    first = r["source"].splitlines()[0]
+    m = re.match(r"# expect: (\w+)(?: library: ([\w:,]+))?( pure)?", first)
+    name = os.path.relpath(r["origin"], solutions)
+    if not m:
+        failures.append(f"{name}: no '# expect:' line")
+        continue
+    verdict, library, pure = m.group(1), m.group(2), m.group(3)
+    got_ops = r.get("library_ops", [])
+    if r["verdict"] != verdict:
+        failures.append(f"{name}: {r['verdict']} ({r['reason'][:200]}), expected {verdict}")
+    if r.get("form") != "kernelbench":
+        failures.append(f"{name}: read as form {r.get('form')!r}, not as a KernelBench solution")
+    if library and sorted(got_ops) != sorted(library.split(",")):
+        failures.append(f"{name}: library ops {got_ops}, expected {library.split(',')}")
+    if pure and got_ops:
+        failures.append(f"{name}: marked with library ops {got_ops}, expected a pure kernel")
+with open(os.path.join(out, "summary.json")) as f:
+    summary = json.load(f)
+model = summary["models"]["fixtures"]
+if "pure_kernel" not in model:
+    failures.append("summary.json has no pure_kernel metrics although candidates use library ops")
+elif not model["pure_kernel"]["correct"] < model["overall"]["correct"]:
+    failures.append(f"pure-kernel correct {model['pure_kernel']['correct']} is not below all-candidate {model['overall']['correct']}")
+with open(os.path.join(out, "summary.md")) as f:
+    if "pure kernels" not in f.read():
+        failures.append("summary.md has no pure-kernel row")
+
+# 2. KernelBench's own examples, each solution against its own problem (a KernelBench root built here).
+prompts = os.path.join(source, "..", "shared", "kernelbench", "src", "kernelbench", "prompts")
+if os.path.isdir(prompts):
+    root = os.path.join(work, "kb-examples")
+    level = os.path.join(root, "KernelBench", "level1")
+    os.makedirs(level)
+    pairs = []
+    for folder in (prompts, os.path.join(prompts, "few_shot")):
+        for f in sorted(os.listdir(folder)):
+            m = re.match(r"model_new_ex_(\w+)\.py$", f)
+            problem = os.path.join(folder, f"model_ex_{m.group(1)}.py") if m else None
+            if problem and os.path.exists(problem) and not re.search(r"(cute|hip|thunderkittens|tilelang|triton)", f):
+                number = len(pairs) + 1
+                shutil.copy(problem, os.path.join(level, f"{number}_ex_{m.group(1)}.py"))
+                pairs.append((number, m.group(1), os.path.join(folder, f)))
+    run("import", "kernelbench", root, "--out", os.path.join(work, "kb-suite"), "--levels", "1", "--jobs", "2", "--quiet", check=False)
+    cands = os.path.join(work, "kb-cands")
+    imported = {}
+    for number, name, solution in pairs:
+        ids = [d for d in os.listdir(os.path.join(work, "kb-suite", "level1")) if d.startswith(f"kb{number}_")] if os.path.isdir(
+            os.path.join(work, "kb-suite", "level1")) else []
+        if ids:
+            os.makedirs(os.path.join(cands, "level1", ids[0]))
+            shutil.copy(solution, os.path.join(cands, "level1", ids[0], f"model_new_ex_{name}.py"))
+            imported[ids[0]] = name
+    if imported:
+        out2 = os.path.join(work, "kb-run")
+        run("eval", "--backend", "sim", "--problems", os.path.join(work, "kb-suite"), "--candidates", cands, "--out", out2, "--seed", "3",
+            "--trials", "2", "--quiet", check=False)
+        for r in results_of(out2):
+            print(f"KernelBench example {os.path.basename(r['origin'])}: {r['verdict']} {r.get('library_ops', '')} {r['reason'][:160]}")
+            if r["verdict"] not in ("correct", "wrong_answer", "unsupported"):
+                failures.append(f"KernelBench's {os.path.basename(r['origin'])}: {r['verdict']}: {r['reason'][:200]}")
+        correct = sum(r["verdict"] == "correct" for r in results_of(out2))
+        print(f"KernelBench's own examples: {correct} of {len(imported)} correct")
+        if correct == 0:
+            failures.append("none of KernelBench's own example solutions is correct")
+
+if failures:
+    print("FAIL:\n  " + "\n  ".join(failures))
+    sys.exit(1)
+print(f"PASS: {len(results)} fixture solutions judged as expected")
