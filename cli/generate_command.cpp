@@ -42,8 +42,11 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
   cmd->add_option("--max-new-tokens,--max-tokens", o->maxNewTokens, "Tokens per response at most")->capture_default_str();
   CLI::Option* seed = cmd->add_option("--seed", o->seed, "Sampling seed (with --endpoint: sample i sends seed + i; default: none sent)")->capture_default_str();
   cmd->add_option("--model-name", o->modelName, "Model name in the candidates (default: the folder name, or the served model's name)");
-  cmd->add_option("--prompt", *prompt, "Prompt style: cuset or kernelbench (docs/prompts.md; default: cuset for a folder, kernelbench for an endpoint)")
-      ->check(CLI::IsMember({"cuset", "kernelbench"}));
+  cmd->add_option("--prompt", *prompt,
+                  "Prompt style: cuset, kernelbench or kernelbench-native (docs/prompts.md; default: cuset for a folder, kernelbench for an endpoint)")
+      ->check(CLI::IsMember({"cuset", "kernelbench", "kernelbench-native"}));
+  auto kernelbench = std::make_shared<std::filesystem::path>();
+  cmd->add_option("--kernelbench", *kernelbench, "kernelbench-native: the KernelBench checkout whose prompt templates to use (default: the suite's import)");
   cmd->add_option("--stop", o->stopStrings, "Stop strings: a response ends before the first one (repeatable)");
   cmd->add_flag("--quiet,-q", *quiet, "No progress bar");
   // Built-in model only.
@@ -59,6 +62,7 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
       o->useKvCache = !*noCache;
       o->showProgress = !*quiet;
       if (!prompt->empty()) o->prompt = *parsePromptStyle(*prompt);
+      o->promptContext = {*kernelbench, o->problemsDir};
       const GenerateSummary s = runGeneration(*o);
       fmt::print("{} responses for {} problems, {} tokens in {:.1f} s ({:.0f} tokens/s) -> {}\n", s.responses, s.problems, s.generatedTokens,
                  s.seconds, s.seconds > 0 ? static_cast<double>(s.generatedTokens) / s.seconds : 0.0, o->outFile.string());
@@ -76,6 +80,7 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
     e->modelLabel = o->modelName;
     e->samples = o->samples;
     e->prompt = prompt->empty() ? PromptStyle::kernelbench : *parsePromptStyle(*prompt);
+    e->promptContext = {*kernelbench, o->problemsDir};
     applyEndpointFlags(*flags, *e);
     e->showProgress = !*quiet;
     const EndpointGenerateSummary s = runEndpointGeneration(*e);

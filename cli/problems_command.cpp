@@ -83,13 +83,19 @@ void registerProblemsCommand(CLI::App& app, CommandContext& context) {
   auto style = std::make_shared<std::string>("cuset");
   CLI::App* prompt = problems->add_subcommand("prompt", "Print the chat messages a model is asked with for one problem (docs/prompts.md)");
   prompt->add_option("id", config->id, "Problem id, e.g. level1/relu")->required();
-  prompt->add_option("--style", *style, "cuset or kernelbench")->check(CLI::IsMember({"cuset", "kernelbench"}))->capture_default_str();
+  prompt->add_option("--style", *style, "cuset, kernelbench or kernelbench-native")
+      ->check(CLI::IsMember({"cuset", "kernelbench", "kernelbench-native"}))
+      ->capture_default_str();
+  auto kernelbench = std::make_shared<std::filesystem::path>();
+  prompt->add_option("--kernelbench", *kernelbench, "kernelbench-native: the KernelBench checkout (default: the suite's import)");
   addDir(prompt);
-  prompt->callback([config, style, &context] {
+  prompt->callback([config, style, kernelbench, &context] {
     const ProblemSuite suite = ProblemSuite::load(config->problemsDir);
     const Problem* p = suite.find(config->id);
     if (!p) throw makeError("no problem '{}' in {} (see `cuset problems list`)", config->id, config->problemsDir);
-    for (const auto& m : renderProblemChat(*p, *parsePromptStyle(*style))) fmt::print("=== {} ===\n{}\n", m.role, m.content);
+    for (const auto& m : renderProblemChat(*p, *parsePromptStyle(*style), PromptContext{*kernelbench, config->problemsDir})) {
+      fmt::print("=== {} ===\n{}\n", m.role, m.content);
+    }
     context.exitCode = 0;
   });
 

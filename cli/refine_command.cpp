@@ -35,8 +35,10 @@ void registerRefineCommand(CLI::App& app, CommandContext& context) {
       ->capture_default_str();
   cmd->add_option("--feedback-candidates", o->feedbackCandidates, "Failures shown to the model per round")->check(CLI::Range(1, 16))->capture_default_str();
   cmd->add_option("--history", o->history, "Rounds of dialogue carried in the prompt")->check(CLI::Range(0, 100))->capture_default_str();
-  cmd->add_option("--prompt", *prompt, "Prompt style: cuset or kernelbench (default: cuset for a folder, kernelbench for an endpoint)")
-      ->check(CLI::IsMember({"cuset", "kernelbench"}));
+  cmd->add_option("--prompt", *prompt, "Prompt style: cuset, kernelbench or kernelbench-native (default: cuset for a folder, kernelbench for an endpoint)")
+      ->check(CLI::IsMember({"cuset", "kernelbench", "kernelbench-native"}));
+  cmd->add_option("--kernelbench", o->promptContext.kernelbenchRoot,
+                  "kernelbench-native: the KernelBench checkout whose prompt templates to use (default: the suite's import)");
   cmd->add_option("--temperature", o->endpoint.parameters.temperature, "Sampling temperature")->capture_default_str();
   cmd->add_option("--top-p", o->endpoint.parameters.topP, "Nucleus sampling threshold")->capture_default_str();
   cmd->add_option("--max-tokens", o->endpoint.parameters.maxTokens, "Tokens per response at most")->capture_default_str();
@@ -63,6 +65,7 @@ void registerRefineCommand(CLI::App& app, CommandContext& context) {
       o->checkpoint.seed = *seed;
     }
     o->prompt = prompt->empty() ? (endpoint ? PromptStyle::kernelbench : PromptStyle::cuset) : *parsePromptStyle(*prompt);
+    o->promptContext.problemsDir = o->problemsDir;
     o->feedback = *feedback == "brief" ? FeedbackDetail::brief : FeedbackDetail::full;
     if (*evalSeed != 0) o->seed = *evalSeed;
     o->showProgress = !*quiet;

@@ -17,7 +17,7 @@ namespace {
 fs::path resolveAgainst(const fs::path& base, const std::string& p) { return fs::path(p).is_absolute() ? fs::path(p) : (base / p).lexically_normal(); }
 
 // Settings a model may take from the file's `generation:` block or override itself.
-void readGeneration(const YamlReader& y, const YAML::Node& n, std::string_view path, LeaderboardModel& m) {
+void readGeneration(const YamlReader& y, const YAML::Node& n, std::string_view path, const fs::path& base, LeaderboardModel& m) {
   auto field = [&](const char* key) { return joinPath(path, key); };
   if (auto v = n["temperature"]) m.temperature = y.asDouble(v, field("temperature"));
   if (auto v = n["top_p"]) m.topP = y.asDouble(v, field("top_p"));
@@ -25,9 +25,10 @@ void readGeneration(const YamlReader& y, const YAML::Node& n, std::string_view p
   if (auto v = n["seed"]) m.seed = static_cast<std::uint64_t>(y.asInt64(v, field("seed")));
   if (auto v = n["prompt"]) {
     const auto style = parsePromptStyle(y.asString(v, field("prompt")));
-    if (!style) y.fail(v, field("prompt"), "expected cuset or kernelbench");
+    if (!style) y.fail(v, field("prompt"), "expected cuset, kernelbench or kernelbench-native");
     m.prompt = *style;
   }
+  if (auto v = n["kernelbench"]) m.kernelbenchRoot = resolveAgainst(base, y.asString(v, field("kernelbench")));
   if (auto v = n["concurrency"]) m.endpoint.concurrency = static_cast<int>(y.asInt64(v, field("concurrency")));
   if (auto v = n["request_timeout"]) m.endpoint.requestTimeout = std::chrono::milliseconds(static_cast<long long>(y.asDouble(v, field("request_timeout")) * 1000));
   if (auto v = n["max_retries"]) m.endpoint.retry.maxRetries = static_cast<int>(y.asInt64(v, field("max_retries")));
@@ -59,8 +60,8 @@ LeaderboardConfig LeaderboardConfig::load(const fs::path& path) try {
 
   LeaderboardModel defaults;
   if (auto g = root["generation"]) {
-    y.onlyKeys(g, "generation", {"temperature", "top_p", "max_tokens", "seed", "prompt", "concurrency", "request_timeout", "max_retries", "retry_delay", "use_n"});
-    readGeneration(y, g, "generation", defaults);
+    y.onlyKeys(g, "generation", {"temperature", "top_p", "max_tokens", "seed", "prompt", "kernelbench", "concurrency", "request_timeout", "max_retries", "retry_delay", "use_n"});
+    readGeneration(y, g, "generation", base, defaults);
   }
 
   const YAML::Node models = y.require(root, "models", "");
@@ -72,7 +73,7 @@ LeaderboardConfig LeaderboardConfig::load(const fs::path& path) try {
     const YAML::Node n = models[i];
     const std::string p = indexPath("models", i);
     y.expectMap(n, p);
-    y.onlyKeys(n, p, {"name", "endpoint", "model", "api_key_env", "ca_bundle", "checkpoint", "price", "temperature", "top_p", "max_tokens", "seed", "prompt",
+    y.onlyKeys(n, p, {"name", "endpoint", "model", "api_key_env", "ca_bundle", "checkpoint", "price", "temperature", "top_p", "max_tokens", "seed", "prompt", "kernelbench",
                       "concurrency", "request_timeout", "max_retries", "retry_delay", "use_n"});
     LeaderboardModel m = defaults;
     m.name = y.asString(y.require(n, "name", p), joinPath(p, "name"));
@@ -93,7 +94,7 @@ LeaderboardConfig LeaderboardConfig::load(const fs::path& path) try {
     } else {
       y.fail(n, p, "needs 'endpoint' (with 'model') or 'checkpoint'");
     }
-    readGeneration(y, n, p, m);
+    readGeneration(y, n, p, base, m);
     if (auto price = n["price"]) {
       const std::string pp = joinPath(p, "price");
       y.onlyKeys(price, pp, {"prompt_per_mtok", "completion_per_mtok"});

@@ -85,6 +85,7 @@ void generate(const LeaderboardConfig& c, const LeaderboardModel& m, const fs::p
     e.modelLabel = m.name;
     e.samples = c.k;
     e.prompt = m.prompt;
+    e.promptContext = {m.kernelbenchRoot, {}};
     e.useN = m.useN;
     e.resume = true;
     e.showProgress = showProgress;
@@ -106,6 +107,7 @@ void generate(const LeaderboardConfig& c, const LeaderboardModel& m, const fs::p
   g.maxNewTokens = m.maxTokens;
   g.seed = m.seed.value_or(1);
   g.prompt = m.prompt;
+  g.promptContext = {m.kernelbenchRoot, {}};
   g.showProgress = showProgress;
   runGeneration(g);
   ledger.finish(m.name + ".generate", inputs, 0.0);

@@ -429,7 +429,7 @@ EndpointGenerateSummary runEndpointJobs(const EndpointGenerateOptions& o, const 
 
 EndpointGenerateSummary runEndpointGeneration(const EndpointGenerateOptions& o) {
   validate(o);
-  return runEndpointJobs(o, suiteChatJobs(o.problemsDir, o.prompt, o.samples));
+  return runEndpointJobs(o, suiteChatJobs(o.problemsDir, o.prompt, o.samples, o.promptContext));
 }
 
 }  // namespace cuset

@@ -139,7 +139,7 @@ class RefineRun {
     }
     for (const auto& p : suite.problems()) {
       if (o_.only.empty() || std::find(o_.only.begin(), o_.only.end(), p.id) != o_.only.end()) {
-        problems_.push_back(ProblemState{.id = p.id, .base = renderProblemChat(p, o_.prompt)});
+        problems_.push_back(ProblemState{.id = p.id, .base = renderProblemChat(p, o_.prompt, o_.promptContext)});
       }
     }
     fs::create_directories(o_.outDir);
@@ -316,10 +316,14 @@ class RefineRun {
           improved = failureProgress(*failures.front()) > p.bestProgress;
           p.bestProgress = std::max(p.bestProgress, failureProgress(*failures.front()));
           std::string feedback = failureFeedback(*failures.front(), o_.feedback);
+          // The answer format of the prompt: KernelBench's (ModelNew in Python) or this project's.
+          const bool native = o_.prompt == PromptStyle::kernelbenchNative;
           for (std::size_t i = 1; i < failures.size(); ++i) {
-            feedback += fmt::format("\n\nAnother attempt of the same round:\n```cuda\n{}\n```\n{}", failures[i]->source, failureFeedback(*failures[i], o_.feedback));
+            feedback += fmt::format("\n\nAnother attempt of the same round:\n```{}\n{}\n```\n{}", native ? "python" : "cuda", failures[i]->source,
+                                    failureFeedback(*failures[i], o_.feedback));
           }
-          feedback += "\n\nFix the kernel: answer with the complete corrected kernel and its /*@cuset manifest in one ```cuda code block.";
+          feedback += native ? "\n\nFix it: answer with the complete corrected ModelNew code, its CUDA compiled by load_inline, in one ```python code block."
+                             : "\n\nFix the kernel: answer with the complete corrected kernel and its /*@cuset manifest in one ```cuda code block.";
           p.turns.push_back({{"assistant", responseOf(*failures.front())}, {"user", feedback}});
         }
       }

@@ -37,6 +37,13 @@ json entryRow(const LeaderboardEntry& e, int k) {
   }
   if (group.contains("fast_p")) row["fast_p"] = group["fast_p"];
   if (group.contains("geomean_speedup")) row["geomean_speedup"] = group["geomean_speedup"];
+  // Correct candidates that run LibTorch ops (a kept nn.Conv2d) count as unsolved here.
+  if (models.contains(e.name) && models[e.name].contains("pure_kernel")) {
+    const json& pure = models[e.name]["pure_kernel"];
+    row["library_candidates"] = pure.value("library_candidates", 0);
+    if (const double v = groupMetric(pure, "pass_at_k", "1"); v >= 0) row["pure_pass_at_1"] = v;
+    if (const double v = groupMetric(pure, "fast_p", "1"); v >= 0) row["pure_fast_1"] = v;
+  }
   json shares = json::object();
   const double n = std::max(1.0, static_cast<double>(group.value("candidates", 0) + group.value("unsupported", 0)));
   const json verdicts = group.value("verdicts", json::object());
@@ -136,6 +143,13 @@ std::string renderLeaderboardMarkdown(const json& l) {
                       timing, tokensText(row["generation"]), row.contains("cost") ? fmt::format("{:.4f}", row["cost"].get<double>()) : "–", sharesText(row),
                       compared ? " " + comparisonText(row) + " |" : "", row.contains("report") ? fmt::format("[report]({})", row["report"].get<std::string>()) : "–");
   }
+  for (const auto& row : l["models"]) {
+    if (row.contains("library_candidates")) {
+      md += fmt::format("\n`{}`: {} candidate(s) run LibTorch ops beside their kernels; pass@1 of pure kernels {}{}.\n", row["model"].get<std::string>(),
+                        row["library_candidates"].get<int>(), percentOr(row, "pure_pass_at_1"),
+                        row.contains("pure_fast_1") ? ", fast_1 " + percentOr(row, "pure_fast_1") : "");
+    }
+  }
   md += "\n## Models\n\n";
   for (const auto& row : l["models"]) md += fmt::format("- **{}**: {} ({})\n", row["model"].get<std::string>(), sourceText(row["source"]), dumpJson(row["source"]));
   if (l["regression"].get<bool>()) md += "\n**Regression**: at least one model is worse than in the base leaderboard (see each model's report).\n";
@@ -175,7 +189,14 @@ std::string renderLeaderboardHtml(const json& l) {
     if (compared) h += "<td>" + htmlEscape(comparisonText(row)) + "</td>";
     h += fmt::format("<td>{}</td></tr>", row.contains("report") ? fmt::format("<a href=\"{0}\">{0}</a>", htmlEscape(row["report"].get<std::string>())) : "–");
   }
-  h += "</tbody></table></div><h2>Models</h2><div class=\"scroll\"><table><thead><tr><th>model</th><th>source</th><th>settings</th></tr></thead><tbody>";
+  h += "</tbody></table></div>";
+  for (const auto& row : l["models"]) {
+    if (!row.contains("library_candidates")) continue;
+    h += fmt::format("<p><b>{}</b>: {} candidate(s) run LibTorch ops beside their kernels; pass@1 of pure kernels {}{}.</p>",
+                     htmlEscape(row["model"].get<std::string>()), row["library_candidates"].get<int>(), percentOr(row, "pure_pass_at_1"),
+                     row.contains("pure_fast_1") ? ", fast_1 " + percentOr(row, "pure_fast_1") : "");
+  }
+  h += "<h2>Models</h2><div class=\"scroll\"><table><thead><tr><th>model</th><th>source</th><th>settings</th></tr></thead><tbody>";
   for (const auto& row : l["models"]) {
     h += fmt::format("<tr><td>{}</td><td>{}</td><td><code>{}</code></td></tr>", htmlEscape(row["model"].get<std::string>()),
                      htmlEscape(sourceText(row["source"])), htmlEscape(dumpJson(row["source"])));

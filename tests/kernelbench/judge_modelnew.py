@@ -76,7 +76,27 @@ with open(os.path.join(out, "summary.md")) as f:
     if "pure kernels" not in f.read():
         failures.append("summary.md has no pure-kernel row")
 
-# 2. KernelBench's own examples, each solution against its own problem (a KernelBench root built here).
+# 2. `cuset data verify` admits pairs whose KernelBench solution is correct, and only those.
+def fixture(name):
+    with open(os.path.join(solutions, "level1", "kb1_rectifier", name)) as f:
+        return f.read()
+
+
+pairs = os.path.join(work, "pairs.jsonl")
+with open(pairs, "w") as f:
+    f.write(json.dumps({"problem": "level1/kb1_rectifier", "instruction": "Write ModelNew.", "response": "```python\n" + fixture("single_kernel.py") + "```"}) + "\n")
+    f.write(json.dumps({"problem": "level1/kb1_rectifier", "instruction": "Write ModelNew.", "response": "```python\n" + fixture("buggy_slope.py") + "```"}) + "\n")
+    f.write(json.dumps({"problem": "level1/kb1_rectifier", "messages": [{"role": "user", "content": "Write ModelNew."},
+                                                                         {"role": "assistant", "content": fixture("per_batch.py")}]}) + "\n")
+run("data", "verify", pairs, "--problems", suite, "--out", os.path.join(work, "verified.jsonl"), "--trials", "2", "--quiet")
+with open(os.path.join(work, "verified.jsonl")) as f:
+    kept = [json.loads(line) for line in f if line.strip()]
+with open(os.path.join(work, "verified.verify.json")) as f:
+    verify = json.load(f)
+if len(kept) != 2 or verify["rejected"] != 1 or verify["rejects"][0]["verdict"] != "wrong_answer" or verify["rejects"][0]["line"] != 2:
+    failures.append(f"data verify kept {len(kept)} pairs, rejects {verify['rejects']}")
+
+# 3. KernelBench's own examples, each solution against its own problem (a KernelBench root built here).
 prompts = os.path.join(source, "..", "shared", "kernelbench", "src", "kernelbench", "prompts")
 if os.path.isdir(prompts):
     root = os.path.join(work, "kb-examples")
@@ -113,6 +133,37 @@ if os.path.isdir(prompts):
         print(f"KernelBench's own examples: {correct} of {len(imported)} correct")
         if correct == 0:
             failures.append("none of KernelBench's own example solutions is correct")
+
+# 4. --prompt kernelbench-native is KernelBench's own request: `cuset problems prompt` against
+# KernelBench's prompt_constructor_toml run on the same templates (its package helpers stubbed here).
+kb_root = os.path.join(source, "..", "shared", "kernelbench")
+constructor = os.path.join(kb_root, "src", "kernelbench", "prompt_constructor_toml.py")
+if os.path.exists(constructor):
+    import importlib.util
+    import tomllib
+    import types
+    sys.modules["tomli"] = tomllib
+    package = types.ModuleType("kernelbench")
+    package.__path__ = []
+    utils = types.ModuleType("kernelbench.utils")
+    top = os.path.abspath(kb_root)
+    utils.REPO_TOP_PATH = top
+    utils.read_file = lambda path: open(path).read()
+    utils.resolve_path = lambda rel: rel if os.path.isabs(rel) else os.path.join(top, rel)
+    utils.get_package_resource_path = lambda rel: os.path.join(top, "src", "kernelbench", rel)
+    sys.modules["kernelbench"], sys.modules["kernelbench.utils"] = package, utils
+    spec = importlib.util.spec_from_file_location("kernelbench.prompt_constructor_toml", constructor)
+    theirs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(theirs)
+    for problem in ("level1/kb1_rectifier", "level2/kb1_linear_relu_scale"):
+        with open(os.path.join(suite, problem, "kernelbench_source.py")) as f:
+            want = theirs.get_prompt_for_backend(f.read(), backend="cuda", option="one_shot", precision="fp32")
+        got = run("problems", "prompt", problem, "--style", "kernelbench-native", "--kernelbench", kb_root, "--problems", suite).stdout
+        expected = f"=== user ===\n{want}\n"
+        if got != expected:
+            failures.append(f"kernelbench-native prompt of {problem} differs from KernelBench's own "
+                            f"(first difference at character {next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))})")
+    print("kernelbench-native prompts checked against KernelBench's prompt_constructor_toml")
 
 if failures:
     print("FAIL:\n  " + "\n  ".join(failures))

@@ -122,7 +122,7 @@ GenerateSummary runGenerationJobs(const GenerateOptions& o, const std::vector<Ch
 
 GenerateSummary runGeneration(const GenerateOptions& o) {
   if (o.samples < 1) throw Error("--samples must be >= 1");
-  return runGenerationJobs(o, suiteChatJobs(o.problemsDir, o.prompt, o.samples));
+  return runGenerationJobs(o, suiteChatJobs(o.problemsDir, o.prompt, o.samples, o.promptContext));
 }
 
 }  // namespace cuset

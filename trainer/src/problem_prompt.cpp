@@ -5,6 +5,12 @@
 
 #include "cuset/evaluator/problem/problem.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/json_util.hpp"
+#include "cuset/common/subprocess.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace cuset {
 namespace {
@@ -93,6 +99,35 @@ std::string kernelBenchUser(const Problem& p) {
                 : "Implement it with CUDA kernels");
 }
 
+// The checkout KernelBench's prompts are rendered from: the one given, else the one the suite was
+// imported from.
+std::filesystem::path kernelBenchRoot(const PromptContext& c) {
+  std::filesystem::path root = c.kernelbenchRoot;
+  if (root.empty() && !c.problemsDir.empty() && std::filesystem::exists(c.problemsDir / "import-report.json")) {
+    root = readJsonFile(c.problemsDir / "import-report.json").value("kernelbench_root", "");
+  }
+  if (root.empty()) {
+    throw Error("--prompt kernelbench-native renders KernelBench's own prompt from a KernelBench checkout: give it with --kernelbench DIR "
+                "(the folder holding src/kernelbench/prompts/prompts.toml), or use a suite imported with `cuset import kernelbench`");
+  }
+  if (!std::filesystem::exists(root / "src" / "kernelbench" / "prompts" / "prompts.toml")) {
+    throw makeError("{}: no src/kernelbench/prompts/prompts.toml (KernelBench's prompt templates): is this a KernelBench checkout?", root.string());
+  }
+  return root;
+}
+
+// KernelBench's precision option: fp16 or bf16 when every floating input is, else fp32.
+std::string precisionOf(const Problem& p) {
+  std::string found;
+  for (const auto& t : p.inputs) {
+    if (t.dtype != DType::float16 && t.dtype != DType::bfloat16 && t.dtype != DType::float32) continue;
+    const std::string name = t.dtype == DType::float16 ? "fp16" : t.dtype == DType::bfloat16 ? "bf16" : "fp32";
+    if (!found.empty() && found != name) return "fp32";
+    found = name;
+  }
+  return found.empty() ? "fp32" : found;
+}
+
 }  // namespace
 
 std::string renderProblemPrompt(const Problem& p) {
@@ -107,22 +142,64 @@ std::string renderProblemPrompt(const Problem& p) {
 std::optional<PromptStyle> parsePromptStyle(std::string_view name) {
   if (name == "cuset") return PromptStyle::cuset;
   if (name == "kernelbench") return PromptStyle::kernelbench;
+  if (name == "kernelbench-native") return PromptStyle::kernelbenchNative;
   return std::nullopt;
 }
 
-std::string_view promptStyleName(PromptStyle style) { return style == PromptStyle::cuset ? "cuset" : "kernelbench"; }
-
-std::vector<ChatMessage> renderProblemChat(const Problem& p, PromptStyle style) {
-  if (style == PromptStyle::cuset) return {{"user", renderProblemPrompt(p)}};
-  return {{"system", std::string(kKernelBenchSystem)}, {"user", kernelBenchUser(p)}};
+std::string_view promptStyleName(PromptStyle style) {
+  switch (style) {
+    case PromptStyle::cuset: return "cuset";
+    case PromptStyle::kernelbench: return "kernelbench";
+    case PromptStyle::kernelbenchNative: return "kernelbench-native";
+  }
+  return "?";
 }
 
-std::vector<ChatJob> suiteChatJobs(const std::filesystem::path& problemsDir, PromptStyle style, int samples) {
+std::map<std::string, std::string> renderKernelBenchNativePrompts(const std::vector<const Problem*>& problems, const PromptContext& context) {
+  const std::filesystem::path root = kernelBenchRoot(context);
+  nlohmann::json request = {{"root", root.string()}, {"option", "one_shot"}, {"problems", nlohmann::json::array()}};
+  for (const Problem* p : problems) {
+    // KernelBench's architecture is its own file; a native problem has only its statement.
+    const std::string source = p->origin && !p->origin->source.empty() ? p->origin->source : p->description;
+    request["problems"].push_back({{"id", p->id}, {"source", source}, {"precision", precisionOf(*p)}});
+  }
+  const ScratchDir scratch(std::filesystem::temp_directory_path());
+  writeFileAtomic(scratch.path() / "request.json", request.dump());
+  const SubprocessResult run = runSubprocess({pythonWithTorch(), CUSET_KERNELBENCH_PROMPT_SCRIPT, (scratch.path() / "request.json").string()},
+                                             std::chrono::seconds(120));
+  nlohmann::json answer;
+  try {
+    answer = nlohmann::json::parse(run.output);
+  } catch (const nlohmann::json::exception&) {
+    throw makeError("KernelBench's prompts from {}: the helper failed: {}", root.string(), run.output.substr(0, 400));
+  }
+  if (answer.contains("error")) throw makeError("KernelBench's prompts from {}: {}", root.string(), answer["error"].get<std::string>());
+  return answer.at("prompts").get<std::map<std::string, std::string>>();
+}
+
+std::vector<ChatMessage> renderProblemChat(const Problem& p, PromptStyle style, const PromptContext& context) {
+  switch (style) {
+    case PromptStyle::cuset: return {{"user", renderProblemPrompt(p)}};
+    case PromptStyle::kernelbench: return {{"system", std::string(kKernelBenchSystem)}, {"user", kernelBenchUser(p)}};
+    case PromptStyle::kernelbenchNative: return {{"user", renderKernelBenchNativePrompts({&p}, context).at(p.id)}};
+  }
+  return {};
+}
+
+std::vector<ChatJob> suiteChatJobs(const std::filesystem::path& problemsDir, PromptStyle style, int samples, const PromptContext& context) {
   const ProblemSuite suite = ProblemSuite::load(problemsDir);
   suite.requireNoErrors();
+  std::map<std::string, std::string> native;
+  if (style == PromptStyle::kernelbenchNative) {
+    std::vector<const Problem*> all;
+    for (const auto& problem : suite.problems()) all.push_back(&problem);
+    PromptContext withSuite = context;
+    if (withSuite.problemsDir.empty()) withSuite.problemsDir = problemsDir;
+    native = renderKernelBenchNativePrompts(all, withSuite);
+  }
   std::vector<ChatJob> jobs;
   for (const auto& problem : suite.problems()) {
-    ChatJob job{problem.id, renderProblemChat(problem, style), {}};
+    ChatJob job{problem.id, style == PromptStyle::kernelbenchNative ? std::vector<ChatMessage>{{"user", native.at(problem.id)}} : renderProblemChat(problem, style), {}};
     for (std::int64_t s = 0; s < samples; ++s) job.samples.push_back(s);
     jobs.push_back(std::move(job));
   }

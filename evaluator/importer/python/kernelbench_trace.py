@@ -47,6 +47,11 @@ class Skip(Exception):
     pass
 
 
+# Problem files written for a GPU move their inputs there (`torch.randn(n).cuda()`, as KernelBench's own
+# prompt examples do). Here every tensor stays where it is made (the CPU, or the meta device).
+torch.Tensor.cuda = lambda self, *args, **kwargs: self
+
+
 def register_missing_meta_kernels():
     """torch 1.13 has no meta kernel for max_pool3d_with_indices; the full size is built on meta tensors."""
     lib = torch.library.Library("aten", "IMPL", "Meta")

@@ -17,13 +17,15 @@ nlohmann::json importReportJson(const KernelBenchImportReport& report) {
     if (!p.details.is_null()) e["details"] = p.details;
     problems.push_back(std::move(e));
   }
-  return {{"kernelbench_commit", report.commit}, {"imported", report.imported()}, {"total", report.problems.size()}, {"problems", problems}};
+  return {{"kernelbench_commit", report.commit}, {"kernelbench_root", report.root}, {"imported", report.imported()},
+          {"total", report.problems.size()}, {"problems", problems}};
 }
 
 KernelBenchImportReport importReportFromJson(const nlohmann::json& json, const std::string& source) {
   KernelBenchImportReport report;
   try {
     report.commit = json.at("kernelbench_commit").get<std::string>();
+    report.root = json.value("kernelbench_root", "");
     for (const auto& e : json.at("problems")) {
       ImportedProblem p;
       p.source = e.at("source").get<std::string>();

@@ -330,6 +330,7 @@ KernelBenchImportReport importKernelBench(const KernelBenchImportOptions& option
   }
   KernelBenchImportReport report;
   report.commit = options.commit.empty() ? findCommit(options.root) : options.commit;
+  report.root = fs::absolute(options.root).lexically_normal().string();
   const fs::path reportFile = options.outDir / "import-report.json";
   if (!options.only.empty() && fs::is_regular_file(reportFile)) {
     report = importReportFromJson(readJsonFile(reportFile), reportFile.string());  // --only: keep the other entries

@@ -51,14 +51,16 @@ json problemSpec(const Problem& p) {
   return spec;
 }
 
-// The recorder script, the torch stand-in and the host library: a change to any is a new translator.
+// The recorder's scripts, the importer's loader, the torch stand-in and its library: a change to any is a new translator.
 std::string translatorDigest() {
   ContentHasher h;
   h.add("cuset-kb-translate-v1");
-  h.add(readFile(CUSET_TRANSLATE_RECORDER));
+  h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / "kernelbench_trace.py"));
   std::vector<fs::path> headers;
-  for (const auto& e : fs::recursive_directory_iterator(CUSET_TRANSLATE_SHIM_INCLUDE)) {
-    if (e.is_regular_file()) headers.push_back(e.path());
+  for (const fs::path& folder : {fs::path(CUSET_TRANSLATE_SHIM_INCLUDE), fs::path(CUSET_TRANSLATE_RECORDER).parent_path()}) {
+    for (const auto& e : fs::recursive_directory_iterator(folder)) {
+      if (e.is_regular_file() && e.path().extension() != ".pyc") headers.push_back(e.path());
+    }
   }
   std::sort(headers.begin(), headers.end());
   for (const auto& f : headers) h.add(f.string()).add(readFile(f));

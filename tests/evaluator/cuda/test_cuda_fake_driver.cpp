@@ -9,7 +9,9 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "cuset/common/subprocess.hpp"
 #include "cuset/evaluator/compile/sim_compiler.hpp"
+#include "cuset/evaluator/translate/kernelbench_translator.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 #include "test_util.hpp"
 
@@ -69,6 +71,13 @@ struct FakeGpuRun {
       manifest.replace(manifest.find("SHARED"), 6, list[i].sharedBytes ? ", shared_bytes: " + std::to_string(list[i].sharedBytes) : "");
       batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", "fake"}, {"source", manifest + globals + source}}.dump() + "\n";
     }
+    install(all, names, batch, computeCapability);
+  }
+
+  // Candidates given as a batch, whose kernels (extern "C", distinct names) are in `deviceCode`.
+  FakeGpuRun(const std::string& deviceCode, const std::vector<std::string>& names, const std::string& batch) { install(deviceCode, names, batch, ""); }
+
+  void install(const std::string& all, const std::vector<std::string>& names, const std::string& batch, const std::string& computeCapability) {
     const SimCompiler compiler(SimToolchain::fromBuild(), dir / "sim");
     const auto built = compiler.compile(all, names);
     if (!built.ok) throw std::runtime_error(built.log);
@@ -220,6 +229,55 @@ TEST(CudaBackendOnFakeDriver, SeveralDevicesEachJudgeCandidates) {
   const EvalRunSummary second = fake.evaluate("second", true, {1}, 2);
   for (const auto& r : second.results) EXPECT_EQ(r.device, 1) << r.problem;
   ::unsetenv("CUSET_FAKE_CUDA_DEVICES");
+}
+
+}  // namespace
+}  // namespace cuset
+
+namespace cuset {
+namespace {
+
+// KernelBench solutions on the cuda backend: the translated plan's kernels run through the worker's
+// launches, its library steps (a torch op beside the kernel) in the worker too, on a host copy since
+// this LibTorch has no CUDA (so the candidate is judged but not timed).
+TEST(CudaBackendOnFakeDriver, KernelBenchSolutionsRunTheirPlans) {
+  if (!runSubprocess({pythonWithTorch(), "-c", "import torch"}, std::chrono::seconds(60)).ok()) GTEST_SKIP() << "no Python with torch";
+  auto solution = [](const std::string& kernel, const std::string& forward) {
+    return "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\nsrc = '''\n#include <torch/extension.h>\n"
+           "extern \"C\" __global__ void " + kernel + "(const float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}\ntorch::Tensor run(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n"
+           "  " + kernel + "<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());\n  return y;\n}\n'''\n"
+           "m = load_inline(name='" + kernel + "', cpp_sources='torch::Tensor run(torch::Tensor x);', cuda_sources=src, functions=['run'])\n"
+           "class ModelNew(nn.Module):\n    def forward(self, x):\n        return " + forward + "\n";
+  };
+  const std::vector<std::pair<std::string, std::string>> solutions = {{"kb_relu_pure", solution("kb_relu_pure", "m.run(x)")},
+                                                                      {"kb_relu_library", solution("kb_relu_library", "m.run(x * 1.0) + 0.0")}};
+  test::TempDir translations;
+  const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
+  const Problem& relu = *suite.find("level1/relu");
+  const KernelBenchTranslator translator(TranslatorOptions{.cacheDir = translations / "cache"});
+  std::string device, batch;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < solutions.size(); ++i) {
+    const Translation t = translator.translate(relu, solutions[i].second);
+    ASSERT_TRUE(t.ok()) << t.reason << "\n" << t.log;
+    device += t.plan.deviceSource;
+    names.push_back(solutions[i].first);
+    batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", "kb"}, {"source", solutions[i].second}}.dump() + "\n";
+  }
+  const FakeGpuRun fake(device, names, batch);
+  const EvalRunSummary s = fake.evaluate();
+  ASSERT_EQ(s.results.size(), 2u);
+  const EvalResult& pure = s.results[0];
+  const EvalResult& library = s.results[1];
+  EXPECT_EQ(pure.verdict, Verdict::correct) << pure.reason;
+  EXPECT_EQ(pure.form, "kernelbench");
+  EXPECT_TRUE(pure.libraryOps.empty());
+  EXPECT_EQ(pure.timingKind, "cuda_events");  // timed like any kernel
+  EXPECT_EQ(library.verdict, Verdict::correct) << library.reason;
+  EXPECT_FALSE(library.libraryOps.empty());
+  EXPECT_TRUE(library.timingKind.empty());  // library steps ran on the host: judged, not timed
+  EXPECT_NE(std::find(library.flags.begin(), library.flags.end(), "not_timed_library_steps_on_host"), library.flags.end());
 }
 
 }  // namespace

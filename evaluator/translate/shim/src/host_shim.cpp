@@ -40,7 +40,9 @@ json encode(const cuset_kb::Value& v) {
   switch (v.kind) {
     case K::none: return nullptr;
     case K::integer: return v.i;
-    case K::real: return v.d;
+    case K::real:
+      if (!std::isfinite(v.d)) return {{"float", std::isnan(v.d) ? "nan" : v.d > 0 ? "inf" : "-inf"}};  // JSON has no infinity
+      return v.d;
     case K::boolean: return v.i != 0;
     case K::string: return v.s;
     case K::list: {

@@ -23,6 +23,7 @@ struct LeaderboardModel {
   int maxTokens = 4096;
   std::optional<std::uint64_t> seed;
   PromptStyle prompt = PromptStyle::kernelbench;
+  std::filesystem::path kernelbenchRoot;  // kernelbench-native: the checkout (empty: the suite's import)
   bool useN = true;
   // Optional prices per million tokens, for a cost column.
   std::optional<double> promptPricePerMTok;

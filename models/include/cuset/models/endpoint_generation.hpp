@@ -32,6 +32,7 @@ struct EndpointGenerateOptions {
   std::string modelLabel;          // the candidates' "model" field; default: parameters.model
   int samples = 1;                 // k per problem
   PromptStyle prompt = PromptStyle::kernelbench;
+  PromptContext promptContext;  // kernelbench-native: the KernelBench checkout
   bool useN = true;                // ask for all of a problem's samples in one request (`n`)
   bool resume = false;             // keep the finished samples of `outFile`
   bool showProgress = true;

@@ -25,6 +25,7 @@ struct RefineOptions {
   EndpointGenerateOptions endpoint;
   GenerateOptions checkpoint;
   PromptStyle prompt = PromptStyle::kernelbench;
+  PromptContext promptContext;  // kernelbench-native: the KernelBench checkout
   std::filesystem::path problemsDir;
   std::filesystem::path outDir;
   std::vector<std::string> only;  // problem ids; empty: the whole suite

@@ -21,6 +21,7 @@ struct GenerateOptions {
   std::uint64_t seed = 1;
   std::vector<std::string> stopStrings;  // a response ends before the first occurrence of any
   PromptStyle prompt = PromptStyle::cuset;
+  PromptContext promptContext;  // kernelbench-native: the KernelBench checkout
   bool useKvCache = true;
   int threads = 0;
   std::string device = "auto";  // cpu, cuda, auto

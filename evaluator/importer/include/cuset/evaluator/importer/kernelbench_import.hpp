@@ -39,6 +39,7 @@ struct ImportedProblem {
 
 struct KernelBenchImportReport {
   std::string commit;
+  std::string root;  // the KernelBench checkout imported from (absolute): where its prompt templates are
   std::vector<ImportedProblem> problems;  // sorted by level, then KernelBench number
   std::size_t imported() const;
 };

@@ -1,0 +1,213 @@
+"""The host build of a solution's extensions, seen from the recorder: load_inline replaced (capture
+the sources; later load the build), the build's tensor requests answered through a ctypes callback,
+and the torch.cuda API a solution may touch while being recorded.
+"""
+import ctypes
+import hashlib
+import json
+import threading
+
+import torch
+import torch.utils.cpp_extension as cpp_extension
+
+from kb_recording import DTYPE_NAMES, DTYPES, Rec, current
+from kb_sandbox import Verdict, unsupported
+
+FACTORY_FUNCTIONS = {"empty", "zeros", "ones", "full", "rand", "randn", "empty_like", "zeros_like", "ones_like", "full_like",
+                     "empty_strided", "arange", "new_empty", "new_zeros", "new_ones", "new_full"}
+
+
+def from_json(v):
+    if isinstance(v, list):
+        return [from_json(x) for x in v]
+    if isinstance(v, dict):
+        if "tensor" in v:
+            return current().handles[v["tensor"]]
+        if "dtype" in v:
+            return DTYPES[v["dtype"]]
+        if "device" in v:
+            return torch.device(v["device"])
+        if "memory_format" in v:
+            return {"contiguous": torch.contiguous_format, "channels_last": torch.channels_last,
+                    "channels_last_3d": torch.channels_last_3d}[v["memory_format"]]
+        if "options" in v:
+            return {"__options__": v["options"]}
+        if "float" in v:
+            return float(v["float"])
+    return v
+
+
+def to_json(v):
+    if isinstance(v, Rec):
+        return current().handle_of(v)
+    if isinstance(v, (list, tuple)):
+        return [to_json(x) for x in v]
+    if isinstance(v, torch.dtype):
+        return {"dtype": DTYPE_NAMES[v]}
+    if isinstance(v, torch.Tensor):
+        raise unsupported("the host code received a tensor that is not one of the recording's")
+    return v
+
+
+def host_request(request):
+    if "launch" in request:
+        current().record_launch(request["launch"])
+        return None
+    name = request["name"]
+    args = [from_json(a) for a in request["args"]]
+    kwargs = {k: from_json(v) for k, v in request["kwargs"].items()}
+    # TensorOptions, dtypes and devices given positionally to factories are keyword arguments in Python.
+    moved = []
+    for a in args:
+        if isinstance(a, dict) and "__options__" in a:
+            o = a["__options__"]
+            if "dtype" in o:
+                kwargs["dtype"] = DTYPES[o["dtype"]]
+            if "device" in o:
+                kwargs["device"] = torch.device(o["device"])
+        elif name in FACTORY_FUNCTIONS and isinstance(a, torch.dtype):
+            kwargs["dtype"] = a
+        elif name in FACTORY_FUNCTIONS and isinstance(a, torch.device):
+            kwargs["device"] = a
+        else:
+            moved.append(a)
+    args = moved
+    if name in FACTORY_FUNCTIONS:
+        kwargs.setdefault("device", torch.device("cuda"))
+    if kwargs.get("device") is not None and torch.device(kwargs["device"]).type == "cpu":
+        raise unsupported(f"host code makes a tensor on the CPU ({name})")
+    if request["call"] == "method":
+        self_, rest = args[0], args[1:]
+        if name == "to" and rest and isinstance(rest[0], dict):
+            rest = rest[1:]
+        return getattr(self_, name)(*rest, **kwargs)
+    if name.startswith("cuset_reverse_"):  # scalar - tensor and the like
+        op = name[len("cuset_reverse_"):]
+        t, s = args
+        return {"add": lambda: s + t, "sub": lambda: s - t, "mul": lambda: s * t, "div": lambda: s / t}[op]()
+    return getattr(torch, name)(*args, **kwargs)
+
+
+CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_char_p)
+KEEP = {}
+
+
+def answer(payload):
+    buf = ctypes.create_string_buffer(json.dumps(payload).encode())
+    KEEP["answer"] = buf  # alive until the next request
+    return ctypes.addressof(buf)
+
+
+@CALLBACK_TYPE
+def callback(raw):
+    try:
+        return answer({"ok": to_json(host_request(json.loads(raw.decode())))})
+    except Verdict as v:
+        if v.status == "unsupported":
+            return answer({"unsupported": v.reason})
+        return answer({"error": v.reason})
+    except Exception as e:  # noqa: BLE001 - a torch error in host code is the candidate's error
+        return answer({"error": str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__})
+
+
+class HostModule:
+    """What load_inline returns: the extension's functions, called on the recording's tensors."""
+
+    def __init__(self, path):
+        try:
+            self._lib = ctypes.CDLL(path)
+        except OSError as e:
+            missing = str(e).split("undefined symbol: ")[-1].strip() if "undefined symbol" in str(e) else None
+            if missing:
+                raise unsupported(f"host code calls {missing}, which the recording does not model")
+            raise
+        self._lib.cuset_kb_set_callback.argtypes = [CALLBACK_TYPE]
+        self._lib.cuset_kb_functions.restype = ctypes.c_char_p
+        self._lib.cuset_kb_invoke.restype = ctypes.c_char_p
+        self._lib.cuset_kb_invoke.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        self._lib.cuset_kb_set_callback(callback)
+        self._names = json.loads(self._lib.cuset_kb_functions().decode())
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in self._names:
+            raise AttributeError(f"the extension has no function '{name}' (it defines {', '.join(self._names) or 'none'})")
+
+        def call(*args):
+            for a in args:
+                if isinstance(a, torch.Tensor) and not isinstance(a, Rec):
+                    raise unsupported(f"{name} is passed a tensor that is not one of the recording's")
+            got = json.loads(self._lib.cuset_kb_invoke(name.encode(), json.dumps([to_json(a) for a in args]).encode()).decode())
+            if "unsupported" in got:
+                raise unsupported(f"{name}: {got['unsupported']}")
+            if "error" in got:
+                raise Verdict("runtime_error", f"the extension function {name} failed: {got['error']}")
+            return from_json(got["ok"])
+        return call
+
+
+def extension_key(cpp_sources, cuda_sources, functions):
+    def joined(s):
+        return "\n".join(s) if isinstance(s, (list, tuple)) else (s or "")
+    text = json.dumps([joined(cpp_sources), joined(cuda_sources), list(functions or [])])
+    return hashlib.sha256(text.encode()).hexdigest()[:24], joined(cpp_sources), joined(cuda_sources)
+
+
+def patch_extension_api(mode, built):
+    captured = []
+
+    def load_inline(name, cpp_sources, cuda_sources=None, functions=None, *args, **kwargs):
+        if kwargs.get("is_python_module") is False:
+            raise unsupported("load_inline(is_python_module=False)")
+        key, cpp, cuda = extension_key(cpp_sources, cuda_sources, functions)
+        if isinstance(functions, str):
+            functions = [functions]
+        elif isinstance(functions, dict):
+            functions = list(functions)
+        if mode == "capture":
+            captured.append({"key": key, "name": name, "cpp_sources": cpp, "cuda_sources": cuda, "functions": list(functions or [])})
+            return CapturedModule()
+        if key not in built:
+            raise Verdict("error", f"no host build for extension {name}")
+        return HostModule(built[key])
+
+    def load(*args, **kwargs):
+        raise unsupported("torch.utils.cpp_extension.load of source files (only load_inline sources are translated)")
+
+    cpp_extension.load_inline = load_inline
+    cpp_extension.load = load
+    return captured
+
+
+class CapturedModule:
+    """load_inline's result while capturing: calling into it ends the capture."""
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def call(*args, **kwargs):
+            raise StopCapture()
+        return call
+
+
+class StopCapture(Exception):
+    pass
+
+
+def patch_cuda_api():
+    """The torch.cuda a solution may touch while being recorded."""
+    torch.cuda.is_available = lambda: True
+    torch.cuda.synchronize = lambda *a, **k: None
+    torch.cuda.current_device = lambda: 0
+    torch.cuda.device_count = lambda: 1
+
+    def no_streams(*a, **k):
+        raise unsupported("CUDA streams or events in forward")
+    torch.cuda.Stream = no_streams
+    torch.cuda.Event = no_streams
+    torch.cuda.stream = no_streams
+    torch.cuda.current_stream = no_streams
+
+    def no_threads(*a, **k):
+        raise unsupported("threads in forward")
+    threading.Thread.start = no_threads

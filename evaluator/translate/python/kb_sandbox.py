@@ -1,0 +1,113 @@
+"""The sandbox's second layer inside the recorder (kernelbench_solution.py): the result channel, the
+audit hooks that name what a solution tried, and the seccomp filter installed before it runs. The
+restricted process around it (no writes, Landlock, limits) is runRestricted's (restricted_process.cpp).
+"""
+import ctypes
+import json
+import os
+import sys
+
+
+class Verdict(Exception):
+    """Ends the translation with a verdict other than a plan."""
+
+    def __init__(self, status, reason):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def unsupported(reason):
+    return Verdict("unsupported", reason)
+
+
+RESULT = {"fd": None, "written": False}
+
+
+def finish(result):
+    """Writes the result and ends the process at once: no handler the solution registered runs after."""
+    if not RESULT["written"]:
+        RESULT["written"] = True
+        data = (json.dumps(result) + "\n").encode()
+        os.write(RESULT["fd"], data)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def install_audit_hook(allowed_libraries, readable):
+    forbidden = {"socket.__new__": "opens a network socket", "socket.connect": "connects to the network",
+                 "socket.bind": "binds a network port", "subprocess.Popen": "starts a process", "os.system": "runs a shell command",
+                 "os.exec": "executes a program", "os.posix_spawn": "starts a process", "os.spawn": "starts a process",
+                 "os.fork": "forks", "os.forkpty": "forks", "os.kill": "signals a process", "os.remove": "removes a file",
+                 "os.rename": "renames a file", "os.rmdir": "removes a folder", "os.mkdir": "creates a folder",
+                 "os.chmod": "changes file permissions", "os.symlink": "creates a link", "os.link": "creates a link",
+                 "shutil.rmtree": "removes files", "os.truncate": "truncates a file", "ctypes.dlopen": None}
+
+    def hook(event, args):
+        if event == "open" and len(args) >= 2:
+            path, mode = args[0], args[1]
+            flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)
+            if writing:
+                finish({"status": "sandbox_violation", "reason": f"the solution's Python writes a file ({path!r})"})
+            if isinstance(path, (str, bytes)):
+                full = os.path.abspath(os.fsdecode(path))
+                if not any(full == r or full.startswith(r.rstrip("/") + "/") for r in readable):
+                    finish({"status": "sandbox_violation", "reason": f"the solution's Python reads a file outside Python's own ({full!r})"})
+            return
+        if event in forbidden:
+            if event == "ctypes.dlopen":
+                name = args[0] if args else None
+                if name is not None and name in allowed_libraries:
+                    return
+                finish({"status": "sandbox_violation", "reason": f"the solution's Python loads a native library ({name!r})"})
+            finish({"status": "sandbox_violation", "reason": f"the solution's Python {forbidden[event]} ({event})"})
+
+    sys.addaudithook(hook)
+
+
+def install_seccomp():
+    """No network, no new processes, no tracing of others; threads are allowed (torch starts them)."""
+    lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    kill, allow = 0x80000000, 0x7FFF0000  # SCMP_ACT_KILL_PROCESS, SCMP_ACT_ALLOW
+
+    def errno_action(e):
+        return 0x00050000 | e  # SCMP_ACT_ERRNO
+
+    ctx = lib.seccomp_init(allow)
+    if not ctx:
+        raise RuntimeError("seccomp_init failed")
+
+    class Cmp(ctypes.Structure):
+        _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(Cmp)]
+
+    def rule(action, name, *cmps):
+        nr = lib.seccomp_syscall_resolve_name(name.encode())
+        if nr < 0:
+            return
+        array = (Cmp * len(cmps))(*cmps) if cmps else None
+        if lib.seccomp_rule_add_array(ctx, action, nr, len(cmps), array) != 0:
+            raise RuntimeError(f"seccomp rule for {name} failed")
+
+    for name in ("socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "fork", "vfork", "execve", "execveat",
+                 "ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
+                 "init_module", "finit_module", "delete_module", "kexec_load", "reboot", "swapon", "swapoff", "bpf",
+                 "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd", "io_uring_setup", "open_by_handle_at",
+                 "name_to_handle_at", "personality"):
+        rule(kill, name)
+    # clone without CLONE_THREAD is a new process; clone3 passes its flags in memory, so it answers
+    # ENOSYS and glibc falls back to clone.
+    CLONE_THREAD = 0x00010000
+    rule(kill, "clone", Cmp(0, 7, CLONE_THREAD, 0))  # SCMP_CMP_MASKED_EQ: (flags & CLONE_THREAD) == 0
+    rule(errno_action(38), "clone3")
+    pid = os.getpid()
+    for name in ("kill", "tgkill"):
+        rule(kill, name, Cmp(0, 1, pid, 0))  # SCMP_CMP_NE: another process
+    if lib.seccomp_load(ctx) != 0:
+        raise RuntimeError("seccomp_load failed")
