@@ -4,8 +4,10 @@
 Imports the fixture problems with `cuset import kernelbench`, evaluates tests/data/kernelbench_modelnew
 on the sim backend and checks, for every file, the verdict its first line expects, the library ops it
 must be marked with (or that it is a pure kernel), and that the summary gives pure-kernel metrics
-beside all-candidate ones. Where ../shared/kernelbench exists, KernelBench's own example solutions
-(model_new_ex_*.py) are judged against their problems (model_ex_*.py) imported the same way.
+beside all-candidate ones; `cuset data verify` keeps exactly the pairs whose solution is correct.
+Where ../shared/kernelbench exists, KernelBench's own example solutions (model_new_ex_*.py) are judged
+against their problems (model_ex_*.py) imported the same way, and `--prompt kernelbench-native` is
+checked against KernelBench's own prompt constructor.
 
 usage: judge_modelnew.py CUSET SOURCE_DIR WORK_DIR
 """

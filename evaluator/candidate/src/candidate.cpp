@@ -218,7 +218,9 @@ Expected<std::string> extractCodeFromResponse(std::string_view response) {
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     if (it->code.find("__global__") != std::string::npos) return it->code;
   }
-  if (blocks.empty() && response.find("/*@cuset") != std::string_view::npos) return std::string(response);
+  if (blocks.empty() && (response.find("/*@cuset") != std::string_view::npos || response.find("class ModelNew") != std::string_view::npos)) {
+    return std::string(response);  // bare code
+  }
   if (blocks.empty()) return Unexpected{"response has no fenced code block"};
   return Unexpected{fmt::format("none of the response's {} code block(s) has a /*@cuset manifest, a ModelNew or a __global__ kernel", blocks.size())};
 }

@@ -16,6 +16,17 @@ TEST(ExtractCode, PrefersTheLastBlockWithAManifest) {
   EXPECT_EQ(code->find("int main"), std::string::npos);
 }
 
+TEST(ExtractCode, TakesAKernelBenchSolutionOverABareKernelBlock) {
+  // A KernelBench answer: a cpp block with the kernel alone, then the whole solution in python.
+  const std::string solution = "import torch\nsrc = '__global__ void k() {}'\nclass ModelNew(torch.nn.Module):\n    pass\n";
+  auto code = extractCodeFromResponse("Here:\n```cpp\n__global__ void k() {}\n```\n```python\n" + solution + "```\n");
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code + "\n", solution);
+  auto bare = extractCodeFromResponse(solution);  // no fences at all
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(*bare, solution);
+}
+
 TEST(ExtractCode, FallsBackToAKernelBlockAndHandlesTruncation) {
   auto kernel = extractCodeFromResponse("text\n```\n__global__ void k() {}\n```\n```python\nprint(1)\n```\n");
   ASSERT_TRUE(kernel.ok());

@@ -36,7 +36,7 @@ std::vector<Candidate> readCandidates(const std::filesystem::path& path, const s
 // Extracts the candidate from a raw LLM response: the fenced block carrying a `/*@cuset` manifest
 // (the last one if several), else the last block defining KernelBench's `class ModelNew`, else the
 // last fenced block that defines a __global__ function, else the whole response if it is bare code
-// with a manifest.
+// (with a manifest, or defining ModelNew).
 Expected<std::string> extractCodeFromResponse(std::string_view response);
 
 }  // namespace cuset
