@@ -76,6 +76,8 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
                    "Wall-time limit in seconds for each run of the KernelBench translator's helper (docs/kernelbench-solutions.md)")
       ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
+  eval->add_flag("--include-defective", config->includeDefective,
+                 "Count problems flagged defective (KernelBench's degenerate or stochastic references) in the report's metrics");
   auto compileSeconds = std::make_shared<double>(60.0);
   eval->add_option("--compile-timeout", *compileSeconds, "Wall-time limit in seconds for one NVRTC compile (a helper process is killed past it)")
       ->check(CLI::Range(0.1, 3600.0))

@@ -21,7 +21,13 @@ void registerImportCommand(CLI::App& app, CommandContext& context) {
   kb->add_option("--jobs", options->jobs, "Files traced in parallel (default: hardware threads)");
   kb->add_option("--python", options->python, "Python with torch (default: $CUSET_PYTHON, else /usr/bin/python3)");
   kb->add_option("--commit", options->commit, "KernelBench commit to record (default: from KB_ROOT)");
-  kb->add_option("--trace-memory-gib", options->traceMemoryGiB, "Largest real full-size trace (when TorchScript cannot script a model)")->capture_default_str();
+  kb->add_option("--trace-memory-gib", options->traceMemoryGiB,
+                 "Largest real full-size run or trace (a model TorchScript cannot script, or one that cannot run on meta tensors)")
+      ->capture_default_str();
+  kb->add_option("--small-max-mib", options->smallMaxMiB, "The simulator's size set: most MiB of inputs, parameters and outputs")->capture_default_str();
+  kb->add_option("--small-max-gflop", options->smallMaxGflop, "The simulator's size set: most GFLOP per forward")->capture_default_str();
+  kb->add_option("--medium-max-mib", options->mediumMaxMiB, "The CPU-verified `medium` set (when no small one fits): most MiB")->capture_default_str();
+  kb->add_option("--medium-max-gflop", options->mediumMaxGflop, "The CPU-verified `medium` set: most GFLOP per forward")->capture_default_str();
   kb->add_flag("--quiet", [options](std::int64_t) { options->progress = false; }, "No progress bar");
   kb->callback([options, levels, &context] {
     options->levels.clear();
@@ -35,8 +41,10 @@ void registerImportCommand(CLI::App& app, CommandContext& context) {
       }
     }
     const KernelBenchImportReport report = importKernelBench(*options);
-    fmt::print("imported {} of {} KernelBench problems into {} (commit {}); report: {}\n", report.imported(), report.problems.size(),
-               options->outDir.string(), report.commit, (options->outDir / "import-report.md").string());
+    const ImportCounts all = importCountsPerLevel(report)["all"];
+    fmt::print("imported {} of {} KernelBench problems into {} (commit {}): {} flagged defective, {} without a simulator size set; report: {}\n",
+               report.imported(), report.problems.size(), options->outDir.string(), report.commit, all.flagged, all.gpuOnly,
+               (options->outDir / "import-report.md").string());
     context.exitCode = report.imported() == 0 ? 1 : 0;
   });
 }

@@ -16,8 +16,13 @@ void registerReportCommand(CLI::App& app, CommandContext& context) {
   report->add_flag("--fail-on-regression", *failOnRegression, "Exit 3 when the comparison finds a correctness loss or a significant slowdown")
       ->needs(report->get_option("--compare"));
   report->add_option("--assets", options->assetsDir, "Folder with report-assets.js/.css to inline (default: the build's copy)");
+  auto includeDefective = std::make_shared<std::optional<bool>>();
+  report->add_flag_function(
+      "--include-defective,!--exclude-defective", [includeDefective](std::int64_t n) { *includeDefective = n > 0; },
+      "Count problems flagged defective (KernelBench's degenerate or stochastic references) in the metrics (default: as the run said, else no)");
   report->callback([=, &context] {
     if (!compare->empty()) options->compareDir = *compare;
+    options->includeDefective = *includeDefective;
     const ReportOutcome out = writeRunReports(*options);
     for (const auto& path : out.written) fmt::print("wrote {}\n", path.string());
     if (!out.assetsInlined) fmt::print("note: report assets not found; report.html shows source without syntax highlighting\n");

@@ -105,7 +105,7 @@ LeaderboardConfig LeaderboardConfig::load(const fs::path& path) try {
   }
 
   if (auto e = root["eval"]) {
-    y.onlyKeys(e, "eval", {"backend", "sizes", "trials", "seed", "timer", "max_timing_seconds", "jobs"});
+    y.onlyKeys(e, "eval", {"backend", "sizes", "trials", "seed", "timer", "max_timing_seconds", "jobs", "include_defective"});
     if (auto v = e["backend"]) {
       c.backend = y.asString(v, "eval.backend");
       if (c.backend != "sim" && c.backend != "cuda" && c.backend != "compile-only") y.fail(v, "eval.backend", "expected sim, cuda or compile-only");
@@ -116,6 +116,7 @@ LeaderboardConfig LeaderboardConfig::load(const fs::path& path) try {
     if (auto v = e["timer"]) c.timer = y.asString(v, "eval.timer");
     if (auto v = e["max_timing_seconds"]) c.maxTimingSeconds = y.asDouble(v, "eval.max_timing_seconds");
     if (auto v = e["jobs"]) c.jobs = static_cast<std::size_t>(y.asInt64(v, "eval.jobs"));
+    if (auto v = e["include_defective"]) c.includeDefective = y.asBool(v, "eval.include_defective");
     if (c.trials < 1 || c.trials > 1000) y.fail(e, "eval.trials", "must be in 1..1000");
   }
   return c;

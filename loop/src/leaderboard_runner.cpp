@@ -183,7 +183,8 @@ LeaderboardSummary runLeaderboard(const LeaderboardConfig& c, const LeaderboardR
     entry.promptPricePerMTok = m.promptPricePerMTok;
     entry.completionPricePerMTok = m.completionPricePerMTok;
     if (entry.error.empty() && fs::exists(evalDir / "results.jsonl")) {
-      ReportOptions r{.runDir = evalDir};
+      // Reports are rewritten every time, so include_defective changes the board without judging again.
+      ReportOptions r{.runDir = evalDir, .includeDefective = c.includeDefective};
       const fs::path base = options.compareDir ? *options.compareDir / "models" / m.name / "eval" : fs::path();
       if (options.compareDir && fs::exists(base / "results.jsonl")) r.compareDir = base;
       const ReportOutcome outcome = writeRunReports(r);

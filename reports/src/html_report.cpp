@@ -411,6 +411,9 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
   h += fmt::format("<title>CuSeT report · {}</title><style>{}{}</style></head><body><main>", esc(models), kStyle, inlineSafe(assetsStyle, "style"));
   h += fmt::format(R"h(<header><h1>CuSeT evaluation report</h1><p class="run">{}</p><p class="run">models: {} · {} candidates</p></header>)h",
                    esc(describeRun(summary)), esc(models), summary["candidates"].get<int>());
+  if (const std::string covered = coverageText(summary.value("coverage", nlohmann::json())); !covered.empty()) {
+    h += R"h(<p class="run" id="coverage">)h" + esc(covered) + "</p>";
+  }
   h += R"h(<nav><a href="#pass-at-k">pass@k</a><a href="#fast-p">fast_p</a><a href="#verdicts">verdicts</a>)h";
   if (summary.contains("comparison")) h += R"h(<a href="#comparison">comparison</a>)h";
   h += R"h(<a href="#problems">problems</a><a href="#candidates">candidates</a></nav>)h";

@@ -117,6 +117,13 @@ json computeLeaderboard(const LeaderboardInput& in) {
   }
   json out = {{"schema_version", kLeaderboardSchemaVersion}, {"leaderboard", in.name}, {"k", in.k}, {"timing", timed ? "gpu" : "none"},
               {"models", ranked}, {"regression", regression}, {"info", in.info}};
+  // What the board covers: the first evaluated model's run (every model is judged on the same problems).
+  for (const auto& e : in.entries) {
+    if (!e.summary.is_null() && e.summary.contains("coverage")) {
+      out["coverage"] = e.summary["coverage"];
+      break;
+    }
+  }
   if (!in.compareLabel.empty()) out["compared_with"] = in.compareLabel;
   return out;
 }
@@ -128,6 +135,7 @@ std::string renderLeaderboardMarkdown(const json& l) {
   std::string md = fmt::format("# CuSeT leaderboard: {}\n\n", l["leaderboard"].get<std::string>());
   md += fmt::format("k = {} samples per problem{}{}.\n\n", k, timed ? ", timed on a GPU" : ", no GPU timing (fast_p needs the cuda backend)",
                     compared ? fmt::format(", compared with {}", l["compared_with"].get<std::string>()) : "");
+  if (const std::string covered = coverageText(l.value("coverage", json())); !covered.empty()) md += covered + "\n\n";
   md += fmt::format("| rank | model | pass@1 | pass@{} | correct |{} tokens (prompt + completion) | cost | verdicts |{} report |\n", k,
                     timed ? " fast_1 | fast_1.5 | geomean speedup |" : "", compared ? " vs base |" : "");
   md += fmt::format("|---|---|---|---|---|{}---|---|---|{}---|\n", timed ? "---|---|---|" : "", compared ? "---|" : "");
@@ -168,6 +176,7 @@ std::string renderLeaderboardHtml(const json& l) {
                    timed ? "timed on a GPU" : "no GPU timing (fast_p needs the cuda backend)",
                    compared ? " · compared with " + htmlEscape(l["compared_with"].get<std::string>()) : "");
   if (l["regression"].get<bool>()) h += "<p><strong>Regression</strong>: at least one model is worse than in the base leaderboard.</p>";
+  if (const std::string covered = coverageText(l.value("coverage", json())); !covered.empty()) h += "<p id=\"coverage\">" + htmlEscape(covered) + "</p>";
   h += fmt::format("<div class=\"scroll\"><table><thead><tr><th class=\"num\">rank</th><th>model</th><th class=\"num\">pass@1</th><th class=\"num\">pass@{}</th>"
                    "<th class=\"num\">correct</th>",
                    k);

@@ -31,6 +31,7 @@ std::string cell(std::string text) {
 std::string renderMarkdown(const nlohmann::json& summary) {
   std::string md = "# CuSeT evaluation report\n\n";
   md += describeRun(summary) + "\n\n";
+  if (const std::string covered = coverageText(summary.value("coverage", nlohmann::json())); !covered.empty()) md += covered + "\n\n";
   const bool gpu = summary.value("timing", "none") == "gpu";
   const auto& models = summary.value("models", nlohmann::json::object());
 
@@ -118,6 +119,11 @@ std::string renderMarkdown(const nlohmann::json& summary) {
     md += "\n";
   }
 
+  if (const auto flagged = summary.value("coverage", nlohmann::json::object()).value("flagged", nlohmann::json::object()); !flagged.empty()) {
+    md += "## Flagged problems\n\n| problem | defect | why |\n|---|---|---|\n";
+    for (const auto& [id, d] : flagged.items()) md += fmt::format("| `{}` | {} | {} |\n", id, d.value("kind", ""), cell(d.value("reason", "")));
+    md += "\n";
+  }
   if (!origins.empty()) {
     md += "## Problem origins\n\n| problem | from |\n|---|---|\n";
     for (const auto& [id, from] : origins) md += fmt::format("| `{}` | {} |\n", id, cell(from));

@@ -161,7 +161,67 @@ std::vector<std::size_t> leaderboardOrder(const std::vector<nlohmann::json>& gro
   return order;
 }
 
+namespace {
+
+// Problems flagged defective in their problem.yaml (run.json's problem_defects), which the headline
+// metrics leave out unless the run (or `cuset report`) says include_defective.
+std::set<std::string> excludedProblems(const nlohmann::json& runInfo) {
+  std::set<std::string> out;
+  if (!runInfo.is_object() || runInfo.value("include_defective", false)) return out;
+  const nlohmann::json defects = runInfo.value("problem_defects", nlohmann::json::object());
+  for (const auto& [id, defect] : defects.items()) out.insert(id);
+  return out;
+}
+
+// What a run covered, per level and in all: problems judged, flagged defective (and whether counted),
+// and unsupported on this backend (every candidate `unsupported`: no size set to run, a broken
+// reference); the suites and commits the problems came from.
+nlohmann::json coverageOf(const std::vector<EvalResult>& results, const nlohmann::json& runInfo) {
+  std::map<std::string, std::pair<std::size_t, std::size_t>> perProblem;  // id -> candidates, unsupported
+  for (const auto& r : results) {
+    auto& [n, unsupported] = perProblem[r.problem];
+    ++n;
+    if (r.verdict == Verdict::unsupported) ++unsupported;
+  }
+  const nlohmann::json defects = runInfo.is_object() ? runInfo.value("problem_defects", nlohmann::json::object()) : nlohmann::json::object();
+  const nlohmann::json origins = runInfo.is_object() ? runInfo.value("problem_origins", nlohmann::json::object()) : nlohmann::json::object();
+  nlohmann::json levels = nlohmann::json::object(), suites = nlohmann::json::object();
+  auto bump = [&](const std::string& key, const char* field) {
+    nlohmann::json& level = levels[key];
+    if (level.is_null()) level = {{"problems", 0}, {"flagged", 0}, {"unsupported", 0}};
+    level[field] = level[field].get<int>() + 1;
+  };
+  for (const auto& [id, counts] : perProblem) {
+    for (const std::string key : {std::to_string(levelOf(id)), std::string("all")}) {
+      bump(key, "problems");
+      if (defects.contains(id)) bump(key, "flagged");
+      if (counts.first == counts.second) bump(key, "unsupported");
+    }
+    if (origins.contains(id)) {
+      const auto& o = origins[id];
+      auto& suite = suites[o.value("suite", "?")];
+      if (suite.is_null()) suite = {{"problems", 0}, {"commits", nlohmann::json::array()}};
+      suite["problems"] = suite["problems"].get<int>() + 1;
+      const std::string commit = o.value("commit", "");
+      if (!commit.empty()) {
+        auto commits = suite.value("commits", std::vector<std::string>{});
+        if (std::find(commits.begin(), commits.end(), commit) == commits.end()) commits.push_back(commit);
+        suite["commits"] = commits;
+      }
+    }
+  }
+  nlohmann::json flagged = nlohmann::json::object();
+  for (const auto& [id, defect] : defects.items()) {
+    if (perProblem.contains(id)) flagged[id] = defect;
+  }
+  return {{"levels", levels}, {"suites", suites}, {"flagged", flagged},
+          {"include_defective", runInfo.is_object() && runInfo.value("include_defective", false)}};
+}
+
+}  // namespace
+
 nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nlohmann::json& runInfo, const std::vector<std::string>& warnings) {
+  const std::set<std::string> excluded = excludedProblems(runInfo);
   // model -> problem -> tally; candidates grouped the same way for verdict reasons. The pure tallies
   // count a correct candidate that runs library ops (a kept nn.Conv2d, a returned torch.matmul) as not
   // solved: the pure-kernel metrics.
@@ -210,9 +270,13 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
     }
     const std::vector<int> ks = passAtKValues(fewest);
     for (const auto& [id, t] : problems) {
-      all.push_back(&t);
-      perLevel[levelOf(id)].push_back(&t);
       nlohmann::json row = {{"level", levelOf(id)}, {"n", t.n}, {"c", t.c}, {"verdicts", t.verdicts}, {"sources", t.sources}};
+      if (excluded.contains(id)) {
+        row["excluded"] = "flagged defective: outside the headline metrics";
+      } else {
+        all.push_back(&t);
+        perLevel[levelOf(id)].push_back(&t);
+      }
       if (modelsWithLibrary.contains(model)) row["c_pure"] = pureTallies[model][id].c;
       // Imported problems keep where they came from (run.json's problem_origins), e.g. KernelBench's file.
       if (const auto& origins = runInfo.value("problem_origins", nlohmann::json::object()); origins.contains(id)) row["origin"] = origins[id];
@@ -235,17 +299,24 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
       }
       problemRows[id] = row;
     }
-    for (const auto* r : byModel[model]) candidatesPerLevel[levelOf(r->problem)].push_back(r);
+    std::vector<const EvalResult*> counted;
+    for (const auto* r : byModel[model]) {
+      if (excluded.contains(r->problem)) continue;
+      candidatesPerLevel[levelOf(r->problem)].push_back(r);
+      counted.push_back(r);
+    }
     nlohmann::json m;
     m["samples_per_problem"] = {{"min", fewest}, {"max", most}};
     m["pass_at_k_values"] = ks;
-    m["overall"] = groupMetrics(all, ks, gpuTimed, byModel[model]);
+    m["overall"] = groupMetrics(all, ks, gpuTimed, counted);
     if (modelsWithLibrary.contains(model)) {
       std::vector<const ProblemTally*> pureAll;
-      for (const auto& [id, t] : pureTallies[model]) pureAll.push_back(&t);
+      for (const auto& [id, t] : pureTallies[model]) {
+        if (!excluded.contains(id)) pureAll.push_back(&t);
+      }
       nlohmann::json pure = groupMetrics(pureAll, ks, gpuTimed, {});
       for (const char* field : {"unsupported", "verdicts", "top_reasons"}) pure.erase(field);
-      pure["library_candidates"] = std::count_if(byModel[model].begin(), byModel[model].end(), [](const EvalResult* r) { return !r->libraryOps.empty(); });
+      pure["library_candidates"] = std::count_if(counted.begin(), counted.end(), [](const EvalResult* r) { return !r->libraryOps.empty(); });
       m["pure_kernel"] = std::move(pure);
     }
     nlohmann::json levels = nlohmann::json::object();
@@ -284,6 +355,7 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
       {"run", run},
       {"timing", gpuTimed ? "gpu" : "none"},
       {"candidates", results.size()},
+      {"coverage", coverageOf(results, runInfo)},
       {"warnings", warnings},
       {"leaderboard", leaderboard},
       {"models", models},

@@ -57,6 +57,38 @@ std::string describeRun(const nlohmann::json& summary) {
   return out;
 }
 
+std::string coverageText(const nlohmann::json& coverage) {
+  if (!coverage.is_object() || !coverage.contains("levels")) return "";
+  const auto& levels = coverage["levels"];
+  const nlohmann::json all = levels.value("all", nlohmann::json::object());
+  std::vector<std::string> perLevel;
+  for (const auto& [level, c] : levels.items()) {
+    if (level != "all") perLevel.push_back(fmt::format("level {}: {}", level == "0" ? "other" : level, c.value("problems", 0)));
+  }
+  std::string text = fmt::format("Covers {} problem(s)", all.value("problems", 0));
+  for (std::size_t i = 0; i < perLevel.size(); ++i) text += (i == 0 ? " (" : ", ") + perLevel[i] + (i + 1 == perLevel.size() ? ")" : "");
+  std::vector<std::string> suites;
+  const nlohmann::json suitesCovered = coverage.value("suites", nlohmann::json::object());
+  for (const auto& [suite, s] : suitesCovered.items()) {
+    const auto commits = s.value("commits", std::vector<std::string>{});
+    std::string commitText;
+    for (const auto& c : commits) commitText += (commitText.empty() ? " @ " : ", ") + c;
+    suites.push_back(fmt::format("{} from {}{}", s.value("problems", 0), suite, commitText));
+  }
+  for (std::size_t i = 0; i < suites.size(); ++i) text += (i == 0 ? "; " : ", ") + suites[i];
+  text += ".";
+  if (const int flagged = all.value("flagged", 0); flagged > 0) {
+    text += coverage.value("include_defective", false)
+                ? fmt::format(" {} flagged defective (the reference is degenerate or stochastic) and counted in the metrics (--include-defective).", flagged)
+                : fmt::format(" {} flagged defective (the reference is degenerate or stochastic) and left out of the metrics (--include-defective counts them).",
+                              flagged);
+  }
+  if (const int unsupported = all.value("unsupported", 0); unsupported > 0) {
+    text += fmt::format(" {} unsupported on this backend (no size set it runs, or a reference that cannot run): outside every rate.", unsupported);
+  }
+  return text;
+}
+
 const char* simplePageStyle() {
   return R"CSS(
 body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: #1b1f24; }

@@ -38,10 +38,12 @@ fs::path findReportAssetsDir() {
 ReportOutcome writeRunReports(const ReportOptions& options) {
   ReportOutcome out;
   RunData run = loadRun(options.runDir);
+  if (options.includeDefective && run.runInfo.is_object()) run.runInfo["include_defective"] = *options.includeDefective;
   out.warnings = run.warnings;
   out.summary = computeSummary(run.results, run.runInfo, run.warnings);
   if (options.compareDir) {
     RunData base = loadRun(*options.compareDir);
+    if (options.includeDefective && base.runInfo.is_object()) base.runInfo["include_defective"] = *options.includeDefective;
     for (const auto& w : base.warnings) out.warnings.push_back("base run: " + w);
     const nlohmann::json baseSummary = computeSummary(base.results, base.runInfo, base.warnings);
     out.summary["comparison"] = compareSummaries(baseSummary, out.summary, options.compareDir->string());

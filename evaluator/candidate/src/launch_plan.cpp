@@ -74,7 +74,8 @@ std::string LibraryStep::describe() const {
   for (const auto& a : call.value("args", nlohmann::json::array())) {
     args.push_back(a.is_object() && a.contains("tensor") ? viewName(a["tensor"]) : a.dump());
   }
-  for (const auto& [k, v] : call.value("kwargs", nlohmann::json::object()).items()) {
+  const nlohmann::json kwargs = call.value("kwargs", nlohmann::json::object());  // items() does not keep a temporary alive
+  for (const auto& [k, v] : kwargs.items()) {
     args.push_back(fmt::format("{}={}", k, v.is_object() && v.contains("tensor") ? viewName(v["tensor"]) : v.dump()));
   }
   std::vector<std::string> outs;

@@ -17,8 +17,12 @@ nlohmann::json importReportJson(const KernelBenchImportReport& report) {
     if (!p.details.is_null()) e["details"] = p.details;
     problems.push_back(std::move(e));
   }
+  nlohmann::json levels = nlohmann::json::object();
+  for (const auto& [level, c] : importCountsPerLevel(report)) {
+    levels[level] = {{"files", c.files}, {"imported", c.imported}, {"flagged", c.flagged}, {"gpu_only", c.gpuOnly}, {"skipped", c.skipped}};
+  }
   return {{"kernelbench_commit", report.commit}, {"kernelbench_root", report.root}, {"imported", report.imported()},
-          {"total", report.problems.size()}, {"problems", problems}};
+          {"total", report.problems.size()}, {"levels", levels}, {"problems", problems}};
 }
 
 KernelBenchImportReport importReportFromJson(const nlohmann::json& json, const std::string& source) {
@@ -42,28 +46,49 @@ KernelBenchImportReport importReportFromJson(const nlohmann::json& json, const s
   return report;
 }
 
+namespace {
+
+std::string shareOf(std::size_t part, std::size_t whole) {
+  return whole ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "";
+}
+
+// One bullet per problem `pick` selects, with `text` of it; "None." when there is none.
+template <typename Pick, typename Text>
+std::string bulletList(const KernelBenchImportReport& report, Pick pick, Text text) {
+  std::string out;
+  for (const auto& p : report.problems) {
+    if (pick(p)) out += fmt::format("- `{}`: {}\n", p.source, text(p));
+  }
+  return out.empty() ? "None.\n" : out;
+}
+
+}  // namespace
+
 std::string importReportMarkdown(const KernelBenchImportReport& report) {
-  std::map<std::string, std::pair<std::size_t, std::size_t>> perLevel;  // level -> imported, total
-  for (const auto& p : report.problems) {
-    auto& [imported, total] = perLevel[p.source.substr(0, p.source.find('/'))];
-    ++total;
-    if (p.status == "imported") ++imported;
-  }
+  const auto counts = importCountsPerLevel(report);
   std::string out = fmt::format("# KernelBench import (commit {})\n\n", report.commit);
-  out += "| level | imported | files | share |\n|---|---|---|---|\n";
-  for (const auto& [level, counts] : perLevel) {
-    out += fmt::format("| {} | {} | {} | {:.1f}% |\n", level, counts.first, counts.second,
-                       counts.second ? 100.0 * static_cast<double>(counts.first) / static_cast<double>(counts.second) : 0.0);
+  out += "Flagged problems are imported but KernelBench's reference is degenerate or stochastic: reports leave them out of "
+         "headline metrics unless asked (`--include-defective`). GPU-only problems have no size set small enough to simulate: "
+         "the simulator answers `unsupported` for them.\n\n";
+  out += "| level | files | imported | share | flagged | GPU-only | skipped |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& [level, c] : counts) {
+    if (level == "all") continue;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", level, c.files, c.imported, shareOf(c.imported, c.files), c.flagged, c.gpuOnly, c.skipped);
   }
-  out += fmt::format("| all | {} | {} | |\n\n", report.imported(), report.problems.size());
-  out += "## Skipped\n\n";
-  bool any = false;
-  for (const auto& p : report.problems) {
-    if (p.status == "imported") continue;
-    any = true;
-    out += fmt::format("- `{}`: {}\n", p.source, p.reason);
+  if (const auto all = counts.find("all"); all != counts.end()) {
+    const ImportCounts& c = all->second;
+    out += fmt::format("| all | {} | {} | {} | {} | {} | {} |\n", c.files, c.imported, shareOf(c.imported, c.files), c.flagged, c.gpuOnly, c.skipped);
   }
-  if (!any) out += "None.\n";
+  out += "\n## Skipped\n\n";
+  out += bulletList(report, [](const ImportedProblem& p) { return p.status != "imported"; }, [](const ImportedProblem& p) { return p.reason; });
+  out += "\n## Flagged: KernelBench's reference is defective\n\n";
+  out += bulletList(report, [](const ImportedProblem& p) { return !p.defect().empty(); }, [](const ImportedProblem& p) {
+    return fmt::format("{}: {}", p.defect(), p.details.at("defect").value("reason", ""));
+  });
+  out += "\n## GPU-only: no size set small enough to simulate\n\n";
+  out += bulletList(report, [](const ImportedProblem& p) { return p.status == "imported" && !p.simulable(); }, [](const ImportedProblem& p) {
+    return fmt::format("size sets {}", p.details.at("size_sets").dump());
+  });
   out += "\n## Imported\n\n| source | problem | reference | notes |\n|---|---|---|---|\n";
   for (const auto& p : report.problems) {
     if (p.status != "imported") continue;
@@ -71,7 +96,12 @@ std::string importReportMarkdown(const KernelBenchImportReport& report) {
     std::string notes = p.reason;
     if (p.details.is_object() && p.details.contains("scaling")) {
       const auto& s = p.details.at("scaling");
-      notes += fmt::format("{}small: {} constants / {}", notes.empty() ? "" : "; ", s.value("how", "?"), s.value("factor", 0));
+      const std::string how = s.value("how", "?");
+      const int factor = s.value("factor", 0);
+      const std::string scaling = how == "none" ? "KernelBench's own sizes"
+                                  : how == "batch" && factor == 0 ? "batch down to 1"
+                                                                  : fmt::format("{} constants / {}", how, factor);
+      notes += fmt::format("{}{}: {}", notes.empty() ? "" : "; ", s.value("set", "small"), scaling);
     }
     out += fmt::format("| `{}` | `{}` | {} | {} |\n", p.source, p.id, scripted ? "scripted" : "traced", notes);
   }

@@ -145,6 +145,12 @@ void emitArchives(YAML::Emitter& out, const json& archives) {
   out << YAML::EndMap;
 }
 
+// The size sets the tracer wrote ("small"/"medium" and "full"; older tracers: always small and full).
+std::vector<std::string> sizeSetsOf(const json& imported) {
+  if (!imported.contains("size_sets")) return {"small", "full"};
+  return imported.at("size_sets").get<std::vector<std::string>>();
+}
+
 std::string problemYaml(const SourceFile& f, const std::string& commit, const json& imported) {
   YAML::Emitter out;
   out << YAML::Comment(fmt::format("Imported from KernelBench {} ({}) by `cuset import kernelbench`: do not edit, re-import.", f.relative, commit));
@@ -155,8 +161,9 @@ std::string problemYaml(const SourceFile& f, const std::string& commit, const js
   std::string description = imported.value("description", "");
   if (description.empty()) description = fmt::format("KernelBench {}", f.relative);
   out << YAML::Key << "description" << YAML::Value << description;
+  const std::vector<std::string> sets = sizeSetsOf(imported);
   out << YAML::Key << "sizes" << YAML::Value << YAML::BeginMap;
-  for (const char* set : {"small", "full"}) {
+  for (const std::string& set : sets) {
     out << YAML::Key << set << YAML::Value << YAML::Flow << YAML::BeginMap;
     for (const auto& [k, v] : imported.at("sizes").at(set).items()) out << YAML::Key << k << YAML::Value << v.get<std::int64_t>();
     out << YAML::EndMap;
@@ -202,7 +209,7 @@ std::string problemYaml(const SourceFile& f, const std::string& commit, const js
         << YAML::Key << "rtol" << YAML::Value << t.at("rtol").get<double>() << YAML::EndMap;
   }
   out << YAML::Key << "cost" << YAML::Value << YAML::BeginMap;
-  for (const char* set : {"small", "full"}) {
+  for (const std::string& set : sets) {
     const json& c = imported.at("cost").at(set);
     out << YAML::Key << set << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "flops" << YAML::Value << c.at("flops").get<std::int64_t>()
         << YAML::Key << "bytes" << YAML::Value << c.at("bytes").get<std::int64_t>() << YAML::EndMap;
@@ -221,6 +228,10 @@ std::string problemYaml(const SourceFile& f, const std::string& commit, const js
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
+  if (const json& defect = imported.value("defect", json()); defect.is_object()) {
+    out << YAML::Key << "defect" << YAML::Value << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << defect.at("kind").get<std::string>()
+        << YAML::Key << "reason" << YAML::Value << defect.at("reason").get<std::string>() << YAML::EndMap;
+  }
   out << YAML::EndMap;
   if (!out.good()) throw makeError("{}: cannot write problem.yaml: {}", f.relative, out.GetLastError());
   return std::string(out.c_str()) + "\n";
@@ -229,6 +240,26 @@ std::string problemYaml(const SourceFile& f, const std::string& commit, const js
 std::string firstLine(const std::string& s) {
   const auto end = s.find('\n');
   return end == std::string::npos ? s : s.substr(0, end);
+}
+
+// Writes problem.yaml and runs `cuset problems check` on it. A reference that runs but that a trivial
+// kernel would match is KernelBench's defect: the problem is written again with it flagged (`defect:`)
+// and the numbers as the reason. False, with r.reason set, when the reference is broken.
+bool writeCheckedProblem(const SourceFile& f, const std::string& commit, json& imported, const fs::path& work, ImportedProblem& r) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const std::string yaml = problemYaml(f, commit, imported);
+    writeFileAtomic(work / "problem.yaml", yaml);
+    const Problem problem = parseProblem(yaml, (work / "problem.yaml").string(), work);
+    const ProblemCheckResult check = checkProblem(problem, 1);
+    if (!check.failures.empty()) {
+      r.reason = fmt::format("cuset problems check: {}", firstLine(check.failures.front()));
+      return false;
+    }
+    if (check.ok()) return true;
+    imported["defect"] = {{"kind", "degenerate"}, {"reason", fmt::format("{}", fmt::join(check.defects, "; "))}};
+  }
+  r.reason = "cuset problems check: the problem stays defective after being flagged";
+  return false;
 }
 
 ImportedProblem importOne(const SourceFile& f, const KernelBenchImportOptions& o, const std::string& commit) {
@@ -249,7 +280,10 @@ ImportedProblem importOne(const SourceFile& f, const KernelBenchImportOptions& o
   fs::remove_all(work);
   fs::create_directories(work);
   const SubprocessResult run = runSubprocess({pythonProgram(o), tracerScript(o).string(), "--file", f.path.string(), "--out", work.string(),
-                                              "--trace-memory-gib", fmt::format("{}", o.traceMemoryGiB)},
+                                              "--trace-memory-gib", fmt::format("{}", o.traceMemoryGiB), "--small-max-mib",
+                                              fmt::format("{}", o.smallMaxMiB), "--small-max-gflop", fmt::format("{}", o.smallMaxGflop),
+                                              "--medium-max-mib", fmt::format("{}", o.mediumMaxMiB), "--medium-max-gflop",
+                                              fmt::format("{}", o.mediumMaxGflop)},
                                              std::chrono::duration_cast<std::chrono::milliseconds>(o.timeoutPerFile));
   const fs::path resultFile = work / "import.json";
   if (!run.ok() || !fs::is_regular_file(resultFile)) {
@@ -259,25 +293,20 @@ ImportedProblem importOne(const SourceFile& f, const KernelBenchImportOptions& o
     return finish(r);
   }
   try {
-    const json imported = readJsonFile(resultFile);
+    json imported = readJsonFile(resultFile);
     if (imported.at("status") != "imported") {
       r.reason = imported.value("reason", "no reason given");
       return finish(r);
     }
+    fs::copy_file(f.path, work / "kernelbench_source.py", fs::copy_options::overwrite_existing);
+    fs::remove(resultFile);
+    if (!writeCheckedProblem(f, commit, imported, work, r)) return finish(r);
     r.details = {{"scaling", imported.at("scaling")},
                  {"verification", imported.at("verification")},
                  {"scripted", imported.at("reference").at("scripted")},
-                 {"input_transform", !imported.at("input_transform").is_null()}};
-    fs::copy_file(f.path, work / "kernelbench_source.py", fs::copy_options::overwrite_existing);
-    fs::remove(resultFile);
-    const std::string yaml = problemYaml(f, commit, imported);
-    writeFileAtomic(work / "problem.yaml", yaml);
-    const Problem problem = parseProblem(yaml, (work / "problem.yaml").string(), work);
-    const ProblemCheckResult check = checkProblem(problem, 1);
-    if (!check.ok()) {
-      r.reason = fmt::format("cuset problems check: {}", firstLine(check.failures.front()));
-      return finish(r);
-    }
+                 {"input_transform", !imported.at("input_transform").is_null()},
+                 {"size_sets", sizeSetsOf(imported)}};
+    if (const json& defect = imported.value("defect", json()); defect.is_object()) r.details["defect"] = defect;
     std::error_code ec;
     fs::remove_all(finalDir, ec);
     fs::rename(work, finalDir);
@@ -299,6 +328,36 @@ ImportedProblem importOne(const SourceFile& f, const KernelBenchImportOptions& o
 }
 
 }  // namespace
+
+std::string ImportedProblem::defect() const {
+  if (!details.is_object() || !details.contains("defect")) return "";
+  return details.at("defect").value("kind", "defect");
+}
+
+bool ImportedProblem::simulable() const {
+  if (status != "imported") return false;
+  if (!details.is_object() || !details.contains("size_sets")) return true;  // reports from before medium/full-only sets
+  const auto& sets = details.at("size_sets");
+  return std::find(sets.begin(), sets.end(), "small") != sets.end();
+}
+
+std::map<std::string, ImportCounts> importCountsPerLevel(const KernelBenchImportReport& report) {
+  std::map<std::string, ImportCounts> counts;
+  for (const auto& p : report.problems) {
+    for (const std::string& key : {p.source.substr(0, p.source.find('/')), std::string("all")}) {
+      ImportCounts& c = counts[key];
+      ++c.files;
+      if (p.status != "imported") {
+        ++c.skipped;
+        continue;
+      }
+      ++c.imported;
+      if (!p.defect().empty()) ++c.flagged;
+      if (!p.simulable()) ++c.gpuOnly;
+    }
+  }
+  return counts;
+}
 
 std::size_t KernelBenchImportReport::imported() const {
   return static_cast<std::size_t>(std::count_if(problems.begin(), problems.end(), [](auto& p) { return p.status == "imported"; }));

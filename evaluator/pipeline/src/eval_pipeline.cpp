@@ -192,10 +192,8 @@ EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& ser
   if (failure) return finish(failure->first, failure->second);
   if (auto overflow = sharedMemoryOverflow(plan, compiled)) return finish(Verdict::invalid_submission, std::move(*overflow));
   if (services.backend == BackendKind::compileOnly) return finish(Verdict::compiled, "");
-  if (services.brokenReferences) {
-    if (auto it = services.brokenReferences->find(problem->id); it != services.brokenReferences->end()) {
-      return finish(Verdict::unsupported, "this problem's reference cannot be run, so no kernel can be judged against it: " + it->second);
-    }
+  if (services.unjudgeable) {
+    if (auto it = services.unjudgeable->find(problem->id); it != services.unjudgeable->end()) return finish(Verdict::unsupported, it->second);
   }
   try {
     runOnBackend(*problem, plan, compiled, services, r);

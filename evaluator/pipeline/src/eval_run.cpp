@@ -155,23 +155,48 @@ BackendChoice chooseBackend(const EvalConfig& config) {
   return choice;
 }
 
-void requireSizeSet(const ProblemSuite& suite, BackendKind backend, const std::string& sizeSet) {
-  if (backend == BackendKind::compileOnly) return;
-  for (const auto& p : suite.problems()) {
-    if (!p.findSizeSet(sizeSet)) throw makeError("problem {} has no size set '{}' (--sizes)", p.id, sizeSet);
+// Problems of the batch without the size set this run judges at: their candidates are `unsupported`
+// with the reason (an imported network no simulator-sized set fits has only `medium`/`full`). A set no
+// problem of the batch has is a mistyped --sizes, an error.
+std::map<std::string, std::string> problemsWithoutSizeSet(const ProblemSuite& suite, const CandidateBatch& batch, BackendKind backend,
+                                                          const std::string& sizeSet) {
+  std::map<std::string, std::string> missing;
+  if (backend == BackendKind::compileOnly) return missing;
+  std::set<std::string> ids;
+  for (const auto& c : batch.candidates) ids.insert(c.problemId);
+  std::size_t present = 0;
+  for (const auto& id : ids) {
+    const Problem* p = suite.find(id);
+    if (!p) continue;
+    if (p->findSizeSet(sizeSet)) {
+      ++present;
+      continue;
+    }
+    missing[id] = backend == BackendKind::sim && sizeSet == "small"
+                      ? fmt::format("no size set small enough to simulate: {} has only {} (judge it on a GPU, --backend cuda)", id, p->sizeSetNames())
+                      : fmt::format("{} has no size set '{}' (it has {})", id, sizeSet, p->sizeSetNames());
   }
+  if (present == 0 && !missing.empty()) {
+    throw makeError("no problem of this run has a size set '{}' (--sizes); {}", sizeSet, missing.begin()->second);
+  }
+  if (!missing.empty()) log::info("{} problem(s) have no '{}' size set: their candidates are unsupported in this run", missing.size(), sizeSet);
+  return missing;
 }
 
 // Every reference the candidates still to judge need runs once first, in a helper under a time limit
-// (on `small` for the cuda backend: its `full` sizes are for the GPU).
+// (on the problem's cheapest set for the cuda backend: its `full` sizes are for the GPU).
 std::map<std::string, std::string> checkReferences(const EvalConfig& config, const ProblemSuite& suite, const CandidateBatch& batch,
-                                                   const RunFolder& run, BackendKind backend, const std::string& sizeSet) {
+                                                   const RunFolder& run, BackendKind backend, const std::string& sizeSet,
+                                                   const std::map<std::string, std::string>& unjudgeable) {
   if (backend == BackendKind::compileOnly) return {};
   std::set<std::string> needed;
   for (const auto& c : batch.candidates) {
-    if (suite.find(c.problemId) && !run.results.contains(c.key())) needed.insert(c.problemId);
+    if (suite.find(c.problemId) && !run.results.contains(c.key()) && !unjudgeable.contains(c.problemId)) needed.insert(c.problemId);
   }
-  return findBrokenReferences(config.problemsDir, needed, backend == BackendKind::cuda ? "small" : sizeSet, run.seed, config.referenceTimeout);
+  std::map<std::string, std::string> broken =
+      findBrokenReferences(config.problemsDir, needed, backend == BackendKind::cuda ? "" : sizeSet, run.seed, config.referenceTimeout);
+  for (auto& [id, why] : broken) why = "this problem's reference cannot be run, so no kernel can be judged against it: " + why;
+  return broken;
 }
 
 // Judges every candidate not judged yet, `jobs` at a time, appending each result as it comes. Returns
@@ -240,10 +265,10 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   const BackendChoice backend = chooseBackend(config);
   RunFolder run(config, backend.kind);
   EvalHarness harness(config, backend);
-  requireSizeSet(suite, backend.kind, harness.sizeSet);
-  harness.brokenReferences = checkReferences(config, suite, batch, run, backend.kind, harness.sizeSet);
+  harness.unjudgeable = problemsWithoutSizeSet(suite, batch, backend.kind, harness.sizeSet);
+  harness.unjudgeable.merge(checkReferences(config, suite, batch, run, backend.kind, harness.sizeSet, harness.unjudgeable));
   const EvalServices services{suite, harness.compiler, backend.kind, harness.simCompiler.get(), harness.sandbox.get(), &harness.references,
-                              CorrectnessOptions{run.seed, config.trials, harness.sizeSet}, backend.cuda.get(), &harness.brokenReferences,
+                              CorrectnessOptions{run.seed, config.trials, harness.sizeSet}, backend.cuda.get(), &harness.unjudgeable,
                               &harness.translator};
   nlohmann::json record = startRunRecord(config, suite, batch, backend, run, harness);
 

@@ -56,7 +56,8 @@ struct EvalHarness {
   std::unique_ptr<SandboxPool> sandbox;
   KernelBenchTranslator translator;
   std::string sizeSet;
-  std::map<std::string, std::string> brokenReferences;  // problem id -> why its reference cannot run
+  // problem id -> why its candidates cannot be judged in this run (the reference fails; no size set)
+  std::map<std::string, std::string> unjudgeable;
 };
 
 // run.json while the run is going: what makes the run comparable (a resume may change none of it) and

@@ -20,10 +20,10 @@ namespace cuset {
 namespace {
 
 // One request to the helper: the reference run once (`full` false) or checkProblem() (`full` true).
-// Returns the failures (empty: passed).
+// Returns the failures (empty: passed); a full check's defects go to `check`.
 std::vector<std::string> askHelper(WorkerProcess& helper, const std::filesystem::path& problemsDir, const std::string& id,
                                    const std::string& sizeSet, std::uint64_t seed, bool full, std::chrono::milliseconds timeout,
-                                   double* referenceMs) {
+                                   ProblemCheckResult* check) {
   sandbox::Message request;
   request.header = {{"problems_dir", std::filesystem::absolute(problemsDir).string()}, {"id", id}, {"size_set", sizeSet},
                     {"seed", std::to_string(seed)}, {"full", full}};
@@ -33,7 +33,11 @@ std::vector<std::string> askHelper(WorkerProcess& helper, const std::filesystem:
                 ? fmt::format("the reference did not finish within {} s on size set '{}'", timeout.count() / 1000.0, sizeSet)
                 : "the reference check's helper process failed: " + reply.error()};
   }
-  if (referenceMs) *referenceMs = reply->header.value("reference_ms", 0.0);
+  if (check) {
+    check->referenceMs = reply->header.value("reference_ms", 0.0);
+    check->defects = reply->header.value("defects", std::vector<std::string>{});
+    check->defectFlagged = reply->header.value("defect_flagged", false);
+  }
   return reply->header.value("failures", std::vector<std::string>{});
 }
 
@@ -60,7 +64,7 @@ std::vector<ProblemCheckResult> checkProblemsIsolated(const std::filesystem::pat
   for (const auto& id : ids) {
     ProblemCheckResult r;
     r.id = id;
-    r.failures = askHelper(helper, problemsDir, id, "small", seed, true, timeout, &r.referenceMs);
+    r.failures = askHelper(helper, problemsDir, id, "", seed, true, timeout, &r);
     results.push_back(std::move(r));
     if (afterEach) afterEach();
   }
@@ -81,9 +85,10 @@ int runReferenceWorker() {
       const std::uint64_t seed = std::stoull(h.at("seed").get<std::string>());
       if (h.value("full", false)) {
         const ProblemCheckResult r = checkProblem(*problem, seed);
-        reply.header = {{"failures", r.failures}, {"reference_ms", r.referenceMs}};
+        reply.header = {{"failures", r.failures}, {"defects", r.defects}, {"defect_flagged", r.defectFlagged}, {"reference_ms", r.referenceMs}};
       } else {
-        const SizeBindings& sizes = problem->sizes(h.at("size_set").get<std::string>());
+        const std::string set = h.at("size_set").get<std::string>();
+        const SizeBindings& sizes = set.empty() ? problem->checkSizeSet().sizes : problem->sizes(set);
         TorchReference::compile(*problem).run(drawInputs(*problem, sizes, seed, 0), sizes);
         reply.header = {{"failures", nlohmann::json::array()}};
       }

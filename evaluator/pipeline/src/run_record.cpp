@@ -127,7 +127,7 @@ nlohmann::json startRunRecord(const EvalConfig& config, const ProblemSuite& suit
       {"backend_reason", backend.reason},
       {"arch", backend.arch},
       {"compile_timeout_ms", config.compileTimeout.count()},
-      {"broken_references", harness.brokenReferences},
+      {"unjudgeable_problems", harness.unjudgeable},
       {"seed", std::to_string(run.seed)},  // a string: JSON readers lose precision above 2^53
       {"problems_dir", fs::absolute(config.problemsDir).string()},
       {"candidates", fs::absolute(config.candidatesPath).string()},
@@ -142,6 +142,13 @@ nlohmann::json startRunRecord(const EvalConfig& config, const ProblemSuite& suit
     if (p.origin) origins[p.id] = {{"suite", p.origin->suite}, {"file", p.origin->file}, {"commit", p.origin->commit}};
   }
   if (!origins.empty()) record["problem_origins"] = std::move(origins);
+  // Flagged problems are judged like any other; the reports keep them out of the metrics unless asked.
+  nlohmann::json defects = nlohmann::json::object();
+  for (const auto& p : suite.problems()) {
+    if (p.defect) defects[p.id] = {{"kind", p.defect->kind}, {"reason", p.defect->reason}};
+  }
+  if (!defects.empty()) record["problem_defects"] = std::move(defects);
+  record["include_defective"] = config.includeDefective;
   if (config.shard) record["shard"] = {{"index", config.shard->index}, {"count", config.shard->count}, {"problems", batch.shardProblems}};
   if (backend.kind == BackendKind::cuda) {
     record["environment"]["gpu"] = backend.device.value("name", "");

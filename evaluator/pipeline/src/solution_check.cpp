@@ -66,6 +66,16 @@ Expected<SolutionExpectation> readSolutionExpectation(const fs::path& file, std:
   return e;
 }
 
+// Why `problem` needs no solution judged correct in this check, or empty: a problem flagged defective
+// (no honest kernel can match a stochastic reference), one the backend has no size set for, and an
+// imported one (KernelBench's files come without solutions; one may be added, and is then checked).
+std::string noSolutionNeeded(const Problem& problem, BackendKind backend, bool hasSolutions) {
+  if (problem.defect) return fmt::format("flagged defective ({}): no correct solution is required", problem.defect->kind);
+  if (backend == BackendKind::sim && !problem.findSizeSet("small")) return "no size set small enough to simulate: checked on a GPU only";
+  if (problem.origin && !hasSolutions) return fmt::format("imported from {} without solutions", problem.origin->suite);
+  return "";
+}
+
 std::vector<SolutionCheckRow> compareSolutionVerdicts(const ProblemSuite& suite, const std::vector<EvalResult>& results, BackendKind backend) {
   std::map<std::string, const EvalResult*> byFile;
   for (const auto& r : results) byFile[canonicalText(r.origin)] = &r;
@@ -80,9 +90,15 @@ std::vector<SolutionCheckRow> compareSolutionVerdicts(const ProblemSuite& suite,
       }
     }
     std::sort(files.begin(), files.end());
+    const std::string exempt = noSolutionNeeded(problem, backend, !files.empty());
+    const bool unsimulable = backend == BackendKind::sim && !problem.findSizeSet("small");
     bool anyGood = false;
     for (const auto& file : files) {
       SolutionCheckRow row{.problem = problem.id, .file = file.filename().string()};
+      if (unsimulable) {  // its solutions would all be `unsupported` here
+        rows.push_back({.problem = problem.id, .file = row.file, .expected = "-", .reason = exempt, .skipped = true});
+        continue;
+      }
       const auto found = byFile.find(canonicalText(file));
       if (found != byFile.end()) {
         row.got = std::string(verdictName(found->second->verdict));
@@ -114,7 +130,10 @@ std::vector<SolutionCheckRow> compareSolutionVerdicts(const ProblemSuite& suite,
       }
       rows.push_back(std::move(row));
     }
-    if (!anyGood && std::none_of(rows.begin(), rows.end(), [&](const auto& r) { return r.problem == problem.id && !r.ok(); })) {
+    if (!anyGood && !exempt.empty() && !unsimulable) {
+      rows.push_back({.problem = problem.id, .expected = "-", .reason = exempt, .skipped = true});
+    } else if (!anyGood && !unsimulable &&
+               std::none_of(rows.begin(), rows.end(), [&](const auto& r) { return r.problem == problem.id && !r.ok(); })) {
       rows.push_back({.problem = problem.id, .expected = "correct", .failure = "no solution judged correct (add solutions/<name>.cu)"});
     }
   }
@@ -124,8 +143,11 @@ std::vector<SolutionCheckRow> compareSolutionVerdicts(const ProblemSuite& suite,
 std::string formatSolutionCheck(const std::vector<SolutionCheckRow>& rows) {
   TextTable table({"problem", "solution", "expected", "got", "status", "detail"});
   std::size_t solutions = 0, failed = 0, skipped = 0, bad = 0, unsolved = 0;
+  std::size_t exempt = 0;
   for (const auto& r : rows) {
-    if (r.file.empty()) {
+    if (r.file.empty() && r.skipped) {
+      ++exempt;
+    } else if (r.file.empty()) {
       ++unsolved;
     } else {
       ++solutions;
@@ -141,6 +163,7 @@ std::string formatSolutionCheck(const std::vector<SolutionCheckRow>& rows) {
   out += fmt::format("{} solution(s) checked ({} known-bad): {} as expected, {} failed, {} skipped (need a backend that runs kernels)\n",
                      solutions, bad, solutions - failed - skipped, failed, skipped);
   if (unsolved > 0) out += fmt::format("{} problem(s) without a solution judged correct\n", unsolved);
+  if (exempt > 0) out += fmt::format("{} problem(s) need none (flagged defective, imported without solutions, or not simulable)\n", exempt);
   return out;
 }
 

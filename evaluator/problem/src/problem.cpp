@@ -84,11 +84,26 @@ const SizeSet* Problem::findSizeSet(std::string_view setName) const {
   return nullptr;
 }
 
-const SizeBindings& Problem::sizes(std::string_view setName) const {
-  if (const SizeSet* s = findSizeSet(setName)) return s->sizes;
+const SizeSet& Problem::checkSizeSet() const {
+  if (const SizeSet* small = findSizeSet("small")) return *small;
+  if (sizeSets.empty()) throw makeError("problem {} has no size set", id);
+  const SizeSet* best = &sizeSets.front();
+  for (const auto& s : sizeSets) {
+    const auto flops = flopsAt(s.name), bestFlops = flopsAt(best->name);
+    if (flops && (!bestFlops || *flops < *bestFlops)) best = &s;
+  }
+  return *best;
+}
+
+std::string Problem::sizeSetNames() const {
   std::string known;
   for (const auto& s : sizeSets) known += fmt::format("{}{}", known.empty() ? "" : ", ", s.name);
-  throw makeError("problem {} has no size set '{}' (it has: {})", id, setName, known);
+  return known;
+}
+
+const SizeBindings& Problem::sizes(std::string_view setName) const {
+  if (const SizeSet* s = findSizeSet(setName)) return s->sizes;
+  throw makeError("problem {} has no size set '{}' (it has: {})", id, setName, sizeSetNames());
 }
 
 const TensorSpec* Problem::findTensor(std::string_view tensorName) const {

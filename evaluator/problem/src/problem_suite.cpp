@@ -42,7 +42,7 @@ class ProblemParser {
     const YAML::Node root = yaml_.parse(text);
     if (!root.IsMap()) yaml_.fail(root, "", "expected a mapping at the top level (name:, level:, sizes:, ...)");
     yaml_.onlyKeys(root, "", {"name", "level", "tags", "description", "sizes", "inputs", "outputs", "reference",
-                              "tolerance", "cost", "reference_precision", "reference_archive", "input_transform", "origin"});
+                              "tolerance", "cost", "reference_precision", "reference_archive", "input_transform", "origin", "defect"});
     Problem p;
     p.directory = directory_;
     p.name = yaml_.asString(yaml_.require(root, "name", ""), "name");
@@ -76,6 +76,7 @@ class ProblemParser {
       }
     }
     if (const YAML::Node origin = root["origin"]) parseOrigin(origin, p);
+    if (const YAML::Node defect = root["defect"]) parseDefect(defect, p);
     if (const YAML::Node prec = root["reference_precision"]) {
       const std::string s = yaml_.asString(prec, "reference_precision");
       if (s != "float32" && s != "float64") yaml_.fail(prec, "reference_precision", "must be float32 or float64");
@@ -109,7 +110,7 @@ class ProblemParser {
       }
       p.sizeSets.push_back(std::move(set));
     }
-    if (p.findSizeSet("small") == nullptr) yaml_.fail(node, "sizes", "a 'small' size set is required (used on the CPU simulator and in CI)");
+    if (p.sizeSets.empty()) yaml_.fail(node, "sizes", "at least one size set is required ('small' is the one the CPU simulator and CI run)");
   }
 
   static bool sameNames(const SizeBindings& a, const SizeBindings& b) {
@@ -210,6 +211,16 @@ class ProblemParser {
     for (const auto& d : p.inputTransform->draws) {
       if (p.findTensor(d.name)) yaml_.fail(node["draws"], "input_transform.draws", fmt::format("draw '{}' has the name of a tensor", d.name));
     }
+  }
+
+  void parseDefect(const YAML::Node& node, Problem& p) {
+    yaml_.onlyKeys(node, "defect", {"kind", "reason"});
+    ProblemDefect d;
+    const YAML::Node kind = yaml_.require(node, "kind", "defect");
+    d.kind = yaml_.asString(kind, "defect.kind");
+    if (d.kind != "degenerate" && d.kind != "stochastic") yaml_.fail(kind, "defect.kind", "must be 'degenerate' or 'stochastic'");
+    d.reason = yaml_.asString(yaml_.require(node, "reason", "defect"), "defect.reason");
+    p.defect = std::move(d);
   }
 
   void parseOrigin(const YAML::Node& node, Problem& p) {

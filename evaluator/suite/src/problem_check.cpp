@@ -53,19 +53,26 @@ std::optional<std::string> degenerateOutputReason(const HostTensor& reference, c
   return std::nullopt;
 }
 
+std::vector<std::string> ProblemCheckResult::problems() const {
+  std::vector<std::string> all = failures;
+  if (!defectFlagged) all.insert(all.end(), defects.begin(), defects.end());
+  return all;
+}
+
 ProblemCheckResult checkProblem(const Problem& problem, std::uint64_t seed) {
   ProblemCheckResult result;
   result.id = problem.id;
+  result.defectFlagged = problem.defect.has_value();
   try {
     const TorchReference reference = TorchReference::compile(problem);
-    const SizeBindings& sizes = problem.sizes("small");
+    const SizeBindings& sizes = problem.checkSizeSet().sizes;
     const auto start = std::chrono::steady_clock::now();
     const std::vector<HostTensor> outputs = reference.run(drawInputs(problem, sizes, seed, 0), sizes);
     result.referenceMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const std::string& name = problem.outputs[i].name;
       if (auto why = degenerateOutputReason(outputs[i], problem.tolerance)) {
-        result.failures.push_back(fmt::format("output '{}' is degenerate: {}", name, *why));
+        result.defects.push_back(fmt::format("output '{}' is degenerate: {}", name, *why));
       }
       for (std::int64_t e = 0; e < outputs[i].numel(); ++e) {
         if (std::isnan(outputs[i].valueAsDouble(e))) {
@@ -78,10 +85,10 @@ ProblemCheckResult checkProblem(const Problem& problem, std::uint64_t seed) {
       const std::vector<HostTensor> second = reference.run(drawInputs(problem, sizes, seed, 1), sizes);
       for (std::size_t i = 0; i < outputs.size(); ++i) {
         if (sameBytes(outputs[i], second[i])) {
-          result.failures.push_back(fmt::format(
+          result.defects.push_back(fmt::format(
               "output '{}' is identical for two different input draws: a kernel ignoring its inputs would pass", problem.outputs[i].name));
         } else if (outputs[i].numel() == 1 && withinTolerance(second[i].valueAsDouble(0), outputs[i].valueAsDouble(0), problem.tolerance)) {
-          result.failures.push_back(fmt::format(
+          result.defects.push_back(fmt::format(
               "scalar output '{}' moves by less than the tolerance between two input draws ({:.6g} vs {:.6g}): a kernel returning a "
               "constant would pass",
               problem.outputs[i].name, outputs[i].valueAsDouble(0), second[i].valueAsDouble(0)));

@@ -18,13 +18,31 @@ TEST(KernelBenchImport, ReportRoundTripsAndCountsImports) {
   r.commit = "423217d";
   r.problems.push_back({"level1/19_ReLU.py", "imported", "", "level1/kb19_relu", 1.5, nlohmann::json{{"scripted", true}}});
   r.problems.push_back({"level1/97_ScaledDotProductAttention.py", "skipped", "no F.scaled_dot_product_attention", "", 0.5, {}});
+  r.problems.push_back({"level2/83_Conv3d_Min_Clamp.py", "imported", "", "level2/kb83_conv3d_min_clamp", 2.0,
+                        nlohmann::json{{"size_sets", {"small", "full"}}, {"defect", {{"kind", "degenerate"}, {"reason", "a constant passes"}}}}});
+  r.problems.push_back({"level3/11_VGG16.py", "imported", "", "level3/kb11_vgg16", 9.0, nlohmann::json{{"size_sets", {"medium", "full"}}}});
   const auto back = importReportFromJson(importReportJson(r), "mem");
-  ASSERT_EQ(back.problems.size(), 2u);
-  EXPECT_EQ(back.imported(), 1u);
+  ASSERT_EQ(back.problems.size(), 4u);
+  EXPECT_EQ(back.imported(), 3u);
   EXPECT_EQ(back.problems[1].reason, "no F.scaled_dot_product_attention");
+  EXPECT_EQ(back.problems[2].defect(), "degenerate");
+  EXPECT_TRUE(back.problems[2].simulable());
+  EXPECT_FALSE(back.problems[3].simulable());
+  EXPECT_TRUE(back.problems[0].simulable()) << "a report from before size_sets: small and full";
+  const auto counts = importCountsPerLevel(back);
+  EXPECT_EQ(counts.at("all").flagged, 1u);
+  EXPECT_EQ(counts.at("all").gpuOnly, 1u);
+  EXPECT_EQ(counts.at("level1").skipped, 1u);
+  EXPECT_EQ(importReportJson(r)["levels"]["level3"]["gpu_only"], 1);
   const std::string md = importReportMarkdown(r);
-  EXPECT_NE(md.find("| level1 | 1 | 2 | 50.0% |"), std::string::npos) << md;
+  // level | files | imported | share | flagged | GPU-only | skipped
+  EXPECT_NE(md.find("| level1 | 2 | 1 | 50.0% | 0 | 0 | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| level2 | 1 | 1 | 100.0% | 1 | 0 | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| level3 | 1 | 1 | 100.0% | 0 | 1 | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| all | 4 | 3 | 75.0% | 1 | 1 | 1 |"), std::string::npos) << md;
   EXPECT_NE(md.find("`level1/97_ScaledDotProductAttention.py`: no F.scaled_dot_product_attention"), std::string::npos) << md;
+  EXPECT_NE(md.find("`level2/83_Conv3d_Min_Clamp.py`: degenerate: a constant passes"), std::string::npos) << md;
+  EXPECT_NE(md.find("`level3/11_VGG16.py`: size sets [\"medium\",\"full\"]"), std::string::npos) << md;
   EXPECT_THROW(importReportFromJson(nlohmann::json{{"problems", 3}}, "bad.json"), Error);
 }
 

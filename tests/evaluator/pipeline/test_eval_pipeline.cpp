@@ -231,7 +231,7 @@ TEST(EvalPipeline, BrokenReferencesAreFoundFirstAndIsolated) {
   }
   const nlohmann::json run = readJsonFile(dir / "run/run.json");
   EXPECT_EQ(run["status"], "finished");
-  EXPECT_EQ(run["broken_references"].size(), 3u);
+  EXPECT_EQ(run["unjudgeable_problems"].size(), 3u);
 }
 
 TEST(EvalPipeline, BrokenProblemSuiteIsOneClearError) {

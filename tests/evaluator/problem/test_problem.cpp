@@ -102,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"dtype: float32, shape: [M, N], init", "dtype: float64, shape: [M, N], init", {"inputs.x.dtype", "unknown dtype 'float64'", ":9:"}},
         BadCase{"shape: [M, N], init", "shape: [M, K], init", {"inputs.x.shape[1]", "'K' is not a size name"}},
         BadCase{"small: {M: 64, N: 1000}", "small: {M: 64}", {"sizes.full", "same size names"}},
-        BadCase{"small: {M: 64, N: 1000}", "tiny: {M: 64, N: 1000}", {"'small' size set is required"}},
+        BadCase{"sizes:\n  small: {M: 64, N: 1000}\n  full:  {M: 4096, N: 8192}", "sizes: {}", {"field 'sizes'", "at least one size set"}},
         BadCase{"small: {M: 64, N: 1000}", "small: {M: -4, N: 1000}", {"sizes.small.M", ">= 1"}},
         BadCase{"full:  {M: 4096, N: 8192}", "full:  {M: 4000000000, N: 8000000000}", {"inputs.x.shape", "absurdly large"}},
         BadCase{"mean: 0, std: 1", "mean: 0, std: -1", {"inputs.x.init.std", ">= 0"}},

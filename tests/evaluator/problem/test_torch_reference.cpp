@@ -102,7 +102,8 @@ TEST(ProblemCheck, FlagsAProblemWhoseOutputIgnoresItsInputs) {
                                 "  def forward(x: Tensor) -> Tensor:\n      return torch.ones_like(x) * 2 + torch.arange(24.0).reshape(4, 6)\n");
   const ProblemCheckResult r = checkProblem(p, 11);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.failures.back().find("identical for two different input draws"), std::string::npos) << r.failures.back();
+  ASSERT_FALSE(r.defects.empty());
+  EXPECT_NE(r.defects.back().find("identical for two different input draws"), std::string::npos) << r.defects.back();
 }
 
 TEST(ProblemCheck, AScalarOutputIsJudgedAcrossDraws) {
@@ -111,11 +112,12 @@ TEST(ProblemCheck, AScalarOutputIsJudgedAcrossDraws) {
                                    "  def forward(x: Tensor) -> Tensor:\n      return 1.0 + torch.mean(x) * 1e-5\n");
   const ProblemCheckResult r = checkProblem(flat, 11);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.failures.back().find("moves by less than the tolerance"), std::string::npos) << r.failures.back();
+  ASSERT_FALSE(r.defects.empty());
+  EXPECT_NE(r.defects.back().find("moves by less than the tolerance"), std::string::npos) << r.defects.back();
   const Problem loss = makeProblem("  x: {dtype: float32, shape: [M, N]}\n", "  y: {dtype: float32, shape: []}\n",
                                    "  def forward(x: Tensor) -> Tensor:\n      return torch.sum(x * x)\n");
   const ProblemCheckResult ok = checkProblem(loss, 11);
-  EXPECT_TRUE(ok.ok()) << ok.failures.front();
+  EXPECT_TRUE(ok.ok()) << ok.problems().front();
 }
 
 TEST(ProblemCheck, FlagsAnAllZeroReference) {
@@ -123,14 +125,28 @@ TEST(ProblemCheck, FlagsAnAllZeroReference) {
                                 "  def forward(x: Tensor) -> Tensor:\n      return x * 0.0\n");
   const ProblemCheckResult r = checkProblem(p, 11);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.failures.front().find("degenerate"), std::string::npos);
+  EXPECT_TRUE(r.failures.empty()) << "it runs: a defect, not a broken reference";
+  ASSERT_FALSE(r.defects.empty());
+  EXPECT_NE(r.defects.front().find("degenerate"), std::string::npos);
+}
+
+TEST(ProblemCheck, AProblemFlaggedAsDefectiveKeepsItsDefectsAsNotes) {
+  Problem p = makeProblem("  x: {dtype: float32, shape: [M, N]}\n", "  y: {dtype: float32, shape: [M, N]}\n",
+                          "  def forward(x: Tensor) -> Tensor:\n      return x * 0.0\n");
+  p.defect = ProblemDefect{"degenerate", "clamped to one value"};
+  const ProblemCheckResult r = checkProblem(p, 11);
+  EXPECT_TRUE(r.ok());
+  EXPECT_TRUE(r.defectFlagged);
+  ASSERT_FALSE(r.defects.empty());
+  EXPECT_NE(r.defects.front().find("degenerate"), std::string::npos);
+  EXPECT_TRUE(r.problems().empty());
 }
 
 TEST(ProblemCheck, EveryBundledProblemPasses) {
   const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
   for (const auto& p : suite.problems()) {
     const ProblemCheckResult r = checkProblem(p, 2026);
-    EXPECT_TRUE(r.ok()) << p.id << ": " << (r.ok() ? "" : r.failures.front());
+    EXPECT_TRUE(r.ok()) << p.id << ": " << (r.ok() ? "" : r.problems().front());
   }
 }
 

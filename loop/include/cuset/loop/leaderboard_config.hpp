@@ -46,6 +46,7 @@ struct LeaderboardConfig {
   std::string timer = "cupti";
   double maxTimingSeconds = 2.0;
   std::size_t jobs = 0;
+  bool includeDefective = false;  // count problems flagged defective (`defect:`) in the board's metrics
 
   static LeaderboardConfig load(const std::filesystem::path& path);
 };

@@ -29,6 +29,10 @@ std::string htmlEscape(const std::string& text);  // also valid XML text and att
 std::string describeRun(const nlohmann::json& summary);
 // A problem's origin from summary.json ({suite, file, commit}) -> "kernelbench level1/19_ReLU.py @ 423217d".
 std::string originText(const nlohmann::json& origin);  // "backend sim (CPU simulator, no speedups) · seed 42 · ..."
+// What a run covered (summary.json `coverage`), as plain sentences: problems per level and the suites'
+// commits; flagged defective problems and whether the metrics count them; problems unsupported on this
+// backend. Empty for a summary without coverage.
+std::string coverageText(const nlohmann::json& coverage);
 // CSS of the small single-page reports (analysis, loop comparison): typography, tables, chart grid.
 const char* simplePageStyle();
 

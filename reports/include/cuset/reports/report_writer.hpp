@@ -12,6 +12,9 @@ struct ReportOptions {
   std::filesystem::path runDir;
   std::optional<std::filesystem::path> compareDir;  // base run for regression comparison
   std::filesystem::path assetsDir;                  // empty: findReportAssetsDir()
+  // Count problems flagged defective (`defect:`) in the metrics; nullopt: as the run said (`cuset eval
+  // --include-defective`, default no).
+  std::optional<bool> includeDefective;
 };
 
 struct ReportOutcome {

@@ -2,11 +2,14 @@
 // `cuset import kernelbench KB_ROOT --out DIR`: each KernelBench problem file becomes a CuSeT problem
 // (docs/kernelbench.md) whose reference is a TorchScript archive, whose parameters and buffers are
 // inputs drawn fresh every trial, with a `small` size set for the simulator and KernelBench's own sizes
-// as `full`. A Python child process (evaluator/importer/python/kernelbench_trace.py) traces one file;
+// as `full` (a network no simulator-sized set fits gets a CPU-sized `medium`, or `full` alone: the
+// simulator answers `unsupported` for it). Problems whose reference KernelBench ships degenerate or
+// stochastic are imported flagged (`defect:`). A Python child process (evaluator/importer/python/kernelbench_trace.py) traces one file;
 // this side writes problem.yaml, runs `cuset problems check` on it, and keeps the import report.
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,7 +26,11 @@ struct KernelBenchImportOptions {
   std::string python;             // empty: $CUSET_PYTHON, else /usr/bin/python3, else python3
   std::filesystem::path tracer;   // empty: the script next to this library's sources ($CUSET_KERNELBENCH_TRACER)
   std::string commit;             // empty: from KB_ROOT's git checkout or README
-  double traceMemoryGiB = 4.0;    // the most a real (non-meta) trace at the full size may allocate
+  double traceMemoryGiB = 4.0;    // the most a real (non-meta) run or trace at the full size may allocate
+  // The scaled-down size sets' bounds (inputs + parameters + outputs, forward flops): `small` is the
+  // simulator's; `medium` is what the CPU verifies a network on when no small set fits.
+  double smallMaxMiB = 4.0, smallMaxGflop = 0.3;
+  double mediumMaxMiB = 1024.0, mediumMaxGflop = 50.0;
   std::chrono::seconds timeoutPerFile{900};
   bool progress = true;
 };
@@ -34,7 +41,9 @@ struct ImportedProblem {
   std::string reason;  // why skipped, or notes on an imported one
   std::string id;      // "level1/kb19_relu" when imported
   double seconds = 0.0;
-  nlohmann::json details;  // scaling, verification, reference kind
+  nlohmann::json details;  // scaling, verification, reference kind, size_sets, defect {kind, reason}
+  std::string defect() const;  // the flagged defect's kind, or empty
+  bool simulable() const;      // imported with a `small` size set
 };
 
 struct KernelBenchImportReport {
@@ -43,6 +52,13 @@ struct KernelBenchImportReport {
   std::vector<ImportedProblem> problems;  // sorted by level, then KernelBench number
   std::size_t imported() const;
 };
+
+// Per level ("level1", ..., "all"): files, imported, of those flagged defective and without a small
+// (simulator) size set, and skipped.
+struct ImportCounts {
+  std::size_t files = 0, imported = 0, flagged = 0, gpuOnly = 0, skipped = 0;
+};
+std::map<std::string, ImportCounts> importCountsPerLevel(const KernelBenchImportReport& report);
 
 // Throws cuset::Error for a root without KernelBench/level{N} folders or an unusable Python; a file
 // that cannot be imported is a `skipped` entry with its reason, never an exception.

@@ -49,6 +49,7 @@ struct EvalConfig {
   std::optional<Shard> shard;           // judge only this shard's problems (needs a seed; docs/scale-out.md)
   int trials = 5;                       // correctness trials (plus one determinism rerun)
   std::string sizeSet;                  // empty: "small" on sim, "full" on cuda
+  bool includeDefective = false;        // reports count problems flagged defective (`defect:`) in the metrics
   // sim backend
   SandboxLimits sandbox;                // per-job time limit, memory, host threads, stack size
   bool precompiledPrelude = true;       // false: every host build parses the prelude (for measuring)
@@ -78,8 +79,9 @@ struct EvalServices {
   ReferenceCache* references = nullptr;
   CorrectnessOptions correctness;
   CudaDevices* cuda = nullptr;  // cuda backend only
-  // Problems whose reference failed the check at the start: their candidates are `unsupported`.
-  const std::map<std::string, std::string>* brokenReferences = nullptr;
+  // Problems this run cannot judge, with the reason their candidates' `unsupported` verdict gives: the
+  // reference failed the check at the start, or the problem has no size set the backend runs.
+  const std::map<std::string, std::string>* unjudgeable = nullptr;
   // KernelBench solutions into launch plans; null: such candidates are `unsupported`.
   const KernelBenchTranslator* translator = nullptr;
 };

@@ -98,6 +98,15 @@ struct ProblemOrigin {
   std::map<std::string, std::map<std::string, std::int64_t>> sizeOverrides;
 };
 
+// A problem whose reference no kernel can honestly be judged against (`defect:`), as KernelBench ships
+// a few: a degenerate output (a constant passes the tolerance, or the output ignores its inputs) or a
+// stochastic forward. Such a problem stays in the suite, flagged; headline metrics leave it out unless
+// asked (docs/problem-format.md).
+struct ProblemDefect {
+  std::string kind;    // "degenerate" | "stochastic"
+  std::string reason;  // the numbers that make it so
+};
+
 struct CostLiteral {
   std::optional<std::int64_t> flops, bytes;
 };
@@ -108,13 +117,14 @@ struct Problem {
   int level = 1;
   std::vector<std::string> tags;
   std::string description;
-  std::vector<SizeSet> sizeSets;  // in file order; "small" always present
+  std::vector<SizeSet> sizeSets;  // in file order; at least one. Without "small" the simulator cannot judge it
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::string reference;            // TorchScript source defining forward(...); empty with an archive
   std::optional<ArchiveReference> referenceArchive;
   std::optional<InputTransform> inputTransform;
   std::optional<ProblemOrigin> origin;
+  std::optional<ProblemDefect> defect;
   // Floating inputs are upcast to float32 for the reference (DESIGN §4), or float64 when
   // problem.yaml says `reference_precision: float64`.
   bool referenceInFloat64 = false;
@@ -126,6 +136,11 @@ struct Problem {
   std::filesystem::path directory;  // folder holding problem.yaml and solutions/
 
   const SizeSet* findSizeSet(std::string_view setName) const;
+  // The set the CPU checks the reference on: `small`, else the one with the fewest flops (a problem
+  // imported without a simulator-sized set has `medium` or only `full`).
+  const SizeSet& checkSizeSet() const;
+  // "small, full": the set names, for messages.
+  std::string sizeSetNames() const;
   // Throws cuset::Error naming the problem if the set does not exist.
   const SizeBindings& sizes(std::string_view setName) const;
   const TensorSpec* findTensor(std::string_view tensorName) const;  // input or output

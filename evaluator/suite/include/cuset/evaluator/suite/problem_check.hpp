@@ -1,7 +1,9 @@
 #pragma once
 // `cuset problems check`: proves each problem is well-formed and meaningful before any kernel is judged
-// against it: the reference compiles and runs on `small` inputs, its outputs match the declared names,
-// shapes and dtypes, and no trivial kernel (a constant, or one ignoring the inputs) could pass.
+// against it: the reference compiles and runs on `small` inputs (or the problem's cheapest set), its
+// outputs match the declared names, shapes and dtypes, and no trivial kernel (a constant, or one
+// ignoring the inputs) could pass. A problem that says it is defective (`defect:`) keeps its defects as
+// notes instead of failures.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,9 +16,13 @@ namespace cuset {
 
 struct ProblemCheckResult {
   std::string id;
-  std::vector<std::string> failures;  // empty: the problem passed
-  double referenceMs = 0.0;           // reference forward on `small`, trial 0
-  bool ok() const { return failures.empty(); }
+  std::vector<std::string> failures;  // the reference is broken: it does not run, or returns NaN
+  std::vector<std::string> defects;   // it runs but a trivial kernel would pass (degenerate, ignores inputs)
+  bool defectFlagged = false;         // the problem says so itself (`defect:`): its defects are expected
+  double referenceMs = 0.0;           // reference forward on the check set, trial 0
+  bool ok() const { return failures.empty() && (defects.empty() || defectFlagged); }
+  // Failures, then unflagged defects: what makes ok() false, worst first.
+  std::vector<std::string> problems() const;
 };
 
 ProblemCheckResult checkProblem(const Problem& problem, std::uint64_t seed);

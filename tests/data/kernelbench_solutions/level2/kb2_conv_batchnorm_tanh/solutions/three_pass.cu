@@ -1,19 +1,19 @@
 /*@cuset
 launches:
   - kernel: conv2d_valid
-    grid: [ceil_div(out_dim2 * out_dim3, 128), out_channels, batch_size]
+    grid: [ceil_div((height - kernel_size + 1) * (width - kernel_size + 1), 128), out_channels, batch_size]
     block: [128]
-    args: [x, conv.weight, conv.bias, y, in_channels, height, width, out_channels, out_dim2, out_dim3, kernel_size]
+    args: [x, conv.weight, conv.bias, y, in_channels, height, width, out_channels, height - kernel_size + 1, width - kernel_size + 1, kernel_size]
   - kernel: channel_stats
     grid: [out_channels]
     block: [256]
-    args: [y, stats, batch_size, out_channels, out_dim2 * out_dim3]
+    args: [y, stats, batch_size, out_channels, (height - kernel_size + 1) * (width - kernel_size + 1)]
   - kernel: bn_tanh
-    grid: [ceil_div(out_dim2 * out_dim3, 256), out_channels, batch_size]
+    grid: [ceil_div((height - kernel_size + 1) * (width - kernel_size + 1), 256), out_channels, batch_size]
     block: [256]
-    args: [y, stats, bn.weight, bn.bias, out, out_channels, out_dim2 * out_dim3]
+    args: [y, stats, bn.weight, bn.bias, out, out_channels, (height - kernel_size + 1) * (width - kernel_size + 1)]
 workspace:
-  y: {dtype: float32, shape: [batch_size, out_channels, out_dim2, out_dim3]}
+  y: {dtype: float32, shape: [batch_size, out_channels, height - kernel_size + 1, width - kernel_size + 1]}
   stats: {dtype: float32, shape: [out_channels, 2]}
 */
 // BatchNorm in training mode normalises with the batch's own statistics (biased variance, eps 1e-5),
