@@ -671,7 +671,8 @@ def knob_dependencies(source, path, knobs, base, base_overrides, bound):
         if v < 1:
             continue
         try:
-            doubled = Measured(load(source, path, {**base_overrides, k: v * 2}), 4 * bound.max_bytes, 4 * bound.max_flops)
+            doubled = Measured(load(source, path, {**base_overrides, k: v * 2}), 4 * bound.max_bytes, 4 * bound.max_flops,
+                               allow_real=base.meta_error is not None)
             shapes = tensor_shapes(doubled.inst, doubled.out)
         except Exception:  # noqa: BLE001 - doubling broke the model: this knob tells nothing
             continue
@@ -694,7 +695,7 @@ class Measured:
     without a meta kernel, a `.item()` reading a value in __init__ or forward), within `max_bytes` held
     and `max_flops` computed, so a size set far too large is refused after a bounded amount of work."""
 
-    def __init__(self, ns, max_bytes, max_flops=None):
+    def __init__(self, ns, max_bytes, max_flops=None, allow_real=True):
         self.ns = ns
         self.meta_error = None
         inst = None
@@ -707,7 +708,11 @@ class Measured:
             return
         except Skip:
             raise
-        except Exception as e:  # noqa: BLE001 - the model needs real tensors: measured below
+        except Exception as e:  # noqa: BLE001
+            # A shape error is the model's and would recur on real tensors, after real work: only what
+            # meta tensors themselves cannot do is measured for real.
+            if not allow_real or not needs_real_tensors(e):
+                raise
             self.meta_error = first_line(e).split(". ")[0]
         if inst is not None and held_bytes(inst, []) > max_bytes:
             raise TooCostly(f"its inputs and parameters alone hold {held_bytes(inst, []) / 2**20:.0f} MiB")
@@ -721,6 +726,12 @@ class Measured:
     @property
     def held_bytes(self):
         return held_bytes(self.inst, self.out)
+
+
+def needs_real_tensors(error):
+    """Whether `error` is the meta device's own limit (no meta kernel, a value read with .item())."""
+    text = str(error)
+    return isinstance(error, NotImplementedError) or "meta" in text.lower() or "_local_scalar_dense" in text
 
 
 def held_bytes(inst, out):
