@@ -122,6 +122,40 @@ TEST(Summary, ImportedProblemsCarryTheirOrigin) {
   EXPECT_NE(renderHtml(s, {}, "", "").find("kernelbench level1/19_ReLU.py @ 423217d"), std::string::npos);
 }
 
+// KernelBench's defective problems are judged but left out of the headline metrics unless the run
+// says include_defective; the coverage says what was counted, and what the backend could not judge.
+TEST(Summary, FlaggedProblemsAreCountedApartAndCoverageSaysSo) {
+  const std::vector<EvalResult> results = {result("m", "level1/kb19_relu", 0, Verdict::wrong_answer, "y: 1 of 8 elements differ"),
+                                           result("m", "level2/kb9_zeros", 0, Verdict::correct),
+                                           result("m", "level3/kb11_vgg16", 0, Verdict::unsupported, "no size set small enough to simulate")};
+  const nlohmann::json origin = {{"suite", "kernelbench"}, {"file", "f.py"}, {"commit", "423217d"}};
+  nlohmann::json run = {{"backend", "sim"},
+                        {"problem_defects", {{"level2/kb9_zeros", {{"kind", "degenerate"}, {"reason", "a constant 0 passes"}}}}},
+                        {"problem_origins", {{"level1/kb19_relu", origin}, {"level2/kb9_zeros", origin}, {"level3/kb11_vgg16", origin}}}};
+  const nlohmann::json s = computeSummary(results, run, {});
+  const auto& overall = s["models"]["m"]["overall"];
+  EXPECT_EQ(overall["problems"], 2) << overall;  // relu and vgg16 (unsupported: n = 0)
+  EXPECT_EQ(overall["correct"], 0) << "the degenerate problem's constant kernel is not counted";
+  EXPECT_FALSE(s["models"]["m"]["levels"].contains("2"));
+  EXPECT_TRUE(s["models"]["m"]["problems"]["level2/kb9_zeros"].contains("excluded"));
+  const auto& cov = s["coverage"];
+  EXPECT_EQ(cov["levels"]["all"], (nlohmann::json{{"problems", 3}, {"flagged", 1}, {"unsupported", 1}}));
+  EXPECT_EQ(cov["levels"]["3"]["unsupported"], 1);
+  EXPECT_EQ(cov["suites"]["kernelbench"]["commits"], nlohmann::json({"423217d"}));
+  EXPECT_EQ(cov["flagged"]["level2/kb9_zeros"]["kind"], "degenerate");
+  const std::string md = renderMarkdown(s);
+  EXPECT_NE(md.find("Covers 3 problem(s) (level 1: 1, level 2: 1, level 3: 1); 3 from kernelbench @ 423217d."), std::string::npos) << md;
+  EXPECT_NE(md.find("1 flagged defective"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `level2/kb9_zeros` | degenerate | a constant 0 passes |"), std::string::npos) << md;
+  EXPECT_NE(renderHtml(s, {}, "", "").find("id=\"coverage\""), std::string::npos);
+
+  run["include_defective"] = true;
+  const nlohmann::json all = computeSummary(results, run, {});
+  EXPECT_EQ(all["models"]["m"]["overall"]["correct"], 1);
+  EXPECT_TRUE(all["coverage"]["include_defective"].get<bool>());
+  EXPECT_NE(renderMarkdown(all).find("counted in the metrics"), std::string::npos);
+}
+
 // A run that drew k = 4 samples per problem reports pass@4 beside pass@1/5/10 (pass@5 and pass@10 are
 // undefined for n = 4), in summary.json, Markdown and HTML.
 TEST(Summary, PassAtTheSampledKIsReported) {
