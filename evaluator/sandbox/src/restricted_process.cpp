@@ -91,6 +91,7 @@ RestrictedResult runRestricted(const RestrictedCommand& c) {
       }
       std::string& sink = *sinks[i];
       const std::size_t room = c.maxOutputBytes > sink.size() ? c.maxOutputBytes - sink.size() : 0;
+      if (i == 0 && static_cast<std::size_t>(n) > room) r.resultTruncated = true;
       sink.append(buffer, std::min<std::size_t>(room, static_cast<std::size_t>(n)));
     }
   }

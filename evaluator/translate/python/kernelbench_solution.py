@@ -62,9 +62,20 @@ def problem_namespace(problem, size_set, kb):
         return None
     overrides = (origin.get("size_overrides") or {}).get(size_set)
     if overrides is None and size_set != "full":
-        full_ns = kb.load(origin["source"], origin["file"])
-        _, _, _, overrides = kb.find_small_size(origin["source"], origin["file"], kb.size_knobs(full_ns, origin["source"], origin["file"]))
+        overrides = recomputed_overrides(origin, problem["size_sets"][size_set].get("sizes", {}), kb)
     return kb.load(origin["source"], origin["file"], overrides)
+
+
+def recomputed_overrides(origin, sizes, kb):
+    """For a problem imported before origin.size_overrides was recorded: the importer's scaling whose
+    constants give this size set's sizes."""
+    full_ns = kb.load(origin["source"], origin["file"])
+    knobs = kb.size_knobs(full_ns, origin["source"], origin["file"])
+    for _, _, over in kb.small_size_attempts(knobs):
+        applied = {**knobs, **over}
+        if all(applied[k] == v for k, v in sizes.items() if k in knobs):
+            return over
+    raise Verdict("unsupported", "cannot tell which constants the import scaled for this size set: re-import the suite (it records them)")
 
 
 def forward_arguments(problem, size_set, ns, kb):
@@ -80,6 +91,8 @@ def forward_arguments(problem, size_set, ns, kb):
     args = []
     known = {i["name"] for i in inputs}
     for n, item in zip(names, items):
+        if f"{n}_input" in known:  # the importer renamed an argument named like a buffer (GRU's h0)
+            n = f"{n}_input"
         if isinstance(item, torch.Tensor):
             if n not in known:
                 raise Verdict("error", f"the problem has no input '{n}' for forward's argument")
@@ -127,6 +140,10 @@ def record_size_set(solution_path, source, problem, size_set, kb):
     recorder = kb_recording.start_recording()
     ns_problem = problem_namespace(problem, size_set, kb)
     init, fwd = forward_arguments(problem, size_set, ns_problem, kb)
+    if not problem.get("parameters"):
+        # A traced reference names no attributes: its weights are the inputs forward is not given.
+        given = {v for kind, v in fwd if kind == "input"}
+        problem["parameters"] = [i["name"] for i in problem["size_sets"][size_set]["inputs"] if i["name"] not in given]
     ns = run_solution(solution_path, source)
     try:
         with kb.OnMeta():
@@ -149,6 +166,7 @@ def record_size_set(solution_path, source, problem, size_set, kb):
         b = recorder.new_buffer(dtype, numel, role="input", name=i["name"])
         inputs[i["name"]] = Rec(b, b.base.as_strided(i["shape"], torch.empty(i["shape"], device="meta").stride(), 0))
     bind_parameters(model, problem, size_set, inputs)
+    kb.rebuild_flat_weights(model)  # nn.RNNBase reads a flat list of its weights that rebinding does not update
     args = [inputs[v] if kind == "input" else v for kind, v in fwd]
     try:
         with OnRecordingDevice(), Recording():
@@ -218,7 +236,8 @@ def main():
         if args.mode == "capture":
             try:
                 ns = run_solution(args.solution, source)
-                init, _ = forward_arguments(problem, "small", problem_namespace(problem, "small", kb), kb)
+                some_set = "small" if "small" in problem["size_sets"] else next(iter(problem["size_sets"]))
+                init, _ = forward_arguments(problem, some_set, problem_namespace(problem, some_set, kb), kb)
                 with kb.OnMeta():
                     ns["ModelNew"](*init)
             except StopCapture:
@@ -235,7 +254,7 @@ def main():
         finish({"status": v.status, "reason": v.reason})
     except kb.Skip as s:
         finish({"status": "error", "reason": f"the problem's own file cannot be rebuilt: {s}"})
-    except Exception as e:  # noqa: BLE001
+    except BaseException as e:  # noqa: BLE001 - a solution's sys.exit() is its failure, not the helper's end
         tb = traceback.extract_tb(e.__traceback__)
         where = f" ({os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
         finish({"status": "runtime_error", "reason": f"{type(e).__name__}: {str(e).strip()[:300]}{where}"})

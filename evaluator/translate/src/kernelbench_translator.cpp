@@ -43,7 +43,7 @@ json problemSpec(const Problem& p) {
     spec["origin"] = {{"source", p.origin->source}, {"file", p.origin->file}, {"size_overrides", overrides}};
   }
   for (const auto& set : p.sizeSets) {
-    json s = {{"inputs", json::array()}, {"outputs", json::array()}};
+    json s = {{"inputs", json::array()}, {"outputs", json::array()}, {"sizes", set.sizes}};
     for (const auto& t : p.inputs) s["inputs"].push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", *evaluateShape(t, set.sizes)}});
     for (const auto& t : p.outputs) s["outputs"].push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", *evaluateShape(t, set.sizes)}});
     spec["size_sets"][set.name] = s;
@@ -133,6 +133,12 @@ class Session {
     if (r.log.find("No module named 'torch'") != std::string::npos || r.exitCode == 127) {
       throw makeError("the KernelBench translator needs a Python with torch ({}: {}); install Debian's python3-torch or set CUSET_PYTHON", python,
                       r.log.substr(0, 300));
+    }
+    if (r.resultTruncated) {
+      return fail(t, "unsupported", fmt::format("the recording is larger than {} MiB (thousands of recorded ops: a recurrent network "
+                                                "unrolled over its sequence, say); a launch plan that size is not judged",
+                                                c.maxOutputBytes >> 20)),
+             json();
     }
     json answer;
     try {

@@ -28,6 +28,7 @@ struct RestrictedResult {
   bool timedOut = false;  // killed at the time limit
   std::string result;     // what it wrote on descriptor 3
   std::string log;        // its stdout and stderr, at most maxOutputBytes
+  bool resultTruncated = false;  // the result went past maxOutputBytes (what was kept is incomplete)
   bool landlocked = false;  // whether the file-system and network restriction was in force
   std::string landlockWhy;  // why not, when it was not
 };
