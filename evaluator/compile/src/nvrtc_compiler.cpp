@@ -179,11 +179,10 @@ CompileOutput NvrtcCompiler::compileUncached(std::string_view source, const std:
     if (std::find(entries.begin(), entries.end(), symbol) == entries.end()) out.missingKernels.push_back(name);
   }
   if (cubin) {
-    auto shared = cubinStaticSharedBytes(out.image);
-    if (!shared) throw makeError("NVRTC produced an unreadable cubin: {}", shared.error());
+    auto resources = cubinKernelResources(out.image);
+    if (!resources) throw makeError("NVRTC produced an unreadable cubin: {}", resources.error());
     for (const auto& [name, symbol] : out.loweredNames) {
-      auto it = shared->find(symbol);
-      out.staticSharedBytes[name] = it == shared->end() ? 0 : it->second;
+      if (auto it = resources->find(symbol); it != resources->end()) out.resources[name] = it->second;
     }
   }
   if (!out.missingKernels.empty()) out.status = CompileOutput::Status::missingKernels;
@@ -193,7 +192,7 @@ CompileOutput NvrtcCompiler::compileUncached(std::string_view source, const std:
 std::string NvrtcCompiler::cacheKey(std::string_view source, const std::vector<std::string>& kernelNames) const {
   static const std::string version = nvrtcVersion();
   ContentHasher h;
-  h.add("cuset-compile-cache-v2").add(version).add(nvrtcPreludeVersion());
+  h.add("cuset-compile-cache-v3").add(version).add(nvrtcPreludeVersion());
   for (const auto& o : optionStrings_) h.add(o);
   h.add("names");
   for (const auto& n : kernelNames) h.add(n);
@@ -217,7 +216,10 @@ std::optional<CompileOutput> NvrtcCompiler::loadCached(const std::string& key) c
     out.isCubin = j.at("is_cubin").get<bool>();
     out.loweredNames = j.at("lowered_names").get<std::map<std::string, std::string>>();
     out.missingKernels = j.at("missing_kernels").get<std::vector<std::string>>();
-    out.staticSharedBytes = j.value("static_shared_bytes", std::map<std::string, std::size_t>{});
+    for (const auto& [name, r] : j.at("kernel_resources").items()) {
+      out.resources[name] = KernelResources{r.at("static_shared_bytes").get<std::size_t>(), r.at("registers").get<unsigned>(),
+                                            r.at("max_threads").get<unsigned>(), r.at("local_bytes").get<std::size_t>()};
+    }
     if (j.contains("image_hash")) {
       out.image = readBinaryFile(cacheDir_ / key.substr(0, 2) / (key + ".bin"));
       if (hashBytes(out.image.data(), out.image.size()).hex() != j.at("image_hash").get<std::string>()) {
@@ -238,7 +240,11 @@ void NvrtcCompiler::storeCached(const std::string& key, const CompileOutput& out
                       {"is_cubin", output.isCubin},
                       {"lowered_names", output.loweredNames},
                       {"missing_kernels", output.missingKernels},
-                      {"static_shared_bytes", output.staticSharedBytes}};
+                      {"kernel_resources", nlohmann::json::object()}};
+  for (const auto& [name, r] : output.resources) {
+    j["kernel_resources"][name] = {{"static_shared_bytes", r.staticSharedBytes}, {"registers", r.registers}, {"max_threads", r.maxThreads},
+                                   {"local_bytes", r.localBytes}};
+  }
   if (!output.image.empty()) {
     // The image goes first: the metadata file's presence is what marks an entry complete.
     writeFileAtomic(dir / (key + ".bin"), output.image.data(), output.image.size());

@@ -15,6 +15,7 @@
 #include "cuset/evaluator/candidate/source_policy.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
 #include "cuset/evaluator/sim/sim_backend.hpp"
+#include "launch_resources.hpp"
 
 namespace fs = std::filesystem;
 
@@ -75,24 +76,6 @@ std::optional<std::pair<Verdict, std::string>> compileFailure(const CompileOutpu
     }
     case CompileOutput::Status::ok:
       break;
-  }
-  return std::nullopt;
-}
-
-// A launch needs its kernel's static shared memory plus the plan's dynamic bytes on one SM.
-std::optional<std::string> sharedMemoryOverflow(const CandidatePlan& plan, const CompileOutput& compiled) {
-  for (const auto& [set, p] : plan.plans) {
-    for (const auto& step : p.steps) {
-      if (step.kind != PlanStep::Kind::kernel) continue;
-      const auto it = compiled.staticSharedBytes.find(step.kernel.kernel);
-      if (it == compiled.staticSharedBytes.end()) continue;
-      const std::int64_t dynamic = step.kernel.sharedBytes;
-      if (static_cast<std::int64_t>(it->second) + dynamic > LaunchLimits::maxSharedBytes + LaunchLimits::reservedSharedBytes) {
-        return fmt::format("kernel {} uses {} bytes of static and, with sizes '{}', {} bytes of dynamic shared memory: over the "
-                           "{} bytes a block can have",
-                           step.kernel.kernel, it->second, set, dynamic, LaunchLimits::maxSharedBytes);
-      }
-    }
   }
   return std::nullopt;
 }
@@ -190,7 +173,7 @@ EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& ser
   const auto failure = compileFailure(compiled, compiled.log, r.form);
   r.compileLog += std::move(compiled.log);
   if (failure) return finish(failure->first, failure->second);
-  if (auto overflow = sharedMemoryOverflow(plan, compiled)) return finish(Verdict::invalid_submission, std::move(*overflow));
+  if (auto refused = refusedLaunch(plan.plans, compiled.resources)) return finish(refused->verdict, std::move(refused->reason));
   if (services.backend == BackendKind::compileOnly) return finish(Verdict::compiled, "");
   if (services.unjudgeable) {
     if (auto it = services.unjudgeable->find(problem->id); it != services.unjudgeable->end()) return finish(Verdict::unsupported, it->second);

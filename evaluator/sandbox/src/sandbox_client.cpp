@@ -25,6 +25,7 @@ class SandboxWorker {
                       {"state_key", job.stateKey},
                       {"fibers", job.fibers},
                       {"reverse", job.reverseThreadOrder},
+                      {"shared_poison", job.sharedPoison},
                       {"host_threads", limits_.hostThreads},
                       {"stack_bytes", limits_.stackBytes},
                       {"timeout_ms", limits_.timeout.count()},

@@ -233,6 +233,7 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
     cuset_sim::LaunchOptions options;
     options.useFibers = job.at("fibers").get<bool>();
     options.reverseThreadOrder = job.at("reverse").get<bool>();
+    options.sharedPoison = job.at("shared_poison").get<int>();
     options.stackBytes = job.at("stack_bytes").get<std::size_t>();
 
     timespec t0{}, t1{};

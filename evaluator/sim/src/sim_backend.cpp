@@ -89,6 +89,9 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
       job.stateKey = result.key();
       job.fibers = built.needsFibers;
       job.reverseThreadOrder = request.reverseThreadOrder;
+      // A huge positive value, then a huge negative one: a reduction over shared memory it never wrote
+      // (a max, a min or a sum) cannot come out right on both.
+      job.sharedPoison = request.trial % 2 == 0 ? 0x7F : 0xFE;
       job.launches = segments[i].kernels;
       job.layout = &layout;
       job.region = std::move(region);

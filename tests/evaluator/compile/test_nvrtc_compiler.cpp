@@ -68,9 +68,40 @@ TEST(NvrtcCompiler, ReportsStaticSharedMemoryPerKernel) {
       {"k", "none"});
   ASSERT_EQ(out.status, CompileOutput::Status::ok) << out.log;
   // The cubin's section includes the 1 KiB sm_80+ reserves per block.
-  EXPECT_GE(out.staticSharedBytes.at("k"), 4096u);
-  EXPECT_LE(out.staticSharedBytes.at("k"), 4096u + 1024u);
-  EXPECT_EQ(out.staticSharedBytes.at("none"), 0u);
+  EXPECT_GE(out.resources.at("k").staticSharedBytes, 4096u);
+  EXPECT_LE(out.resources.at("k").staticSharedBytes, 4096u + 1024u);
+  EXPECT_EQ(out.resources.at("none").staticSharedBytes, 0u);
+}
+
+// What the driver checks at launch comes from the cubin: __launch_bounds__, registers, local memory.
+TEST(NvrtcCompiler, ReadsLaunchResourcesFromTheCubin) {
+  const std::string source =
+      "extern \"C\" __global__ void __launch_bounds__(128) bounded(float* y) { y[threadIdx.x] = 1; }\n"
+      "extern \"C\" __global__ void plain(float* y) { y[threadIdx.x] = 2; }\n"
+      // Dynamic indexing into a local array puts it in local memory (a stack frame).
+      "extern \"C\" __global__ void framed(float* y, int n) { float a[256]; for (int i = 0; i < 256; ++i) a[i] = y[i * n]; y[0] = a[n & 255]; }\n"
+      "extern \"C\" __global__ void __maxnreg__(32) capped(float* y) { y[threadIdx.x] = 3; }\n";
+  const std::filesystem::path cache = testing::TempDir() + "/cuset-resources-cache";
+  std::filesystem::remove_all(cache);
+  for (int pass = 0; pass < 2; ++pass) {  // compiled, then from the cache
+    const CompileOutput out = NvrtcCompiler(CompileOptions{.arch = "sm_90"}, cache).compile(source, {"bounded", "plain", "framed", "capped"});
+    ASSERT_EQ(out.status, CompileOutput::Status::ok) << out.log;
+    EXPECT_EQ(out.cacheHit, pass == 1);
+    EXPECT_EQ(out.resources.at("bounded").maxThreads, 128u);
+    EXPECT_EQ(out.resources.at("plain").maxThreads, 0u);
+    EXPECT_GT(out.resources.at("plain").registers, 0u);
+    EXPECT_LE(out.resources.at("capped").registers, 32u);
+    EXPECT_GE(out.resources.at("framed").localBytes, 1024u);
+    EXPECT_EQ(out.resources.at("plain").localBytes, 0u);
+  }
+}
+
+TEST(CubinKernelResources, ATruncatedImageIsAnErrorNotACrash) {
+  const CompileOutput out = uncached().compile("extern \"C\" __global__ void k(float* y) { y[0] = 1; }\n", {"k"});
+  ASSERT_EQ(out.status, CompileOutput::Status::ok) << out.log;
+  ASSERT_TRUE(cubinKernelResources(out.image).ok());
+  for (std::size_t cut : {std::size_t{10}, out.image.size() / 2}) EXPECT_FALSE(cubinKernelResources(std::span(out.image.data(), cut)).ok()) << cut;
+  for (std::size_t cut = 0; cut < out.image.size(); cut += 7) (void)cubinKernelResources(std::span(out.image.data(), cut));  // never a crash
 }
 
 TEST(NvrtcCompiler, CompileErrorKeepsTheLogWithCandidateLineNumbers) {

@@ -199,15 +199,18 @@ inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matri
   // The lanes of a warp run one after another on this host thread with (in a portable kernel) equal
   // fragments: the last product's inputs and result are kept, and a lane whose inputs are bitwise
   // the same takes the result instead of redoing the warp's arithmetic. Exact whatever the lanes hold.
+  // The memo lives among the library's thread-locals, which the simulator fills with its shared-memory
+  // poison when a block starts: it is valid only for the block that wrote it.
   struct Memo {
-    bool valid = false, satf = false;
+    std::uint64_t block = 0;
+    bool satf = false;
     fragment<matrix_a, M, N, K, TA, LA> a;
     fragment<matrix_b, M, N, K, TB, LB> b;
     fragment<accumulator, M, N, K, TC> c;
     TD out[M * N];
   };
   static thread_local Memo memo;
-  if (memo.valid && memo.satf == satf && std::memcmp(&memo.a, &a, sizeof a) == 0 && std::memcmp(&memo.b, &b, sizeof b) == 0 &&
+  if (memo.block == ::cuset_sim::tls_thread->block->serial && memo.satf == satf && std::memcmp(&memo.a, &a, sizeof a) == 0 && std::memcmp(&memo.b, &b, sizeof b) == 0 &&
       std::memcmp(&memo.c, &c, sizeof c) == 0) {
     std::memcpy(static_cast<void*>(d.x), memo.out, sizeof memo.out);
     return;
@@ -252,7 +255,7 @@ inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matri
     }
   }
   std::memcpy(static_cast<void*>(memo.out), out, sizeof out);
-  memo.valid = true;
+  memo.block = ::cuset_sim::tls_thread->block->serial;
   for (int i = 0; i < M * N; ++i) d.x[i] = out[i];
 }
 

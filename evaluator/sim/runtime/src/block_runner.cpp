@@ -5,12 +5,17 @@
 // the waiting threads, never a hang.
 #include "block_runner.hpp"
 
+#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <map>
+
+// glibc's: the address of a TLS module's block for the calling thread (allocating it on first use).
+extern "C" void* __tls_get_addr(void* index);
 
 #pragma GCC visibility push(hidden)
 namespace cuset_sim::detail {
@@ -69,10 +74,46 @@ std::string threadName(const ThreadContext& c) {
                 c.threadIdx.y, c.threadIdx.z);
 }
 
+StaticShared StaticShared::of(const KernelEntry& kernel) {
+  struct Search {
+    std::uintptr_t code;
+    StaticShared found;
+  } search{reinterpret_cast<std::uintptr_t>(kernel.invoke), {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* arg) {
+        auto& s = *static_cast<Search*>(arg);
+        bool contains = false;
+        std::size_t tls = 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& h = info->dlpi_phdr[i];
+          const std::uintptr_t begin = info->dlpi_addr + h.p_vaddr;
+          if (h.p_type == PT_LOAD && s.code >= begin && s.code < begin + h.p_memsz) contains = true;
+          if (h.p_type == PT_TLS) tls = h.p_memsz;
+        }
+        if (!contains) return 0;
+        s.found = StaticShared{info->dlpi_tls_modid, tls};
+        return 1;
+      },
+      &search);
+  return search.found;
+}
+
+void BlockRunner::poisonShared(const LaunchOptions& options, const StaticShared& statics) {
+  if (options.sharedPoison < 0) return;
+  const int byte = options.sharedPoison & 0xFF;
+  if (info_.dynamicSharedBytes > 0) std::memset(info_.dynamicShared, byte, info_.dynamicSharedBytes);
+  if (statics.module != 0 && statics.bytes > 0) {
+    struct {
+      unsigned long module, offset;
+    } index{statics.module, 0};
+    std::memset(__tls_get_addr(&index), byte, statics.bytes);
+  }
+}
+
 BlockRunner::BlockRunner() = default;
 BlockRunner::~BlockRunner() = default;
 
-bool BlockRunner::run(const LaunchSpec& spec, const LaunchOptions& options, uint3 blockIdx) {
+bool BlockRunner::run(const LaunchSpec& spec, const LaunchOptions& options, const StaticShared& statics, uint3 blockIdx) {
   error_.clear();
   fiberMode_ = options.useFibers;
   static std::atomic<std::uint64_t> blocksStarted{0};
@@ -84,6 +125,7 @@ bool BlockRunner::run(const LaunchSpec& spec, const LaunchOptions& options, uint
   if (shared_.size() < sharedWords) shared_.resize(sharedWords);
   info_.dynamicShared = shared_.data();
   info_.dynamicSharedBytes = spec.dynamicSharedBytes;
+  poisonShared(options, statics);
   const std::size_t n = std::size_t{spec.block[0]} * spec.block[1] * spec.block[2];
   if (lanes_.size() < n) lanes_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {

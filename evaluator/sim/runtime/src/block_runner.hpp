@@ -60,6 +60,14 @@ struct Lane {
 // "block (x,y,z) thread (x,y,z)", for error messages.
 std::string threadName(const ThreadContext& c);
 
+// Where a candidate library's `__shared__` variables are: its thread-local block (the prelude makes
+// them thread_local), by TLS module id, found once per launch from the kernel's code address.
+struct StaticShared {
+  std::size_t module = 0;  // 0: the library has no thread-local block
+  std::size_t bytes = 0;
+  static StaticShared of(const KernelEntry& kernel);
+};
+
 class BlockRunner {
  public:
   BlockRunner();
@@ -68,7 +76,7 @@ class BlockRunner {
   BlockRunner& operator=(const BlockRunner&) = delete;
 
   // Runs one block; returns false with `error` set on a kernel-side error.
-  bool run(const LaunchSpec& spec, const LaunchOptions& options, uint3 blockIdx);
+  bool run(const LaunchSpec& spec, const LaunchOptions& options, const StaticShared& statics, uint3 blockIdx);
   const std::string& error() const { return error_; }
   bool fiberMode() const { return fiberMode_; }
 
@@ -78,6 +86,7 @@ class BlockRunner {
 
  private:
   bool runPlain(const LaunchSpec& spec);
+  void poisonShared(const LaunchOptions& options, const StaticShared& statics);
   bool runFibers(const LaunchSpec& spec, const LaunchOptions& options);
   void resume(Lane& lane) {
     tls_thread = &lane.ctx;

@@ -153,6 +153,28 @@ ThreadCopies& currentCopies() {
   return threads[t->linear];
 }
 
+// The current block's cuda::barrier copies, by barrier.
+std::vector<std::pair<const void*, std::vector<Copy>>>& barrierCopies() {
+  thread_local std::uint64_t serial = 0;
+  thread_local std::vector<std::pair<const void*, std::vector<Copy>>> copies;
+  const ThreadContext* t = tls_thread;
+  if (t == nullptr) throw SimTrap{"a cuda::barrier copy outside a kernel"};
+  if (serial != t->block->serial) {
+    copies.clear();
+    serial = t->block->serial;
+  }
+  return copies;
+}
+
+std::vector<Copy>* copiesOf(const void* barrier, bool create) {
+  auto& all = barrierCopies();
+  for (auto& [b, c] : all) {
+    if (b == barrier) return &c;
+  }
+  if (!create) return nullptr;
+  return &all.emplace_back(barrier, std::vector<Copy>{}).second;
+}
+
 void land(const std::vector<Copy>& group) {
   for (const Copy& c : group) {
     std::memcpy(c.dst, c.src, c.bytes - c.zeros);
@@ -180,6 +202,19 @@ void async_copy(void* dst, const void* src, std::size_t bytes, std::size_t zeroF
                          bytes, line)};
   }
   currentCopies().open.push_back({dst, src, bytes, zeroFill});
+}
+
+void barrier_attach(const void* barrier, void* dst, const void* src, std::size_t bytes) {
+  copiesOf(barrier, true)->push_back({dst, src, bytes, 0});
+}
+void barrier_land(const void* barrier) {
+  if (std::vector<Copy>* c = copiesOf(barrier, false)) {
+    land(*c);
+    c->clear();
+  }
+}
+void barrier_drop(const void* barrier) {
+  if (std::vector<Copy>* c = copiesOf(barrier, false)) c->clear();
 }
 
 void async_copy_bytes(void* dst, const void* src, std::size_t bytes) { currentCopies().open.push_back({dst, src, bytes, 0}); }

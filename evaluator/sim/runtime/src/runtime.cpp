@@ -19,6 +19,7 @@ namespace {
 using detail::BlockRunner;
 using detail::format;
 using detail::SimTrap;
+using detail::StaticShared;
 
 // Host threads that run blocks of the current launch.
 class HostThreads {
@@ -39,10 +40,11 @@ class HostThreads {
     for (auto& t : threads_) t.join();
   }
 
-  LaunchOutcome run(const LaunchSpec& spec, const LaunchOptions& options) {
+  LaunchOutcome run(const LaunchSpec& spec, const LaunchOptions& options, const StaticShared& statics) {
     std::unique_lock lock(mutex_);
     spec_ = &spec;
     options_ = &options;
+    statics_ = &statics;
     nextBlock_ = 0;
     failed_ = false;
     firstError_.clear();
@@ -53,13 +55,13 @@ class HostThreads {
     return LaunchOutcome{!failed_, firstError_};
   }
 
-  static bool runBlocks(const LaunchSpec& spec, const LaunchOptions& options, std::atomic<std::uint64_t>& next, std::atomic<bool>& failed,
-                        BlockRunner& runner, std::string& error) {
+  static bool runBlocks(const LaunchSpec& spec, const LaunchOptions& options, const StaticShared& statics, std::atomic<std::uint64_t>& next,
+                        std::atomic<bool>& failed, BlockRunner& runner, std::string& error) {
     const std::uint64_t total = std::uint64_t{spec.grid[0]} * spec.grid[1] * spec.grid[2];
     for (std::uint64_t b = next++; b < total && !failed; b = next++) {
       const uint3 idx{static_cast<unsigned>(b % spec.grid[0]), static_cast<unsigned>((b / spec.grid[0]) % spec.grid[1]),
                       static_cast<unsigned>(b / (std::uint64_t{spec.grid[0]} * spec.grid[1]))};
-      if (!runner.run(spec, options, idx)) {
+      if (!runner.run(spec, options, statics, idx)) {
         error = runner.error();
         failed = true;
         return false;
@@ -85,7 +87,7 @@ class HostThreads {
         seen = generation_;
       }
       std::string error;
-      if (!runBlocks(*spec_, *options_, nextBlock_, failed_, runner, error)) {
+      if (!runBlocks(*spec_, *options_, *statics_, nextBlock_, failed_, runner, error)) {
         std::lock_guard lock(mutex_);
         if (firstError_.empty()) firstError_ = error;
       }
@@ -103,6 +105,7 @@ class HostThreads {
   std::size_t started_ = 0;
   const LaunchSpec* spec_ = nullptr;
   const LaunchOptions* options_ = nullptr;
+  const StaticShared* statics_ = nullptr;
   std::atomic<std::uint64_t> nextBlock_{0};
   std::atomic<bool> failed_{false};
   std::string firstError_;
@@ -127,14 +130,15 @@ void start_host_threads(int threads) {
 
 LaunchOutcome run_launch(const LaunchSpec& spec, const LaunchOptions& options) {
   LaunchOutcome outcome;
+  const StaticShared statics = options.sharedPoison >= 0 ? StaticShared::of(*spec.kernel) : StaticShared{};
   if (hostThreads()) {
-    outcome = hostThreads()->run(spec, options);
+    outcome = hostThreads()->run(spec, options, statics);
   } else {
     thread_local BlockRunner runner;
     std::atomic<std::uint64_t> next{0};
     std::atomic<bool> failed{false};
     std::string error;
-    HostThreads::runBlocks(spec, options, next, failed, runner, error);
+    HostThreads::runBlocks(spec, options, statics, next, failed, runner, error);
     outcome = LaunchOutcome{!failed, error};
   }
   if (!outcome.ok) outcome.error = std::string("kernel ") + spec.kernel->name + ": " + outcome.error;

@@ -92,6 +92,12 @@ void async_commit();
 void async_wait(std::size_t prior);  // lands every committed group but the `prior` newest
 // Any size and alignment: one thread's share of a cooperative_groups::memcpy_async.
 void async_copy_bytes(void* dst, const void* src, std::size_t bytes);
+// --- copies that land when a cuda::barrier's phase completes (cuda::memcpy_async with a barrier) ---
+// Kept per block by the runtime, keyed by the barrier's address: the barrier object itself lives in
+// shared memory, which holds the poison pattern when a block starts.
+void barrier_attach(const void* barrier, void* dst, const void* src, std::size_t bytes);
+void barrier_land(const void* barrier);  // lands its copies and forgets them
+void barrier_drop(const void* barrier);  // forgets them (the barrier is initialised again)
 [[noreturn]] void trap(const char* what, int line);
 
 // --- launching, called by the worker ---
@@ -107,6 +113,10 @@ struct LaunchOptions {
   bool useFibers = true;
   std::size_t stackBytes = 256 * 1024;  // per fiber; a guard page below each stack
   bool reverseThreadOrder = false;      // start threads last-to-first (exposes missing barriers)
+  // The byte static and dynamic shared memory hold when each block starts: a GPU leaves another
+  // block's or kernel's data there, so a kernel that reads shared memory it never wrote must not
+  // find zeros or its own last block's values (-1: leave shared memory as it is).
+  int sharedPoison = 0x7F;
 };
 
 struct LaunchOutcome {

@@ -18,9 +18,17 @@ Expected<std::vector<std::string>> cubinKernelNames(std::span<const std::byte> i
 // Every section of a 64-bit ELF image (a cubin, or a host shared library) by name, with its size.
 Expected<std::map<std::string, std::size_t>> elfSectionSizes(std::span<const std::byte> image);
 
-// Static shared memory of each kernel of a cubin: the size of its `.nv.shared.<symbol>` section
-// (kernels without one use none). On sm_80+ the section includes the 1 KiB reserved per block.
-Expected<std::map<std::string, std::size_t>> cubinStaticSharedBytes(std::span<const std::byte> image);
+// What the compiler decided for one kernel, as the driver reads it at launch (the cubin's `.nv.info`
+// attributes): a launch asking for more than these allow is refused ("too many resources requested").
+struct KernelResources {
+  std::size_t staticSharedBytes = 0;  // `.nv.shared.<symbol>`, the 1 KiB sm_80+ reserves included
+  unsigned registers = 0;             // per thread (EIATTR_REGCOUNT)
+  unsigned maxThreads = 0;            // __launch_bounds__'s maximum threads per block (EIATTR_MAX_THREADS); 0: none
+  std::size_t localBytes = 0;         // stack frame per thread, local memory (EIATTR_FRAME_SIZE)
+};
+
+// Resources of every entry point of a cubin, by symbol. Bounds-checked like the rest.
+Expected<std::map<std::string, KernelResources>> cubinKernelResources(std::span<const std::byte> image);
 
 // Entry-point names of PTX text (`.entry name(`), for the compute_XX (PTX-only) path.
 std::vector<std::string> ptxKernelNames(std::string_view ptx);

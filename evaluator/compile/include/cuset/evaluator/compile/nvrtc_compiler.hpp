@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "cuset/evaluator/compile/cubin_symbols.hpp"
+
 namespace cuset {
 
 struct CompileOptions {
@@ -35,7 +37,8 @@ struct CompileOutput {
   bool isCubin = true;
   std::map<std::string, std::string> loweredNames;  // manifest kernel name -> symbol in the module
   std::vector<std::string> missingKernels;          // status == missingKernels
-  std::map<std::string, std::size_t> staticSharedBytes;  // manifest kernel name -> bytes (cubin targets)
+  // Manifest kernel name -> what the cubin says it needs (cubin targets; empty for PTX).
+  std::map<std::string, KernelResources> resources;
   bool cacheHit = false;
   bool uncacheable = false;   // the compile hit its time limit or lost its helper: not a property of the source alone
   double milliseconds = 0.0;  // wall time of this call (NVRTC, or the cache lookup)

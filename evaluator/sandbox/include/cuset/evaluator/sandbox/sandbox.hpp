@@ -43,6 +43,7 @@ struct SimJob {
   std::string stateKey;
   bool fibers = true;
   bool reverseThreadOrder = false;
+  int sharedPoison = 0x7F;  // cuset_sim::LaunchOptions::sharedPoison
   std::vector<KernelStep> launches;  // a run of the plan's kernel steps (library steps run between jobs)
   const RegionLayout* layout = nullptr;
   std::vector<std::byte> region;  // in: filled region; out: as the kernel left it
