@@ -3,6 +3,7 @@
 // (fibers, warp collectives), on 1 and 2 host threads; then the bundled suite end to end on the sim
 // backend with a cold cache (host compile, 5 trials + rerun each, sandboxed), as candidates per minute;
 // and one candidate's host build and the suite, with the precompiled prelude and without, side by side.
+// With and without the alignment check (issue #33), on an elementwise kernel and a simple loop.
 // Targets (issue #3): a 1M-thread elementwise kernel under 1 s on one core; the bundled solutions in a
 // few minutes on 2 cores. Then (issue #19) the suite's GEMM solutions side by side at 128x128x128:
 // scalar tiles, cp.async double buffering (inline PTX), WMMA and mma.sync + ldmatrix (inline PTX), as
@@ -57,19 +58,38 @@ fs::path scratch() {
   return dir;
 }
 
+// A loop of simple arithmetic per thread, as a model-written kernel that recomputes a row per
+// element does: the simulator's throughput on compiled loops rather than on thread switches.
+const char* kLoopSource = R"(
+extern "C" __global__ void row_loop(const float* x, float* y, int n, int iterations) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = 0.0f;
+  for (int k = 0; k < iterations; ++k) acc += x[(i + k) % n] * 0.5f;
+  if (i < n) y[i] = acc;
+}
+)";
+
 struct Kernels {
   SimLibrary plain;   // built from axpy alone: no barrier in the source, so threads are plain calls
   SimLibrary fibers;  // built with the barrier kernels
+  SimLibrary loop;
+  SimLibrary plainUnchecked;  // as `plain` and `loop`, without the alignment check
+  SimLibrary loopUnchecked;
 };
 
 Kernels& kernels() {
   static Kernels k = [] {
     const SimCompiler compiler(SimToolchain::fromBuild(), scratch() / "sim");
+    const SimCompiler unchecked(SimToolchain::fromBuild(), scratch() / "sim-unchecked",
+                                SimCompilerOptions{.pchDir = scratch() / "pch-unchecked", .alignmentCheck = false});
     const std::string plainSource = std::string(kSource).substr(0, std::string(kSource).find("extern \"C\" __global__ void block_sum"));
-    auto a = compiler.compile(plainSource, {"axpy"});
-    auto b = compiler.compile(kSource, {"block_sum", "warp_sum"});
-    if (!a.ok || !b.ok) throw std::runtime_error(a.log + b.log);
-    return Kernels{std::move(SimLibrary::open(a.library)).value(), std::move(SimLibrary::open(b.library)).value()};
+    auto open = [](const SimCompiler& c, const std::string& source, std::vector<std::string> names) {
+      auto built = c.compile(source, names);
+      if (!built.ok) throw std::runtime_error(built.log);
+      return std::move(SimLibrary::open(built.library)).value();
+    };
+    return Kernels{open(compiler, plainSource, {"axpy"}), open(compiler, kSource, {"block_sum", "warp_sum"}),
+                   open(compiler, kLoopSource, {"row_loop"}), open(unchecked, plainSource, {"axpy"}), open(unchecked, kLoopSource, {"row_loop"})};
   }();
   return k;
 }
@@ -89,12 +109,22 @@ void runKernel(benchmark::State& state, const SimLibrary& lib, const char* name,
   state.SetItemsProcessed(state.iterations() * std::int64_t{blocks} * threads);
 }
 
-void BM_Elementwise(benchmark::State& state) {
+void BM_Elementwise(benchmark::State& state, bool alignmentCheck) {
   const int n = 1 << 20;
   std::vector<float> x(n, 1.0f), y(n, 0.0f);
   float *px = x.data(), *py = y.data();
   int nn = n;
-  runKernel(state, kernels().plain, "axpy", false, n / 256, 256, {&px, &py, &nn});
+  runKernel(state, alignmentCheck ? kernels().plain : kernels().plainUnchecked, "axpy", false, n / 256, 256, {&px, &py, &nn});
+}
+
+// 64K threads x 1000 iterations; items are loop iterations.
+void BM_SimpleLoop(benchmark::State& state, bool alignmentCheck) {
+  const int n = 1 << 16, iterations = 1000;
+  std::vector<float> x(n, 1.0f), y(n, 0.0f);
+  float *px = x.data(), *py = y.data();
+  int nn = n, it = iterations;
+  runKernel(state, alignmentCheck ? kernels().loop : kernels().loopUnchecked, "row_loop", false, n / 256, 256, {&px, &py, &nn, &it});
+  state.SetItemsProcessed(state.iterations() * std::int64_t{n} * iterations);
 }
 
 void BM_SharedReduction(benchmark::State& state) {
@@ -232,7 +262,14 @@ int main(int argc, char** argv) {
     cuset_sim::start_host_threads(hostThreads);
     benchmark::Initialize(&argc, argv);
     bench::RecordingReporter reporter;
-    benchmark::RegisterBenchmark(fmt::format("elementwise_1M/host_threads:{}", hostThreads).c_str(), BM_Elementwise)->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(fmt::format("elementwise_1M/host_threads:{}", hostThreads).c_str(), BM_Elementwise, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(fmt::format("elementwise_1M_no_alignment_check/host_threads:{}", hostThreads).c_str(), BM_Elementwise, false)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(fmt::format("simple_loop_64Mx/host_threads:{}", hostThreads).c_str(), BM_SimpleLoop, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(fmt::format("simple_loop_64Mx_no_alignment_check/host_threads:{}", hostThreads).c_str(), BM_SimpleLoop, false)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     benchmark::RegisterBenchmark(fmt::format("shared_reduction_256K/host_threads:{}", hostThreads).c_str(), BM_SharedReduction)->Unit(benchmark::kMillisecond)->UseRealTime();
     benchmark::RegisterBenchmark(fmt::format("warp_shuffle_256K/host_threads:{}", hostThreads).c_str(), BM_WarpShuffle)->Unit(benchmark::kMillisecond)->UseRealTime();
     if (hostThreads == 2) {
@@ -247,12 +284,12 @@ int main(int argc, char** argv) {
     }
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::ClearRegisteredBenchmarks();
-    fmt::print("\n{:<40} {:>12} {:>22}\n", "benchmark", "ms/launch", "simulated threads/s");
+    fmt::print("\n{:<50} {:>12} {:>22}\n", "benchmark", "ms/launch", "simulated threads/s (loop iterations/s)");
     for (const auto& [name, r] : reporter.runs) {
       if (r.error_occurred || name.rfind("suite", 0) == 0 || name.rfind("host_build", 0) == 0 || name.rfind("gemm", 0) == 0) continue;
       const double ms = r.GetAdjustedRealTime();
       const double rate = r.counters.count("items_per_second") ? static_cast<double>(r.counters.at("items_per_second")) : 0.0;
-      fmt::print("{:<40} {:>12.1f} {:>22.3g}\n", name, ms, rate);
+      fmt::print("{:<50} {:>12.1f} {:>22.3g}\n", name, ms, rate);
     }
     fmt::print("\n");
     if (hostThreads == 2) {

@@ -37,9 +37,18 @@ fs::path fromEnv(const char* name, const char* fallback) {
 constexpr std::string_view kRejected = "cuset: refused: ";
 
 // -O1: the suite's small sizes run in milliseconds, so compile time dominates; -fno-strict-aliasing
-// because CUDA code reinterprets buffers (float4 loads over float arrays) as nvcc allows. The
-// precompiled prelude is built with exactly these.
-const std::vector<std::string> kCodeFlags = {"-std=c++20", "-O1", "-fPIC", "-w", "-fno-strict-aliasing", "-fno-math-errno"};
+// because CUDA code reinterprets buffers (float4 loads over float arrays) as nvcc allows;
+// -fsanitize=alignment because a GPU faults on a misaligned access (a float4 load 4 bytes off 16)
+// that an x86 CPU performs: the check calls libcuset_sim's handler (alignment_check.cpp), which ends
+// the launch as the GPU would. The precompiled prelude is built with exactly these.
+std::vector<std::string> codeFlags(const SimCompilerOptions& options) {
+  std::vector<std::string> flags = {"-std=c++20", "-O1", "-fPIC", "-w", "-fno-strict-aliasing", "-fno-math-errno"};
+  if (options.alignmentCheck) flags.insert(flags.end(), {"-fsanitize=alignment", "-fno-sanitize-recover=alignment"});
+  return flags;
+}
+// The default libraries without the sanitizer's runtime, which the compiler driver would add for
+// -fsanitize (libcuset_sim handles the checks, and the sandbox lets the library load nothing else).
+const std::vector<std::string> kLinkLibraries = {"-nodefaultlibs", "-lstdc++", "-lm", "-lgcc_s", "-lgcc", "-lc"};
 
 using detail::braceDepthAt;
 using detail::lineAt;
@@ -138,7 +147,7 @@ fs::path SimCompiler::preludePchDir() const {
   std::call_once(pchOnce_, [&] {
     if (options_.pchDir.empty()) return;
     std::string whyNot;
-    if (auto pch = detail::ensurePreludePch(toolchain_, kCodeFlags, options_.pchDir, options_.timeout, whyNot)) {
+    if (auto pch = detail::ensurePreludePch(toolchain_, codeFlags(options_), options_.pchDir, options_.timeout, whyNot)) {
       pchInclude_ = pch->includeDir;
     } else {
       log::warn("simulator builds will parse the prelude from source (slower): {}", whyNot);
@@ -149,7 +158,8 @@ fs::path SimCompiler::preludePchDir() const {
 
 std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const fs::path& output) const {
   std::vector<std::string> argv = {toolchain_.compiler.string()};
-  argv.insert(argv.end(), kCodeFlags.begin(), kCodeFlags.end());
+  const std::vector<std::string> flags = codeFlags(options_);
+  argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("-shared");
   // First on the path, so `#include "cuset_sim/prelude.hpp"` finds the .gch before the header.
   if (const fs::path pch = preludePchDir(); !pch.empty()) argv.push_back("-I" + pch.string());
@@ -159,6 +169,7 @@ std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const
   argv.insert(argv.end(), {source.string(), "-o",
                            output.string(), "-L" + toolchain_.simLibraryDir.string(), "-lcuset_sim",
                            "-Wl,-rpath," + toolchain_.simLibraryDir.string(), "-Wl,--no-undefined"});
+  argv.insert(argv.end(), kLinkLibraries.begin(), kLinkLibraries.end());
   return argv;
 }
 
@@ -182,7 +193,8 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
   const std::string tu = simTranslationUnit(ptx.source, kernelNames);
 
   ContentHasher h;
-  h.add("cuset-sim-v1").add(toolchain_.compiler.string()).add(tu).add(headersDigest_);
+  h.add("cuset-sim-v2").add(toolchain_.compiler.string()).add(tu).add(headersDigest_);
+  for (const auto& flag : codeFlags(options_)) h.add(flag);
   const std::string key = h.digest().hex();
   const fs::path library = cacheDir_ / (key + ".so");
   const fs::path failure = cacheDir_ / (key + ".log");

@@ -108,11 +108,14 @@ class GpuSession {
             {"measured_bandwidth_gbs", measureBandwidthGBs()}};
   }
 
-  // Device-to-device copy bandwidth (read + write bytes per second), the best of several 1 GiB copies:
-  // the speed-of-light check uses it rather than the datasheet.
+  // Device-to-device copy bandwidth (read + write bytes per second), the best of several 1 GiB copies
+  // (a 64th of the memory on a device with less than 64 GiB): the speed-of-light check uses it rather
+  // than the datasheet.
   double measureBandwidthGBs() const {
     const CudaDriver& d = cuda_.driver();
-    constexpr std::size_t kBytes = std::size_t{1} << 30;
+    std::size_t memory = 0;
+    cuda_(d.cuDeviceTotalMem(&memory, device_), "cuDeviceTotalMem");
+    const std::size_t kBytes = std::min(std::size_t{1} << 30, std::max<std::size_t>(memory / 64, std::size_t{64} << 20));
     DeviceMemory a(cuda_, kBytes), b(cuda_, kBytes);
     Event begin(cuda_), end(cuda_);
     cuda_(d.cuMemsetD8(a.get(), 1, kBytes), "bandwidth probe");

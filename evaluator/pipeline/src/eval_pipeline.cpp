@@ -173,7 +173,7 @@ EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& ser
   const auto failure = compileFailure(compiled, compiled.log, r.form);
   r.compileLog += std::move(compiled.log);
   if (failure) return finish(failure->first, failure->second);
-  if (auto refused = refusedLaunch(plan.plans, compiled.resources)) return finish(refused->verdict, std::move(refused->reason));
+  if (auto refused = refusedLaunch(plan.plans, compiled.resources, services.correctness.sizeSet)) return finish(refused->verdict, std::move(refused->reason));
   if (services.backend == BackendKind::compileOnly) return finish(Verdict::compiled, "");
   if (services.unjudgeable) {
     if (auto it = services.unjudgeable->find(problem->id); it != services.unjudgeable->end()) return finish(Verdict::unsupported, it->second);

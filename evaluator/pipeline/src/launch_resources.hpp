@@ -38,7 +38,9 @@ struct LaunchRefusal {
 // The first launch of any size set's plan a GPU would refuse, with the driver's verdict: more static
 // plus dynamic shared memory than a block can have (invalid_submission, as before launch resources
 // were read), or more threads than the kernel's registers or launch bounds allow (runtime_error, "too
-// many resources requested for launch").
-std::optional<LaunchRefusal> refusedLaunch(const std::map<std::string, LaunchPlan>& plans, const std::map<std::string, KernelResources>& resources);
+// many resources requested for launch"). The size set `judged` is looked at first, so the reason
+// names the sizes the run judges.
+std::optional<LaunchRefusal> refusedLaunch(const std::map<std::string, LaunchPlan>& plans, const std::map<std::string, KernelResources>& resources,
+                                           const std::string& judged);
 
 }  // namespace cuset

@@ -135,8 +135,16 @@ inline void syncwarp(int line, unsigned mask = 0xffffffffu) { warp_collective(Wa
 inline int device_printf(const char*, ...) { return 0; }  // kernels print nowhere in the sandbox
 
 // ---- atomics: really atomic across host threads (blocks run concurrently) ----
+// Atomics are the accesses the host compiler's alignment check does not see (builtins, not loads and
+// stores); a GPU faults on a misaligned one like on any other access.
+template <class T>
+inline T* atomic_target(T* address) {
+  if (reinterpret_cast<std::uintptr_t>(address) % sizeof(T) != 0) misaligned(address, sizeof(T), "atomic operation");
+  return address;
+}
 template <class T, class F>
 inline T atomic_update(T* address, F f) {
+  atomic_target(address);
   T old;
   __atomic_load(address, &old, __ATOMIC_RELAXED);
   T desired = f(old);
@@ -191,16 +199,16 @@ inline void* __cvta_global_to_generic(std::size_t a) { return reinterpret_cast<v
 
 // ---- atomics ----
 #define CUSET_SIM_ATOMIC_ARITH(T)                                                                        \
-  inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); }                   \
-  inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); }                   \
-  inline T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); }                 \
-  inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); }                   \
-  inline T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); }                     \
-  inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); }                   \
+  inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(::cuset_sim::atomic_target(a), v, __ATOMIC_SEQ_CST); }                   \
+  inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(::cuset_sim::atomic_target(a), v, __ATOMIC_SEQ_CST); }                   \
+  inline T atomicExch(T* a, T v) { return __atomic_exchange_n(::cuset_sim::atomic_target(a), v, __ATOMIC_SEQ_CST); }                 \
+  inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(::cuset_sim::atomic_target(a), v, __ATOMIC_SEQ_CST); }                   \
+  inline T atomicOr(T* a, T v) { return __atomic_fetch_or(::cuset_sim::atomic_target(a), v, __ATOMIC_SEQ_CST); }                     \
+  inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(::cuset_sim::atomic_target(a), v, __ATOMIC_SEQ_CST); }                   \
   inline T atomicMin(T* a, T v) { return ::cuset_sim::atomic_update(a, [v](T o) { return v < o ? v : o; }); } \
   inline T atomicMax(T* a, T v) { return ::cuset_sim::atomic_update(a, [v](T o) { return v > o ? v : o; }); } \
   inline T atomicCAS(T* a, T compare, T v) {                                                             \
-    __atomic_compare_exchange_n(a, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);               \
+    __atomic_compare_exchange_n(::cuset_sim::atomic_target(a), &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);               \
     return compare;                                                                                      \
   }
 CUSET_SIM_ATOMIC_ARITH(int)
@@ -209,7 +217,7 @@ CUSET_SIM_ATOMIC_ARITH(unsigned long long)
 CUSET_SIM_ATOMIC_ARITH(long long)
 #undef CUSET_SIM_ATOMIC_ARITH
 inline unsigned short atomicCAS(unsigned short* a, unsigned short compare, unsigned short v) {
-  __atomic_compare_exchange_n(a, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  __atomic_compare_exchange_n(::cuset_sim::atomic_target(a), &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return compare;
 }
 inline unsigned atomicInc(unsigned* a, unsigned limit) {

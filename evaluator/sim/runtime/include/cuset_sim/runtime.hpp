@@ -99,6 +99,8 @@ void barrier_attach(const void* barrier, void* dst, const void* src, std::size_t
 void barrier_land(const void* barrier);  // lands its copies and forgets them
 void barrier_drop(const void* barrier);  // forgets them (the barrier is initialised again)
 [[noreturn]] void trap(const char* what, int line);
+// A GPU's "misaligned address": `what` (an atomic) at `address`, which needs `alignment` bytes.
+[[noreturn]] void misaligned(const void* address, std::size_t alignment, const char* what);
 
 // --- launching, called by the worker ---
 struct LaunchSpec {

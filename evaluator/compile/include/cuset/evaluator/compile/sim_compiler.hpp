@@ -41,6 +41,9 @@ struct SimCompilerOptions {
   // Where the precompiled prelude lives, shared by runs and keyed by toolchain and prelude content;
   // empty: compile the prelude from source in every build (for measuring, or a compiler without PCH).
   std::filesystem::path pchDir = defaultPreludePchDir();
+  // Misaligned accesses end the launch as a GPU's "misaligned address" does (-fsanitize=alignment with
+  // libcuset_sim's handler). Off only to measure what the check costs.
+  bool alignmentCheck = true;
   // defaultCacheDir()/sim-pch
   static std::filesystem::path defaultPreludePchDir();
 };
