@@ -3,7 +3,8 @@
 // (fibers, warp collectives), on 1 and 2 host threads; then the bundled suite end to end on the sim
 // backend with a cold cache (host compile, 5 trials + rerun each, sandboxed), as candidates per minute;
 // and one candidate's host build and the suite, with the precompiled prelude and without, side by side.
-// With and without the alignment check (issue #33), on an elementwise kernel and a simple loop.
+// With and without the alignment check and FMA contraction (issue #33), on an elementwise kernel, a
+// simple loop and one host build.
 // Targets (issue #3): a 1M-thread elementwise kernel under 1 s on one core; the bundled solutions in a
 // few minutes on 2 cores. Then (issue #19) the suite's GEMM solutions side by side at 128x128x128:
 // scalar tiles, cp.async double buffering (inline PTX), WMMA and mma.sync + ldmatrix (inline PTX), as
@@ -75,13 +76,21 @@ struct Kernels {
   SimLibrary loop;
   SimLibrary plainUnchecked;  // as `plain` and `loop`, without the alignment check
   SimLibrary loopUnchecked;
+  SimLibrary plainUnfused;  // as `plain` and `loop`, without FMA contraction
+  SimLibrary loopUnfused;
 };
+
+// The host build's variants measured side by side (issue #33): the default, and without each of the
+// flags that make its verdicts the GPU's.
+enum class Build { standard, noAlignmentCheck, noFmaContraction };
 
 Kernels& kernels() {
   static Kernels k = [] {
     const SimCompiler compiler(SimToolchain::fromBuild(), scratch() / "sim");
     const SimCompiler unchecked(SimToolchain::fromBuild(), scratch() / "sim-unchecked",
                                 SimCompilerOptions{.pchDir = scratch() / "pch-unchecked", .alignmentCheck = false});
+    const SimCompiler unfused(SimToolchain::fromBuild(), scratch() / "sim-unfused",
+                              SimCompilerOptions{.pchDir = scratch() / "pch-unfused", .contractFma = false});
     const std::string plainSource = std::string(kSource).substr(0, std::string(kSource).find("extern \"C\" __global__ void block_sum"));
     auto open = [](const SimCompiler& c, const std::string& source, std::vector<std::string> names) {
       auto built = c.compile(source, names);
@@ -89,7 +98,8 @@ Kernels& kernels() {
       return std::move(SimLibrary::open(built.library)).value();
     };
     return Kernels{open(compiler, plainSource, {"axpy"}), open(compiler, kSource, {"block_sum", "warp_sum"}),
-                   open(compiler, kLoopSource, {"row_loop"}), open(unchecked, plainSource, {"axpy"}), open(unchecked, kLoopSource, {"row_loop"})};
+                   open(compiler, kLoopSource, {"row_loop"}), open(unchecked, plainSource, {"axpy"}), open(unchecked, kLoopSource, {"row_loop"}),
+                   open(unfused, plainSource, {"axpy"}), open(unfused, kLoopSource, {"row_loop"})};
   }();
   return k;
 }
@@ -109,21 +119,25 @@ void runKernel(benchmark::State& state, const SimLibrary& lib, const char* name,
   state.SetItemsProcessed(state.iterations() * std::int64_t{blocks} * threads);
 }
 
-void BM_Elementwise(benchmark::State& state, bool alignmentCheck) {
+const SimLibrary& variant(Build build, const SimLibrary& standard, const SimLibrary& unchecked, const SimLibrary& unfused) {
+  return build == Build::standard ? standard : build == Build::noAlignmentCheck ? unchecked : unfused;
+}
+
+void BM_Elementwise(benchmark::State& state, Build build) {
   const int n = 1 << 20;
   std::vector<float> x(n, 1.0f), y(n, 0.0f);
   float *px = x.data(), *py = y.data();
   int nn = n;
-  runKernel(state, alignmentCheck ? kernels().plain : kernels().plainUnchecked, "axpy", false, n / 256, 256, {&px, &py, &nn});
+  runKernel(state, variant(build, kernels().plain, kernels().plainUnchecked, kernels().plainUnfused), "axpy", false, n / 256, 256, {&px, &py, &nn});
 }
 
 // 64K threads x 1000 iterations; items are loop iterations.
-void BM_SimpleLoop(benchmark::State& state, bool alignmentCheck) {
+void BM_SimpleLoop(benchmark::State& state, Build build) {
   const int n = 1 << 16, iterations = 1000;
   std::vector<float> x(n, 1.0f), y(n, 0.0f);
   float *px = x.data(), *py = y.data();
   int nn = n, it = iterations;
-  runKernel(state, alignmentCheck ? kernels().loop : kernels().loopUnchecked, "row_loop", false, n / 256, 256, {&px, &py, &nn, &it});
+  runKernel(state, variant(build, kernels().loop, kernels().loopUnchecked, kernels().loopUnfused), "row_loop", false, n / 256, 256, {&px, &py, &nn, &it});
   state.SetItemsProcessed(state.iterations() * std::int64_t{n} * iterations);
 }
 
@@ -210,9 +224,10 @@ void BM_GemmHostBuild(benchmark::State& state, const GemmSolution& g) {
 
 // One candidate's host build (a fresh source each iteration, so never a cache hit), with the prelude
 // precompiled (the default) and parsed from source: the per-candidate cost the .gch removes.
-void BM_HostBuild(benchmark::State& state, bool precompiled) {
-  const fs::path dir = scratch() / (precompiled ? "build-pch" : "build-source");
-  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = precompiled ? dir / "pch" : fs::path()});
+void BM_HostBuild(benchmark::State& state, bool precompiled, bool contractFma) {
+  const fs::path dir = scratch() / fmt::format("build-{}-{}", precompiled ? "pch" : "source", contractFma ? "fma" : "nofma");
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs",
+                             SimCompilerOptions{.pchDir = precompiled ? dir / "pch" : fs::path(), .contractFma = contractFma});
   const std::string axpy = std::string(kSource).substr(0, std::string(kSource).find("extern \"C\" __global__ void block_sum"));
   if (!compiler.compile(axpy, {"axpy"}).ok) state.SkipWithError("warm-up build failed");  // builds the .gch and the baseline
   int n = 0;
@@ -262,19 +277,24 @@ int main(int argc, char** argv) {
     cuset_sim::start_host_threads(hostThreads);
     benchmark::Initialize(&argc, argv);
     bench::RecordingReporter reporter;
-    benchmark::RegisterBenchmark(fmt::format("elementwise_1M/host_threads:{}", hostThreads).c_str(), BM_Elementwise, true)->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark(fmt::format("elementwise_1M_no_alignment_check/host_threads:{}", hostThreads).c_str(), BM_Elementwise, false)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
-    benchmark::RegisterBenchmark(fmt::format("simple_loop_64Mx/host_threads:{}", hostThreads).c_str(), BM_SimpleLoop, true)->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark(fmt::format("simple_loop_64Mx_no_alignment_check/host_threads:{}", hostThreads).c_str(), BM_SimpleLoop, false)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+    for (const auto& [suffix, build] : {std::pair{"", Build::standard}, std::pair{"_no_alignment_check", Build::noAlignmentCheck},
+                                        std::pair{"_no_fma_contraction", Build::noFmaContraction}}) {
+      benchmark::RegisterBenchmark(fmt::format("elementwise_1M{}/host_threads:{}", suffix, hostThreads).c_str(), BM_Elementwise, build)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark(fmt::format("simple_loop_64Mx{}/host_threads:{}", suffix, hostThreads).c_str(), BM_SimpleLoop, build)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
     benchmark::RegisterBenchmark(fmt::format("shared_reduction_256K/host_threads:{}", hostThreads).c_str(), BM_SharedReduction)->Unit(benchmark::kMillisecond)->UseRealTime();
     benchmark::RegisterBenchmark(fmt::format("warp_shuffle_256K/host_threads:{}", hostThreads).c_str(), BM_WarpShuffle)->Unit(benchmark::kMillisecond)->UseRealTime();
     if (hostThreads == 2) {
-      benchmark::RegisterBenchmark("host_build/precompiled_prelude", BM_HostBuild, true)->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
-      benchmark::RegisterBenchmark("host_build/prelude_from_source", BM_HostBuild, false)->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
+      benchmark::RegisterBenchmark("host_build/precompiled_prelude", BM_HostBuild, true, true)->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
+      benchmark::RegisterBenchmark("host_build/prelude_from_source", BM_HostBuild, false, true)->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
+      benchmark::RegisterBenchmark("host_build/precompiled_prelude_no_fma_contraction", BM_HostBuild, true, false)
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(8)
+          ->UseRealTime();
       benchmark::RegisterBenchmark("suite_end_to_end/jobs:2/precompiled_prelude", BM_SuiteEndToEnd, true)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
       benchmark::RegisterBenchmark("suite_end_to_end/jobs:2/prelude_from_source", BM_SuiteEndToEnd, false)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
       for (const GemmSolution& g : kGemms) {
@@ -303,6 +323,9 @@ int main(int argc, char** argv) {
       const double suitePch = seconds("suite_end_to_end/jobs:2/precompiled_prelude"), suiteSource = seconds("suite_end_to_end/jobs:2/prelude_from_source");
       fmt::print("{:<40} {:>14} {:>14} {:>8}\n", "side by side", "precompiled", "from source", "ratio");
       if (pch > 0) fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x\n", "one candidate's host build", pch, source, source / pch);
+      if (const double unfused = seconds("host_build/precompiled_prelude_no_fma_contraction"); pch > 0 && unfused > 0) {
+        fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x  (with / without FMA contraction)\n", "one candidate's host build", pch, unfused, unfused / pch);
+      }
       if (suitePch > 0) fmt::print("{:<40} {:>12.1f} s {:>12.1f} s {:>7.2f}x\n", "bundled suite, cold caches", suitePch, suiteSource, suiteSource / suitePch);
       const double scalar = seconds("gemm_128/scalar_tiles_fp32");
       fmt::print("\n{:<40} {:>10} {:>20} {:>14} {:>12} {:>14}\n", "GEMM 128x128x128 on the simulator", "ms/launch", "simulated threads/s",

@@ -66,6 +66,11 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
   eval->add_option("--timeout", *timeoutSeconds, "Wall-time limit in seconds for one trial of one candidate")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
+  auto slowSeconds = std::make_shared<double>(0.0);
+  eval->add_option("--slow-limit", *slowSeconds,
+                   "sim: seconds a trial still finishing blocks at --timeout may run before it is `unsupported` as too slow to simulate "
+                   "(a trial that finishes no block is a `timeout`; default: 4 x --timeout)")
+      ->check(CLI::Range(0.0, 36000.0));
   auto referenceSeconds = std::make_shared<double>(120.0);
   eval->add_option("--reference-timeout", *referenceSeconds,
                    "Wall-time limit in seconds for each problem's reference in the check at the start (its candidates are unsupported past it)")
@@ -103,6 +108,7 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
     }
     config->cuda.time = !*noTiming;
     config->sandbox.timeout = std::chrono::milliseconds(static_cast<long long>(*timeoutSeconds * 1000));
+    config->sandbox.slowLimit = std::chrono::milliseconds(static_cast<long long>(*slowSeconds * 1000));
     config->compileTimeout = std::chrono::milliseconds(static_cast<long long>(*compileSeconds * 1000));
     config->referenceTimeout = std::chrono::milliseconds(static_cast<long long>(*referenceSeconds * 1000));
     config->translateTimeout = std::chrono::milliseconds(static_cast<long long>(*translateSeconds * 1000));

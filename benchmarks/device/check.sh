@@ -3,7 +3,8 @@
 # network or apt (the device tool's H200). It builds CuSeT against that torch's LibTorch, runs the GPU
 # tests, evaluates the bundled suite's good solutions at `full` sizes with the cuda backend, and prints
 #   problem | verdict | reference µs | candidate µs | speedup | relative spread
-# plus the measured device-to-device bandwidth. Budget: under 8 minutes.
+# plus the measured device-to-device bandwidth, and the agreement corpus judged on the GPU and on the
+# simulator side by side (file | rule expects | GPU | sim | agree). Budget: under 8 minutes.
 #
 # Here (once per session): bash benchmarks/device/fetch-deps.sh    (fills .deps/ with Debian .debs)
 # Then, with the device tool: run  bash benchmarks/device/check.sh   carrying [".deps"]
@@ -83,6 +84,34 @@ if [[ -d "$kb_suite" ]]; then
   log "kernelbench eval exit $?"
   tail -3 "$out/kb-eval.log"
 fi
+
+# 4c. The agreement corpus (tests/agreement: kernels whose GPU verdict follows from a CUDA rule),
+# judged on this GPU and on the simulator side by side: the first run on a GPU measures agreement.
+log "agreement corpus: cuda and sim"
+for backend in cuda sim; do
+  timeout 150 "$cuset" eval --backend "$backend" --sizes small --trials 2 --max-timing-seconds 0.2 --jobs 4 \
+    --candidates tests/agreement --out "$out/agree-$backend" --seed 17 -q > "$out/agree-$backend.log" 2>&1
+  log "agreement $backend exit $?"
+done
+python3 - "$out" <<'PY'
+import json, os, re, sys
+out = sys.argv[1]
+def verdicts(backend):
+    path = os.path.join(out, f"agree-{backend}", "results.jsonl")
+    rows = [json.loads(l) for l in open(path) if l.strip()] if os.path.exists(path) else []
+    return {os.path.basename(r.get("origin", "")): r for r in rows}
+gpu, sim = verdicts("cuda"), verdicts("sim")
+print(f"{'agreement file':48} {'rule expects':15} {'GPU':15} {'sim':15} agree")
+agree = total = 0
+for root, _, files in sorted(os.walk("tests/agreement")):
+    for f in sorted(x for x in files if x.endswith(".cu")):
+        m = re.search(r"// @expect: (\w+)", open(os.path.join(root, f)).read())
+        want = m.group(1) if m else "?"
+        g = gpu.get(f, {}).get("verdict", "-"); s = sim.get(f, {}).get("verdict", "-")
+        total += 1; agree += g == s
+        print(f"{f:48} {want:15} {g:15} {s:15} {'yes' if g == s else 'NO  ' + gpu.get(f, {}).get('reason', '')[:50]}")
+print(f"sim agrees with the GPU on {agree}/{total}")
+PY
 
 # 5. The tables.
 for run_dir in "$out/run" "$out/kb-run"; do

@@ -9,6 +9,7 @@
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/common/progress.hpp"
+#include "cuset/common/text_excerpt.hpp"
 #include "cuset/common/text_table.hpp"
 #include "cuset/common/thread_pool.hpp"
 #include "cuset/common/yaml_util.hpp"
@@ -171,6 +172,44 @@ TEST(Yaml, ExpressionItemsRejoinCommaSplitCalls) {
   EXPECT_EQ(items[2].text, "K");
   EXPECT_EQ(items[2].path, "g[2]");
   CUSET_EXPECT_THROW_WITH(reader.expressionItems(reader.parse("g: [min(N, 2]")["g"], "g"), "unbalanced '('");
+}
+
+TEST(TextExcerpt, ShortTextIsKeptWholeLongTextIsBoundedWithHeadAndTail) {
+  EXPECT_EQ(excerpt("abc", 10), "abc");
+  const std::string longText = "BEGIN" + std::string(100000, 'x') + "END";
+  const std::string cut = excerpt(longText, 200);
+  EXPECT_LE(cut.size(), 200u);
+  EXPECT_EQ(cut.substr(0, 5), "BEGIN");
+  EXPECT_EQ(cut.substr(cut.size() - 3), "END");
+  EXPECT_NE(cut.find("bytes left out"), std::string::npos);
+}
+
+TEST(TextExcerpt, CutsBetweenUtf8Characters) {
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "\xC3\xA9";  // é, two bytes each
+  for (std::size_t limit = 60; limit < 70; ++limit) {
+    const std::string cut = excerpt(text, limit);
+    ASSERT_LE(cut.size(), limit);
+    // Every multi-byte sequence is whole: each lead byte 0xC3 is followed by its continuation 0xA9.
+    for (std::size_t i = 0; i < cut.size(); ++i) {
+      if (static_cast<unsigned char>(cut[i]) == 0xC3) {
+        ASSERT_LT(i + 1, cut.size());
+        EXPECT_EQ(static_cast<unsigned char>(cut[i + 1]), 0xA9);
+      } else if (static_cast<unsigned char>(cut[i]) == 0xA9) {
+        ASSERT_GT(i, 0u);
+        EXPECT_EQ(static_cast<unsigned char>(cut[i - 1]), 0xC3);
+      }
+    }
+  }
+}
+
+TEST(TextExcerpt, LinesAreBoundedOneByOneThenAsAWhole) {
+  const std::string log = "error: line one\n" + std::string(5000, '(') + "\nnote: last line\n";
+  const std::string cut = excerptLines(log, 100, 10000);
+  EXPECT_LT(cut.size(), 300u);
+  EXPECT_EQ(cut.substr(0, 16), "error: line one\n");
+  EXPECT_NE(cut.find("note: last line\n"), std::string::npos);
+  EXPECT_LE(excerptLines(log, 100000, 500).size(), 500u);
 }
 
 }  // namespace

@@ -40,10 +40,13 @@ constexpr std::string_view kRejected = "cuset: refused: ";
 // because CUDA code reinterprets buffers (float4 loads over float arrays) as nvcc allows;
 // -fsanitize=alignment because a GPU faults on a misaligned access (a float4 load 4 bytes off 16)
 // that an x86 CPU performs: the check calls libcuset_sim's handler (alignment_check.cpp), which ends
-// the launch as the GPU would. The precompiled prelude is built with exactly these.
+// the launch as the GPU would; FMA contraction because NVRTC contracts. The precompiled prelude is
+// built with exactly these.
 std::vector<std::string> codeFlags(const SimCompilerOptions& options) {
   std::vector<std::string> flags = {"-std=c++20", "-O1", "-fPIC", "-w", "-fno-strict-aliasing", "-fno-math-errno"};
   if (options.alignmentCheck) flags.insert(flags.end(), {"-fsanitize=alignment", "-fno-sanitize-recover=alignment"});
+  // GCC fuses only from -fexpensive-optimizations (on at -O2, off at -O1) and only with FMA enabled.
+  if (options.contractFma && __builtin_cpu_supports("fma")) flags.insert(flags.end(), {"-mfma", "-ffp-contract=fast", "-fexpensive-optimizations"});
   return flags;
 }
 // The default libraries without the sanitizer's runtime, which the compiler driver would add for

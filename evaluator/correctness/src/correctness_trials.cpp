@@ -48,6 +48,7 @@ void runCorrectnessTrials(const Problem& problem, const RegionLayout& layout, Re
       case TrialRun::Status::ok: break;
       case TrialRun::Status::runtimeError: return finish(Verdict::runtime_error, fmt::format("{}: {}", label, run.message));
       case TrialRun::Status::timeout: return finish(Verdict::timeout, fmt::format("{}: {}", label, run.message));
+      case TrialRun::Status::tooSlow: return finish(Verdict::unsupported, fmt::format("{}: {}", label, run.message));
       case TrialRun::Status::sandboxViolation: return finish(Verdict::sandbox_violation, fmt::format("{}: {}", label, run.message));
       case TrialRun::Status::invalidSubmission: return finish(Verdict::invalid_submission, run.message);
       case TrialRun::Status::harnessError:

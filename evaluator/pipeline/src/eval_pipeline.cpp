@@ -10,6 +10,7 @@
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/hash.hpp"
+#include "cuset/common/text_excerpt.hpp"
 #include "cuset/evaluator/candidate/launch_manifest.hpp"
 #include "cuset/evaluator/candidate/launch_plan.hpp"
 #include "cuset/evaluator/candidate/source_policy.hpp"
@@ -141,7 +142,8 @@ EvalResult resultShell(const Candidate& candidate, BackendKind backend) {
 
 }  // namespace
 
-EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& services) {
+// The stages in order; evaluateCandidate bounds what it says.
+static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices& services) {
   const ProblemSuite& suite = services.suite;
   const auto start = Clock::now();
   EvalResult r = resultShell(candidate, services.backend);
@@ -190,6 +192,16 @@ EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& ser
     throw makeError("{} sample {} ({}): {}", candidate.problemId, candidate.sample, candidate.origin, e.what());
   }
   r.timings.totalMs = msSince(start);
+  return r;
+}
+
+// Reasons and logs quote the candidate (a compiler echoes the offending line back): excerpts, never whole.
+constexpr std::size_t kReasonBytes = 4096, kLogLineBytes = 1024, kLogBytes = 64 * 1024;
+
+EvalResult evaluateCandidate(const Candidate& candidate, const EvalServices& services) {
+  EvalResult r = judgeCandidate(candidate, services);
+  r.reason = excerptLines(r.reason, kReasonBytes, kReasonBytes);
+  r.compileLog = excerptLines(r.compileLog, kLogLineBytes, kLogBytes);
   return r;
 }
 

@@ -181,6 +181,7 @@ TrialRun::Status parseTrialStatus(const std::string& s) {
   if (s == "runtime_error") return TrialRun::Status::runtimeError;
   if (s == "invalid_submission") return TrialRun::Status::invalidSubmission;
   if (s == "timeout") return TrialRun::Status::timeout;
+  if (s == "too_slow") return TrialRun::Status::tooSlow;
   if (s == "sandbox_violation") return TrialRun::Status::sandboxViolation;
   return TrialRun::Status::harnessError;
 }
@@ -191,6 +192,7 @@ std::string_view trialStatusName(TrialRun::Status status) {
     case TrialRun::Status::runtimeError: return "runtime_error";
     case TrialRun::Status::invalidSubmission: return "invalid_submission";
     case TrialRun::Status::timeout: return "timeout";
+    case TrialRun::Status::tooSlow: return "too_slow";
     case TrialRun::Status::sandboxViolation: return "sandbox_violation";
     case TrialRun::Status::harnessError: return "harness_error";
   }

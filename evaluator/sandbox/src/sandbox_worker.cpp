@@ -32,6 +32,7 @@
 #include "input_fences.hpp"
 #include "landlock.hpp"
 #include "module_state.hpp"
+#include "slow_watch.hpp"
 
 namespace cuset {
 namespace {
@@ -42,6 +43,7 @@ struct ChildStatus {
   std::atomic<int> kind;
   std::atomic<int> syscall;
   double kernelMs;
+  alignas(8) std::uint64_t blocksDone;  // LaunchOptions::blocksDone: the supervisor's sign of progress
   char message[8192];
 };
 
@@ -235,6 +237,7 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
     options.reverseThreadOrder = job.at("reverse").get<bool>();
     options.sharedPoison = job.at("shared_poison").get<int>();
     options.stackBytes = job.at("stack_bytes").get<std::size_t>();
+    options.blocksDone = &status->blocksDone;
 
     timespec t0{}, t1{};
     ::clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -318,26 +321,17 @@ sandbox::Message serve(sandbox::Message& request, const sandbox::SharedPayload* 
   const pid_t pid = ::fork();
   if (pid == 0) childMain(request.header, region, spare, status, state);
   int wstatus = 0;
-  bool timedOut = false;
   if (pid < 0) {
     reply.header = {{"status", "harness_error"}, {"message", std::string("fork failed: ") + std::strerror(errno)}};
   } else {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      const pid_t r = ::waitpid(pid, &wstatus, WNOHANG);
-      if (r == pid) break;
-      if (std::chrono::steady_clock::now() >= deadline) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &wstatus, 0);
-        timedOut = true;
-        break;
-      }
-      ::usleep(500);
-    }
+    detail::SlowWatch watch(request.header, timeout);
+    const detail::SlowWatch::Outcome watched = watch.wait(pid, status->blocksDone, wstatus);
     const int kind = status->kind.load();
     std::string message(status->message);
-    if (timedOut) {
+    if (watched == detail::SlowWatch::Outcome::timeout) {
       reply.header = {{"status", "timeout"}, {"message", "the kernel ran past the time limit of " + std::to_string(timeout.count()) + " ms"}};
+    } else if (watched == detail::SlowWatch::Outcome::tooSlow) {
+      reply.header = {{"status", "too_slow"}, {"message", watch.tooSlowMessage(status->blocksDone)}};
     } else if (kind == ChildStatus::violation || (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGSYS)) {
       const int nr = status->syscall.load();
       char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);

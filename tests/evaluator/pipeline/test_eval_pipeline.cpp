@@ -171,6 +171,26 @@ TEST(EvalPipeline, AResumeThatWouldMixTwoEvaluationsIsRefused) {
   EXPECT_EQ(runEvaluation(c).evaluatedNow, 1u);
 }
 
+// A compiler echoes the offending line: a 350 KB line makes a bounded log, quoted in excerpts (before:
+// the whole line, in the results file and every report).
+TEST(EvalPipeline, ReasonsAndLogsQuoteACandidateInExcerpts) {
+  test::TempDir dir;
+  std::string longLine = "  y[0] = nope";
+  for (int i = 0; i < 50000; ++i) longLine += " + x[0]";
+  test::writeText(dir / "batch.jsonl",
+                  line("level1/relu", 0, kManifest + "extern \"C\" __global__ void relu_kernel(const float* x, float* y, int n) {\n" + longLine + ";\n}\n"));
+  const EvalRunSummary s = runEvaluation(configFor(dir));
+  ASSERT_EQ(s.results.size(), 1u);
+  const EvalResult& r = s.results[0];
+  EXPECT_EQ(r.verdict, Verdict::compile_error);
+  EXPECT_NE(r.reason.find("\"nope\""), std::string::npos) << r.reason;
+  EXPECT_LE(r.reason.size(), 4096u);
+  EXPECT_LT(r.compileLog.size(), 4096u);
+  EXPECT_NE(r.compileLog.find("identifier \"nope\" is undefined"), std::string::npos) << r.compileLog;
+  EXPECT_NE(r.compileLog.find("bytes left out"), std::string::npos) << r.compileLog;
+  EXPECT_LT(test::readText(dir / "run/results.jsonl").size(), 64u * 1024 + longLine.size() + 4096) << "the source itself is stored once, whole";
+}
+
 // Text that is not UTF-8 (a Latin-1 comment) is stored with U+FFFD in its place; the candidate is
 // judged and the run's files stay valid JSON.
 TEST(EvalPipeline, TextThatIsNotUtf8IsJudgedAndStoredReplaced) {

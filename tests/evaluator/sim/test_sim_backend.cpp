@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <map>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -158,6 +159,55 @@ TEST_F(SimBackend, EveryAdversarialKernelGetsItsVerdict) {
   ASSERT_EQ(partial.comparisons.size(), 1u);
   EXPECT_GT(partial.comparisons[0].mismatches, 0);
   EXPECT_EQ(partial.comparisons[0].firstMismatchIndex.size(), 2u);
+}
+
+// Slow is not hung: a kernel still finishing blocks at the trial's limit runs on, up to the slow limit.
+// One that finishes within it is judged as usual; one that does not is `unsupported` (the simulator's
+// limit, never the model's timeout); one that stops finishing blocks (a spin after some blocks) is a
+// `timeout`. `work` is the busy loop's length per thread (relu at small sizes: 250 blocks).
+std::string slowRelu(int work, const std::string& hang = "") {
+  return relu(fmt::format("volatile float acc = 0.0f;\n  for (int k = 0; k < {}; ++k) acc = acc + 1.0f;\n  {}\n"
+                          "  if (i < n) y[i] = fmaxf(x[i], 0.0f) + (acc - {}.0f);",
+                          work, hang, work));
+}
+
+TEST_F(SimBackend, ASlowKernelIsGivenTimeAndAHungOneIsNot) {
+  test::TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> sources = {
+      {"slow_but_within_the_slow_limit", slowRelu(4000)},
+      {"too_slow_to_simulate", slowRelu(40000)},
+      {"hangs_after_some_blocks", slowRelu(10, "if (blockIdx.x == 20) while (i >= 0) { i = i * 1; }")}};
+  std::string batch;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", sources[i].first}, {"source", sources[i].second}}.dump() + "\n";
+  }
+  test::writeText(dir / "batch.jsonl", batch);
+  EvalConfig c;
+  c.problemsDir = CUSET_PROBLEMS_DIR;
+  c.candidatesPath = dir / "batch.jsonl";
+  c.outDir = dir / "run";
+  c.cacheDir = dir / "cache";
+  c.backend = BackendKind::sim;
+  c.jobs = 2;
+  c.trials = 1;
+  c.seed = 7;
+  c.showProgress = false;
+  c.sandbox.timeout = std::chrono::milliseconds(300);
+  c.sandbox.slowLimit = std::chrono::milliseconds(4000);
+  const EvalRunSummary s = runEvaluation(c);
+  ASSERT_EQ(s.results.size(), 3u);
+  std::map<std::string, const EvalResult*> byModel;
+  for (const auto& r : s.results) byModel[r.model] = &r;
+  const EvalResult& slow = *byModel.at("slow_but_within_the_slow_limit");
+  EXPECT_EQ(verdictName(slow.verdict), "correct") << slow.reason << " after " << slow.timingSamplesMs.size() << " samples";
+  EXPECT_GT(slow.timingSamplesMs.at(0), 300.0) << "the kernel must outlast the trial's limit for this test to mean anything";
+  const EvalResult& tooSlow = *byModel.at("too_slow_to_simulate");
+  EXPECT_EQ(verdictName(tooSlow.verdict), "unsupported") << tooSlow.reason;
+  EXPECT_NE(tooSlow.reason.find("too slow to simulate at these sizes: "), std::string::npos) << tooSlow.reason;
+  EXPECT_NE(tooSlow.reason.find(" of 250 blocks after 4."), std::string::npos) << tooSlow.reason;
+  EXPECT_NE(tooSlow.reason.find("--backend cuda"), std::string::npos) << tooSlow.reason;
+  const EvalResult& hung = *byModel.at("hangs_after_some_blocks");
+  EXPECT_EQ(verdictName(hung.verdict), "timeout") << hung.reason;
 }
 
 TEST_F(SimBackend, AForbiddenSystemCallIsASandboxViolation) {

@@ -1,6 +1,7 @@
 // Every simulator primitive against a known answer, run in-process through the runtime.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "cuset/evaluator/candidate/source_policy.hpp"
@@ -271,6 +272,34 @@ TEST_F(SimPrimitives, MathAndIntegerIntrinsics) {
   EXPECT_EQ(f[10], 3.0f);
   EXPECT_EQ(f[11], 7.0f);
   EXPECT_EQ(i, (std::vector<int>{8, 31, 4, static_cast<int>(0x80000000u), 2, 3, -2, 2, 0x3f800000}));
+}
+
+// Fast intrinsics are NVRTC's instruction sequences (the float product before ex2, 1/y before the
+// multiply, the angle in float turns past 100 pi) and a*b+c is one FMA, so what a tolerance judges
+// rounds as on the GPU. Each expectation differs from the exact function's value.
+TEST_F(SimPrimitives, FastIntrinsicsAndFmaRoundAsTheGpuDoes) {
+  SimModule m(R"(extern "C" __global__ void k(const float* in, float* out) {
+    out[0] = __expf(in[0]); out[1] = __fdividef(in[1], in[2]); out[2] = __sinf(in[3]); out[3] = __logf(in[4]);
+    out[4] = in[5] * in[5] + in[6]; out[5] = __powf(in[7], in[8]); out[6] = __fdividef(in[1], in[9]);
+  })", {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  const float a = 1.0f + 0x1p-12f;
+  std::vector<float> in = {50.0f, 1.0f, 3e38f, 1e6f, 3.0f, a, -(1.0f + 0x1p-11f), 2.0f, 30.5f, 4.0f}, out(7, -1.0f);
+  const float* pin = in.data();
+  float* pout = out.data();
+  ASSERT_TRUE(m.launch("k", dim3(1), dim3(1), {&pin, &pout}).ok);
+  EXPECT_EQ(out[0], exp2f(50.0f * 0x1.715476p+0f));
+  EXPECT_NE(out[0], expf(50.0f));  // 11 ulp apart: __expf's documented error, not the exact value
+  EXPECT_EQ(out[1], 0.0f);         // __fdividef's zero for 2^126 < |y|
+  EXPECT_NE(1.0f / in[2], 0.0f);
+  EXPECT_GT(std::fabs(out[2] - sinf(1e6f)), 0.01f);  // the SFU's loss past 100 pi
+  EXPECT_LE(std::fabs(out[2]), 1.0f);
+  EXPECT_EQ(out[3], log2f(3.0f) * 0x1.62e43p-1f);
+  if (__builtin_cpu_supports("fma")) {
+    EXPECT_EQ(out[4], 0x1p-24f) << "a*b+c contracted into one FMA, as NVRTC does";  // unfused: 0
+  }
+  EXPECT_EQ(out[5], exp2f(30.5f * log2f(2.0f)));
+  EXPECT_EQ(out[6], 0.25f);
 }
 
 TEST_F(SimPrimitives, HalfAndBfloat16Math) {

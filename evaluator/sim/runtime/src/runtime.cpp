@@ -66,6 +66,7 @@ class HostThreads {
         failed = true;
         return false;
       }
+      if (options.blocksDone) std::atomic_ref(*options.blocksDone).fetch_add(1, std::memory_order_relaxed);
     }
     return true;
   }

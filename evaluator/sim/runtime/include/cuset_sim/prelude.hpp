@@ -272,24 +272,51 @@ inline long long llmax(long long a, long long b) { return a < b ? b : a; }
 inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
 inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a < b ? b : a; }
 
-// ---- float math: fast intrinsics are computed exactly (a GPU's are approximate; tolerances cover both) ----
+// ---- float math ----
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
-inline float __expf(float x) { return expf(x); }
-inline float __exp10f(float x) { return exp10f(x); }
-inline float __logf(float x) { return logf(x); }
-inline float __log2f(float x) { return log2f(x); }
-inline float __log10f(float x) { return log10f(x); }
-inline float __powf(float a, float b) { return powf(a, b); }
-inline float __sinf(float x) { return sinf(x); }
-inline float __cosf(float x) { return cosf(x); }
-inline float __tanf(float x) { return tanf(x); }
-inline void __sincosf(float x, float* s, float* c) { sincosf(x, s, c); }
+
+// Fast intrinsics as NVRTC lowers them (PTX: ex2/lg2/sin/cos/div .approx.f32, no flush to zero): each
+// is the same sequence of float operations, so the rounding of x*log2(e) before ex2 (the source of
+// __expf's 2 + 1.173|x| ulp error), of lg2(x)*ln(2), of 1/y before the multiply, and __fdividef's zero
+// for 2^126 < |y| are the GPU's. Modelled, not exact: the approximate instructions themselves (ex2, lg2,
+// sin, cos within |x| <= 100 pi) are computed exactly here, within their documented 2 ulp / 2^-20.5.
+namespace __cuset_approx {
+inline float ex2(float x) { return exp2f(x); }
+inline float lg2(float x) { return log2f(x); }
+// Past 100 pi the SFU's error grows with |x|: modelled by reducing the angle through a float number
+// of turns (the unit the SFU takes), whose rounding is what loses the precision.
+inline float reduced(float x) {
+  if (!(fabsf(x) > 314.159265f)) return x;
+  const double turns = static_cast<double>(x * 0.159154943f);
+  return static_cast<float>(6.283185307179586 * (turns - std::nearbyint(turns)));
+}
+inline float sin(float x) { return sinf(reduced(x)); }
+inline float cos(float x) { return cosf(reduced(x)); }
+// div.approx.f32: a * (1/b); for 2^126 < |b| it is 0 for a finite a (NaN for an infinite one).
+inline float div(float a, float b) {
+  if (fabsf(b) > 0x1p126f && !std::isnan(b)) return std::isinf(a) ? NAN : 0.0f * a * b / fabsf(b);
+  return a * (1.0f / b);
+}
+}  // namespace __cuset_approx
+inline float __expf(float x) { return __cuset_approx::ex2(x * 0x1.715476p+0f); }   // log2(e) as the float NVRTC uses
+inline float __exp10f(float x) { return __cuset_approx::ex2(x * 0x1.a934fp+1f); }  // log2(10)
+inline float __logf(float x) { return __cuset_approx::lg2(x) * 0x1.62e43p-1f; }    // ln(2)
+inline float __log2f(float x) { return __cuset_approx::lg2(x); }
+inline float __log10f(float x) { return __cuset_approx::lg2(x) * 0x1.344136p-2f; }  // log10(2)
+inline float __powf(float a, float b) { return __cuset_approx::ex2(b * __cuset_approx::lg2(a)); }
+inline float __sinf(float x) { return __cuset_approx::sin(x); }
+inline float __cosf(float x) { return __cuset_approx::cos(x); }
+inline float __tanf(float x) { return __cuset_approx::div(__cuset_approx::sin(x), __cuset_approx::cos(x)); }
+inline void __sincosf(float x, float* s, float* c) {
+  *s = __cuset_approx::sin(x);
+  *c = __cuset_approx::cos(x);
+}
 inline float sinpif(float x) { return sinf(static_cast<float>(M_PI) * x); }
 inline float cospif(float x) { return cosf(static_cast<float>(M_PI) * x); }
 inline void sincospif(float x, float* s, float* c) { sincosf(static_cast<float>(M_PI) * x, s, c); }
-inline float __fdividef(float a, float b) { return a / b; }
+inline float __fdividef(float a, float b) { return __cuset_approx::div(a, b); }
 inline float fdividef(float a, float b) { return a / b; }
 inline float __frcp_rn(float x) { return 1.0f / x; }
 inline float __fsqrt_rn(float x) { return sqrtf(x); }

@@ -119,6 +119,9 @@ struct LaunchOptions {
   // block's or kernel's data there, so a kernel that reads shared memory it never wrote must not
   // find zeros or its own last block's values (-1: leave shared memory as it is).
   int sharedPoison = 0x7F;
+  // Counts every block that finishes (read concurrently through std::atomic_ref): the supervisor tells
+  // a slow kernel, still finishing blocks, from a hung one by it. Null: not counted.
+  std::uint64_t* blocksDone = nullptr;
 };
 
 struct LaunchOutcome {

@@ -44,6 +44,9 @@ struct SimCompilerOptions {
   // Misaligned accesses end the launch as a GPU's "misaligned address" does (-fsanitize=alignment with
   // libcuset_sim's handler). Off only to measure what the check costs.
   bool alignmentCheck = true;
+  // a*b+c fused into one FMA, as NVRTC does by default (--fmad=true), where this CPU has FMA: results
+  // that a tolerance judges round as the GPU's do. Off only to measure the difference.
+  bool contractFma = true;
   // defaultCacheDir()/sim-pch
   static std::filesystem::path defaultPreludePchDir();
 };
