@@ -24,7 +24,7 @@ std::string mutatedInput(const RegionLayout& layout, const std::vector<std::byte
 
 }  // namespace
 
-void runCorrectnessTrials(const Problem& problem, const RegionLayout& layout, ReferenceCache& references, const CorrectnessOptions& options,
+void runCorrectnessTrials(const Problem& problem, const TrialLayouts& layouts, ReferenceCache& references, const CorrectnessOptions& options,
                           const TrialExecutor& execute, const std::string& executorName, bool recordSamples, EvalResult& result) {
   auto finish = [&](Verdict v, std::string reason) {
     result.verdict = v;
@@ -40,6 +40,7 @@ void runCorrectnessTrials(const Problem& problem, const RegionLayout& layout, Re
     const std::string label = rerun ? "determinism rerun of trial 0" : fmt::format("trial {} of {}", t + 1, options.trials);
     const std::vector<HostTensor> inputs = drawInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(trial), alternate);
     const std::vector<HostTensor> want = references.run(problem, inputs, sizes);
+    const RegionLayout& layout = layouts.of(trial);
 
     std::vector<std::byte> region = layout.fill(inputs, t);
     const TrialRun run = execute(region, TrialRequest{trial, rerun, rerun || alternate});

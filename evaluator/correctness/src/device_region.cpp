@@ -13,6 +13,8 @@ namespace {
 
 std::size_t alignUp(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
 
+}  // namespace
+
 std::string_view roleName(BufferSlot::Role r) {
   switch (r) {
     case BufferSlot::Role::input: return "input";
@@ -21,8 +23,6 @@ std::string_view roleName(BufferSlot::Role r) {
   }
   return "?";
 }
-
-}  // namespace
 
 std::byte outputCanary(int trial, DType dtype) {
   if (trial % 2 == 0) return std::byte{0xFF};
@@ -43,14 +43,21 @@ RegionLayout RegionLayout::plan(const Problem& problem, const LaunchPlan& launch
     const auto count = elementCount(shape);
     if (!count) throw makeError("problem {}: buffer '{}': {}", problem.id, name, count.error());
     slot.bytes = static_cast<std::size_t>(*count) * dtypeSize(dtype);
-    if (fences == Fences::afterInputs && role == BufferSlot::Role::input) {
+    const std::size_t page = fencePageBytes();
+    if (fences == Fences::afterBuffers) {
       // Right-aligned against the fence page: the first byte past the data (past its 16-byte granule
       // when the size is not a multiple of 16) is unreadable.
-      const std::size_t page = fencePageBytes();
       const std::size_t span = alignUp(slot.bytes, 16);
       slot.fence = alignUp(cursor + span, page);
       slot.offset = slot.fence - span;
       cursor = slot.fence + page + kGuardBytes;
+    } else if (fences == Fences::beforeBuffers) {
+      // The front guard band lies in the fence page: the supervisor's copy keeps its bytes, and the
+      // child cannot touch them.
+      slot.fence = alignUp(cursor, page);
+      slot.fenceBefore = true;
+      slot.offset = slot.fence + page;
+      cursor = alignUp(slot.offset + slot.bytes, kBufferAlignment) + kGuardBytes;
     } else {
       // Back guard from the data end to the next alignment boundary plus a full band; that band is
       // also the next buffer's front guard.

@@ -8,7 +8,7 @@
 #include "cuset/evaluator/sandbox/sandbox.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/sandbox/worker_process.hpp"
-#include "input_fences.hpp"
+#include "buffer_fences.hpp"
 
 namespace cuset {
 

@@ -29,7 +29,7 @@
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/sandbox/shared_payload.hpp"
 #include "cuset_sim/runtime.hpp"
-#include "input_fences.hpp"
+#include "buffer_fences.hpp"
 #include "landlock.hpp"
 #include "module_state.hpp"
 #include "slow_watch.hpp"
@@ -147,7 +147,7 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
     if (!spare.empty() && ::mprotect(spare.data(), spare.size(), PROT_NONE) != 0) {
       throw std::runtime_error(std::string("cannot protect the region's surroundings: ") + std::strerror(errno));
     }
-    if (std::string why = detail::protectInputFences(job.value("fences", nlohmann::json::array()), region,
+    if (std::string why = detail::protectBufferFences(job.value("fences", nlohmann::json::array()), region,
                                                      {status->message, &status->kind, ChildStatus::runtimeError});
         !why.empty()) {
       throw std::runtime_error(why);

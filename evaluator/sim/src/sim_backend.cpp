@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
 #include <cstring>
 
@@ -60,12 +61,18 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
   }
   const auto start = std::chrono::steady_clock::now();
   const SizeBindings& sizes = problem.sizes(options.sizeSet);
-  // Inputs against inaccessible pages: an over-read faults as memcheck would report it on a GPU.
-  const RegionLayout layout = RegionLayout::plan(problem, plan, sizes, RegionLayout::Fences::afterInputs);
+  // Every buffer against inaccessible pages, after it on even trials and before it on odd ones: an
+  // access outside a buffer faults as memcheck would report it on a GPU.
+  const RegionLayout fencedAfter = RegionLayout::plan(problem, plan, sizes, RegionLayout::Fences::afterBuffers);
+  const RegionLayout fencedBefore = RegionLayout::plan(problem, plan, sizes, RegionLayout::Fences::beforeBuffers);
+  const TrialLayouts layouts(fencedAfter, fencedBefore);
   const std::vector<Segment> segments = segmentsOf(plan);
-  std::vector<nlohmann::json> libraryCalls(segments.size());
-  for (std::size_t i = 0; i < segments.size(); ++i) {
-    if (segments[i].library) libraryCalls[i] = libraryCallToJson(*segments[i].library, layout);
+  std::array<std::vector<nlohmann::json>, 2> libraryCalls;  // by trial parity: buffer offsets differ
+  for (int parity = 0; parity < 2; ++parity) {
+    libraryCalls[parity].resize(segments.size());
+    for (std::size_t i = 0; i < segments.size(); ++i) {
+      if (segments[i].library) libraryCalls[parity][i] = libraryCallToJson(*segments[i].library, layouts.of(parity));
+    }
   }
   result.timingKind = "cpu_simulator";
 
@@ -77,7 +84,7 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
     double kernelMs = 0.0;
     for (std::size_t i = 0; i < segments.size(); ++i) {
       if (segments[i].library) {
-        if (std::string why = runLibraryCall(libraryCalls[i], LibraryMemory{region.data()}); !why.empty()) {
+        if (std::string why = runLibraryCall(libraryCalls[request.trial % 2][i], LibraryMemory{region.data()}); !why.empty()) {
           run.status = TrialRun::Status::runtimeError;
           run.message = fmt::format("library step {} ({}) failed: {}", segments[i].index + 1, segments[i].library->op(), why);
           break;
@@ -93,7 +100,7 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
       // (a max, a min or a sum) cannot come out right on both.
       job.sharedPoison = request.trial % 2 == 0 ? 0x7F : 0xFE;
       job.launches = segments[i].kernels;
-      job.layout = &layout;
+      job.layout = &layouts.of(request.trial);
       job.region = std::move(region);
       run = worker.run(job);
       region = std::move(job.region);
@@ -104,7 +111,7 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
     result.timings.runMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return run;
   };
-  runCorrectnessTrials(problem, layout, references, options, execute, "the simulator", true, result);
+  runCorrectnessTrials(problem, layouts, references, options, execute, "the simulator", true, result);
 }
 
 }  // namespace cuset

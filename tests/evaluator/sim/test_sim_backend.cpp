@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cstdlib>
 #include <map>
 #include <fmt/format.h>
@@ -57,7 +58,7 @@ std::vector<Case> adversarialCases() {
       {"no_op", "level1/relu", relu(""), Verdict::wrong_answer, "nan, want"},
       {"partial_write", "level1/relu", relu("if (i < n / 2) y[i] = fmaxf(x[i], 0.0f);"), Verdict::wrong_answer, "differ"},
       {"out_of_bounds", "level1/relu", relu("if (i < n) { y[i] = fmaxf(x[i], 0.0f); if (i == n - 1) y[n] = 0.0f; }"), Verdict::runtime_error,
-       "past the end of output 'y' (256000 bytes): 4 guard byte(s) changed, up to 4 byte(s) past it"},
+       "trial 1 of 3: out-of-bounds write past the end of output 'y' by 1 byte(s) (a 256000-byte buffer)"},
       // Far past the region: into memory the kernel was never given (the shared file's spare room).
       {"far_out_of_bounds", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f);\n  if (i == 0) y[n + 300000] = 1.0f;"),
        Verdict::runtime_error, "SIGSEGV"},
@@ -82,6 +83,12 @@ std::vector<Case> adversarialCases() {
       // One element past the end of the input, as compute-sanitizer's memcheck would report it.
       {"read_one_past_the_end", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * x[i + 1];"), Verdict::runtime_error,
        "out-of-bounds read past the end of input 'x' by 1 byte(s)"},
+      // Reading past an output and before an input's start: fenced too (the latter on odd trials, whose
+      // buffers start right after an inaccessible page).
+      {"read_past_the_output", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f);\n  if (i == 0) y[0] += 0.0f * y[n];"),
+       Verdict::runtime_error, "trial 1 of 3: out-of-bounds read past the end of output 'y' by 1 byte(s) (a 256000-byte buffer)"},
+      {"read_before_the_start", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * x[i - 1];"), Verdict::runtime_error,
+       "trial 2 of 3: out-of-bounds read before the start of input 'x' by 4 byte(s) (a 256000-byte buffer)"},
       // float4 loads over the whole input (its size is a multiple of 16 bytes) stay legal.
       {"vector_loads", "level1/relu",
        relu("if (4 * i < n) {\n    float4 v = reinterpret_cast<const float4*>(x)[i];\n"
@@ -123,12 +130,12 @@ class SimBackend : public ::testing::Test {
   static void SetUpTestSuite() { ::setenv("CUSET_WORKER", CUSET_BINARY, 1); }
 };
 
-TEST_F(SimBackend, EveryAdversarialKernelGetsItsVerdict) {
-  test::TempDir dir;
-  const auto cases = adversarialCases();
+// A sim evaluation of `dir`/batch.jsonl, one line per (problem, model, source).
+EvalConfig simBatch(const test::TempDir& dir, const std::vector<std::array<std::string, 3>>& candidates, int trials) {
   std::string batch;
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    batch += nlohmann::json{{"problem", cases[i].problem}, {"sample", i}, {"model", "adversary"}, {"source", cases[i].source}}.dump() + "\n";
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const auto& [problem, model, source] = candidates[i];
+    batch += nlohmann::json{{"problem", problem}, {"sample", i}, {"model", model}, {"source", source}}.dump() + "\n";
   }
   test::writeText(dir / "batch.jsonl", batch);
   EvalConfig c;
@@ -138,9 +145,18 @@ TEST_F(SimBackend, EveryAdversarialKernelGetsItsVerdict) {
   c.cacheDir = dir / "cache";
   c.backend = BackendKind::sim;
   c.jobs = 2;
-  c.trials = 3;
+  c.trials = trials;
   c.seed = 7;
   c.showProgress = false;
+  return c;
+}
+
+TEST_F(SimBackend, EveryAdversarialKernelGetsItsVerdict) {
+  test::TempDir dir;
+  const auto cases = adversarialCases();
+  std::vector<std::array<std::string, 3>> candidates;
+  for (const Case& k : cases) candidates.push_back({k.problem, "adversary", k.source});
+  EvalConfig c = simBatch(dir, candidates, 3);
   c.sandbox.timeout = std::chrono::milliseconds(1500);
   const EvalRunSummary s = runEvaluation(c);
   ASSERT_EQ(s.results.size(), cases.size());
@@ -173,25 +189,11 @@ std::string slowRelu(int work, const std::string& hang = "") {
 
 TEST_F(SimBackend, ASlowKernelIsGivenTimeAndAHungOneIsNot) {
   test::TempDir dir;
-  const std::vector<std::pair<std::string, std::string>> sources = {
-      {"slow_but_within_the_slow_limit", slowRelu(4000)},
-      {"too_slow_to_simulate", slowRelu(40000)},
-      {"hangs_after_some_blocks", slowRelu(10, "if (blockIdx.x == 20) while (i >= 0) { i = i * 1; }")}};
-  std::string batch;
-  for (std::size_t i = 0; i < sources.size(); ++i) {
-    batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", sources[i].first}, {"source", sources[i].second}}.dump() + "\n";
-  }
-  test::writeText(dir / "batch.jsonl", batch);
-  EvalConfig c;
-  c.problemsDir = CUSET_PROBLEMS_DIR;
-  c.candidatesPath = dir / "batch.jsonl";
-  c.outDir = dir / "run";
-  c.cacheDir = dir / "cache";
-  c.backend = BackendKind::sim;
-  c.jobs = 2;
-  c.trials = 1;
-  c.seed = 7;
-  c.showProgress = false;
+  EvalConfig c = simBatch(dir,
+                          {{"level1/relu", "slow_but_within_the_slow_limit", slowRelu(4000)},
+                           {"level1/relu", "too_slow_to_simulate", slowRelu(40000)},
+                           {"level1/relu", "hangs_after_some_blocks", slowRelu(10, "if (blockIdx.x == 20) while (i >= 0) { i = i * 1; }")}},
+                          1);
   c.sandbox.timeout = std::chrono::milliseconds(300);
   c.sandbox.slowLimit = std::chrono::milliseconds(4000);
   const EvalRunSummary s = runEvaluation(c);

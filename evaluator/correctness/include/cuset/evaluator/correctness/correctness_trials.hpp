@@ -23,7 +23,7 @@ struct CorrectnessOptions {
 };
 
 struct TrialRequest {
-  int trial = 0;                   // 0-based; == trials for the determinism rerun
+  int trial = 0;                   // 0-based; the determinism rerun repeats trial 0
   bool rerun = false;
   bool reverseThreadOrder = false;  // simulator: start threads in reverse order
 };
@@ -31,10 +31,22 @@ struct TrialRequest {
 // Runs `region` (filled by the layout) through the backend; the region comes back as the kernels left it.
 using TrialExecutor = std::function<TrialRun(std::vector<std::byte>& region, const TrialRequest& request)>;
 
+// The device region's layout for each trial: one for every trial (a GPU), or one for even trials and
+// the determinism rerun and another for odd trials (the simulator's fences after, then before, every
+// buffer). The layouts must outlive the trials.
+struct TrialLayouts {
+  TrialLayouts(const RegionLayout& every) : even(&every), odd(&every) {}  // NOLINT(google-explicit-constructor)
+  TrialLayouts(const RegionLayout& evenTrials, const RegionLayout& oddTrials) : even(&evenTrials), odd(&oddTrials) {}
+  const RegionLayout& of(int trial) const { return trial % 2 == 0 ? *even : *odd; }
+
+  const RegionLayout* even;
+  const RegionLayout* odd;
+};
+
 // Runs options.trials trials plus a determinism rerun of trial 0 and sets result.verdict, reason,
 // trials, comparisons and nondeterministic; kernelMs of each trial is appended to timingSamplesMs
 // when `recordSamples`. `executorName` words harness failures ("the simulator could not run ...").
-void runCorrectnessTrials(const Problem& problem, const RegionLayout& layout, ReferenceCache& references, const CorrectnessOptions& options,
+void runCorrectnessTrials(const Problem& problem, const TrialLayouts& layouts, ReferenceCache& references, const CorrectnessOptions& options,
                           const TrialExecutor& execute, const std::string& executorName, bool recordSamples, EvalResult& result);
 
 }  // namespace cuset

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cuset/evaluator/candidate/launch_plan.hpp"
@@ -29,18 +30,25 @@ struct BufferSlot {
   // Filled with zeros before the plan runs (a manifest's workspace; a buffer the candidate allocated
   // with torch::zeros); every other output and scratch buffer is filled with the trial's canary.
   bool zeroed = false;
-  // With RegionLayout::Fences::afterInputs: the page-aligned offset of the inaccessible page that
-  // follows this input's data (0: none). The data ends there, or up to 15 bytes before it.
+  // With fences: the page-aligned offset of the inaccessible page next to this buffer's data (0: none).
+  // Fences::afterBuffers: the page follows the data, which ends there or up to 15 bytes before it;
+  // Fences::beforeBuffers (fenceBefore): the page precedes the data, which starts right after it.
   std::size_t fence = 0;
+  bool fenceBefore = false;
 };
+
+// "input", "output" or "workspace", as reasons name a buffer.
+std::string_view roleName(BufferSlot::Role role);
 
 class RegionLayout {
  public:
-  // afterInputs: each input ends at a page boundary followed by a page the sandbox makes inaccessible,
-  // so a read past its end faults (what compute-sanitizer's memcheck reports on a GPU). Such an input
-  // starts 16-byte aligned (256 when its size is a multiple of 256) instead of 256: vector loads stay
-  // legal. The simulator's layout; a GPU run keeps cudaMalloc's alignment.
-  enum class Fences { none, afterInputs };
+  // afterBuffers: each buffer (input, output, workspace) ends at a page boundary followed by a page
+  // the sandbox makes inaccessible, so an access past its end faults (what compute-sanitizer's memcheck
+  // reports on a GPU). Such a buffer starts 16-byte aligned (256 when its size is a multiple of 256)
+  // instead of 256: vector loads stay legal. beforeBuffers: each buffer starts right after such a page
+  // (page-aligned), so an access before its start faults. The simulator alternates the two by trial;
+  // a GPU run keeps cudaMalloc's alignment.
+  enum class Fences { none, afterBuffers, beforeBuffers };
   // Inputs and outputs of `problem`, then the launch plan's scratch buffers, for concrete sizes.
   static RegionLayout plan(const Problem& problem, const LaunchPlan& launchPlan, const SizeBindings& sizes, Fences fences = Fences::none);
   // The page size fences are laid out for.

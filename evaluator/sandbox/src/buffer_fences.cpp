@@ -1,4 +1,4 @@
-#include "input_fences.hpp"
+#include "buffer_fences.hpp"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -17,13 +17,16 @@ namespace {
 
 struct Fence {
   std::uintptr_t begin = 0, end = 0;  // the inaccessible page(s)
-  std::uintptr_t dataEnd = 0;         // one past the input's last byte
-  std::size_t bytes = 0;              // the input's size
+  bool before = false;                // the page precedes the data (else it follows it)
+  std::uintptr_t dataEdge = 0;        // the data's first byte (before) or one past its last (after)
+  std::size_t bytes = 0;              // the buffer's size
   std::array<char, 64> name{};
+  std::array<char, 16> role{};
 };
 
-// Read by the signal handler: filled before it is installed, never changed after.
-std::array<Fence, 64> g_fences;
+// Read by the signal handler: filled before it is installed, never changed after. Room for every
+// buffer of a large network (level 3: a hundred weights and more).
+std::array<Fence, 1024> g_fences;
 std::size_t g_fenceCount = 0;
 FenceReport g_report;
 
@@ -62,8 +65,9 @@ void onFault(int sig, siginfo_t* info, void* context) {
     (void)context;
 #endif
     Writer w{g_report.message};
-    w.text(write ? "out-of-bounds write" : "out-of-bounds read").text(" past the end of input '").text(f.name.data()).text("' by ");
-    w.number(address - f.dataEnd + 1).text(" byte(s) (a ").number(f.bytes).text("-byte buffer)");
+    w.text(write ? "out-of-bounds write" : "out-of-bounds read").text(f.before ? " before the start of " : " past the end of ");
+    w.text(f.role.data()).text(" '").text(f.name.data()).text("' by ");
+    w.number(f.before ? f.dataEdge - address : address - f.dataEdge + 1).text(" byte(s) (a ").number(f.bytes).text("-byte buffer)");
     w.finish();
     g_report.kind->store(g_report.runtimeErrorKind);
     ::_exit(96);
@@ -75,20 +79,22 @@ void onFault(int sig, siginfo_t* info, void* context) {
 
 }  // namespace
 
-std::string protectInputFences(const nlohmann::json& fences, std::byte* region, FenceReport report) {
+std::string protectBufferFences(const nlohmann::json& fences, std::byte* region, FenceReport report) {
   g_report = report;
   g_fenceCount = 0;
   for (const auto& f : fences) {
-    if (g_fenceCount == g_fences.size()) break;  // a problem with more inputs than this keeps the rest unfenced
+    if (g_fenceCount == g_fences.size()) break;  // a problem with more buffers than this keeps the rest unfenced
     Fence& fence = g_fences[g_fenceCount++];
     fence.begin = reinterpret_cast<std::uintptr_t>(region + f.at("fence").get<std::size_t>());
     fence.end = fence.begin + f.at("bytes").get<std::size_t>();
-    fence.dataEnd = reinterpret_cast<std::uintptr_t>(region + f.at("data_end").get<std::size_t>());
+    fence.before = f.at("side").get<std::string>() == "before";
+    fence.dataEdge = reinterpret_cast<std::uintptr_t>(region + f.at("data_edge").get<std::size_t>());
     fence.bytes = f.at("size").get<std::size_t>();
     const std::string name = f.at("name").get<std::string>();
     std::snprintf(fence.name.data(), fence.name.size(), "%s", name.c_str());
+    std::snprintf(fence.role.data(), fence.role.size(), "%s", f.at("role").get<std::string>().c_str());
     if (::mprotect(reinterpret_cast<void*>(fence.begin), fence.end - fence.begin, PROT_NONE) != 0) {
-      return std::string("cannot protect the page after input '") + name + "': " + std::strerror(errno);
+      return "cannot protect the page next to " + std::string(fence.role.data()) + " '" + name + "': " + std::strerror(errno);
     }
   }
   if (g_fenceCount == 0) return "";
@@ -103,7 +109,12 @@ nlohmann::json fencesToJson(const RegionLayout& layout) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& s : layout.slots()) {
     if (s.fence == 0) continue;
-    out.push_back({{"name", s.name}, {"data_end", s.offset + s.bytes}, {"fence", s.fence}, {"bytes", RegionLayout::fencePageBytes()},
+    out.push_back({{"name", s.name},
+                   {"role", roleName(s.role)},
+                   {"side", s.fenceBefore ? "before" : "after"},
+                   {"data_edge", s.fenceBefore ? s.offset : s.offset + s.bytes},
+                   {"fence", s.fence},
+                   {"bytes", RegionLayout::fencePageBytes()},
                    {"size", s.bytes}});
   }
   return out;

@@ -1,7 +1,8 @@
 #pragma once
-// Inaccessible pages after the inputs of a trial (RegionLayout::Fences::afterInputs): a kernel that
-// reads past the end of an input faults there, and the fault is reported as that read, naming the
-// input and how far past its end, instead of as an anonymous SIGSEGV.
+// Inaccessible pages next to the buffers of a trial (RegionLayout::Fences): a kernel that reads or
+// writes past the end or before the start of an input, output or workspace faults there, and the fault
+// is reported as that access, naming the buffer and how far outside it, instead of as an anonymous
+// SIGSEGV.
 #include <atomic>
 #include <cstddef>
 #include <nlohmann/json.hpp>
@@ -19,9 +20,10 @@ struct FenceReport {
   int runtimeErrorKind = 0;
 };
 
-// Makes each fence of `fences` ([{"name", "data_end", "fence", "bytes"}], offsets into `region`)
+// Makes each fence of `fences` ([{"name", "role", "side", "data_edge", "fence", "bytes", "size"}],
+// offsets into `region`)
 // inaccessible and installs the SIGSEGV handler that reports faults in them. Returns what failed, or "".
-std::string protectInputFences(const nlohmann::json& fences, std::byte* region, FenceReport report);
+std::string protectBufferFences(const nlohmann::json& fences, std::byte* region, FenceReport report);
 
 // The job field for `layout`'s fences.
 nlohmann::json fencesToJson(const RegionLayout& layout);
