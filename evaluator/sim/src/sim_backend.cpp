@@ -61,17 +61,17 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
   }
   const auto start = std::chrono::steady_clock::now();
   const SizeBindings& sizes = problem.sizes(options.sizeSet);
-  // Every buffer against inaccessible pages, after it on even trials and before it on odd ones: an
-  // access outside a buffer faults as memcheck would report it on a GPU.
+  // Every buffer against inaccessible pages, after it in trials 0-1 and before it in trials 2-3 (and
+  // so on): an access outside a buffer faults as memcheck would report it on a GPU.
   const RegionLayout fencedAfter = RegionLayout::plan(problem, plan, sizes, RegionLayout::Fences::afterBuffers);
   const RegionLayout fencedBefore = RegionLayout::plan(problem, plan, sizes, RegionLayout::Fences::beforeBuffers);
   const TrialLayouts layouts(fencedAfter, fencedBefore);
   const std::vector<Segment> segments = segmentsOf(plan);
-  std::array<std::vector<nlohmann::json>, 2> libraryCalls;  // by trial parity: buffer offsets differ
-  for (int parity = 0; parity < 2; ++parity) {
-    libraryCalls[parity].resize(segments.size());
+  std::array<std::vector<nlohmann::json>, 2> libraryCalls;  // by layout (TrialLayouts::index): buffer offsets differ
+  for (int layout = 0; layout < 2; ++layout) {
+    libraryCalls[layout].resize(segments.size());
     for (std::size_t i = 0; i < segments.size(); ++i) {
-      if (segments[i].library) libraryCalls[parity][i] = libraryCallToJson(*segments[i].library, layouts.of(parity));
+      if (segments[i].library) libraryCalls[layout][i] = libraryCallToJson(*segments[i].library, layouts.of(2 * layout));
     }
   }
   result.timingKind = "cpu_simulator";
@@ -84,7 +84,7 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
     double kernelMs = 0.0;
     for (std::size_t i = 0; i < segments.size(); ++i) {
       if (segments[i].library) {
-        if (std::string why = runLibraryCall(libraryCalls[request.trial % 2][i], LibraryMemory{region.data()}); !why.empty()) {
+        if (std::string why = runLibraryCall(libraryCalls[TrialLayouts::index(request.trial)][i], LibraryMemory{region.data()}); !why.empty()) {
           run.status = TrialRun::Status::runtimeError;
           run.message = fmt::format("library step {} ({}) failed: {}", segments[i].index + 1, segments[i].library->op(), why);
           break;

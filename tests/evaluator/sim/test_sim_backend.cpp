@@ -83,12 +83,12 @@ std::vector<Case> adversarialCases() {
       // One element past the end of the input, as compute-sanitizer's memcheck would report it.
       {"read_one_past_the_end", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * x[i + 1];"), Verdict::runtime_error,
        "out-of-bounds read past the end of input 'x' by 1 byte(s)"},
-      // Reading past an output and before an input's start: fenced too (the latter on odd trials, whose
+      // Reading past an output and before an input's start: fenced too (the latter from trial 3, whose
       // buffers start right after an inaccessible page).
       {"read_past_the_output", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f);\n  if (i == 0) y[0] += 0.0f * y[n];"),
        Verdict::runtime_error, "trial 1 of 3: out-of-bounds read past the end of output 'y' by 1 byte(s) (a 256000-byte buffer)"},
       {"read_before_the_start", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * x[i - 1];"), Verdict::runtime_error,
-       "trial 2 of 3: out-of-bounds read before the start of input 'x' by 4 byte(s) (a 256000-byte buffer)"},
+       "trial 3 of 3: out-of-bounds read before the start of input 'x' by 4 byte(s) (a 256000-byte buffer)"},
       // float4 loads over the whole input (its size is a multiple of 16 bytes) stay legal.
       {"vector_loads", "level1/relu",
        relu("if (4 * i < n) {\n    float4 v = reinterpret_cast<const float4*>(x)[i];\n"

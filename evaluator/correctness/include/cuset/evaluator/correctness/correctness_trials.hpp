@@ -31,16 +31,19 @@ struct TrialRequest {
 // Runs `region` (filled by the layout) through the backend; the region comes back as the kernels left it.
 using TrialExecutor = std::function<TrialRun(std::vector<std::byte>& region, const TrialRequest& request)>;
 
-// The device region's layout for each trial: one for every trial (a GPU), or one for even trials and
-// the determinism rerun and another for odd trials (the simulator's fences after, then before, every
-// buffer). The layouts must outlive the trials.
+// The device region's layout for each trial: one for every trial (a GPU), or two taking turns (the
+// simulator's fences after, then before, every buffer). Each layout serves two trials in a row
+// (trials 0-1 and the rerun the first, 2-3 the second, 4-5 the first, ...), so a kernel that keys a
+// cache by a buffer's address meets the same address with fresh inputs (docs/exploits.md). The
+// layouts must outlive the trials.
 struct TrialLayouts {
-  TrialLayouts(const RegionLayout& every) : even(&every), odd(&every) {}  // NOLINT(google-explicit-constructor)
-  TrialLayouts(const RegionLayout& evenTrials, const RegionLayout& oddTrials) : even(&evenTrials), odd(&oddTrials) {}
-  const RegionLayout& of(int trial) const { return trial % 2 == 0 ? *even : *odd; }
+  TrialLayouts(const RegionLayout& every) : first(&every), second(&every) {}  // NOLINT(google-explicit-constructor)
+  TrialLayouts(const RegionLayout& firstPair, const RegionLayout& secondPair) : first(&firstPair), second(&secondPair) {}
+  static int index(int trial) { return (trial / 2) % 2; }
+  const RegionLayout& of(int trial) const { return index(trial) == 0 ? *first : *second; }
 
-  const RegionLayout* even;
-  const RegionLayout* odd;
+  const RegionLayout* first;
+  const RegionLayout* second;
 };
 
 // Runs options.trials trials plus a determinism rerun of trial 0 and sets result.verdict, reason,
