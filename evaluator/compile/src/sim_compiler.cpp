@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <regex>
 
 #include "cuset/common/error.hpp"
@@ -52,6 +53,21 @@ std::vector<std::string> codeFlags(const SimCompilerOptions& options) {
 // The default libraries without the sanitizer's runtime, which the compiler driver would add for
 // -fsanitize (libcuset_sim handles the checks, and the sandbox lets the library load nothing else).
 const std::vector<std::string> kLinkLibraries = {"-nodefaultlibs", "-lstdc++", "-lm", "-lgcc_s", "-lgcc", "-lc"};
+
+// GNU gold where binutils has it: it links a candidate library in ~55 ms where ld.bfd takes ~90, a
+// sixth of a whole host build (bench_sim host_build).
+std::optional<std::string> fasterLinker() {
+  static const std::optional<std::string> flag = []() -> std::optional<std::string> {
+    const char* path = std::getenv("PATH");
+    for (std::string_view rest = path ? path : "/usr/bin"; !rest.empty();) {
+      const std::size_t colon = std::min(rest.find(':'), rest.size());
+      if (colon > 0 && fs::exists(fs::path(rest.substr(0, colon)) / "ld.gold")) return "-fuse-ld=gold";
+      rest.remove_prefix(std::min(colon + 1, rest.size()));
+    }
+    return std::nullopt;
+  }();
+  return flag;
+}
 
 using detail::braceDepthAt;
 using detail::lineAt;
@@ -164,6 +180,7 @@ std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const
   const std::vector<std::string> flags = codeFlags(options_);
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("-shared");
+  if (const auto linker = fasterLinker()) argv.push_back(*linker);
   // First on the path, so `#include "cuset_sim/prelude.hpp"` finds the .gch before the header.
   if (const fs::path pch = preludePchDir(); !pch.empty()) argv.push_back("-I" + pch.string());
   argv.insert(argv.end(), {"-I" + toolchain_.simInclude.string(), "-I" + toolchain_.cudaInclude.string()});

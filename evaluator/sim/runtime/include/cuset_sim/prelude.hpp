@@ -6,6 +6,7 @@
 // cuda_runtime.h first, as host code, before the built-in variables become macros: a candidate's own
 // `#include <cuda_runtime.h>` (or device_launch_parameters.h) would otherwise declare `threadIdx`
 // after it is a macro. Its include guards make the candidate's include a no-op.
+#define CUSET_SIM_KERNEL_LIBRARY 1  // runtime.hpp and ptx.hpp leave out the launching side's API
 #include <cuda_runtime.h>
 #include <device_launch_parameters.h>
 #include <cuda_bf16.h>

@@ -11,11 +11,14 @@
 // PTX declares (.reg) come after them.
 #include <cstdint>
 #include <cstring>
+#ifndef CUSET_SIM_KERNEL_LIBRARY
 #include <string>
 #include <string_view>
+#endif
 
 namespace cuset_sim {
 
+#ifndef CUSET_SIM_KERNEL_LIBRARY  // the build's check, not for candidate code (runtime.hpp says why)
 struct PtxCheck {
   enum class Kind { simulated, not_ptx, unsupported };
   Kind kind = Kind::simulated;
@@ -28,6 +31,7 @@ struct PtxCheck {
 // (`extended`: written with a colon, so %0 names an operand and %% is a literal %). Text that is not
 // PTX at all (x86 assembly in host code) is `not_ptx`: the host compiler gets it as written.
 PtxCheck ptx_check(std::string_view text, int operands, bool extended);
+#endif
 
 // Runs the statement. Its text is parsed on first use and kept by the runtime, keyed by the literal's
 // address: not in a static of the candidate, whose writable data the sandbox carries from one trial's
