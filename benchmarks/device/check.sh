@@ -109,7 +109,8 @@ for root, _, files in sorted(os.walk("tests/agreement")):
         want = m.group(1) if m else "?"
         g = gpu.get(f, {}).get("verdict", "-"); s = sim.get(f, {}).get("verdict", "-")
         total += 1; agree += g == s
-        print(f"{f:48} {want:15} {g:15} {s:15} {'yes' if g == s else 'NO  ' + gpu.get(f, {}).get('reason', '')[:50]}")
+        verdict = "no GPU result" if g == "-" else "yes" if g == s else "NO  " + gpu.get(f, {}).get("reason", "")[:50]
+        print(f"{f:48} {want:15} {g:15} {s:15} {verdict}")
 print(f"sim agrees with the GPU on {agree}/{total}")
 PY
 
