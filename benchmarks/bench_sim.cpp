@@ -3,8 +3,8 @@
 // (fibers, warp collectives), on 1 and 2 host threads; then the bundled suite end to end on the sim
 // backend with a cold cache (host compile, 5 trials + rerun each, sandboxed), as candidates per minute;
 // and one candidate's host build and the suite, with the precompiled prelude and without, side by side.
-// With and without the alignment check and FMA contraction (issue #33), on an elementwise kernel, a
-// simple loop and one host build.
+// With and without the alignment check and FMA contraction, and at -O2 (issue #33), on an elementwise
+// kernel, a simple loop and one host build.
 // Targets (issue #3): a 1M-thread elementwise kernel under 1 s on one core; the bundled solutions in a
 // few minutes on 2 cores. Then (issue #19) the suite's GEMM solutions side by side at 128x128x128:
 // scalar tiles, cp.async double buffering (inline PTX), WMMA and mma.sync + ldmatrix (inline PTX), as
@@ -78,11 +78,13 @@ struct Kernels {
   SimLibrary loopUnchecked;
   SimLibrary plainUnfused;  // as `plain` and `loop`, without FMA contraction
   SimLibrary loopUnfused;
+  SimLibrary plainO2;  // as `plain` and `loop`, at -O2
+  SimLibrary loopO2;
 };
 
 // The host build's variants measured side by side (issue #33): the default, and without each of the
 // flags that make its verdicts the GPU's.
-enum class Build { standard, noAlignmentCheck, noFmaContraction };
+enum class Build { standard, noAlignmentCheck, noFmaContraction, optimizedO2 };
 
 Kernels& kernels() {
   static Kernels k = [] {
@@ -91,6 +93,7 @@ Kernels& kernels() {
                                 SimCompilerOptions{.pchDir = scratch() / "pch-unchecked", .alignmentCheck = false});
     const SimCompiler unfused(SimToolchain::fromBuild(), scratch() / "sim-unfused",
                               SimCompilerOptions{.pchDir = scratch() / "pch-unfused", .contractFma = false});
+    const SimCompiler o2(SimToolchain::fromBuild(), scratch() / "sim-o2", SimCompilerOptions{.pchDir = scratch() / "pch-o2", .optimization = "-O2"});
     const std::string plainSource = std::string(kSource).substr(0, std::string(kSource).find("extern \"C\" __global__ void block_sum"));
     auto open = [](const SimCompiler& c, const std::string& source, std::vector<std::string> names) {
       auto built = c.compile(source, names);
@@ -99,7 +102,8 @@ Kernels& kernels() {
     };
     return Kernels{open(compiler, plainSource, {"axpy"}), open(compiler, kSource, {"block_sum", "warp_sum"}),
                    open(compiler, kLoopSource, {"row_loop"}), open(unchecked, plainSource, {"axpy"}), open(unchecked, kLoopSource, {"row_loop"}),
-                   open(unfused, plainSource, {"axpy"}), open(unfused, kLoopSource, {"row_loop"})};
+                   open(unfused, plainSource, {"axpy"}), open(unfused, kLoopSource, {"row_loop"}),
+                   open(o2, plainSource, {"axpy"}),      open(o2, kLoopSource, {"row_loop"})};
   }();
   return k;
 }
@@ -119,8 +123,14 @@ void runKernel(benchmark::State& state, const SimLibrary& lib, const char* name,
   state.SetItemsProcessed(state.iterations() * std::int64_t{blocks} * threads);
 }
 
-const SimLibrary& variant(Build build, const SimLibrary& standard, const SimLibrary& unchecked, const SimLibrary& unfused) {
-  return build == Build::standard ? standard : build == Build::noAlignmentCheck ? unchecked : unfused;
+const SimLibrary& variant(Build build, const SimLibrary& standard, const SimLibrary& unchecked, const SimLibrary& unfused, const SimLibrary& o2) {
+  switch (build) {
+    case Build::standard: return standard;
+    case Build::noAlignmentCheck: return unchecked;
+    case Build::noFmaContraction: return unfused;
+    case Build::optimizedO2: return o2;
+  }
+  return standard;
 }
 
 void BM_Elementwise(benchmark::State& state, Build build) {
@@ -128,7 +138,7 @@ void BM_Elementwise(benchmark::State& state, Build build) {
   std::vector<float> x(n, 1.0f), y(n, 0.0f);
   float *px = x.data(), *py = y.data();
   int nn = n;
-  runKernel(state, variant(build, kernels().plain, kernels().plainUnchecked, kernels().plainUnfused), "axpy", false, n / 256, 256, {&px, &py, &nn});
+  runKernel(state, variant(build, kernels().plain, kernels().plainUnchecked, kernels().plainUnfused, kernels().plainO2), "axpy", false, n / 256, 256, {&px, &py, &nn});
 }
 
 // 64K threads x 1000 iterations; items are loop iterations.
@@ -137,7 +147,7 @@ void BM_SimpleLoop(benchmark::State& state, Build build) {
   std::vector<float> x(n, 1.0f), y(n, 0.0f);
   float *px = x.data(), *py = y.data();
   int nn = n, it = iterations;
-  runKernel(state, variant(build, kernels().loop, kernels().loopUnchecked, kernels().loopUnfused), "row_loop", false, n / 256, 256, {&px, &py, &nn, &it});
+  runKernel(state, variant(build, kernels().loop, kernels().loopUnchecked, kernels().loopUnfused, kernels().loopO2), "row_loop", false, n / 256, 256, {&px, &py, &nn, &it});
   state.SetItemsProcessed(state.iterations() * std::int64_t{n} * iterations);
 }
 
@@ -224,10 +234,10 @@ void BM_GemmHostBuild(benchmark::State& state, const GemmSolution& g) {
 
 // One candidate's host build (a fresh source each iteration, so never a cache hit), with the prelude
 // precompiled (the default) and parsed from source: the per-candidate cost the .gch removes.
-void BM_HostBuild(benchmark::State& state, bool precompiled, bool contractFma) {
-  const fs::path dir = scratch() / fmt::format("build-{}-{}", precompiled ? "pch" : "source", contractFma ? "fma" : "nofma");
+void BM_HostBuild(benchmark::State& state, bool precompiled, bool contractFma, const char* optimization) {
+  const fs::path dir = scratch() / fmt::format("build-{}-{}{}", precompiled ? "pch" : "source", contractFma ? "fma" : "nofma", optimization);
   const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs",
-                             SimCompilerOptions{.pchDir = precompiled ? dir / "pch" : fs::path(), .contractFma = contractFma});
+                             SimCompilerOptions{.pchDir = precompiled ? dir / "pch" : fs::path(), .contractFma = contractFma, .optimization = optimization});
   const std::string axpy = std::string(kSource).substr(0, std::string(kSource).find("extern \"C\" __global__ void block_sum"));
   if (!compiler.compile(axpy, {"axpy"}).ok) state.SkipWithError("warm-up build failed");  // builds the .gch and the baseline
   int n = 0;
@@ -278,7 +288,7 @@ int main(int argc, char** argv) {
     benchmark::Initialize(&argc, argv);
     bench::RecordingReporter reporter;
     for (const auto& [suffix, build] : {std::pair{"", Build::standard}, std::pair{"_no_alignment_check", Build::noAlignmentCheck},
-                                        std::pair{"_no_fma_contraction", Build::noFmaContraction}}) {
+                                        std::pair{"_no_fma_contraction", Build::noFmaContraction}, std::pair{"_O2", Build::optimizedO2}}) {
       benchmark::RegisterBenchmark(fmt::format("elementwise_1M{}/host_threads:{}", suffix, hostThreads).c_str(), BM_Elementwise, build)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
@@ -289,9 +299,13 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(fmt::format("shared_reduction_256K/host_threads:{}", hostThreads).c_str(), BM_SharedReduction)->Unit(benchmark::kMillisecond)->UseRealTime();
     benchmark::RegisterBenchmark(fmt::format("warp_shuffle_256K/host_threads:{}", hostThreads).c_str(), BM_WarpShuffle)->Unit(benchmark::kMillisecond)->UseRealTime();
     if (hostThreads == 2) {
-      benchmark::RegisterBenchmark("host_build/precompiled_prelude", BM_HostBuild, true, true)->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
-      benchmark::RegisterBenchmark("host_build/prelude_from_source", BM_HostBuild, false, true)->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
-      benchmark::RegisterBenchmark("host_build/precompiled_prelude_no_fma_contraction", BM_HostBuild, true, false)
+      benchmark::RegisterBenchmark("host_build/precompiled_prelude", BM_HostBuild, true, true, "-O1")->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
+      benchmark::RegisterBenchmark("host_build/prelude_from_source", BM_HostBuild, false, true, "-O1")->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
+      benchmark::RegisterBenchmark("host_build/precompiled_prelude_O2", BM_HostBuild, true, true, "-O2")
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(8)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark("host_build/precompiled_prelude_no_fma_contraction", BM_HostBuild, true, false, "-O1")
           ->Unit(benchmark::kMillisecond)
           ->Iterations(8)
           ->UseRealTime();
@@ -323,6 +337,9 @@ int main(int argc, char** argv) {
       const double suitePch = seconds("suite_end_to_end/jobs:2/precompiled_prelude"), suiteSource = seconds("suite_end_to_end/jobs:2/prelude_from_source");
       fmt::print("{:<40} {:>14} {:>14} {:>8}\n", "side by side", "precompiled", "from source", "ratio");
       if (pch > 0) fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x\n", "one candidate's host build", pch, source, source / pch);
+      if (const double o2 = seconds("host_build/precompiled_prelude_O2"); pch > 0 && o2 > 0) {
+        fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x  (-O1 / -O2)\n", "one candidate's host build", pch, o2, o2 / pch);
+      }
       if (const double unfused = seconds("host_build/precompiled_prelude_no_fma_contraction"); pch > 0 && unfused > 0) {
         fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x  (with / without FMA contraction)\n", "one candidate's host build", pch, unfused, unfused / pch);
       }

@@ -44,7 +44,7 @@ constexpr std::string_view kRejected = "cuset: refused: ";
 // the launch as the GPU would; FMA contraction because NVRTC contracts. The precompiled prelude is
 // built with exactly these.
 std::vector<std::string> codeFlags(const SimCompilerOptions& options) {
-  std::vector<std::string> flags = {"-std=c++20", "-O1", "-fPIC", "-w", "-fno-strict-aliasing", "-fno-math-errno"};
+  std::vector<std::string> flags = {"-std=c++20", options.optimization, "-fPIC", "-w", "-fno-strict-aliasing", "-fno-math-errno"};
   if (options.alignmentCheck) flags.insert(flags.end(), {"-fsanitize=alignment", "-fno-sanitize-recover=alignment"});
   // GCC fuses only from -fexpensive-optimizations (on at -O2, off at -O1) and only with FMA enabled.
   if (options.contractFma && __builtin_cpu_supports("fma")) flags.insert(flags.end(), {"-mfma", "-ffp-contract=fast", "-fexpensive-optimizations"});

@@ -47,6 +47,9 @@ struct SimCompilerOptions {
   // a*b+c fused into one FMA, as NVRTC does by default (--fmad=true), where this CPU has FMA: results
   // that a tolerance judges round as the GPU's do. Off only to measure the difference.
   bool contractFma = true;
+  // The host compiler's optimisation level: -O1 builds fastest for the suite's small sizes end to end
+  // (docs/benchmarks.md); other levels only to measure that.
+  std::string optimization = "-O1";
   // defaultCacheDir()/sim-pch
   static std::filesystem::path defaultPreludePchDir();
 };
