@@ -89,7 +89,7 @@ fi
 # judged on this GPU and on the simulator side by side: the first run on a GPU measures agreement.
 log "agreement corpus: cuda and sim"
 for backend in cuda sim; do
-  timeout 150 "$cuset" eval --backend "$backend" --sizes small --trials 2 --max-timing-seconds 0.2 --jobs 4 \
+  timeout 90 "$cuset" eval --backend "$backend" --sizes small --trials 2 --max-timing-seconds 0.2 --jobs 4 \
     --candidates tests/agreement --out "$out/agree-$backend" --seed 17 -q > "$out/agree-$backend.log" 2>&1
   log "agreement $backend exit $?"
 done
