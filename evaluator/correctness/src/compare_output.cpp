@@ -32,6 +32,7 @@ OutputComparison compareOutput(const std::string& name, const HostTensor& got, c
       if (!exact && allowed > 0.0) c.toleranceUse = std::max(c.toleranceUse, err / allowed);
     }
     if (!ok) {
+      if (!std::isfinite(g) || !std::isfinite(w)) ++c.nonFiniteMismatches;
       if (c.mismatches == 0) {
         c.firstMismatch = i;
         c.firstGot = g;

@@ -12,6 +12,9 @@ struct OutputComparison {
   std::string output;
   std::int64_t elements = 0;
   std::int64_t mismatches = 0;
+  // Mismatches where got or want is NaN or Inf: the error maxima below are over finite pairs only, so
+  // without this count an output of infinities would read "max abs err 0".
+  std::int64_t nonFiniteMismatches = 0;
   double maxAbsError = 0.0;
   double maxRelError = 0.0;  // over elements with want != 0
   std::int64_t firstMismatch = -1;
