@@ -29,13 +29,13 @@ class SandboxWorker {
                       {"host_threads", limits_.hostThreads},
                       {"stack_bytes", limits_.stackBytes},
                       {"timeout_ms", limits_.timeout.count()},
-                      {"slow_limit_ms", slowLimit().count()},
+                      {"slow_limit_ms", limits_.effectiveSlowLimit().count()},
                       {"launches", launchesToJson(job.launches, *job.layout)},
                       {"fences", detail::fencesToJson(*job.layout)}};
     request.payload = std::move(job.region);
     SimJobResult result;
     // The worker enforces the job's time limit itself; this outer limit only catches a stuck worker.
-    auto reply = process_.call(request, std::chrono::steady_clock::now() + slowLimit() + std::chrono::seconds(30));
+    auto reply = process_.call(request, std::chrono::steady_clock::now() + limits_.effectiveSlowLimit() + std::chrono::seconds(30));
     job.region = std::move(request.payload);  // the region's storage, for the reply's bytes
     if (!reply) {
       result.message = "sandbox " + reply.error();
@@ -49,8 +49,6 @@ class SandboxWorker {
   }
 
  private:
-  std::chrono::milliseconds slowLimit() const { return limits_.slowLimit.count() > 0 ? limits_.slowLimit : 4 * limits_.timeout; }
-
   SandboxLimits limits_;
   WorkerProcess process_;
 };

@@ -71,7 +71,7 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
   for (int layout = 0; layout < 2; ++layout) {
     libraryCalls[layout].resize(segments.size());
     for (std::size_t i = 0; i < segments.size(); ++i) {
-      if (segments[i].library) libraryCalls[layout][i] = libraryCallToJson(*segments[i].library, layouts.of(2 * layout));
+      if (segments[i].library) libraryCalls[layout][i] = libraryCallToJson(*segments[i].library, layouts.at(layout));
     }
   }
   result.timingKind = "cpu_simulator";

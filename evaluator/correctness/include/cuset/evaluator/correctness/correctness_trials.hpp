@@ -40,7 +40,8 @@ struct TrialLayouts {
   TrialLayouts(const RegionLayout& every) : first(&every), second(&every) {}  // NOLINT(google-explicit-constructor)
   TrialLayouts(const RegionLayout& firstPair, const RegionLayout& secondPair) : first(&firstPair), second(&secondPair) {}
   static int index(int trial) { return (trial / 2) % 2; }
-  const RegionLayout& of(int trial) const { return index(trial) == 0 ? *first : *second; }
+  const RegionLayout& at(int index) const { return index == 0 ? *first : *second; }
+  const RegionLayout& of(int trial) const { return at(index(trial)); }
 
   const RegionLayout* first;
   const RegionLayout* second;

@@ -31,12 +31,14 @@ namespace cuset {
 struct SandboxLimits {
   std::chrono::milliseconds timeout{10000};  // wall time of one job (all launches of one trial)
   // A job still finishing blocks at `timeout` runs on up to this, then is too slow to simulate
-  // (`unsupported`) rather than hung (`timeout`); 0: 4 x timeout.
+  // (`unsupported`) rather than hung (`timeout`); 0: 4 x timeout (effectiveSlowLimit()).
   std::chrono::milliseconds slowLimit{0};
   std::size_t memoryBytes = 0;               // RLIMIT_AS of the worker and its children; 0: defaultSandboxMemory()
   int hostThreads = 1;                       // simulator host threads per job
   std::size_t stackBytes = 256 * 1024;       // per simulated CUDA thread (fiber)
   bool sharedPayload = true;                 // regions through a shared memory file, not the pipe
+
+  std::chrono::milliseconds effectiveSlowLimit() const { return slowLimit.count() > 0 ? slowLimit : 4 * timeout; }
 };
 
 struct SimJob {
