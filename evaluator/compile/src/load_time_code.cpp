@@ -1,49 +1,19 @@
 #include "cuset/evaluator/compile/load_time_code.hpp"
 
-#include <elf.h>
-
-#include <cstring>
+#include <algorithm>
 #include <string_view>
 #include <vector>
 
+#include "elf_image.hpp"
+
 namespace cuset {
-namespace {
-
-template <class T>
-bool readAt(std::span<const std::byte> image, std::uint64_t offset, T& out) {
-  if (offset > image.size() || image.size() - offset < sizeof(T)) return false;
-  std::memcpy(&out, image.data() + offset, sizeof(T));
-  return true;
-}
-
-bool inside(std::span<const std::byte> image, const Elf64_Shdr& s) {
-  return s.sh_type == SHT_NOBITS || (s.sh_offset <= image.size() && image.size() - s.sh_offset >= s.sh_size);
-}
-
-}  // namespace
 
 Expected<LoadTimeCode> inspectLoadTimeCode(std::span<const std::byte> image) {
-  Elf64_Ehdr header{};
-  if (!readAt(image, 0, header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) {
-    return Unexpected{"not a 64-bit ELF image"};
-  }
-  if (header.e_shentsize != sizeof(Elf64_Shdr)) return Unexpected{"unexpected ELF section header size"};
-  std::vector<Elf64_Shdr> sections(header.e_shnum);
-  for (std::uint16_t i = 0; i < header.e_shnum; ++i) {
-    if (!readAt(image, header.e_shoff + std::uint64_t{i} * sizeof(Elf64_Shdr), sections[i]) || !inside(image, sections[i])) {
-      return Unexpected{"ELF section table is truncated"};
-    }
-  }
-  if (header.e_shstrndx >= sections.size()) return Unexpected{"ELF section names are missing"};
-  const Elf64_Shdr& names = sections[header.e_shstrndx];
-  auto nameOf = [&](const Elf64_Shdr& s) -> std::string_view {
-    if (s.sh_name >= names.sh_size) return {};
-    const char* begin = reinterpret_cast<const char*>(image.data() + names.sh_offset + s.sh_name);
-    return {begin, strnlen(begin, names.sh_size - s.sh_name)};
-  };
+  auto elf = detail::ElfImage::parse(image);
+  if (!elf) return Unexpected{elf.error()};
   LoadTimeCode code;
-  for (const auto& s : sections) {
-    const std::string_view name = nameOf(s);
+  for (const auto& s : elf->sections()) {
+    const std::string_view name = elf->sectionName(s);
     if (name == ".init_array" || s.sh_type == SHT_INIT_ARRAY) code.initArrayBytes += s.sh_size;
     if (name == ".preinit_array" || s.sh_type == SHT_PREINIT_ARRAY) code.preinitArrayBytes += s.sh_size;
     if (name == ".ctors") code.ctorsBytes += s.sh_size;
@@ -51,14 +21,14 @@ Expected<LoadTimeCode> inspectLoadTimeCode(std::span<const std::byte> image) {
     if (s.sh_type == SHT_SYMTAB || s.sh_type == SHT_DYNSYM) {
       for (std::uint64_t off = 0; s.sh_entsize && off + sizeof(Elf64_Sym) <= s.sh_size; off += s.sh_entsize) {
         Elf64_Sym sym{};
-        if (!readAt(image, s.sh_offset + off, sym)) return Unexpected{"ELF symbol table is truncated"};
+        if (!elf->readAt(s.sh_offset + off, sym)) return Unexpected{"ELF symbol table is truncated"};
         if (ELF64_ST_TYPE(sym.st_info) == STT_GNU_IFUNC) ++code.ifuncSymbols;
       }
     }
     if (s.sh_type == SHT_RELA) {
       for (std::uint64_t off = 0; s.sh_entsize && off + sizeof(Elf64_Rela) <= s.sh_size; off += s.sh_entsize) {
         Elf64_Rela rel{};
-        if (!readAt(image, s.sh_offset + off, rel)) return Unexpected{"ELF relocations are truncated"};
+        if (!elf->readAt(s.sh_offset + off, rel)) return Unexpected{"ELF relocations are truncated"};
         if (ELF64_R_TYPE(rel.r_info) == R_X86_64_IRELATIVE) ++code.irelativeRelocations;
       }
     }
@@ -66,7 +36,7 @@ Expected<LoadTimeCode> inspectLoadTimeCode(std::span<const std::byte> image) {
       // The loader follows the dynamic section, not the section names: count its sizes too.
       for (std::uint64_t off = 0; off + sizeof(Elf64_Dyn) <= s.sh_size; off += sizeof(Elf64_Dyn)) {
         Elf64_Dyn dyn{};
-        if (!readAt(image, s.sh_offset + off, dyn)) return Unexpected{"ELF dynamic section is truncated"};
+        if (!elf->readAt(s.sh_offset + off, dyn)) return Unexpected{"ELF dynamic section is truncated"};
         if (dyn.d_tag == DT_NULL) break;
         if (dyn.d_tag == DT_INIT_ARRAYSZ) code.initArrayBytes = std::max<std::size_t>(code.initArrayBytes, dyn.d_un.d_val);
         if (dyn.d_tag == DT_PREINIT_ARRAYSZ) code.preinitArrayBytes = std::max<std::size_t>(code.preinitArrayBytes, dyn.d_un.d_val);

@@ -15,6 +15,7 @@
 #include "cuset/common/subprocess.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/evaluator/compile/cubin_symbols.hpp"
+#include "cuset/evaluator/compile/dynamic_symbols.hpp"
 #include "cuset/evaluator/compile/load_time_code.hpp"
 #include "cuset/evaluator/compile/sim_inline_ptx.hpp"
 #include "prelude_pch.hpp"
@@ -53,6 +54,9 @@ std::vector<std::string> codeFlags(const SimCompilerOptions& options) {
 // The default libraries without the sanitizer's runtime, which the compiler driver would add for
 // -fsanitize (libcuset_sim handles the checks, and the sandbox lets the library load nothing else).
 const std::vector<std::string> kLinkLibraries = {"-nodefaultlibs", "-lstdc++", "-lm", "-lgcc_s", "-lgcc", "-lc"};
+// The shared ones by soname prefix, as libcuset_sim.so names them in DT_NEEDED: the loader finds them
+// through it when a candidate's library was linked against libcuset_sim.so alone.
+const std::vector<std::string_view> kRuntimeSonames = {"libstdc++.so.", "libm.so.", "libgcc_s.so.", "libc.so."};
 
 // GNU gold where binutils has it: it links a candidate library in ~55 ms where ld.bfd takes ~90, a
 // sixth of a whole host build (bench_sim host_build).
@@ -67,6 +71,12 @@ std::optional<std::string> fasterLinker() {
     return std::nullopt;
   }();
   return flag;
+}
+
+// Whether every reference the library leaves for the loader is to a symbol in `linkable`.
+bool resolvesAtLoad(const fs::path& library, const std::unordered_set<std::string>& linkable) {
+  const auto symbols = readDynamicSymbols(readBinaryFile(library));
+  return symbols && std::all_of(symbols->undefined.begin(), symbols->undefined.end(), [&](const std::string& s) { return linkable.contains(s); });
 }
 
 using detail::braceDepthAt;
@@ -175,7 +185,34 @@ fs::path SimCompiler::preludePchDir() const {
   return pchInclude_;
 }
 
-std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const fs::path& output) const {
+const std::unordered_set<std::string>* SimCompiler::linkableSymbols() const {
+  std::call_once(linkableOnce_, [&] {
+    auto defined = [&](const fs::path& library) -> std::optional<DynamicSymbols> {
+      std::error_code ec;
+      if (!fs::is_regular_file(library, ec)) return std::nullopt;
+      auto symbols = readDynamicSymbols(readBinaryFile(library));
+      if (!symbols) return std::nullopt;
+      linkable_.insert(symbols->defined.begin(), symbols->defined.end());
+      return std::move(*symbols);
+    };
+    const auto sim = defined(toolchain_.simLibraryDir / "libcuset_sim.so");
+    if (!sim) return;
+    std::size_t runtimes = 0;
+    for (const std::string& soname : sim->needed) {
+      if (std::none_of(kRuntimeSonames.begin(), kRuntimeSonames.end(), [&](std::string_view p) { return soname.starts_with(p); })) continue;
+      // Where the compiler's linker would find it (the answer is the bare name when it would not).
+      const SubprocessResult r = runSubprocess({toolchain_.compiler.string(), "-print-file-name=" + soname}, options_.timeout);
+      std::string path = r.output;
+      while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
+      if (!r.ok() || !fs::path(path).is_absolute() || !defined(path)) return;
+      ++runtimes;
+    }
+    linkableKnown_ = runtimes == kRuntimeSonames.size();
+  });
+  return linkableKnown_ ? &linkable_ : nullptr;
+}
+
+std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const fs::path& output, Link link) const {
   std::vector<std::string> argv = {toolchain_.compiler.string()};
   const std::vector<std::string> flags = codeFlags(options_);
   argv.insert(argv.end(), flags.begin(), flags.end());
@@ -186,10 +223,14 @@ std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const
   argv.insert(argv.end(), {"-I" + toolchain_.simInclude.string(), "-I" + toolchain_.cudaInclude.string()});
   // libcu++ (`cuda/std/...`) is host code too; CUDA 13 keeps it under include/cccl.
   if (fs::exists(toolchain_.cudaInclude / "cccl" / "cuda" / "std")) argv.push_back("-I" + (toolchain_.cudaInclude / "cccl").string());
-  argv.insert(argv.end(), {source.string(), "-o",
-                           output.string(), "-L" + toolchain_.simLibraryDir.string(), "-lcuset_sim",
-                           "-Wl,-rpath," + toolchain_.simLibraryDir.string(), "-Wl,--no-undefined"});
-  argv.insert(argv.end(), kLinkLibraries.begin(), kLinkLibraries.end());
+  argv.insert(argv.end(), {source.string(), "-o", output.string(), "-L" + toolchain_.simLibraryDir.string(), "-lcuset_sim",
+                           "-Wl,-rpath," + toolchain_.simLibraryDir.string()});
+  if (link == Link::full) {
+    argv.push_back("-Wl,--no-undefined");
+    argv.insert(argv.end(), kLinkLibraries.begin(), kLinkLibraries.end());
+  } else {
+    argv.insert(argv.end(), {"-nodefaultlibs", "-lgcc"});  // libgcc is static: its helpers (__popcountdi2) go into the library
+  }
   return argv;
 }
 
@@ -235,9 +276,14 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
   // (a dataset repeats kernels), and each must link into its own file before the rename.
   static std::atomic<std::uint64_t> builds{0};
   const fs::path temporary = cacheDir_ / fmt::format("{}.{}.{}.tmp.so", key, ::getpid(), builds.fetch_add(1));
-  const std::vector<std::string> argv = buildCommand(source_path, temporary);
+  const std::unordered_set<std::string>* linkable = linkableSymbols();
+  SubprocessResult r = runSubprocess(buildCommand(source_path, temporary, linkable ? Link::runtimeChecked : Link::full), options_.timeout);
   out.precompiledPrelude = !pchInclude_.empty();
-  const SubprocessResult r = runSubprocess(argv, options_.timeout);
+  if (r.ok() && linkable && !resolvesAtLoad(temporary, *linkable)) {
+    // Something the loader would not find: the full link either takes it from a static part of the
+    // runtimes (libc_nonshared.a's atexit) or reports it as the linker does.
+    r = runSubprocess(buildCommand(source_path, temporary, Link::full), options_.timeout);
+  }
   out.log = r.output;
   if (r.timedOut) out.log += fmt::format("\nhost compiler timed out after {} s", options_.timeout.count() / 1000);
   std::string atLoad;

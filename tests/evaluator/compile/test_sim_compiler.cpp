@@ -1,12 +1,16 @@
 // The sim backend's host build and its precompiled prelude.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 #include <vector>
 
+#include "cuset/common/file_util.hpp"
 #include "cuset/common/subprocess.hpp"
+#include "cuset/evaluator/compile/dynamic_symbols.hpp"
 #include "cuset/evaluator/compile/sim_compiler.hpp"
 #include "test_util.hpp"
 
@@ -94,6 +98,62 @@ TEST(SimCompiler, WithoutAPrecompiledPreludeItStillBuilds) {
   EXPECT_TRUE(out.ok) << out.log;
   EXPECT_FALSE(out.precompiledPrelude);
   EXPECT_TRUE(compiler.preludePchDir().empty());
+}
+
+bool contains(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+TEST(SimCompiler, TheLibraryIsLinkedAgainstLibcusetSimAloneAndTheLoaderFindsTheRuntimes) {
+  test::TempDir dir;
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = dir / "pch"});
+  ASSERT_NE(compiler.linkableSymbols(), nullptr) << "libcuset_sim.so or its runtimes could not be read";
+  const SimCompileOutput out = compiler.compile(
+      "extern \"C\" __global__ void k(const float* x, float* y) { y[threadIdx.x] = expf(x[threadIdx.x]); }\n", {"k"});
+  ASSERT_TRUE(out.ok) << out.log;
+  const auto symbols = readDynamicSymbols(readBinaryFile(out.library));
+  ASSERT_TRUE(symbols) << symbols.error();
+  EXPECT_TRUE(contains(symbols->defined, "cuset_sim_kernels"));
+  EXPECT_TRUE(contains(symbols->needed, "libcuset_sim.so"));
+  EXPECT_FALSE(contains(symbols->needed, "libm.so.6")) << "linked against libm: the runtime-checked link was not taken";
+  // expf (libm) and the static table's guard (libstdc++) are left to the loader, which finds them
+  // through libcuset_sim.so's own dependencies.
+  ASSERT_TRUE(contains(symbols->undefined, "expf"));
+  EXPECT_TRUE(compiler.linkableSymbols()->contains("expf"));
+  EXPECT_TRUE(compiler.linkableSymbols()->contains("__cxa_guard_acquire"));
+  EXPECT_FALSE(compiler.linkableSymbols()->contains("cuset_no_such_symbol"));
+}
+
+TEST(SimCompiler, ASymbolNoLibraryDefinesIsStillTheLinkersError) {
+  test::TempDir dir;
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = dir / "pch"});
+  const SimCompileOutput out = compiler.compile(
+      "extern \"C\" void cuset_defined_nowhere(float*);\n"
+      "extern \"C\" __global__ void k(float* y) { cuset_defined_nowhere(y); }\n", {"k"});
+  EXPECT_FALSE(out.ok);
+  EXPECT_NE(out.log.find("undefined reference to 'cuset_defined_nowhere'"), std::string::npos) << out.log;
+}
+
+TEST(SimCompiler, WhatOnlyAStaticPartOfTheRuntimesDefinesStillLinks) {
+  // atexit lives in libc_nonshared.a, not in libc.so.6: the check sends this build to the full link.
+  test::TempDir dir;
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = dir / "pch"});
+  const SimCompileOutput out = compiler.compile(
+      "static void bye() {}\nextern \"C\" __global__ void k(int* y) { y[0] = atexit(bye); }\n", {"k"});
+  ASSERT_TRUE(out.ok) << out.log;
+  const auto symbols = readDynamicSymbols(readBinaryFile(out.library));
+  ASSERT_TRUE(symbols) << symbols.error();
+  EXPECT_FALSE(contains(symbols->undefined, "atexit"));
+}
+
+TEST(DynamicSymbols, ACorruptImageIsAnError) {
+  std::vector<std::byte> image(64, std::byte{0});
+  EXPECT_FALSE(readDynamicSymbols(image));
+  std::memcpy(image.data(), "\x7f" "ELF\x02", 5);
+  image[58] = std::byte{64};  // e_shentsize right, but the section table lies past the end
+  image[60] = std::byte{3};
+  image[40] = std::byte{0xff};
+  EXPECT_FALSE(readDynamicSymbols(image));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "cuset/evaluator/compile/load_time_code.hpp"
@@ -62,9 +63,19 @@ class SimCompiler {
   // load_time_code.hpp) is refused: that code would run in the loader, before the kernel.
   SimCompileOutput compile(std::string_view source, const std::vector<std::string>& kernelNames) const;
 
+  // How a candidate's library is linked. `runtimeChecked`: against libcuset_sim.so alone, with the
+  // references it leaves checked against the symbols the loader will find (linkableSymbols); `full`:
+  // also against the C and C++ runtimes, with the linker refusing anything undefined. Both give the
+  // same library to the loader; the first skips reading the runtimes (a sixth of a host build).
+  enum class Link { runtimeChecked, full };
   // The host compiler's command line for one translation unit (with the precompiled prelude once it
   // exists); exposed so tests can check the prelude really is taken precompiled.
-  std::vector<std::string> buildCommand(const std::filesystem::path& source, const std::filesystem::path& output) const;
+  std::vector<std::string> buildCommand(const std::filesystem::path& source, const std::filesystem::path& output,
+                                        Link link = Link::full) const;
+  // The symbols a candidate's library may leave for the loader: what libcuset_sim.so and the runtimes
+  // it depends on (libstdc++, libm, libgcc_s, libc) define. Null when they cannot be read, in which
+  // case every build links fully.
+  const std::unordered_set<std::string>* linkableSymbols() const;
   // The precompiled prelude's include folder, built on first use; empty when unavailable.
   std::filesystem::path preludePchDir() const;
 
@@ -79,6 +90,9 @@ class SimCompiler {
   std::string headersDigest_;  // of the simulator's headers, part of every cache key
   mutable std::once_flag baselineOnce_;
   mutable LoadTimeCode baseline_;
+  mutable std::once_flag linkableOnce_;
+  mutable std::unordered_set<std::string> linkable_;
+  mutable bool linkableKnown_ = false;
   mutable std::once_flag pchOnce_;
   mutable std::filesystem::path pchInclude_;  // empty: no precompiled prelude
 };
