@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "cuset/common/file_util.hpp"
@@ -248,11 +249,12 @@ void BM_HostBuild(benchmark::State& state, bool precompiled, Build build) {
 
 // The bundled suite on the sim backend, cold caches, two jobs: what `cuset eval --backend sim
 // --candidates problems` costs on a fresh machine.
-void BM_SuiteEndToEnd(benchmark::State& state, bool precompiled) {
+void BM_SuiteEndToEnd(benchmark::State& state, bool precompiled, Build build) {
   std::size_t candidates = 0;
   int round = 0;
   double seconds = 0.0;
-  const std::string variant = precompiled ? "pch" : "source";
+  const std::string variant = fmt::format("{}-{}", precompiled ? "pch" : "source", static_cast<int>(build));
+  const SimCompilerOptions options = optionsFor(build, {});
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     EvalConfig c;
@@ -262,6 +264,9 @@ void BM_SuiteEndToEnd(benchmark::State& state, bool precompiled) {
     c.cacheDir = scratch() / fmt::format("cache-{}-{}", variant, round++);
     c.backend = BackendKind::sim;
     c.precompiledPrelude = precompiled;
+    c.simAlignmentCheck = options.alignmentCheck;
+    c.simContractFma = options.contractFma;
+    c.simOptimization = options.optimization;
     c.jobs = 2;
     c.showProgress = false;
     const EvalRunSummary s = runEvaluation(c);
@@ -308,8 +313,16 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kMillisecond)
           ->Iterations(8)
           ->UseRealTime();
-      benchmark::RegisterBenchmark("suite_end_to_end/jobs:2/precompiled_prelude", BM_SuiteEndToEnd, true)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
-      benchmark::RegisterBenchmark("suite_end_to_end/jobs:2/prelude_from_source", BM_SuiteEndToEnd, false)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+      for (const auto& [name, precompiled, build] : {std::tuple{"precompiled_prelude", true, Build::standard},
+                                                     std::tuple{"prelude_from_source", false, Build::standard},
+                                                     std::tuple{"precompiled_prelude_no_alignment_check", true, Build::noAlignmentCheck},
+                                                     std::tuple{"precompiled_prelude_no_fma_contraction", true, Build::noFmaContraction},
+                                                     std::tuple{"precompiled_prelude_O2", true, Build::optimizedO2}}) {
+        benchmark::RegisterBenchmark(fmt::format("suite_end_to_end/jobs:2/{}", name).c_str(), BM_SuiteEndToEnd, precompiled, build)
+            ->Unit(benchmark::kSecond)
+            ->Iterations(1)
+            ->UseRealTime();
+      }
       for (const GemmSolution& g : kGemms) {
         benchmark::RegisterBenchmark(fmt::format("gemm_128/{}", g.label).c_str(), BM_Gemm, g)->Unit(benchmark::kMillisecond)->UseRealTime();
         benchmark::RegisterBenchmark(fmt::format("gemm_host_build/{}", g.label).c_str(), BM_GemmHostBuild, g)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
@@ -332,8 +345,8 @@ int main(int argc, char** argv) {
         }
         return 0.0;
       };
-      const double pch = seconds("host_build/precompiled_prelude"), source = seconds("host_build/prelude_from_source");
-      const double suitePch = seconds("suite_end_to_end/jobs:2/precompiled_prelude"), suiteSource = seconds("suite_end_to_end/jobs:2/prelude_from_source");
+      const double pch = seconds("host_build/precompiled_prelude/"), source = seconds("host_build/prelude_from_source");
+      const double suitePch = seconds("suite_end_to_end/jobs:2/precompiled_prelude/"), suiteSource = seconds("suite_end_to_end/jobs:2/prelude_from_source");
       fmt::print("{:<40} {:>14} {:>14} {:>8}\n", "side by side", "precompiled", "from source", "ratio");
       if (pch > 0) fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x\n", "one candidate's host build", pch, source, source / pch);
       if (const double o2 = seconds("host_build/precompiled_prelude_O2"); pch > 0 && o2 > 0) {
@@ -343,6 +356,12 @@ int main(int argc, char** argv) {
         fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x  (with / without FMA contraction)\n", "one candidate's host build", pch, unfused, unfused / pch);
       }
       if (suitePch > 0) fmt::print("{:<40} {:>12.1f} s {:>12.1f} s {:>7.2f}x\n", "bundled suite, cold caches", suitePch, suiteSource, suiteSource / suitePch);
+      for (const auto& [suffix, label] : {std::pair{"_O2", "(-O1 / -O2)"}, std::pair{"_no_alignment_check", "(with / without alignment check)"},
+                                          std::pair{"_no_fma_contraction", "(with / without FMA contraction)"}}) {
+        if (const double other = seconds(fmt::format("suite_end_to_end/jobs:2/precompiled_prelude{}", suffix)); suitePch > 0 && other > 0) {
+          fmt::print("{:<40} {:>12.1f} s {:>12.1f} s {:>7.2f}x  {}\n", "bundled suite, cold caches", suitePch, other, other / suitePch, label);
+        }
+      }
       const double scalar = seconds("gemm_128/scalar_tiles_fp32");
       fmt::print("\n{:<40} {:>10} {:>20} {:>14} {:>12} {:>14}\n", "GEMM 128x128x128 on the simulator", "ms/launch", "simulated threads/s",
                  "sim GFLOP/s", "vs scalar", "host build ms");

@@ -52,7 +52,12 @@ struct EvalConfig {
   bool includeDefective = false;        // reports count problems flagged defective (`defect:`) in the metrics
   // sim backend
   SandboxLimits sandbox;                // per-job time limit, memory, host threads, stack size
-  bool precompiledPrelude = true;       // false: every host build parses the prelude (for measuring)
+  // The host build's variants, for measuring only (bench_sim runs the suite with each): false parses
+  // the prelude in every build; no alignment check; no FMA contraction; another level than -O1.
+  bool precompiledPrelude = true;
+  bool simAlignmentCheck = true;
+  bool simContractFma = true;
+  std::string simOptimization = "-O1";
   // cuda backend
   CudaOptions cuda;
   std::vector<int> devices;             // GPU ordinals, one worker each; empty: every visible GPU
