@@ -2,7 +2,7 @@
 // A shared library's dynamic linking interface, read from its ELF file: the symbols it defines for
 // others, the ones it needs from them, and the libraries it names. The simulator links a candidate's
 // library against libcuset_sim.so alone and checks what the library still needs against what the
-// loader will find (sim_link_check.cpp), which saves reading the C and C++ runtimes on every link.
+// loader will find (SimCompiler::linkableSymbols), which saves reading the C and C++ runtimes on every link.
 #include <cstddef>
 #include <span>
 #include <string>
