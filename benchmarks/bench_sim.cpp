@@ -76,13 +76,15 @@ extern "C" __global__ void row_loop(const float* x, float* y, int n, int iterati
 // that make its verdicts the GPU's, and at -O2.
 enum class Build { standard, noAlignmentCheck, noFmaContraction, optimizedO2 };
 
-SimCompilerOptions optionsFor(Build build, const fs::path& pchDir) {
-  SimCompilerOptions o{.pchDir = pchDir};
-  if (build == Build::noAlignmentCheck) o.alignmentCheck = false;
-  if (build == Build::noFmaContraction) o.contractFma = false;
-  if (build == Build::optimizedO2) o.optimization = "-O2";
-  return o;
+SimCodegen codegenFor(Build build) {
+  SimCodegen c;
+  if (build == Build::noAlignmentCheck) c.alignmentCheck = false;
+  if (build == Build::noFmaContraction) c.contractFma = false;
+  if (build == Build::optimizedO2) c.optimization = "-O2";
+  return c;
 }
+
+SimCompilerOptions optionsFor(Build build, const fs::path& pchDir) { return SimCompilerOptions{.pchDir = pchDir, .codegen = codegenFor(build)}; }
 
 // The elementwise and loop kernels, built as one variant.
 struct VariantKernels {
@@ -254,7 +256,6 @@ void BM_SuiteEndToEnd(benchmark::State& state, bool precompiled, Build build) {
   int round = 0;
   double seconds = 0.0;
   const std::string variant = fmt::format("{}-{}", precompiled ? "pch" : "source", static_cast<int>(build));
-  const SimCompilerOptions options = optionsFor(build, {});
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     EvalConfig c;
@@ -264,9 +265,7 @@ void BM_SuiteEndToEnd(benchmark::State& state, bool precompiled, Build build) {
     c.cacheDir = scratch() / fmt::format("cache-{}-{}", variant, round++);
     c.backend = BackendKind::sim;
     c.precompiledPrelude = precompiled;
-    c.simAlignmentCheck = options.alignmentCheck;
-    c.simContractFma = options.contractFma;
-    c.simOptimization = options.optimization;
+    c.simCodegen = codegenFor(build);
     c.jobs = 2;
     c.showProgress = false;
     const EvalRunSummary s = runEvaluation(c);

@@ -44,7 +44,7 @@ constexpr std::string_view kRejected = "cuset: refused: ";
 // that an x86 CPU performs: the check calls libcuset_sim's handler (alignment_check.cpp), which ends
 // the launch as the GPU would; FMA contraction because NVRTC contracts. The precompiled prelude is
 // built with exactly these.
-std::vector<std::string> codeFlags(const SimCompilerOptions& options) {
+std::vector<std::string> codeFlags(const SimCodegen& options) {
   std::vector<std::string> flags = {"-std=c++20", options.optimization, "-fPIC", "-w", "-fno-strict-aliasing", "-fno-math-errno"};
   if (options.alignmentCheck) flags.insert(flags.end(), {"-fsanitize=alignment", "-fno-sanitize-recover=alignment"});
   // GCC fuses only from -fexpensive-optimizations (on at -O2, off at -O1) and only with FMA enabled.
@@ -176,7 +176,7 @@ fs::path SimCompiler::preludePchDir() const {
   std::call_once(pchOnce_, [&] {
     if (options_.pchDir.empty()) return;
     std::string whyNot;
-    if (auto pch = detail::ensurePreludePch(toolchain_, codeFlags(options_), options_.pchDir, options_.timeout, whyNot)) {
+    if (auto pch = detail::ensurePreludePch(toolchain_, codeFlags(options_.codegen), options_.pchDir, options_.timeout, whyNot)) {
       pchInclude_ = pch->includeDir;
     } else {
       log::warn("simulator builds will parse the prelude from source (slower): {}", whyNot);
@@ -187,15 +187,16 @@ fs::path SimCompiler::preludePchDir() const {
 
 const std::unordered_set<std::string>* SimCompiler::linkableSymbols() const {
   std::call_once(linkableOnce_, [&] {
-    auto defined = [&](const fs::path& library) -> std::optional<DynamicSymbols> {
+    std::unordered_set<std::string> symbols;
+    auto read = [&](const fs::path& library) -> std::optional<DynamicSymbols> {
       std::error_code ec;
       if (!fs::is_regular_file(library, ec)) return std::nullopt;
-      auto symbols = readDynamicSymbols(readBinaryFile(library));
-      if (!symbols) return std::nullopt;
-      linkable_.insert(symbols->defined.begin(), symbols->defined.end());
-      return std::move(*symbols);
+      auto dynamic = readDynamicSymbols(readBinaryFile(library));
+      if (!dynamic) return std::nullopt;
+      symbols.insert(dynamic->defined.begin(), dynamic->defined.end());
+      return std::move(*dynamic);
     };
-    const auto sim = defined(toolchain_.simLibraryDir / "libcuset_sim.so");
+    const auto sim = read(toolchain_.simLibraryDir / "libcuset_sim.so");
     if (!sim) return;
     std::size_t runtimes = 0;
     for (const std::string& soname : sim->needed) {
@@ -204,17 +205,17 @@ const std::unordered_set<std::string>* SimCompiler::linkableSymbols() const {
       const SubprocessResult r = runSubprocess({toolchain_.compiler.string(), "-print-file-name=" + soname}, options_.timeout);
       std::string path = r.output;
       while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
-      if (!r.ok() || !fs::path(path).is_absolute() || !defined(path)) return;
+      if (!r.ok() || !fs::path(path).is_absolute() || !read(path)) return;
       ++runtimes;
     }
-    linkableKnown_ = runtimes == kRuntimeSonames.size();
+    if (runtimes == kRuntimeSonames.size()) linkable_ = std::move(symbols);
   });
-  return linkableKnown_ ? &linkable_ : nullptr;
+  return linkable_ ? &*linkable_ : nullptr;
 }
 
 std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const fs::path& output, Link link) const {
   std::vector<std::string> argv = {toolchain_.compiler.string()};
-  const std::vector<std::string> flags = codeFlags(options_);
+  const std::vector<std::string> flags = codeFlags(options_.codegen);
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("-shared");
   if (const auto linker = fasterLinker()) argv.push_back(*linker);
@@ -255,7 +256,7 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
 
   ContentHasher h;
   h.add("cuset-sim-v2").add(toolchain_.compiler.string()).add(tu).add(headersDigest_);
-  for (const auto& flag : codeFlags(options_)) h.add(flag);
+  for (const auto& flag : codeFlags(options_.codegen)) h.add(flag);
   const std::string key = h.digest().hex();
   const fs::path library = cacheDir_ / (key + ".so");
   const fs::path failure = cacheDir_ / (key + ".log");

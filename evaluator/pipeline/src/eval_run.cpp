@@ -101,9 +101,7 @@ EvalHarness::EvalHarness(const EvalConfig& config, const BackendChoice& backend)
     if (!config.useCache) libraries = uncachedLibraries.emplace(cacheRoot(config) / "sim-uncached").path();
     simCompiler = std::make_unique<SimCompiler>(SimToolchain::fromBuild(), libraries,
                                                 SimCompilerOptions{.pchDir = config.precompiledPrelude ? cacheRoot(config) / "sim-pch" : fs::path(),
-                                                                   .alignmentCheck = config.simAlignmentCheck,
-                                                                   .contractFma = config.simContractFma,
-                                                                   .optimization = config.simOptimization});
+                                                                   .codegen = config.simCodegen});
     sandbox = std::make_unique<SandboxPool>(jobs, config.sandbox);
   }
   sizeSet = !config.sizeSet.empty() ? config.sizeSet : backend.kind == BackendKind::cuda ? "full" : "small";

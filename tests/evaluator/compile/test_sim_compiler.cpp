@@ -104,6 +104,13 @@ bool contains(const std::vector<std::string>& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+// The dynamic symbols of a build's library; an unreadable library fails the test.
+DynamicSymbols librarySymbols(const SimCompileOutput& out) {
+  auto symbols = readDynamicSymbols(readBinaryFile(out.library));
+  if (!symbols) ADD_FAILURE() << out.library << ": " << symbols.error();
+  return symbols ? std::move(*symbols) : DynamicSymbols{};
+}
+
 TEST(SimCompiler, TheLibraryIsLinkedAgainstLibcusetSimAloneAndTheLoaderFindsTheRuntimes) {
   test::TempDir dir;
   const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = dir / "pch"});
@@ -111,14 +118,13 @@ TEST(SimCompiler, TheLibraryIsLinkedAgainstLibcusetSimAloneAndTheLoaderFindsTheR
   const SimCompileOutput out = compiler.compile(
       "extern \"C\" __global__ void k(const float* x, float* y) { y[threadIdx.x] = expf(x[threadIdx.x]); }\n", {"k"});
   ASSERT_TRUE(out.ok) << out.log;
-  const auto symbols = readDynamicSymbols(readBinaryFile(out.library));
-  ASSERT_TRUE(symbols) << symbols.error();
-  EXPECT_TRUE(contains(symbols->defined, "cuset_sim_kernels"));
-  EXPECT_TRUE(contains(symbols->needed, "libcuset_sim.so"));
-  EXPECT_FALSE(contains(symbols->needed, "libm.so.6")) << "linked against libm: the runtime-checked link was not taken";
+  const DynamicSymbols symbols = librarySymbols(out);
+  EXPECT_TRUE(contains(symbols.defined, "cuset_sim_kernels"));
+  EXPECT_TRUE(contains(symbols.needed, "libcuset_sim.so"));
+  EXPECT_FALSE(contains(symbols.needed, "libm.so.6")) << "linked against libm: the runtime-checked link was not taken";
   // expf (libm) and the static table's guard (libstdc++) are left to the loader, which finds them
   // through libcuset_sim.so's own dependencies.
-  ASSERT_TRUE(contains(symbols->undefined, "expf"));
+  ASSERT_TRUE(contains(symbols.undefined, "expf"));
   EXPECT_TRUE(compiler.linkableSymbols()->contains("expf"));
   EXPECT_TRUE(compiler.linkableSymbols()->contains("__cxa_guard_acquire"));
   EXPECT_FALSE(compiler.linkableSymbols()->contains("cuset_no_such_symbol"));
@@ -141,9 +147,7 @@ TEST(SimCompiler, WhatOnlyAStaticPartOfTheRuntimesDefinesStillLinks) {
   const SimCompileOutput out = compiler.compile(
       "static void bye() {}\nextern \"C\" __global__ void k(int* y) { y[0] = atexit(bye); }\n", {"k"});
   ASSERT_TRUE(out.ok) << out.log;
-  const auto symbols = readDynamicSymbols(readBinaryFile(out.library));
-  ASSERT_TRUE(symbols) << symbols.error();
-  EXPECT_FALSE(contains(symbols->undefined, "atexit"));
+  EXPECT_FALSE(contains(librarySymbols(out).undefined, "atexit"));
 }
 
 TEST(DynamicSymbols, ACorruptImageIsAnError) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -37,11 +38,9 @@ struct SimCompileOutput {
   double milliseconds = 0.0;
 };
 
-struct SimCompilerOptions {
-  std::chrono::milliseconds timeout{120000};  // per host-compiler run
-  // Where the precompiled prelude lives, shared by runs and keyed by toolchain and prelude content;
-  // empty: compile the prelude from source in every build (for measuring, or a compiler without PCH).
-  std::filesystem::path pchDir = defaultPreludePchDir();
+// How the host compiler generates a candidate's code. The defaults are the build; the others exist
+// only to measure what each choice costs (bench_sim, on one kernel and on the whole suite).
+struct SimCodegen {
   // Misaligned accesses end the launch as a GPU's "misaligned address" does (-fsanitize=alignment with
   // libcuset_sim's handler). Off only to measure what the check costs.
   bool alignmentCheck = true;
@@ -51,6 +50,14 @@ struct SimCompilerOptions {
   // The host compiler's optimisation level: -O1 builds fastest for the suite's small sizes end to end
   // (docs/benchmarks.md); other levels only to measure that.
   std::string optimization = "-O1";
+};
+
+struct SimCompilerOptions {
+  std::chrono::milliseconds timeout{120000};  // per host-compiler run
+  // Where the precompiled prelude lives, shared by runs and keyed by toolchain and prelude content;
+  // empty: compile the prelude from source in every build (for measuring, or a compiler without PCH).
+  std::filesystem::path pchDir = defaultPreludePchDir();
+  SimCodegen codegen;
   // defaultCacheDir()/sim-pch
   static std::filesystem::path defaultPreludePchDir();
 };
@@ -91,8 +98,7 @@ class SimCompiler {
   mutable std::once_flag baselineOnce_;
   mutable LoadTimeCode baseline_;
   mutable std::once_flag linkableOnce_;
-  mutable std::unordered_set<std::string> linkable_;
-  mutable bool linkableKnown_ = false;
+  mutable std::optional<std::unordered_set<std::string>> linkable_;  // empty: unreadable, every build links fully
   mutable std::once_flag pchOnce_;
   mutable std::filesystem::path pchInclude_;  // empty: no precompiled prelude
 };

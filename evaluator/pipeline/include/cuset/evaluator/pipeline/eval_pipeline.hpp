@@ -53,11 +53,9 @@ struct EvalConfig {
   // sim backend
   SandboxLimits sandbox;                // per-job time limit, memory, host threads, stack size
   // The host build's variants, for measuring only (bench_sim runs the suite with each): false parses
-  // the prelude in every build; no alignment check; no FMA contraction; another level than -O1.
+  // the prelude in every build; code generation other than the default.
   bool precompiledPrelude = true;
-  bool simAlignmentCheck = true;
-  bool simContractFma = true;
-  std::string simOptimization = "-O1";
+  SimCodegen simCodegen;
   // cuda backend
   CudaOptions cuda;
   std::vector<int> devices;             // GPU ordinals, one worker each; empty: every visible GPU
