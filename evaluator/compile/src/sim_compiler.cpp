@@ -44,11 +44,18 @@ constexpr std::string_view kRejected = "cuset: refused: ";
 // that an x86 CPU performs: the check calls libcuset_sim's handler (alignment_check.cpp), which ends
 // the launch as the GPU would; FMA contraction because NVRTC contracts. The precompiled prelude is
 // built with exactly these.
-std::vector<std::string> codeFlags(const SimCodegen& options) {
+std::vector<std::string> codegenFlags(const SimCodegen& options, bool instrumentLoads) {
   std::vector<std::string> flags = {"-std=c++20", options.optimization, "-fPIC", "-w", "-fno-strict-aliasing", "-fno-math-errno"};
   if (options.alignmentCheck) flags.insert(flags.end(), {"-fsanitize=alignment", "-fno-sanitize-recover=alignment"});
   // GCC fuses only from -fexpensive-optimizations (on at -O2, off at -O1) and only with FMA enabled.
   if (options.contractFma && __builtin_cpu_supports("fma")) flags.insert(flags.end(), {"-mfma", "-ffp-contract=fast", "-fexpensive-optimizations"});
+  // One call to libcuset_sim's __asan_loadN_noabort per load (tail_reads.cpp): the kernel flavour
+  // of the address sanitizer needs no shadow memory, runtime or constructor in call mode; stack and
+  // globals are left out (no buffer tail lies there) and stores too (the guard comparison sees them).
+  if (instrumentLoads) {
+    flags.insert(flags.end(), {"-fsanitize=kernel-address", "--param=asan-instrumentation-with-call-threshold=0", "--param=asan-stack=0",
+                               "--param=asan-globals=0", "--param=asan-instrument-writes=0", "--param=asan-use-after-return=0"});
+  }
   return flags;
 }
 // The default libraries without the sanitizer's runtime, which the compiler driver would add for
@@ -165,24 +172,30 @@ std::string SimCompiler::loadTimeCode(const fs::path& library) const {
   // The toolchain's own start-up code contributes entries too (crti's .init, frame_dummy); a library
   // built from an empty candidate tells how much.
   std::call_once(baselineOnce_, [&] {
-    const SimCompileOutput empty = build("", {}, false);
+    const SimCompileOutput empty = build("", {}, false, {});
     if (!empty.ok) throw makeError("the simulator cannot build an empty library: {}", empty.log);
     baseline_ = inspect(empty.library);
   });
   return extraLoadTimeCode(inspect(library), baseline_);
 }
 
-fs::path SimCompiler::preludePchDir() const {
-  std::call_once(pchOnce_, [&] {
+std::vector<std::string> SimCompiler::codeFlags(SimBuildChecks checks) const {
+  return codegenFlags(options_.codegen, checks.tailReads && options_.codegen.tailReadCheck);
+}
+
+fs::path SimCompiler::preludePchDir(SimBuildChecks checks) const {
+  const std::vector<std::string> flags = codeFlags(checks);
+  PreludeVariant& variant = preludes_[flags == codeFlags({}) ? 0 : 1];
+  std::call_once(variant.once, [&] {
     if (options_.pchDir.empty()) return;
     std::string whyNot;
-    if (auto pch = detail::ensurePreludePch(toolchain_, codeFlags(options_.codegen), options_.pchDir, options_.timeout, whyNot)) {
-      pchInclude_ = pch->includeDir;
+    if (auto pch = detail::ensurePreludePch(toolchain_, flags, options_.pchDir, options_.timeout, whyNot)) {
+      variant.include = pch->includeDir;
     } else {
       log::warn("simulator builds will parse the prelude from source (slower): {}", whyNot);
     }
   });
-  return pchInclude_;
+  return variant.include;
 }
 
 const std::unordered_set<std::string>* SimCompiler::linkableSymbols() const {
@@ -213,14 +226,14 @@ const std::unordered_set<std::string>* SimCompiler::linkableSymbols() const {
   return linkable_ ? &*linkable_ : nullptr;
 }
 
-std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const fs::path& output, Link link) const {
+std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const fs::path& output, Link link, SimBuildChecks checks) const {
   std::vector<std::string> argv = {toolchain_.compiler.string()};
-  const std::vector<std::string> flags = codeFlags(options_.codegen);
+  const std::vector<std::string> flags = codeFlags(checks);
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("-shared");
   if (const auto linker = fasterLinker()) argv.push_back(*linker);
   // First on the path, so `#include "cuset_sim/prelude.hpp"` finds the .gch before the header.
-  if (const fs::path pch = preludePchDir(); !pch.empty()) argv.push_back("-I" + pch.string());
+  if (const fs::path pch = preludePchDir(checks); !pch.empty()) argv.push_back("-I" + pch.string());
   argv.insert(argv.end(), {"-I" + toolchain_.simInclude.string(), "-I" + toolchain_.cudaInclude.string()});
   // libcu++ (`cuda/std/...`) is host code too; CUDA 13 keeps it under include/cccl.
   if (fs::exists(toolchain_.cudaInclude / "cccl" / "cuda" / "std")) argv.push_back("-I" + (toolchain_.cudaInclude / "cccl").string());
@@ -235,11 +248,12 @@ std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const
   return argv;
 }
 
-SimCompileOutput SimCompiler::compile(std::string_view source, const std::vector<std::string>& kernelNames) const {
-  return build(source, kernelNames, true);
+SimCompileOutput SimCompiler::compile(std::string_view source, const std::vector<std::string>& kernelNames, SimBuildChecks checks) const {
+  return build(source, kernelNames, true, checks);
 }
 
-SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers) const {
+SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers,
+                                    SimBuildChecks checks) const {
   const auto start = std::chrono::steady_clock::now();
   SimCompileOutput out;
   auto finish = [&] {
@@ -256,7 +270,9 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
 
   ContentHasher h;
   h.add("cuset-sim-v2").add(toolchain_.compiler.string()).add(tu).add(headersDigest_);
-  for (const auto& flag : codeFlags(options_.codegen)) h.add(flag);
+  const std::vector<std::string> flags = codeFlags(checks);
+  for (const auto& flag : flags) h.add(flag);
+  out.tailReadsChecked = flags != codeFlags({});
   const std::string key = h.digest().hex();
   const fs::path library = cacheDir_ / (key + ".so");
   const fs::path failure = cacheDir_ / (key + ".log");
@@ -278,12 +294,12 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
   static std::atomic<std::uint64_t> builds{0};
   const fs::path temporary = cacheDir_ / fmt::format("{}.{}.{}.tmp.so", key, ::getpid(), builds.fetch_add(1));
   const std::unordered_set<std::string>* linkable = linkableSymbols();
-  SubprocessResult r = runSubprocess(buildCommand(source_path, temporary, linkable ? Link::runtimeChecked : Link::full), options_.timeout);
-  out.precompiledPrelude = !pchInclude_.empty();
+  SubprocessResult r = runSubprocess(buildCommand(source_path, temporary, linkable ? Link::runtimeChecked : Link::full, checks), options_.timeout);
+  out.precompiledPrelude = !preludePchDir(checks).empty();
   if (r.ok() && linkable && !resolvesAtLoad(temporary, *linkable)) {
     // Something the loader would not find: the full link either takes it from a static part of the
     // runtimes (libc_nonshared.a's atexit) or reports it as the linker does.
-    r = runSubprocess(buildCommand(source_path, temporary, Link::full), options_.timeout);
+    r = runSubprocess(buildCommand(source_path, temporary, Link::full, checks), options_.timeout);
   }
   out.log = r.output;
   if (r.timedOut) out.log += fmt::format("\nhost compiler timed out after {} s", options_.timeout.count() / 1000);

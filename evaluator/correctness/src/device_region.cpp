@@ -80,6 +80,10 @@ RegionLayout RegionLayout::plan(const Problem& problem, const LaunchPlan& launch
   return layout;
 }
 
+bool RegionLayout::hasTails() const {
+  return std::any_of(slots_.begin(), slots_.end(), [](const BufferSlot& s) { return s.bytes % 16 != 0; });
+}
+
 const BufferSlot* RegionLayout::find(std::string_view name) const {
   for (const auto& s : slots_) {
     if (s.name == name) return &s;

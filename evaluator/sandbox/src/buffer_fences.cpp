@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "cuset/evaluator/correctness/device_region.hpp"
+#include "cuset_sim/runtime.hpp"
 
 namespace cuset::detail {
 namespace {
@@ -118,6 +119,25 @@ nlohmann::json fencesToJson(const RegionLayout& layout) {
                    {"size", s.bytes}});
   }
   return out;
+}
+
+nlohmann::json tailsToJson(const RegionLayout& layout) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : layout.slots()) {
+    if (s.bytes % 16 == 0) continue;
+    const std::size_t end = s.offset + s.bytes;
+    out.push_back({{"name", s.name}, {"role", roleName(s.role)}, {"begin", end}, {"end", (end + 15) / 16 * 16}, {"size", s.bytes}});
+  }
+  return out;
+}
+
+void setTailReads(const nlohmann::json& tails, std::byte* region) {
+  std::vector<cuset_sim::TailRange> ranges;
+  for (const auto& t : tails) {
+    ranges.push_back({region + t.at("begin").get<std::size_t>(), region + t.at("end").get<std::size_t>(), t.at("size").get<std::size_t>(),
+                      t.at("role").get<std::string>(), t.at("name").get<std::string>()});
+  }
+  cuset_sim::set_tail_ranges(ranges);
 }
 
 }  // namespace cuset::detail

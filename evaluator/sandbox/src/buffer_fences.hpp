@@ -28,4 +28,11 @@ std::string protectBufferFences(const nlohmann::json& fences, std::byte* region,
 // The job field for `layout`'s fences.
 nlohmann::json fencesToJson(const RegionLayout& layout);
 
+// The job field for `layout`'s buffer tails ([{"name", "role", "begin", "end", "size"}], offsets into
+// the region): the bytes after each buffer whose size is not a multiple of 16, to the end of its last
+// 16-byte granule, where no fence can sit.
+nlohmann::json tailsToJson(const RegionLayout& layout);
+// Hands `tails` (tailsToJson) to the simulator's runtime, as addresses in `region`.
+void setTailReads(const nlohmann::json& tails, std::byte* region);
+
 }  // namespace cuset::detail

@@ -31,7 +31,8 @@ class SandboxWorker {
                       {"timeout_ms", limits_.timeout.count()},
                       {"slow_limit_ms", limits_.effectiveSlowLimit().count()},
                       {"launches", launchesToJson(job.launches, *job.layout)},
-                      {"fences", detail::fencesToJson(*job.layout)}};
+                      {"fences", detail::fencesToJson(*job.layout)},
+                      {"tails", detail::tailsToJson(*job.layout)}};
     request.payload = std::move(job.region);
     SimJobResult result;
     // The worker enforces the job's time limit itself; this outer limit only catches a stuck worker.

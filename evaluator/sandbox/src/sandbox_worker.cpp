@@ -152,6 +152,7 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
         !why.empty()) {
       throw std::runtime_error(why);
     }
+    detail::setTailReads(job.value("tails", nlohmann::json::array()), region);
     const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);

@@ -49,7 +49,13 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
     result.verdict = v;
     result.reason = std::move(reason);
   };
-  const SimCompileOutput built = compiler.compile(source, plan.kernelNames());
+  const SizeBindings& sizes = problem.sizes(options.sizeSet);
+  // Every buffer against inaccessible pages, after it in trials 0-1 and before it in trials 2-3 (and
+  // so on): an access outside a buffer faults as memcheck would report it on a GPU. What no page can
+  // cover, the rest of an odd-sized buffer's last 16-byte granule, the build checks on every load.
+  const RegionLayout fencedAfter = RegionLayout::plan(problem, plan, sizes, RegionLayout::Fences::afterBuffers);
+  const RegionLayout fencedBefore = RegionLayout::plan(problem, plan, sizes, RegionLayout::Fences::beforeBuffers);
+  const SimCompileOutput built = compiler.compile(source, plan.kernelNames(), {.tailReads = fencedAfter.hasTails()});
   result.timings.simCompileMs = built.milliseconds;
   if (!built.rejection.empty()) return finish(Verdict::invalid_submission, built.rejection);
   if (!built.unsupported.empty()) return finish(Verdict::unsupported, "the CPU simulator cannot run this kernel (judge it with --backend cuda): " + built.unsupported);
@@ -60,11 +66,6 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
     return finish(Verdict::unsupported, "the CPU simulator cannot run this kernel (judge it with --backend cuda): " + firstErrorLine(built.log));
   }
   const auto start = std::chrono::steady_clock::now();
-  const SizeBindings& sizes = problem.sizes(options.sizeSet);
-  // Every buffer against inaccessible pages, after it in trials 0-1 and before it in trials 2-3 (and
-  // so on): an access outside a buffer faults as memcheck would report it on a GPU.
-  const RegionLayout fencedAfter = RegionLayout::plan(problem, plan, sizes, RegionLayout::Fences::afterBuffers);
-  const RegionLayout fencedBefore = RegionLayout::plan(problem, plan, sizes, RegionLayout::Fences::beforeBuffers);
   const TrialLayouts layouts(fencedAfter, fencedBefore);
   const std::vector<Segment> segments = segmentsOf(plan);
   std::array<std::vector<nlohmann::json>, 2> libraryCalls;  // by layout (TrialLayouts::index): buffer offsets differ

@@ -150,6 +150,30 @@ TEST(SimCompiler, WhatOnlyAStaticPartOfTheRuntimesDefinesStillLinks) {
   EXPECT_FALSE(contains(librarySymbols(out).undefined, "atexit"));
 }
 
+// Loads are instrumented only for builds that must check buffer tails, with a precompiled prelude
+// of their own (the instrumented flags define __SANITIZE_ADDRESS__, so the plain .gch would not load),
+// and the two builds of one source are two libraries.
+TEST(SimCompiler, OnlyABuildThatChecksTailsHasItsLoadsInstrumented) {
+  test::TempDir dir;
+  const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = dir / "pch"});
+  const SimCompileOutput plain = compiler.compile(kRelu, {"relu_kernel"});
+  const SimCompileOutput checked = compiler.compile(kRelu, {"relu_kernel"}, {.tailReads = true});
+  ASSERT_TRUE(plain.ok) << plain.log;
+  ASSERT_TRUE(checked.ok) << checked.log;
+  EXPECT_FALSE(plain.tailReadsChecked);
+  EXPECT_TRUE(checked.tailReadsChecked);
+  EXPECT_TRUE(checked.precompiledPrelude);
+  EXPECT_NE(plain.library, checked.library);
+  EXPECT_NE(compiler.preludePchDir(), compiler.preludePchDir({.tailReads = true}));
+  EXPECT_FALSE(contains(librarySymbols(plain).undefined, "__asan_load4_noabort"));
+  EXPECT_TRUE(contains(librarySymbols(checked).undefined, "__asan_load4_noabort"));
+  EXPECT_FALSE(contains(librarySymbols(checked).undefined, "__asan_store4_noabort")) << "stores need no check: guard bytes catch them";
+  EXPECT_TRUE(compiler.linkableSymbols()->contains("__asan_load4_noabort"));
+
+  const SimCompiler unchecked(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = dir / "pch", .codegen = {.tailReadCheck = false}});
+  EXPECT_FALSE(unchecked.compile(kRelu, {"relu_kernel"}, {.tailReads = true}).tailReadsChecked);
+}
+
 TEST(DynamicSymbols, ACorruptImageIsAnError) {
   std::vector<std::byte> image(64, std::byte{0});
   EXPECT_FALSE(readDynamicSymbols(image));

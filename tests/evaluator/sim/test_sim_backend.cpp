@@ -212,6 +212,72 @@ TEST_F(SimBackend, ASlowKernelIsGivenTimeAndAHungOneIsNot) {
   EXPECT_EQ(verdictName(hung.verdict), "timeout") << hung.reason;
 }
 
+// The bytes after an odd-sized buffer, up to the end of its 16-byte granule, where no page fence can
+// sit (sigmoid at `small`: 63 x 1001 floats, 252252 bytes, so 4 of them): a read there ends the launch
+// as compute-sanitizer reports it, even when the value never reaches an output. Without the check
+// (codegen.tailReadCheck = false) the same kernels are `correct`, which is what this test guards.
+std::string sigmoid(const std::string& body) {
+  return "/*@cuset\nlaunches:\n  - {kernel: sigmoid, grid: [ceil_div(M*N, 256)], block: [256], args: [x, y, M*N]}\n*/\n"
+         "extern \"C\" __global__ void sigmoid(const float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n" +
+         body + "\n}\n";
+}
+// Adds 0 whatever `v` holds (a guard byte pattern included), without the compiler knowing it.
+std::string discard(const std::string& v) { return "fmaxf(fminf(" + v + ", 0.0f), 0.0f)"; }
+
+std::vector<std::array<std::string, 3>> tailCases() {
+  const std::string scalar = "if (i < n) y[i] = 1.0f / (1.0f + expf(-x[i]))";
+  return {
+      {"level1/sigmoid", "legal_float4_with_scalar_rest",
+       sigmoid("if (4 * i + 3 < n) {\n    float4 v = reinterpret_cast<const float4*>(x)[i];\n"
+               "    reinterpret_cast<float4*>(y)[i] = make_float4(1.0f / (1.0f + expf(-v.x)), 1.0f / (1.0f + expf(-v.y)), "
+               "1.0f / (1.0f + expf(-v.z)), 1.0f / (1.0f + expf(-v.w)));\n  } else {\n"
+               "    for (int j = 4 * i; j < n; ++j) y[j] = 1.0f / (1.0f + expf(-x[j]));\n  }")},
+      {"level1/sigmoid", "float4_over_read_in_the_tail",
+       sigmoid("if (4 * i < n) {\n    const float4 v = reinterpret_cast<const float4*>(x)[i];\n"
+               "    const float e[4] = {v.x, v.y, v.z, v.w};\n    const float extra = " + discard("e[3]") + ";\n"
+               "    for (int k = 0; k < 4 && 4 * i + k < n; ++k) y[4 * i + k] = 1.0f / (1.0f + expf(-e[k])) + extra;\n  }")},
+      {"level1/sigmoid", "scalar_read_one_past_the_end", sigmoid(scalar + " + " + discard("x[i + 1]") + ";")},
+      {"level1/sigmoid", "read_past_the_output_in_its_tail",
+       sigmoid(scalar + ";\n  if (i == n - 1) y[i] += " + discard("*(volatile float*)(y + n)") + ";")},
+      {"level1/sigmoid", "inline_ptx_over_read_in_the_tail",
+       sigmoid("float a = 0.f, b = 0.f, c = 0.f, d = 0.f;\n"
+               "  if (i == 0) asm(\"ld.global.v4.f32 {%0, %1, %2, %3}, [%4];\" : \"=f\"(a), \"=f\"(b), \"=f\"(c), \"=f\"(d) : \"l\"(x + (n & ~3)));\n"
+               "  " + scalar + " + " + discard("a + b + c + d") + ";")},
+  };
+}
+
+TEST_F(SimBackend, AReadOfTheBytesAfterAnOddSizedBufferEndsTheLaunch) {
+  for (const bool checked : {true, false}) {
+    SCOPED_TRACE(checked ? "with the tail check" : "without it");
+    test::TempDir dir;
+    const auto cases = tailCases();
+    EvalConfig c = simBatch(dir, cases, 1);
+    c.simCodegen.tailReadCheck = checked;
+    const EvalRunSummary s = runEvaluation(c);
+    ASSERT_EQ(s.results.size(), cases.size());
+    std::map<std::string, const EvalResult*> byModel;
+    for (const auto& r : s.results) byModel[r.model] = &r;
+    const EvalResult& legal = *byModel.at("legal_float4_with_scalar_rest");
+    EXPECT_EQ(verdictName(legal.verdict), "correct") << legal.reason << legal.compileLog;
+    const std::map<std::string, std::string> expected = {
+        // The host compiler loads the float4's lanes one by one (it keeps the loads whose values are used).
+        {"float4_over_read_in_the_tail", "out-of-bounds read past the end of input 'x' by 4 byte(s) (a 252252-byte buffer; a "},
+        {"scalar_read_one_past_the_end", "out-of-bounds read past the end of input 'x' by 4 byte(s) (a 252252-byte buffer; a 4-byte load"},
+        {"read_past_the_output_in_its_tail", "out-of-bounds read past the end of output 'y' by 4 byte(s) (a 252252-byte buffer; a 4-byte load"},
+        {"inline_ptx_over_read_in_the_tail", "past the end of input 'x' by 4 byte(s) (a 252252-byte buffer; a 16-byte load"},
+    };
+    for (const auto& [model, needle] : expected) {
+      const EvalResult& r = *byModel.at(model);
+      if (checked) {
+        EXPECT_EQ(verdictName(r.verdict), "runtime_error") << model << ": " << r.reason << r.compileLog;
+        EXPECT_NE(r.reason.find(needle), std::string::npos) << model << ": " << r.reason;
+      } else {
+        EXPECT_EQ(verdictName(r.verdict), model.starts_with("inline_ptx") ? "runtime_error" : "correct") << model << ": " << r.reason;
+      }
+    }
+  }
+}
+
 TEST_F(SimBackend, AForbiddenSystemCallIsASandboxViolation) {
   // NVRTC would refuse a host call in device code, so this drives the sandbox directly with a library
   // built from host code, as a hostile source reaching the host compiler would.

@@ -29,6 +29,10 @@ std::string format(const char* fmt, auto... args) {
   return buffer;
 }
 
+// Ends the launch when [address, address+size) touches a buffer's tail (tail_reads.cpp): for loads the
+// runtime performs itself (inline PTX's ld), which no compiler instrumentation sees.
+void check_tail_read(const void* address, std::size_t size);
+
 class BlockRunner;
 class StackPool;
 

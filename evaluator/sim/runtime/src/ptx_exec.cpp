@@ -332,6 +332,7 @@ class Thread {
     auto* p = static_cast<char*>(address(in.operands[load ? 1 : 0], in.space));
     const std::size_t bytes = static_cast<std::size_t>(bitsOf(in.type) / 8), total = bytes * static_cast<std::size_t>(in.vec);
     if (reinterpret_cast<std::uintptr_t>(p) % total != 0) fail(in, format("misaligned address %p for a %zu-byte access", static_cast<void*>(p), total));
+    if (load && in.space != Space::shared) detail::check_tail_read(p, total);
     for (int i = 0; i < in.vec; ++i) {
       const int reg = data.kind == Operand::Kind::vector ? data.elements[static_cast<std::size_t>(i)] : data.reg;
       if (load) {

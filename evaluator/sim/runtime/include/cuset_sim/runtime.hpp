@@ -12,6 +12,7 @@
 #include <cstdint>
 #ifndef CUSET_SIM_KERNEL_LIBRARY
 #include <string>
+#include <vector>
 #endif
 
 namespace cuset_sim {
@@ -138,6 +139,19 @@ struct LaunchOutcome {
 // (no thread can be created after). `threads` >= 1.
 void start_host_threads(int threads);
 LaunchOutcome run_launch(const LaunchSpec& spec, const LaunchOptions& options);
+
+// The bytes from a buffer's last byte to the end of its 16-byte granule, which no page fence can
+// cover (a page after them would misalign the buffer's start): a candidate library built with its
+// loads instrumented (tail_reads.cpp) ends the launch when it reads one of them, as compute-sanitizer
+// reports it. Set by the worker before launching; names are copied (and cut to 63 bytes).
+struct TailRange {
+  const void* begin = nullptr;  // one past the buffer's last byte
+  const void* end = nullptr;    // the granule's end
+  std::size_t bufferBytes = 0;
+  std::string role, name;
+};
+// Replaces the ranges; more than the runtime keeps (1024) are ignored.
+void set_tail_ranges(const std::vector<TailRange>& ranges);
 #endif
 
 }  // namespace cuset_sim

@@ -3,6 +3,7 @@
 // `extern __shared__`), the simulator prelude before it and one entry point per manifest kernel after
 // it, compiled by the host C++ compiler and linked against libcuset_sim.so. Cached by content; the
 // prelude itself is precompiled once per toolchain (a GCC .gch shared by every build, prelude_pch.cpp).
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -35,6 +36,7 @@ struct SimCompileOutput {
   bool needsFibers = true;
   bool cacheHit = false;
   bool precompiledPrelude = false;    // built with the precompiled prelude (false on a cache hit)
+  bool tailReadsChecked = false;      // loads instrumented for buffer tails (SimBuildChecks::tailReads)
   double milliseconds = 0.0;
 };
 
@@ -50,6 +52,16 @@ struct SimCodegen {
   // The host compiler's optimisation level: -O1 builds fastest for the suite's small sizes end to end
   // (docs/benchmarks.md); other levels only to measure that.
   std::string optimization = "-O1";
+  // Loads instrumented, when a build asks for it (SimBuildChecks::tailReads), so that a read of the
+  // bytes after an odd-sized buffer, inside its last 16-byte granule, ends the launch as
+  // compute-sanitizer reports it (tail_reads.cpp). Off only to measure what it costs.
+  bool tailReadCheck = true;
+};
+
+// What one build must be able to check, decided by the trial's layout.
+struct SimBuildChecks {
+  // Some buffer's size is not a multiple of 16 bytes, so its last granule has bytes no page fence covers.
+  bool tailReads = false;
 };
 
 struct SimCompilerOptions {
@@ -68,7 +80,7 @@ class SimCompiler {
   SimCompiler(SimToolchain toolchain, std::filesystem::path cacheDir, SimCompilerOptions options = {});
   // A source whose library would run code when loaded (constructors, code in .init, ifunc resolvers:
   // load_time_code.hpp) is refused: that code would run in the loader, before the kernel.
-  SimCompileOutput compile(std::string_view source, const std::vector<std::string>& kernelNames) const;
+  SimCompileOutput compile(std::string_view source, const std::vector<std::string>& kernelNames, SimBuildChecks checks = {}) const;
 
   // How a candidate's library is linked. `runtimeChecked`: against libcuset_sim.so alone, with the
   // references it leaves checked against the symbols the loader will find (linkableSymbols); `full`:
@@ -78,16 +90,20 @@ class SimCompiler {
   // The host compiler's command line for one translation unit (with the precompiled prelude once it
   // exists); exposed so tests can check the prelude really is taken precompiled.
   std::vector<std::string> buildCommand(const std::filesystem::path& source, const std::filesystem::path& output,
-                                        Link link = Link::full) const;
+                                        Link link = Link::full, SimBuildChecks checks = {}) const;
   // The symbols a candidate's library may leave for the loader: what libcuset_sim.so and the runtimes
   // it depends on (libstdc++, libm, libgcc_s, libc) define. Null when they cannot be read, in which
   // case every build links fully.
   const std::unordered_set<std::string>* linkableSymbols() const;
-  // The precompiled prelude's include folder, built on first use; empty when unavailable.
-  std::filesystem::path preludePchDir() const;
+  // The precompiled prelude's include folder for builds with `checks`, built on first use; empty when
+  // unavailable.
+  std::filesystem::path preludePchDir(SimBuildChecks checks = {}) const;
 
  private:
-  SimCompileOutput build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers) const;
+  SimCompileOutput build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers,
+                         SimBuildChecks checks) const;
+  // The host compiler's code generation flags for a build with `checks`.
+  std::vector<std::string> codeFlags(SimBuildChecks checks) const;
   // What of `library` would run at load time beyond an empty library's start-up code; empty: nothing.
   std::string loadTimeCode(const std::filesystem::path& library) const;
 
@@ -99,8 +115,12 @@ class SimCompiler {
   mutable LoadTimeCode baseline_;
   mutable std::once_flag linkableOnce_;
   mutable std::optional<std::unordered_set<std::string>> linkable_;  // empty: unreadable, every build links fully
-  mutable std::once_flag pchOnce_;
-  mutable std::filesystem::path pchInclude_;  // empty: no precompiled prelude
+  // One precompiled prelude per set of code generation flags: plain, and with loads instrumented.
+  struct PreludeVariant {
+    std::once_flag once;
+    std::filesystem::path include;  // empty: no precompiled prelude
+  };
+  mutable std::array<PreludeVariant, 2> preludes_;
 };
 
 // The translation unit the host compiler sees (exposed for tests).

@@ -56,6 +56,9 @@ class RegionLayout {
 
   const std::vector<BufferSlot>& slots() const { return slots_; }
   std::size_t totalBytes() const { return totalBytes_; }
+  // Whether some buffer's size is not a multiple of 16 bytes: the rest of its last 16-byte granule
+  // cannot be fenced (a page there would misalign the buffer's start), so reads of it need checking.
+  bool hasTails() const;
   const BufferSlot* find(std::string_view name) const;
 
   // A region holding `inputs` (problem order), outputs and scratch filled with the trial's canary
