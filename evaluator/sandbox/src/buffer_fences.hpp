@@ -30,7 +30,8 @@ nlohmann::json fencesToJson(const RegionLayout& layout);
 
 // The job field for `layout`'s buffer tails ([{"name", "role", "begin", "end", "size"}], offsets into
 // the region): the bytes after each buffer whose size is not a multiple of 16, to the end of its last
-// 16-byte granule, where no fence can sit.
+// 16-byte granule, where no fence can sit. Only a layout whose buffers end against their fence has
+// any: there each tail ends where a page does, which the instrumented loads' fast path relies on.
 nlohmann::json tailsToJson(const RegionLayout& layout);
 // Hands `tails` (tailsToJson) to the simulator's runtime, as addresses in `region`.
 void setTailReads(const nlohmann::json& tails, std::byte* region);

@@ -2,8 +2,9 @@
 // 16-byte granule. A page fence cannot sit there without misaligning the buffer's start (legal float4
 // loads would fault), so when a trial's layout has such tails the candidate library is built with its
 // loads instrumented (sim_compiler.cpp: GCC's -fsanitize=kernel-address in call mode, loads only, no
-// stack or globals): every load calls __asan_loadN_noabort below, which ends the launch when it
-// touches a tail. Writes need no instrumentation: the tail holds guard bytes, which the supervisor
+// stack or globals): every load calls the prelude's __asan_loadN_noabort, which sends a load ending
+// in a page's last 16 bytes here, and this ends the launch when it touches a tail. Tails are set only
+// for layouts whose buffers end against a fence page (tailsToJson), so each ends where a page does. Writes need no instrumentation: the tail holds guard bytes, which the supervisor
 // compares after the trial. A GPU does not fault on these reads either; compute-sanitizer's memcheck
 // reports them, and the simulator judges out-of-bounds reads as memcheck does (decision 97).
 #include <array>
@@ -63,14 +64,5 @@ void check_tail_read(const void* address, std::size_t size) { check(reinterpret_
 
 }  // namespace cuset_sim
 
-// The calls GCC's instrumentation makes (recovering variants: -fsanitize=kernel-address recovers by
-// default). Only loads are instrumented (--param asan-instrument-writes=0).
-#define CUSET_SIM_LOAD_CHECK(n) \
-  extern "C" void __asan_load##n##_noabort(std::uintptr_t address) { cuset_sim::check(address, n); }
-CUSET_SIM_LOAD_CHECK(1)
-CUSET_SIM_LOAD_CHECK(2)
-CUSET_SIM_LOAD_CHECK(4)
-CUSET_SIM_LOAD_CHECK(8)
-CUSET_SIM_LOAD_CHECK(16)
-#undef CUSET_SIM_LOAD_CHECK
-extern "C" void __asan_loadN_noabort(std::uintptr_t address, std::size_t size) { cuset_sim::check(address, size); }
+// Reached from the prelude's __asan_loadN_noabort for a load ending in a page's last 16 bytes.
+extern "C" void cuset_sim_tail_read(std::uintptr_t address, std::size_t size) { cuset_sim::check(address, size); }
