@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 #include "cuset/trainer/llama_model.hpp"
 #include "cuset/trainer/safetensors.hpp"
 #include "test_util.hpp"
@@ -161,41 +163,144 @@ std::string runCommand(const std::string& command, int& status) {
   return out;
 }
 
-TEST(CausalLm, AgreesWithAnIndependentPythonImplementation) {
+bool pythonTorchAvailable() {
   int status = 0;
   runCommand("/usr/bin/python3 -c 'import torch' 2>/dev/null", status);
-  if (status != 0) GTEST_SKIP() << "Debian's python3-torch is not installed (scripts/install-deps.sh installs it)";
+  return status == 0;
+}
+
+// Randomises `m`'s weights well away from the initialisation (norm gains and biases too, so logits are
+// O(1) and any convention mismatch shows), saves it under `where`, and compares its logits for seven
+// tokens with tests/trainer/reference/llama_forward.py's.
+void expectAgreesWithPython(CausalLm& m, const std::filesystem::path& where, const std::string& label) {
+  SCOPED_TRACE(label);
+  {
+    torch::NoGradGuard noGrad;
+    for (auto& p : m->parameters()) p.normal_(0.0, 0.3);
+  }
+  saveCheckpoint(m, where);
+  const std::vector<std::int64_t> ids = {3, 17, 42, 0, 60, 5, 9};
+  std::string command = std::string("/usr/bin/python3 ") + CUSET_SOURCE_DIR + "/tests/trainer/reference/llama_forward.py " + where.string();
+  for (auto id : ids) command += " " + std::to_string(id);
+  int status = 0;
+  const std::string out = runCommand(command + " 2>&1", status);
+  ASSERT_EQ(status, 0) << out;
+  const auto reference = nlohmann::json::parse(out);
+  torch::NoGradGuard noGrad;
+  const auto logits = m->forward(torch::tensor(ids).unsqueeze(0))[0];  // (T, V)
+  ASSERT_EQ(reference.size(), ids.size());
+  double worst = 0, largest = 0;
+  for (std::size_t t = 0; t < ids.size(); ++t) {
+    for (std::int64_t v = 0; v < 61; ++v) {
+      const double want = reference[t][static_cast<std::size_t>(v)].get<double>();
+      largest = std::max(largest, std::abs(want));
+      worst = std::max(worst, std::abs(want - logits[static_cast<std::int64_t>(t)][v].item<double>()) / std::max(1.0, std::abs(want)));
+    }
+  }
+  EXPECT_GT(largest, 0.5);  // a meaningful comparison, not of near-zero logits
+  EXPECT_LT(worst, 1e-4);
+}
+
+TEST(CausalLm, AgreesWithAnIndependentPythonImplementation) {
+  if (!pythonTorchAvailable()) GTEST_SKIP() << "Debian's python3-torch is not installed (scripts/install-deps.sh installs it)";
   test::TempDir dir;
   for (bool tied : {false, true}) {
     auto m = tinyModel(tied);
-    {
-      // Weights well away from the initialisation (norm gains and biases too), so logits are O(1) and
-      // any convention mismatch shows.
-      torch::NoGradGuard noGrad;
-      for (auto& p : m->parameters()) p.normal_(0.0, 0.3);
-    }
-    const auto where = dir / (tied ? "tied" : "untied");
-    saveCheckpoint(m, where);
-    const std::vector<std::int64_t> ids = {3, 17, 42, 0, 60, 5, 9};
-    std::string command = std::string("/usr/bin/python3 ") + CUSET_SOURCE_DIR + "/tests/trainer/reference/llama_forward.py " + where.string();
-    for (auto id : ids) command += " " + std::to_string(id);
-    const std::string out = runCommand(command + " 2>&1", status);
-    ASSERT_EQ(status, 0) << out;
-    const auto reference = nlohmann::json::parse(out);
-    torch::NoGradGuard noGrad;
-    const auto logits = m->forward(torch::tensor(ids).unsqueeze(0))[0];  // (T, V)
-    ASSERT_EQ(reference.size(), ids.size());
-    double worst = 0, largest = 0;
-    for (std::size_t t = 0; t < ids.size(); ++t) {
-      for (std::int64_t v = 0; v < 61; ++v) {
-        const double want = reference[t][static_cast<std::size_t>(v)].get<double>();
-        largest = std::max(largest, std::abs(want));
-        worst = std::max(worst, std::abs(want - logits[static_cast<std::int64_t>(t)][v].item<double>()) / std::max(1.0, std::abs(want)));
-      }
-    }
-    EXPECT_GT(largest, 0.5);  // a meaningful comparison, not of near-zero logits
-    EXPECT_LT(worst, 1e-4) << (tied ? "tied" : "untied");
+    expectAgreesWithPython(m, dir / (tied ? "tied" : "untied"), tied ? "tied" : "untied");
   }
+}
+
+// Tiny random configs shaped as each family's config.json is (the fields those files carry, scaled
+// down; rope_scaling with an original context short enough that a 7-token forward spans every regime).
+std::vector<std::pair<std::string, nlohmann::json>> familyConfigs() {
+  const nlohmann::json base = {{"vocab_size", 61},        {"hidden_size", 32},         {"intermediate_size", 48},
+                               {"num_hidden_layers", 2},  {"num_attention_heads", 4},  {"num_key_value_heads", 2},
+                               {"rms_norm_eps", 1e-6},    {"hidden_act", "silu"},      {"initializer_range", 0.02},
+                               {"bos_token_id", 1},       {"eos_token_id", 2},         {"torch_dtype", "bfloat16"},
+                               {"transformers_version", "4.51.0"}, {"use_cache", true}};
+  auto with = [&](nlohmann::json extra) {
+    nlohmann::json j = base;
+    j.update(extra);
+    return j;
+  };
+  return {
+      {"llama-3.1", with({{"model_type", "llama"}, {"rope_theta", 500000.0}, {"max_position_embeddings", 512}, {"mlp_bias", false},
+                          {"attention_bias", false}, {"attention_dropout", 0.0}, {"pretraining_tp", 1},
+                          {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                                            {"original_max_position_embeddings", 64}}}})},
+      {"llama-3.2", with({{"model_type", "llama"}, {"rope_theta", 500000.0}, {"head_dim", 8}, {"tie_word_embeddings", true},
+                          {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 32.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                                            {"original_max_position_embeddings", 64}}}})},
+      {"deepseek-coder", with({{"model_type", "llama"}, {"rope_theta", 100000.0}, {"max_position_embeddings", 16384},
+                               {"rope_scaling", {{"type", "linear"}, {"factor", 4.0}}}})},
+      {"dynamic-ntk", with({{"model_type", "llama"}, {"rope_theta", 10000.0}, {"max_position_embeddings", 4},
+                            {"rope_scaling", {{"type", "dynamic"}, {"factor", 2.0}}}})},
+      {"qwen2.5-coder-yarn", with({{"model_type", "qwen2"}, {"rope_theta", 1000000.0}, {"max_position_embeddings", 256},
+                                   {"use_sliding_window", false}, {"sliding_window", 131072}, {"max_window_layers", 2},
+                                   {"rope_scaling", {{"type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 64}}}})},
+      {"yarn-mscale", with({{"model_type", "llama"}, {"rope_theta", 10000.0},
+                            {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 8.0}, {"original_max_position_embeddings", 16},
+                                              {"beta_fast", 16}, {"beta_slow", 2}, {"mscale", 0.707}, {"mscale_all_dim", 1.0}}}})},
+      {"qwen3", with({{"model_type", "qwen3"}, {"rope_theta", 1000000.0}, {"head_dim", 16}, {"attention_bias", false},
+                      {"max_position_embeddings", 40960}, {"use_sliding_window", false}, {"sliding_window", nullptr},
+                      {"max_window_layers", 2}, {"rope_scaling", nullptr}})},
+  };
+}
+
+TEST(CausalLm, EachFamilyAgreesWithAnIndependentPythonImplementation) {
+  if (!pythonTorchAvailable()) GTEST_SKIP() << "Debian's python3-torch is not installed (scripts/install-deps.sh installs it)";
+  test::TempDir dir;
+  for (const auto& [family, json] : familyConfigs()) {
+    torch::manual_seed(11);
+    CausalLm m(ModelConfig::fromJson(json, family));
+    m->eval();
+    expectAgreesWithPython(m, dir / family, family);
+  }
+}
+
+TEST(ModelConfig, ReadsEachFamilysFields) {
+  std::map<std::string, ModelConfig> c;
+  for (const auto& [family, json] : familyConfigs()) c.emplace(family, ModelConfig::fromJson(json, family));
+  EXPECT_EQ(c.at("qwen3").headDim(), 16);  // not hidden_size / heads = 8
+  EXPECT_TRUE(c.at("qwen3").qkNorm);
+  EXPECT_FALSE(c.at("qwen3").attentionBias);
+  EXPECT_EQ(c.at("deepseek-coder").ropeScaling.type, RopeScaling::Type::linear);
+  EXPECT_EQ(c.at("qwen2.5-coder-yarn").ropeScaling.originalMaxPositions, 64);
+  // Qwen3's weights: q/k norms of head_dim, q_proj of heads * head_dim rows.
+  CausalLm qwen3(c.at("qwen3"));
+  std::map<std::string, std::vector<std::int64_t>> shapes;
+  for (const auto& p : qwen3->named_parameters()) shapes[p.key()] = p.value().sizes().vec();
+  EXPECT_EQ(shapes.at("model.layers.0.self_attn.q_norm.weight"), (std::vector<std::int64_t>{16}));
+  EXPECT_EQ(shapes.at("model.layers.0.self_attn.q_proj.weight"), (std::vector<std::int64_t>{64, 32}));
+  EXPECT_EQ(shapes.at("model.layers.0.self_attn.o_proj.weight"), (std::vector<std::int64_t>{32, 64}));
+  EXPECT_FALSE(shapes.contains("model.layers.0.self_attn.q_proj.bias"));
+  std::int64_t total = 0;
+  for (const auto& p : qwen3->parameters()) total += p.numel();
+  EXPECT_EQ(total, c.at("qwen3").parameterCount());
+  // What a checkpoint writes reads back as the same architecture.
+  for (const auto& [family, config] : c) {
+    const ModelConfig again = ModelConfig::fromJson(config.toJson(), family);
+    EXPECT_EQ(again.toJson(), config.toJson()) << family;
+  }
+}
+
+TEST(ModelConfig, RefusesWhatItDoesNotBuildByName) {
+  const nlohmann::json good = familyConfigs().front().second;
+  auto refused = [&](const nlohmann::json& patch, const std::string& needle) {
+    nlohmann::json j = good;
+    j.merge_patch(patch);
+    CUSET_EXPECT_THROW_WITH(ModelConfig::fromJson(j, "llama/config.json"), "llama/config.json", needle);
+  };
+  refused({{"quantization_config", {{"quant_method", "awq"}}}}, "config field 'quantization_config' is not supported");
+  refused({{"partial_rotary_factor", 0.5}}, "config field 'partial_rotary_factor' is not supported");
+  refused({{"use_sliding_window", true}}, "use_sliding_window = true is not supported");
+  refused({{"hidden_act", "gelu"}}, "hidden_act 'gelu' is not supported");
+  refused({{"mlp_bias", true}}, "mlp_bias = true");
+  refused({{"layer_types", {"full_attention", "sliding_attention"}}}, "layer_types entry \"sliding_attention\"");
+  refused({{"rope_scaling", {{"rope_type", "longrope"}}}}, "rope_scaling type 'longrope' is not supported");
+  refused({{"rope_scaling", {{"short_factor", {1.0}}}}}, "rope_scaling field 'short_factor' is not supported");
+  refused({{"rope_scaling", {{"factor", 0.5}}}}, "rope_scaling.factor = 0.5 must be at least 1");
+  refused({{"rope_scaling", {{"low_freq_factor", nullptr}}}}, "needs low_freq_factor, high_freq_factor");
 }
 
 TEST(Rope, IsTheClosedFormRotation) {

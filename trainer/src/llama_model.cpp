@@ -45,16 +45,87 @@ torch::Tensor RmsNormImpl::forward(const torch::Tensor& x) {
   return weight * normed.to(x.scalar_type());
 }
 
-Rope::Rope(std::int64_t headDim, double theta) {
-  invFreq_ = 1.0 / torch::pow(theta, torch::arange(0, headDim, 2, torch::kFloat64) / static_cast<double>(headDim));
-  invFreq_ = invFreq_.to(torch::kFloat32);
+namespace {
+
+// theta^(-2i/D) for i < D/2, in float64.
+torch::Tensor baseFrequencies(std::int64_t headDim, double theta) {
+  return 1.0 / torch::pow(theta, torch::arange(0, headDim, 2, torch::kFloat64) / static_cast<double>(headDim));
+}
+
+// Llama 3.1's: wavelengths longer than original/low are stretched by `factor`, shorter than
+// original/high kept, and those between blended smoothly.
+torch::Tensor llama3Frequencies(const torch::Tensor& f, const RopeScaling& s) {
+  const double original = static_cast<double>(*s.originalMaxPositions);
+  const auto wavelength = 2.0 * M_PI / f;
+  const auto scaled = torch::where(wavelength > original / s.lowFreqFactor, f / s.factor, f);
+  const auto smooth = (original / wavelength - s.lowFreqFactor) / (s.highFreqFactor - s.lowFreqFactor);
+  const auto blended = (1.0 - smooth) * scaled / s.factor + smooth * scaled;
+  const auto medium = (wavelength >= original / s.highFreqFactor).logical_and(wavelength <= original / s.lowFreqFactor);
+  return torch::where(medium, blended, scaled);
+}
+
+double yarnMscale(double scale, double mscale) { return scale <= 1.0 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0; }
+
+// YaRN: dimensions that rotate more than beta_fast times over the original context keep their
+// frequency, fewer than beta_slow times are interpolated by `factor`, a linear ramp between; returns
+// the frequencies and the attention factor cos and sin are scaled by.
+std::pair<torch::Tensor, double> yarnFrequencies(std::int64_t headDim, double theta, std::int64_t originalMax, const RopeScaling& s) {
+  const double D = static_cast<double>(headDim), original = static_cast<double>(originalMax);
+  auto correctionDim = [&](double rotations) { return D * std::log(original / (rotations * 2.0 * M_PI)) / (2.0 * std::log(theta)); };
+  const double low = std::max(std::floor(correctionDim(s.betaFast)), 0.0);
+  double high = std::min(std::ceil(correctionDim(s.betaSlow)), D - 1.0);
+  if (low == high) high += 0.001;
+  const auto ramp = ((torch::arange(headDim / 2, torch::kFloat64) - low) / (high - low)).clamp(0.0, 1.0);
+  const auto extrapolation = baseFrequencies(headDim, theta);
+  const auto keep = 1.0 - ramp;
+  const auto f = extrapolation / s.factor * (1.0 - keep) + extrapolation * keep;
+  double attention = 0.0;
+  if (s.attentionFactor) attention = *s.attentionFactor;
+  else if (s.mscale && s.mscaleAllDim && *s.mscale != 0.0 && *s.mscaleAllDim != 0.0) attention = yarnMscale(s.factor, *s.mscale) / yarnMscale(s.factor, *s.mscaleAllDim);
+  else attention = yarnMscale(s.factor, 1.0);
+  return {f, attention};
+}
+
+}  // namespace
+
+Rope::Rope(std::int64_t headDim, double theta) : headDim_(headDim), theta_(theta) { invFreq_ = baseFrequencies(headDim, theta).to(torch::kFloat32); }
+
+Rope::Rope(const ModelConfig& c) : Rope(c.headDim(), c.ropeTheta) {
+  const RopeScaling& s = c.ropeScaling;
+  const std::int64_t original = s.originalMaxPositions.value_or(c.maxPositions);
+  torch::Tensor f = baseFrequencies(headDim_, theta_);
+  switch (s.type) {
+    case RopeScaling::Type::none: break;
+    case RopeScaling::Type::linear: f = f / s.factor; break;
+    case RopeScaling::Type::dynamic:
+      dynamicFrom_ = original;
+      dynamicFactor_ = s.factor;
+      break;
+    case RopeScaling::Type::llama3: f = llama3Frequencies(f, s); break;
+    case RopeScaling::Type::yarn: std::tie(f, attentionScaling_) = yarnFrequencies(headDim_, theta_, original, s); break;
+  }
+  invFreq_ = f.to(torch::kFloat32);
 }
 
 std::pair<torch::Tensor, torch::Tensor> Rope::cosAndSin(std::int64_t offset, std::int64_t T, const torch::Tensor& like) const {
+  torch::Tensor invFreq = invFreq_;
+  if (dynamicFrom_ > 0 && offset + T > dynamicFrom_) {
+    // Dynamic NTK as transformers computes it for a sequence of offset+T positions: the base grows so
+    // that the longest wavelength covers the sequence. Stateless: a shorter forward after a longer one
+    // uses its own length (transformers keeps the longest seen until it drops below the original).
+    const double length = static_cast<double>(offset + T), D = static_cast<double>(headDim_);
+    const double base = theta_ * std::pow(dynamicFactor_ * length / static_cast<double>(dynamicFrom_) - (dynamicFactor_ - 1.0), D / (D - 2.0));
+    invFreq = baseFrequencies(headDim_, base).to(torch::kFloat32);
+  }
   const auto positions = torch::arange(offset, offset + T, torch::TensorOptions().dtype(torch::kFloat32).device(like.device()));
-  const auto freqs = torch::outer(positions, invFreq_.to(like.device()));  // (T, D/2)
-  const auto angles = torch::cat({freqs, freqs}, -1);                     // (T, D)
-  return {angles.cos().to(like.scalar_type()), angles.sin().to(like.scalar_type())};
+  const auto freqs = torch::outer(positions, invFreq.to(like.device()));  // (T, D/2)
+  const auto angles = torch::cat({freqs, freqs}, -1);                    // (T, D)
+  auto cos = angles.cos(), sin = angles.sin();
+  if (attentionScaling_ != 1.0) {
+    cos = cos * attentionScaling_;
+    sin = sin * attentionScaling_;
+  }
+  return {cos.to(like.scalar_type()), sin.to(like.scalar_type())};
 }
 
 torch::Tensor Rope::apply(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
@@ -74,14 +145,24 @@ AttentionImpl::AttentionImpl(const ModelConfig& c, const Rope* rope_)
   k_proj = register_module("k_proj", linear(c.hiddenSize, kvHeads * headDim, c.attentionBias));
   v_proj = register_module("v_proj", linear(c.hiddenSize, kvHeads * headDim, c.attentionBias));
   o_proj = register_module("o_proj", linear(heads * headDim, c.hiddenSize, false));
+  if (c.qkNorm) {
+    q_norm = register_module("q_norm", RmsNorm(headDim, c.rmsNormEps));
+    k_norm = register_module("k_norm", RmsNorm(headDim, c.rmsNormEps));
+  }
 }
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInputs& shared, torch::Tensor* cachedK, torch::Tensor* cachedV) {
   const std::int64_t B = x.size(0), T = x.size(1);
+  auto q = q_proj(x).view({B, T, heads, headDim});  // (B, T, H, D)
+  auto k = k_proj(x).view({B, T, kvHeads, headDim});
+  if (!q_norm.is_empty()) {
+    q = q_norm(q);
+    k = k_norm(k);
+  }
   // The softmax scale goes on q (B, H, T, D), not on the scores (B, H, T, P+T): fewer elements.
-  auto q = (q_proj(x) * (1.0 / std::sqrt(static_cast<double>(headDim)))).view({B, T, heads, headDim}).transpose(1, 2);  // (B, H, T, D)
-  auto k = k_proj(x).view({B, T, kvHeads, headDim}).transpose(1, 2);  // (B, Hkv, T, D)
-  auto v = v_proj(x).view({B, T, kvHeads, headDim}).transpose(1, 2);  // (B, Hkv, T, D)
+  q = (q * (1.0 / std::sqrt(static_cast<double>(headDim)))).transpose(1, 2);  // (B, H, T, D)
+  k = k.transpose(1, 2);                                                     // (B, Hkv, T, D)
+  auto v = v_proj(x).view({B, T, kvHeads, headDim}).transpose(1, 2);         // (B, Hkv, T, D)
   q = Rope::apply(q, shared.cos, shared.sin);
   k = Rope::apply(k, shared.cos, shared.sin);
   if (cachedK) {
@@ -131,7 +212,7 @@ DecoderImpl::DecoderImpl(const ModelConfig& c, const Rope* rope) {
   norm = register_module("norm", RmsNorm(c.hiddenSize, c.rmsNormEps));
 }
 
-CausalLmImpl::CausalLmImpl(ModelConfig c) : config(std::move(c)), rope(std::make_unique<Rope>(config.headDim(), config.ropeTheta)) {
+CausalLmImpl::CausalLmImpl(ModelConfig c) : config(std::move(c)), rope(std::make_unique<Rope>(config)) {
   model = register_module("model", Decoder(config, rope.get()));
   if (!config.tieWordEmbeddings) lm_head = register_module("lm_head", linear(config.hiddenSize, config.vocabSize, false));
   // HF's initialisation: normal(0, 0.02) for linear and embedding weights, zeros for biases.

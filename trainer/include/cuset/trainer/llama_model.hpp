@@ -29,19 +29,28 @@ struct RmsNormImpl : torch::nn::Module {
 };
 TORCH_MODULE(RmsNorm);
 
-// Rotary position embedding, HF "rotate_half" convention: dimension i pairs with i + D/2.
+// Rotary position embedding, HF "rotate_half" convention: dimension i pairs with i + D/2, with the
+// config's rope_scaling (linear, dynamic NTK, llama3, yarn) as transformers computes it.
 class Rope {
  public:
-  Rope(std::int64_t headDim, double theta);
+  explicit Rope(const ModelConfig& c);
+  Rope(std::int64_t headDim, double theta);  // unscaled
   // x: (B, heads, T, D), positions offset..offset+T-1
   torch::Tensor apply(const torch::Tensor& x, std::int64_t offset) const;
   // The same with the tables of cosAndSin(), which one forward computes once for all its layers.
   static torch::Tensor apply(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
-  // cos and sin of the rotation angles at positions offset..offset+T-1: each (T, D), in `like`'s dtype and device.
+  // cos and sin of the rotation angles at positions offset..offset+T-1: each (T, D), in `like`'s dtype
+  // and device (yarn: times its attention factor).
   std::pair<torch::Tensor, torch::Tensor> cosAndSin(std::int64_t offset, std::int64_t T, const torch::Tensor& like) const;
+  const torch::Tensor& inverseFrequencies() const { return invFreq_; }  // (D/2), float32
+  double attentionScaling() const { return attentionScaling_; }
 
  private:
   torch::Tensor invFreq_;  // (D/2)
+  double attentionScaling_ = 1.0;
+  // dynamic NTK: past `dynamicFrom` positions the base grows with the sequence (recomputed per forward).
+  std::int64_t headDim_ = 0, dynamicFrom_ = 0;
+  double theta_ = 10000.0, dynamicFactor_ = 1.0;
 };
 
 // What every layer's attention shares in one forward: the rotary tables for its positions and the
@@ -56,6 +65,7 @@ struct AttentionImpl : torch::nn::Module {
   // x (B, T, C) -> (B, T, C); appends this step's keys/values to cache slots when given.
   torch::Tensor forward(const torch::Tensor& x, const AttentionInputs& shared, torch::Tensor* cachedK, torch::Tensor* cachedV);
   torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
+  RmsNorm q_norm{nullptr}, k_norm{nullptr};  // per head, before RoPE (Qwen3); empty otherwise
   std::int64_t heads, kvHeads, headDim;
   const Rope* rope;
 };
