@@ -6,6 +6,8 @@
 
 #include <map>
 
+#include <ATen/autocast_mode.h>
+
 #include "cuset/trainer/llama_model.hpp"
 #include "cuset/trainer/safetensors.hpp"
 #include "test_util.hpp"
@@ -301,6 +303,45 @@ TEST(ModelConfig, RefusesWhatItDoesNotBuildByName) {
   refused({{"rope_scaling", {{"short_factor", {1.0}}}}}, "rope_scaling field 'short_factor' is not supported");
   refused({{"rope_scaling", {{"factor", 0.5}}}}, "rope_scaling.factor = 0.5 must be at least 1");
   refused({{"rope_scaling", {{"low_freq_factor", nullptr}}}}, "needs low_freq_factor, high_freq_factor");
+}
+
+// Checkpointed layers recompute their activations in the backward pass: the same loss and the same
+// gradients as keeping them, in float32 and under bf16 autocast (the recomputation must run under the
+// forward's autocast state, though backward() is called outside it).
+TEST(CausalLm, ActivationCheckpointingGivesTheSameLossAndGradients) {
+  for (const bool bf16 : {false, true}) {
+    SCOPED_TRACE(bf16 ? "bf16 autocast" : "float32");
+    auto run = [&](bool checkpointed) {
+      torch::manual_seed(5);
+      CausalLm m(tinyConfig());
+      m->train();
+      m->activationCheckpointing = checkpointed;
+      const auto ids = torch::randint(0, 61, {2, 9}, torch::kInt64);
+      torch::Tensor logits;
+      if (bf16) {
+        at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+        at::autocast::set_cpu_enabled(true);
+      }
+      logits = m->forward(ids.narrow(1, 0, 8)).to(torch::kFloat32);
+      at::autocast::set_cpu_enabled(false);
+      at::autocast::clear_cache();
+      const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, 61}), ids.narrow(1, 1, 8).reshape({-1}));
+      loss.backward();
+      std::map<std::string, torch::Tensor> grads;
+      for (const auto& p : m->named_parameters()) grads[p.key()] = p.value().grad().clone();
+      return std::pair{loss.item<double>(), grads};
+    };
+    const auto [plainLoss, plainGrads] = run(false);
+    const auto [checkpointedLoss, checkpointedGrads] = run(true);
+    EXPECT_EQ(plainLoss, checkpointedLoss);
+    ASSERT_EQ(plainGrads.size(), checkpointedGrads.size());
+    for (const auto& [name, g] : plainGrads) {
+      ASSERT_TRUE(checkpointedGrads.at(name).defined()) << name;
+      EXPECT_GT(g.abs().sum().item<double>(), 0.0) << name;
+      EXPECT_TRUE(torch::allclose(g, checkpointedGrads.at(name), 1e-6, 1e-7)) << name << ": max difference "
+                                                                              << (g - checkpointedGrads.at(name)).abs().max().item<double>();
+    }
+  }
 }
 
 TEST(Rope, IsTheClosedFormRotation) {

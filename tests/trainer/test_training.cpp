@@ -126,6 +126,24 @@ TEST(Training, Bf16MixedPrecisionLearnsAndKeepsFloat32Weights) {
   EXPECT_NE(metrics(dir / "run")[0]["loss"].get<double>(), metrics(dir / "fp32")[0]["loss"].get<double>());
 }
 
+// `checkpointing: true` changes memory, not arithmetic: the logged losses and the final weights equal
+// a run that keeps its activations.
+TEST(Training, ActivationCheckpointingTrainsExactlyAsWithout) {
+  test::TempDir dir;
+  test::writeText(dir / "plain.yaml", tinyYaml(6, 100));
+  test::writeText(dir / "ckpt.yaml", tinyYaml(6, 100) + "checkpointing: true\n");
+  EXPECT_TRUE(TrainConfig::load(dir / "ckpt.yaml").activationCheckpointing);
+  const TrainRunSummary a = runTraining(TrainConfig::load(dir / "plain.yaml"), quiet(dir / "plain"));
+  const TrainRunSummary b = runTraining(TrainConfig::load(dir / "ckpt.yaml"), quiet(dir / "ckpt"));
+  const auto ma = metrics(dir / "plain"), mb = metrics(dir / "ckpt");
+  ASSERT_EQ(ma.size(), mb.size());
+  for (std::size_t i = 0; i < ma.size(); ++i) EXPECT_DOUBLE_EQ(ma[i]["loss"].get<double>(), mb[i]["loss"].get<double>());
+  CausalLm x(ModelConfig::load(a.finalCheckpoint / "config.json")), y(ModelConfig::load(b.finalCheckpoint / "config.json"));
+  loadWeights(x, a.finalCheckpoint);
+  loadWeights(y, b.finalCheckpoint);
+  for (const auto& p : x->named_parameters()) EXPECT_TRUE(torch::allclose(p.value(), y->named_parameters()[p.key()], 1e-5, 1e-6)) << p.key();
+}
+
 // Every objective trains end to end and logs its statistics; cuset sees sensitive tokens in the
 // bundled CUDA data and masks some of the others.
 TEST(Training, EveryObjectiveTrainsAndLogsItsStatistics) {

@@ -1,5 +1,7 @@
 #include "cuset/trainer/llama_model.hpp"
 
+#include <ATen/autocast_mode.h>
+
 #include <dlfcn.h>
 #include <fmt/ranges.h>
 
@@ -224,6 +226,83 @@ CausalLmImpl::CausalLmImpl(ModelConfig c) : config(std::move(c)), rope(std::make
   }
 }
 
+namespace {
+
+// What autocast does at the moment of a forward, so the backward's recomputation does the same (the
+// backward itself runs outside the caller's autocast scope).
+struct AutocastState {
+  bool cpu = false, gpu = false;
+  at::ScalarType cpuType = at::kBFloat16, gpuType = at::kHalf;
+  static AutocastState current() {
+    return {at::autocast::is_cpu_enabled(), at::autocast::is_enabled(), at::autocast::get_autocast_cpu_dtype(),
+            at::autocast::get_autocast_gpu_dtype()};
+  }
+  void apply() const {
+    at::autocast::set_cpu_enabled(cpu);
+    at::autocast::set_enabled(gpu);
+    at::autocast::set_autocast_cpu_dtype(cpuType);
+    at::autocast::set_autocast_gpu_dtype(gpuType);
+  }
+};
+
+// One decoder layer whose forward keeps only its input (and the shared rotary tables and mask) and
+// whose backward runs the layer again with gradients on, under the forward's autocast state and random
+// state, then back-propagates through that. Parameter gradients are accumulated into .grad directly:
+// the parameters are not inputs of the function, so autograd would not route theirs.
+struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, DecoderLayerImpl* layer,
+                               const AttentionInputs* shared) {
+    ctx->saved_data["layer"] = reinterpret_cast<std::int64_t>(layer);
+    ctx->saved_data["cos"] = shared->cos;
+    ctx->saved_data["sin"] = shared->sin;
+    ctx->saved_data["masked"] = shared->masked;
+    const AutocastState autocast = AutocastState::current();
+    ctx->saved_data["autocast"] = std::vector<std::int64_t>{autocast.cpu, autocast.gpu, static_cast<std::int64_t>(autocast.cpuType),
+                                                           static_cast<std::int64_t>(autocast.gpuType)};
+    ctx->saved_data["rng"] = at::globalContext().defaultGenerator(x.device()).get_state();
+    ctx->save_for_backward({x});
+    return layer->forward(x, *shared, nullptr, nullptr);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list outputGrads) {
+    auto* layer = reinterpret_cast<DecoderLayerImpl*>(ctx->saved_data["layer"].toInt());
+    const AttentionInputs shared{ctx->saved_data["cos"].toTensor(), ctx->saved_data["sin"].toTensor(), ctx->saved_data["masked"].toTensor()};
+    const torch::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_(true);
+    const auto a = ctx->saved_data["autocast"].toIntVector();
+    const AutocastState saved{a[0] != 0, a[1] != 0, static_cast<at::ScalarType>(a[2]), static_cast<at::ScalarType>(a[3])};
+    const AutocastState outer = AutocastState::current();
+    at::Generator generator = at::globalContext().defaultGenerator(x.device());
+    const torch::Tensor rngAfter = generator.get_state();
+    torch::Tensor y;
+    {
+      torch::AutoGradMode gradients(true);
+      saved.apply();
+      generator.set_state(ctx->saved_data["rng"].toTensor());
+      y = layer->forward(x, shared, nullptr, nullptr);
+      outer.apply();
+      generator.set_state(rngAfter);
+    }
+    std::vector<torch::Tensor> inputs = {x};
+    std::vector<torch::Tensor> parameters;
+    for (const auto& p : layer->parameters()) {
+      if (p.requires_grad()) parameters.push_back(p);
+    }
+    inputs.insert(inputs.end(), parameters.begin(), parameters.end());
+    const auto grads = torch::autograd::grad({y}, inputs, {outputGrads[0]}, /*retain_graph=*/false, /*create_graph=*/false, /*allow_unused=*/true);
+    torch::NoGradGuard noGrad;
+    for (std::size_t i = 0; i < parameters.size(); ++i) {
+      const torch::Tensor& g = grads[i + 1];
+      if (!g.defined()) continue;
+      torch::Tensor& grad = parameters[i].mutable_grad();
+      if (grad.defined()) grad.add_(g);
+      else grad = g.clone();
+    }
+    return {grads[0], torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
 torch::Tensor CausalLmImpl::forward(const torch::Tensor& ids, KvCache* cache) {
   if (cache && cache->keys.empty()) {
     cache->keys.resize(static_cast<std::size_t>(config.numLayers));
@@ -236,9 +315,11 @@ torch::Tensor CausalLmImpl::forward(const torch::Tensor& ids, KvCache* cache) {
   std::tie(shared.cos, shared.sin) = rope->cosAndSin(P, T, x);
   // Query i (absolute position P+i) sees keys 0..P+i.
   shared.masked = torch::ones({T, P + T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(P + 1);
+  const bool checkpointed = activationCheckpointing && is_training() && torch::GradMode::is_enabled() && cache == nullptr;
   for (std::size_t i = 0; i < model->layers->size(); ++i) {
     auto layer = model->layers[i]->as<DecoderLayerImpl>();
-    x = layer->forward(x, shared, cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
+    if (checkpointed) x = CheckpointedLayer::apply(x, layer, &shared);
+    else x = layer->forward(x, shared, cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
   }
   x = model->norm(x);
   return config.tieWordEmbeddings ? torch::matmul(x, model->embed_tokens->weight.t()) : lm_head(x);  // (B, T, V)

@@ -53,7 +53,8 @@ TrainConfig TrainConfig::load(const std::filesystem::path& path) { return parse(
 TrainConfig TrainConfig::parse(std::string_view text, const std::string& source, const std::filesystem::path& base) try {
   YamlReader y(source);
   const YAML::Node root = y.parse(text);
-  y.onlyKeys(root, "", {"seed", "model", "tokenizer", "data", "optimizer", "batch", "steps", "objective", "threads", "device", "precision"});
+  y.onlyKeys(root, "", {"seed", "model", "tokenizer", "data", "optimizer", "batch", "steps", "objective", "threads", "device", "precision",
+                       "checkpointing"});
   TrainConfig c;
   c.source = source;
   auto resolve = [&](const std::string& p) { return std::filesystem::path(p).is_absolute() ? std::filesystem::path(p) : base / p; };
@@ -67,6 +68,8 @@ TrainConfig TrainConfig::parse(std::string_view text, const std::string& source,
     c.precision = y.asString(n, "precision");
     if (c.precision != "fp32" && c.precision != "bf16") y.fail(n, "precision", "must be fp32 or bf16");
   }
+
+  if (auto n = root["checkpointing"]) c.activationCheckpointing = y.asBool(n, "checkpointing");
 
   const YAML::Node model = y.require(root, "model", "");
   y.onlyKeys(model, "model", {"path", "config"});

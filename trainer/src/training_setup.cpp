@@ -199,6 +199,7 @@ CausalLm buildTrainedModel(const TrainConfig& config, const ModelConfig& modelCo
   std::vector<torch::Tensor> state = model->parameters();
   for (const auto& buffer : model->buffers()) state.push_back(buffer);
   dp.broadcast(state, "broadcasting the parameters from rank 0");
+  model->activationCheckpointing = config.activationCheckpointing;
   model->train();
   return model;
 }

@@ -102,6 +102,9 @@ struct CausalLmImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& ids, KvCache* cache = nullptr);
 
   ModelConfig config;
+  // Activation checkpointing per decoder layer: in training with gradients on, a layer keeps only its
+  // input and recomputes its activations in the backward pass (same loss and gradients, less memory).
+  bool activationCheckpointing = false;
   std::unique_ptr<Rope> rope;
   Decoder model{nullptr};
   torch::nn::Linear lm_head{nullptr};  // absent when embeddings are tied

@@ -42,6 +42,8 @@ struct TrainConfig {
   int threads = 0;  // 0: LibTorch's default
   std::string device = "auto";  // cpu, cuda, or auto (cuda when LibTorch has CUDA and a GPU is visible)
   std::string precision = "fp32";  // fp32, or bf16: autocast to bfloat16 with float32 master weights
+  // `checkpointing: true`: each decoder layer recomputes its activations in the backward pass.
+  bool activationCheckpointing = false;
   std::filesystem::path source;  // the YAML file, for messages
 
   static TrainConfig load(const std::filesystem::path& path);
