@@ -55,7 +55,7 @@ cuset=build/device/cli/cuset
 # 3. GPU tests: the cuda label (driver, backend on the GPU, the fake-driver run) and the model on CUDA.
 log "GPU tests"
 ctest --test-dir build/device -L cuda --output-on-failure > "$out/ctest.log" 2>&1
-ctest --test-dir build/device -R "CausalLm.OnCuda" --output-on-failure >> "$out/ctest.log" 2>&1
+ctest --test-dir build/device -R "CausalLm.OnCuda|CausalLm.ScaledDotProduct" --output-on-failure >> "$out/ctest.log" 2>&1
 grep -E "tests passed|Failed|Skipped|\*\*\*" "$out/ctest.log" | head -20
 
 # 4. The suite's good solutions at full sizes, on the GPU, timed.

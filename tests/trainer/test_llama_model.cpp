@@ -344,6 +344,29 @@ TEST(CausalLm, ActivationCheckpointingGivesTheSameLossAndGradients) {
   }
 }
 
+// Where LibTorch has scaled_dot_product_attention the model uses it; its logits are the explicit
+// path's within float tolerance, for a full forward and for decoding with the KV cache (a prompt, one
+// token, then several tokens at once, which needs the explicit mask). Runs where LibTorch is 2.x (the
+// device check builds against one).
+TEST(CausalLm, ScaledDotProductAttentionMatchesTheExplicitPath) {
+  if (!kHasSdpa) GTEST_SKIP() << "LibTorch " << TORCH_VERSION << " has no scaled_dot_product_attention";
+  auto m = tinyModel();
+  torch::NoGradGuard noGrad;
+  const auto ids = torch::randint(0, 61, {2, 9}, torch::kInt64);
+  auto decode = [&](bool sdpa) {
+    m->useSdpa(sdpa);
+    KvCache cache;
+    std::vector<torch::Tensor> steps = {m->forward(ids.narrow(1, 0, 4), &cache), m->forward(ids.narrow(1, 4, 1), &cache),
+                                        m->forward(ids.narrow(1, 5, 4), &cache)};
+    return std::pair{m->forward(ids), torch::cat(steps, 1)};
+  };
+  const auto [explicitFull, explicitSteps] = decode(false);
+  const auto [fusedFull, fusedSteps] = decode(true);
+  EXPECT_TRUE(torch::allclose(explicitFull, fusedFull, 1e-4, 1e-5)) << (explicitFull - fusedFull).abs().max().item<double>();
+  EXPECT_TRUE(torch::allclose(explicitSteps, fusedSteps, 1e-4, 1e-5)) << (explicitSteps - fusedSteps).abs().max().item<double>();
+  EXPECT_TRUE(torch::allclose(fusedFull, fusedSteps, 1e-4, 1e-5));
+}
+
 TEST(Rope, IsTheClosedFormRotation) {
   const std::int64_t D = 8;
   const double theta = 10000.0;

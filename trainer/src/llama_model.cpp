@@ -161,8 +161,10 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
     q = q_norm(q);
     k = k_norm(k);
   }
-  // The softmax scale goes on q (B, H, T, D), not on the scores (B, H, T, P+T): fewer elements.
-  q = (q * (1.0 / std::sqrt(static_cast<double>(headDim)))).transpose(1, 2);  // (B, H, T, D)
+  // The softmax scale goes on q (B, H, T, D), not on the scores (B, H, T, P+T): fewer elements
+  // (scaled_dot_product_attention applies the same 1/sqrt(D) itself).
+  if (!sdpa) q = q * (1.0 / std::sqrt(static_cast<double>(headDim)));
+  q = q.transpose(1, 2);  // (B, H, T, D)
   k = k.transpose(1, 2);                                                     // (B, Hkv, T, D)
   auto v = v_proj(x).view({B, T, kvHeads, headDim}).transpose(1, 2);         // (B, Hkv, T, D)
   q = Rope::apply(q, shared.cos, shared.sin);
@@ -179,6 +181,18 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
     k = k.repeat_interleave(heads / kvHeads, 1);
     v = v.repeat_interleave(heads / kvHeads, 1);
   }
+#if TORCH_VERSION_MAJOR >= 2
+  if (sdpa) {
+    // Without a cache (training, a prompt) the causal flag, which lets the fused kernels skip masked
+    // blocks; with cached keys the explicit mask, since the flag aligns queries to the first key.
+    const std::int64_t P = k.size(2) - T;
+    torch::Tensor out;
+    if (P == 0) out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+    else if (T == 1) out = at::scaled_dot_product_attention(q, k, v);
+    else out = at::scaled_dot_product_attention(q, k, v, shared.masked.logical_not());
+    return o_proj(out.transpose(1, 2).reshape({B, T, heads * headDim}));
+  }
+#endif
   auto scores = torch::matmul(q, k.transpose(2, 3));  // (B, H, T, P+T)
   // In place: the matmul's result is not needed for its own backward.
   scores.masked_fill_(shared.masked, -std::numeric_limits<float>::infinity());
@@ -323,6 +337,10 @@ torch::Tensor CausalLmImpl::forward(const torch::Tensor& ids, KvCache* cache) {
   }
   x = model->norm(x);
   return config.tieWordEmbeddings ? torch::matmul(x, model->embed_tokens->weight.t()) : lm_head(x);  // (B, T, V)
+}
+
+void CausalLmImpl::useSdpa(bool on) {
+  for (std::size_t i = 0; i < model->layers->size(); ++i) model->layers[i]->as<DecoderLayerImpl>()->self_attn->sdpa = on && kHasSdpa;
 }
 
 void setComputeThreads(int threads) {

@@ -60,6 +60,14 @@ struct AttentionInputs {
   torch::Tensor masked;    // (T, P+T) bool: true where query i may not see key j
 };
 
+// Whether this LibTorch has at::scaled_dot_product_attention (2.0 and later), chosen at build time:
+// its fused kernels (flash, memory-efficient) replace the explicit softmax(QK^T)V where it exists.
+#if TORCH_VERSION_MAJOR >= 2
+inline constexpr bool kHasSdpa = true;
+#else
+inline constexpr bool kHasSdpa = false;
+#endif
+
 struct AttentionImpl : torch::nn::Module {
   AttentionImpl(const ModelConfig& c, const Rope* rope);
   // x (B, T, C) -> (B, T, C); appends this step's keys/values to cache slots when given.
@@ -68,6 +76,7 @@ struct AttentionImpl : torch::nn::Module {
   RmsNorm q_norm{nullptr}, k_norm{nullptr};  // per head, before RoPE (Qwen3); empty otherwise
   std::int64_t heads, kvHeads, headDim;
   const Rope* rope;
+  bool sdpa = kHasSdpa;  // false: the explicit path (only to compare the two)
 };
 TORCH_MODULE(Attention);
 
@@ -100,6 +109,8 @@ struct CausalLmImpl : torch::nn::Module {
   // ids (B, T) int64 -> logits (B, T, V). With a cache, ids are the tokens after the cached ones and
   // the cache grows by T.
   torch::Tensor forward(const torch::Tensor& ids, KvCache* cache = nullptr);
+  // Every layer's attention through scaled_dot_product_attention (where kHasSdpa) or the explicit path.
+  void useSdpa(bool on);
 
   ModelConfig config;
   // Activation checkpointing per decoder layer: in training with gradients on, a layer keeps only its
