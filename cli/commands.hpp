@@ -30,5 +30,6 @@ void registerMergeCommand(CLI::App& app, CommandContext& context);
 void registerSlurmCommand(CLI::App& app, CommandContext& context);
 void registerLaunchCommand(CLI::App& app, CommandContext& context);
 void registerTranslateCommand(CLI::App& app, CommandContext& context);
+void registerMergeAdapterCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

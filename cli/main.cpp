@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerSlurmCommand(app, context);
   cuset::cli::registerLaunchCommand(app, context);
   cuset::cli::registerTranslateCommand(app, context);
+  cuset::cli::registerMergeAdapterCommand(app, context);
 
   try {
     app.parse(argc, argv);

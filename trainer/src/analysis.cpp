@@ -9,6 +9,7 @@
 #include "cuset/common/progress.hpp"
 #include "cuset/trainer/chat_data.hpp"
 #include "cuset/trainer/llama_model.hpp"
+#include "cuset/trainer/lora_adapter.hpp"
 #include "cuset/trainer/objectives.hpp"
 #include "cuset/trainer/sensitivity_lexer.hpp"
 #include "cuset/trainer/tokenizer.hpp"
@@ -38,11 +39,9 @@ struct Histogram {
 nlohmann::json analyzeModel(const AnalysisOptions& o) {
   setComputeThreads(o.threads);
   torch::InferenceMode inference;
-  const BpeTokenizer tokenizer = BpeTokenizer::load(o.modelDir / "tokenizer.json");
-  CausalLm model(ModelConfig::load(o.modelDir / "config.json"));
+  const BpeTokenizer tokenizer = BpeTokenizer::load(modelTokenizerPath(o.modelDir));
   const torch::Device device = resolveDevice(o.device);
-  model->to(device);
-  loadWeights(model, o.modelDir);
+  CausalLm model = loadModelFolder(o.modelDir, device);  // a full checkpoint, or a LoRA adapter on its base
   model->eval();
 
   std::vector<ChatExample> examples = readChatJsonl(o.dataFile);

@@ -10,6 +10,7 @@
 #include "cuset/common/progress.hpp"
 #include "cuset/trainer/chat_data.hpp"
 #include "cuset/trainer/llama_model.hpp"
+#include "cuset/trainer/lora_adapter.hpp"
 #include "cuset/trainer/problem_prompt.hpp"
 #include "cuset/trainer/tokenizer.hpp"
 
@@ -37,11 +38,9 @@ GenerateSummary runGenerationJobs(const GenerateOptions& o, const std::vector<Ch
   setComputeThreads(o.threads);
   if (o.maxNewTokens < 1) throw Error("--max-new-tokens must be >= 1");
   const auto start = std::chrono::steady_clock::now();
-  const BpeTokenizer tokenizer = BpeTokenizer::load(o.modelDir / "tokenizer.json");
-  CausalLm model(ModelConfig::load(o.modelDir / "config.json"));
+  const BpeTokenizer tokenizer = BpeTokenizer::load(modelTokenizerPath(o.modelDir));
   const torch::Device device = resolveDevice(o.device);
-  model->to(device);
-  loadWeights(model, o.modelDir);
+  CausalLm model = loadModelFolder(o.modelDir, device);  // a full checkpoint, or a LoRA adapter on its base
   if (o.bf16) model->to(torch::kBFloat16);
   model->eval();
   torch::NoGradGuard noGrad;

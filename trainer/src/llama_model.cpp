@@ -20,6 +20,8 @@ torch::nn::Linear linear(std::int64_t in, std::int64_t out, bool bias) {
   return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
 }
 
+Projection projection(std::int64_t in, std::int64_t out, bool bias) { return Projection(in, out, bias); }
+
 torch::Dtype torchDtype(safetensors::DType d) {
   switch (d) {
     case safetensors::DType::F64: return torch::kFloat64;
@@ -37,6 +39,56 @@ torch::Dtype torchDtype(safetensors::DType d) {
 }
 
 }  // namespace
+
+ProjectionImpl::ProjectionImpl(std::int64_t in, std::int64_t out, bool withBias) {
+  weight = register_parameter("weight", torch::empty({out, in}));
+  if (withBias) bias = register_parameter("bias", torch::empty({out}));
+  // torch::nn::Linear's initialisation, drawn in the same order: the model's initial weights (and so
+  // every seeded run) stay what they were when these projections were Linears.
+  torch::NoGradGuard noGrad;
+  torch::nn::init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (withBias) torch::nn::init::uniform_(bias, -1.0 / std::sqrt(static_cast<double>(in)), 1.0 / std::sqrt(static_cast<double>(in)));
+}
+
+torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
+  // A frozen base kept in bfloat16 under a float32 forward: cast for this product (autocast casts
+  // both operands to its own dtype anyway).
+  const bool autocast = at::autocast::is_enabled() || at::autocast::is_cpu_enabled();
+  const torch::Tensor w = autocast || weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type());
+  const torch::Tensor b = !bias.defined() || autocast || bias.scalar_type() == x.scalar_type() ? bias : bias.to(x.scalar_type());
+  torch::Tensor y = torch::nn::functional::linear(x, w, b);
+  if (hasLora() && loraEnabled) {
+    const torch::Tensor in = loraDropout > 0.0 && is_training() ? torch::dropout(x, loraDropout, true) : x;
+    // The adapters stay float32 under a bfloat16 base: their product in their dtype, the sum in the base's.
+    const bool cast = !autocast && in.scalar_type() != lora_A->weight.scalar_type();
+    const torch::Tensor delta = lora_B(lora_A(cast ? in.to(lora_A->weight.scalar_type()) : in)) * loraScaling;
+    y = y + (cast ? delta.to(y.scalar_type()) : delta);
+  }
+  return y;
+}
+
+void ProjectionImpl::attachLora(std::int64_t r, double alpha, double dropout) {
+  const auto options = torch::TensorOptions().device(weight.device());
+  lora_A = register_module("lora_A", torch::nn::Linear(torch::nn::LinearOptions(weight.size(1), r).bias(false)));
+  lora_B = register_module("lora_B", torch::nn::Linear(torch::nn::LinearOptions(r, weight.size(0)).bias(false)));
+  lora_A->to(options.device());
+  lora_B->to(options.device());
+  torch::NoGradGuard noGrad;
+  lora_B->weight.zero_();  // A keeps Linear's kaiming-uniform initialisation, as PEFT's default
+  loraScaling = alpha / static_cast<double>(r);
+  loraDropout = dropout;
+}
+
+void ProjectionImpl::mergeLora() {
+  if (!hasLora()) return;
+  torch::NoGradGuard noGrad;
+  const auto delta = torch::matmul(lora_B->weight.to(torch::kFloat32), lora_A->weight.to(torch::kFloat32)) * loraScaling;
+  weight.copy_((weight.to(torch::kFloat32) + delta).to(weight.scalar_type()));
+  unregister_module("lora_A");
+  unregister_module("lora_B");
+  lora_A = nullptr;
+  lora_B = nullptr;
+}
 
 RmsNormImpl::RmsNormImpl(std::int64_t size, double eps_) : eps(eps_) { weight = register_parameter("weight", torch::ones({size})); }
 
@@ -143,10 +195,10 @@ torch::Tensor Rope::apply(const torch::Tensor& x, std::int64_t offset) const {
 
 AttentionImpl::AttentionImpl(const ModelConfig& c, const Rope* rope_)
     : heads(c.numHeads), kvHeads(c.numKvHeads), headDim(c.headDim()), rope(rope_) {
-  q_proj = register_module("q_proj", linear(c.hiddenSize, heads * headDim, c.attentionBias));
-  k_proj = register_module("k_proj", linear(c.hiddenSize, kvHeads * headDim, c.attentionBias));
-  v_proj = register_module("v_proj", linear(c.hiddenSize, kvHeads * headDim, c.attentionBias));
-  o_proj = register_module("o_proj", linear(heads * headDim, c.hiddenSize, false));
+  q_proj = register_module("q_proj", projection(c.hiddenSize, heads * headDim, c.attentionBias));
+  k_proj = register_module("k_proj", projection(c.hiddenSize, kvHeads * headDim, c.attentionBias));
+  v_proj = register_module("v_proj", projection(c.hiddenSize, kvHeads * headDim, c.attentionBias));
+  o_proj = register_module("o_proj", projection(heads * headDim, c.hiddenSize, false));
   if (c.qkNorm) {
     q_norm = register_module("q_norm", RmsNorm(headDim, c.rmsNormEps));
     k_norm = register_module("k_norm", RmsNorm(headDim, c.rmsNormEps));
@@ -202,9 +254,9 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
 }
 
 MlpImpl::MlpImpl(const ModelConfig& c) {
-  gate_proj = register_module("gate_proj", linear(c.hiddenSize, c.intermediateSize, false));
-  up_proj = register_module("up_proj", linear(c.hiddenSize, c.intermediateSize, false));
-  down_proj = register_module("down_proj", linear(c.intermediateSize, c.hiddenSize, false));
+  gate_proj = register_module("gate_proj", projection(c.hiddenSize, c.intermediateSize, false));
+  up_proj = register_module("up_proj", projection(c.hiddenSize, c.intermediateSize, false));
+  down_proj = register_module("down_proj", projection(c.intermediateSize, c.hiddenSize, false));
 }
 
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return down_proj(torch::silu(gate_proj(x)) * up_proj(x)); }
@@ -339,6 +391,21 @@ torch::Tensor CausalLmImpl::forward(const torch::Tensor& ids, KvCache* cache) {
   return config.tieWordEmbeddings ? torch::matmul(x, model->embed_tokens->weight.t()) : lm_head(x);  // (B, T, V)
 }
 
+std::vector<ProjectionImpl*> CausalLmImpl::projections(const std::string& module) {
+  std::vector<ProjectionImpl*> out;
+  for (std::size_t i = 0; i < model->layers->size(); ++i) {
+    auto* layer = model->layers[i]->as<DecoderLayerImpl>();
+    if (module == "q_proj") out.push_back(layer->self_attn->q_proj.get());
+    else if (module == "k_proj") out.push_back(layer->self_attn->k_proj.get());
+    else if (module == "v_proj") out.push_back(layer->self_attn->v_proj.get());
+    else if (module == "o_proj") out.push_back(layer->self_attn->o_proj.get());
+    else if (module == "gate_proj") out.push_back(layer->mlp->gate_proj.get());
+    else if (module == "up_proj") out.push_back(layer->mlp->up_proj.get());
+    else if (module == "down_proj") out.push_back(layer->mlp->down_proj.get());
+  }
+  return out;
+}
+
 void CausalLmImpl::useSdpa(bool on) {
   for (std::size_t i = 0; i < model->layers->size(); ++i) model->layers[i]->as<DecoderLayerImpl>()->self_attn->sdpa = on && kHasSdpa;
 }
@@ -354,6 +421,10 @@ torch::Device resolveDevice(const std::string& name) {
   if (name == "cpu" || (name == "auto" && !cuda)) return torch::kCPU;
   if (!cuda) throw makeError("device 'cuda' requested, but this LibTorch has no CUDA or no GPU is visible (LibTorch {})", TORCH_VERSION);
   return torch::kCUDA;
+}
+
+torch::Tensor tensorFromView(const safetensors::TensorView& t) {
+  return torch::from_blob(const_cast<std::byte*>(t.data.data()), t.shape, torchDtype(t.dtype)).clone();
 }
 
 void loadWeights(CausalLm& model, const std::filesystem::path& directory) {

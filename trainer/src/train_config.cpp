@@ -54,7 +54,7 @@ TrainConfig TrainConfig::parse(std::string_view text, const std::string& source,
   YamlReader y(source);
   const YAML::Node root = y.parse(text);
   y.onlyKeys(root, "", {"seed", "model", "tokenizer", "data", "optimizer", "batch", "steps", "objective", "threads", "device", "precision",
-                       "checkpointing"});
+                       "checkpointing", "adapter"});
   TrainConfig c;
   c.source = source;
   auto resolve = [&](const std::string& p) { return std::filesystem::path(p).is_absolute() ? std::filesystem::path(p) : base / p; };
@@ -79,6 +79,30 @@ TrainConfig TrainConfig::parse(std::string_view text, const std::string& source,
     c.modelConfig = yamlToJson(y, n, "model.config");
   }
   if (c.modelPath.empty() == !c.modelConfig) y.fail(model, "model", "give exactly one of 'path' (a pretrained HF folder) or 'config' (random init)");
+
+  if (auto a = root["adapter"]) {
+    y.onlyKeys(a, "adapter", {"type", "r", "alpha", "dropout", "target_modules", "base_dtype"});
+    const YAML::Node type = y.require(a, "type", "adapter");
+    if (y.asString(type, "adapter.type") != "lora") y.fail(type, "adapter.type", "must be lora");
+    LoraConfig lora;
+    if (auto n = a["r"]) lora.r = y.asInt64(n, "adapter.r");
+    if (auto n = a["alpha"]) lora.alpha = y.asDouble(n, "adapter.alpha");
+    if (auto n = a["dropout"]) lora.dropout = y.asDouble(n, "adapter.dropout");
+    if (auto n = a["base_dtype"]) lora.baseDtype = y.asString(n, "adapter.base_dtype");
+    if (auto n = a["target_modules"]) {
+      y.expectSequence(n, "adapter.target_modules");
+      lora.targetModules.clear();
+      for (std::size_t i = 0; i < n.size(); ++i) lora.targetModules.push_back(y.asString(n[i], fmt::format("adapter.target_modules[{}]", i)));
+    }
+    try {
+      lora.validate("");
+    } catch (const Error& e) {
+      y.fail(a, "adapter", e.what());
+    }
+    // An adapter is saved relative to its base, which must therefore be a folder on disk.
+    if (c.modelPath.empty()) y.fail(a, "adapter", "LoRA adapts a pretrained model: give model.path (an HF folder), not model.config");
+    c.adapter = lora;
+  }
 
   if (auto t = root["tokenizer"]) {
     y.onlyKeys(t, "tokenizer", {"path", "train_vocab_size"});

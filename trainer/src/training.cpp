@@ -19,6 +19,7 @@
 #include "cuset/common/progress.hpp"
 #include "cuset/trainer/chat_data.hpp"
 #include "cuset/trainer/llama_model.hpp"
+#include "cuset/trainer/lora_adapter.hpp"
 #include "cuset/trainer/objectives.hpp"
 #include "cuset/trainer/sensitivity_lexer.hpp"
 #include "cuset/trainer/tokenizer.hpp"
@@ -168,6 +169,12 @@ class BatchPlan {
   std::vector<std::vector<std::size_t>> batches_;
 };
 
+// The trained model as a folder: a full HF checkpoint, or with adapters a PEFT adapter folder on model.path.
+void saveModel(CausalLm& model, const TrainConfig& config, const fs::path& dir) {
+  if (config.adapter) saveAdapter(model, *config.adapter, fs::absolute(config.modelPath), dir);
+  else saveCheckpoint(model, dir);
+}
+
 // Written beside the last checkpoint and renamed into place only when whole, so a failure (a full
 // disk) leaves every earlier checkpoint and `latest` as they were, and says which file it was.
 void saveTrainingCheckpoint(const fs::path& outDir, const std::string& name, CausalLm& model, torch::optim::Optimizer& optimizer,
@@ -177,7 +184,7 @@ void saveTrainingCheckpoint(const fs::path& outDir, const std::string& name, Cau
   std::error_code ec;
   fs::remove_all(tmp, ec);
   try {
-    saveCheckpoint(model, tmp);
+    saveModel(model, config, tmp);
     tokenizer.save(tmp / "tokenizer.json");
     torch::save(optimizer, (tmp / "optimizer.pt").string());
     writeJsonFileAtomic(tmp / "trainer_state.json", {{"step", step}, {"seed", config.seed}, {"config", config.source.string()}});
@@ -207,6 +214,15 @@ ObjectiveBatch gatherObjectiveBatch(DataParallel& dp, const ObjectiveBatch& loca
   ObjectiveBatch global{torch::cat(parts[0], 0), torch::cat(parts[1], 0), torch::cat(parts[2], 0), torch::Tensor(), step};
   if (local.referenceLosses.defined()) global.referenceLosses = torch::cat(parts[3], 0);
   return global;
+}
+
+// What the optimizer updates and the ranks all-reduce: every parameter, or the adapters alone.
+std::vector<torch::Tensor> trainableParameters(CausalLm& model) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : model->parameters()) {
+    if (p.requires_grad()) out.push_back(p);
+  }
+  return out;
 }
 
 // A number that differs between ranks as soon as one parameter differs in any bit that matters to a sum.
@@ -303,6 +319,12 @@ double microBatchBackward(const TrainConfig& config, Trainee& t, Batch& b, std::
     c10::InferenceMode inference;  // cheaper than NoGradGuard: no version counters, no views tracking
     const Bf16Autocast autocast(config.precision == "bf16", t.device);
     ob.referenceLosses = tokenLosses((*t.reference)->forward(b.inputs).to(torch::kFloat32), b.targets);
+  } else if (config.adapter && config.objective.needsReference()) {
+    // The frozen base is the reference: the same model with its adapters off, no second copy.
+    c10::InferenceMode inference;
+    const Bf16Autocast autocast(config.precision == "bf16", t.device);
+    const AdaptersDisabled base(t.model);
+    ob.referenceLosses = tokenLosses(t.model->forward(b.inputs).to(torch::kFloat32), b.targets);
   }
   // With several ranks the plan is made on the whole global micro-batch, so this rank's loss is its
   // share of the single-process loss, and summing the ranks' gradients gives that loss's gradient.
@@ -379,12 +401,12 @@ TrainRunSummary trainSteps(const TrainConfig& config, const TrainRunOptions& opt
   return summary;
 }
 
-// The final model as a plain HF folder, written by rank 0.
-fs::path saveFinalModel(CausalLm& model, const BpeTokenizer& tokenizer, const TrainRunOptions& options) {
+// The final model as a plain HF folder (or a PEFT adapter folder), written by rank 0.
+fs::path saveFinalModel(CausalLm& model, const TrainConfig& config, const BpeTokenizer& tokenizer, const TrainRunOptions& options) {
   const fs::path final = options.outDir / "final";
   if (options.distributed.leader()) {
     fs::remove_all(final);
-    saveCheckpoint(model, final);
+    saveModel(model, config, final);
     tokenizer.save(final / "tokenizer.json");
   }
   return final;
@@ -431,9 +453,9 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
 
   BatchPlan plan(data, config.batchSize, config.seed);
   Trainee trainee{model, reference, optimizer, dp, plan, device, static_cast<std::int32_t>(tokenizer.tokenId("<|im_end|>")),
-                  dist.rank * (config.batchSize / dist.worldSize), model->parameters()};
+                  dist.rank * (config.batchSize / dist.worldSize), trainableParameters(model)};
   TrainRunSummary summary = trainSteps(config, options, trainee, tokenizer, startStep, maxSteps);
-  summary.finalCheckpoint = saveFinalModel(model, tokenizer, options);
+  summary.finalCheckpoint = saveFinalModel(model, config, tokenizer, options);
   return summary;
 }
 

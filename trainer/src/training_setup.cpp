@@ -10,6 +10,7 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/log.hpp"
+#include "cuset/trainer/lora_adapter.hpp"
 #include "cuset/trainer/sensitivity_lexer.hpp"
 
 namespace fs = std::filesystem;
@@ -128,9 +129,9 @@ std::vector<TokenizedExample> tokenizeTrainingData(const TrainConfig& config, co
 
 ModelConfig resolveModelConfig(const TrainConfig& config, const ResumePoint& resume, const BpeTokenizer& tokenizer) {
   ModelConfig modelConfig;
-  if (resume.checkpoint) {
+  if (resume.checkpoint && !config.adapter) {
     modelConfig = ModelConfig::load(*resume.checkpoint / "config.json");
-  } else if (!config.modelPath.empty()) {
+  } else if (!config.modelPath.empty()) {  // an adapter's checkpoints hold the adapters alone
     modelConfig = ModelConfig::load(config.modelPath / "config.json");
   } else {
     nlohmann::json j = *config.modelConfig;
@@ -170,9 +171,10 @@ torch::Device trainingDevice(const TrainConfig& config, const DistributedEnv& di
   return torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(index));
 }
 
-// Weights, gradients and two AdamW moments: 16 bytes a parameter, before activations.
+// Weights, gradients and two AdamW moments: 16 bytes a parameter, before activations; with adapters
+// the frozen weights alone (4 bytes, on the CPU) and the adapters' share, which is small.
 void requireHostMemory(const TrainConfig& config, const ModelConfig& modelConfig, torch::Device device) {
-  const double needBytes = 16.0 * static_cast<double>(modelConfig.parameterCount());
+  const double needBytes = (config.adapter ? 4.0 : 16.0) * static_cast<double>(modelConfig.parameterCount());
   const double haveBytes = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
   if (device.is_cpu() && needBytes > haveBytes) {
     throw makeError("{}: a model of hidden_size {}, intermediate_size {}, {} layers and vocab_size {} has {:.3g} parameters and needs "
@@ -193,8 +195,23 @@ CausalLm buildTrainedModel(const TrainConfig& config, const ModelConfig& modelCo
                     e.what_without_backtrace());
   }
   CausalLm model = std::move(*built);
-  if (resume.checkpoint) loadWeights(model, *resume.checkpoint);
-  else if (!config.modelPath.empty()) loadWeights(model, config.modelPath);
+  if (config.adapter) {
+    // The base from model.path, frozen; the adapters fresh, or the checkpoint's when resuming.
+    loadWeights(model, config.modelPath);
+    attachLora(model, *config.adapter);
+    if (resume.checkpoint) loadAdapterWeights(model, *resume.checkpoint);
+    const bool bf16Base = config.adapter->baseDtype == "bf16" || (config.adapter->baseDtype == "auto" && device.is_cuda());
+    if (bf16Base) {
+      torch::NoGradGuard noGrad;
+      for (auto& p : model->parameters()) {
+        if (!p.requires_grad()) p.set_data(p.to(torch::kBFloat16));
+      }
+    }
+  } else if (resume.checkpoint) {
+    loadWeights(model, *resume.checkpoint);
+  } else if (!config.modelPath.empty()) {
+    loadWeights(model, config.modelPath);
+  }
   // Same seed and files on every rank make them equal already; broadcasting makes it a guarantee.
   std::vector<torch::Tensor> state = model->parameters();
   for (const auto& buffer : model->buffers()) state.push_back(buffer);
@@ -208,6 +225,8 @@ CausalLm buildTrainedModel(const TrainConfig& config, const ModelConfig& modelCo
 // the weights this run starts from; or objective.reference_model when given.
 std::optional<CausalLm> buildReferenceModel(const TrainConfig& config, const ModelConfig& modelConfig, CausalLm& model, torch::Device device) {
   if (!config.objective.needsReference()) return std::nullopt;
+  // With adapters the frozen base is the starting model: the trained model with its adapters off.
+  if (config.adapter && config.objective.referenceModel.empty()) return std::nullopt;
   std::optional<CausalLm> reference;
   if (!config.objective.referenceModel.empty()) {
     const fs::path dir = config.objective.referenceModel;
@@ -237,6 +256,7 @@ std::optional<CausalLm> buildReferenceModel(const TrainConfig& config, const Mod
 torch::optim::AdamW buildOptimizer(const TrainConfig& config, CausalLm& model) {
   std::vector<torch::Tensor> decay, noDecay;
   for (auto& p : model->named_parameters()) {
+    if (!p.value().requires_grad()) continue;  // frozen under adapters
     (p.key().find("norm") != std::string::npos || p.key().ends_with(".bias") ? noDecay : decay).push_back(p.value());
   }
   auto options = torch::optim::AdamWOptions(config.lr).betas({config.betas[0], config.betas[1]}).weight_decay(config.weightDecay);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuset/trainer/model_config.hpp"
+#include "cuset/trainer/safetensors.hpp"
 
 namespace cuset {
 
@@ -60,6 +61,26 @@ struct AttentionInputs {
   torch::Tensor masked;    // (T, P+T) bool: true where query i may not see key j
 };
 
+// A linear projection y = W x + b (HF's parameter names "weight", "bias") that can carry a LoRA
+// adapter, registered as the submodules lora_A and lora_B, so that named_parameters() reads
+// "...q_proj.lora_A.weight" as PEFT names it: y += (alpha / r) B A dropout(x).
+struct ProjectionImpl : torch::nn::Module {
+  ProjectionImpl(std::int64_t in, std::int64_t out, bool bias);
+  torch::Tensor forward(const torch::Tensor& x);  // (..., in) -> (..., out)
+  // Adds a fresh adapter (A as PyTorch initialises a Linear, B zero: the output is unchanged).
+  void attachLora(std::int64_t r, double alpha, double dropout);
+  bool hasLora() const { return !lora_A.is_empty(); }
+  // W += scaling B A; the adapter is removed.
+  void mergeLora();
+
+  torch::Tensor weight;  // (out, in); may be kept in bfloat16 while frozen (cast to the input's dtype)
+  torch::Tensor bias;    // (out) or undefined
+  torch::nn::Linear lora_A{nullptr}, lora_B{nullptr};
+  double loraScaling = 0.0, loraDropout = 0.0;
+  bool loraEnabled = true;  // false: the base projection alone (the frozen reference of rho1)
+};
+TORCH_MODULE(Projection);
+
 // Whether this LibTorch has at::scaled_dot_product_attention (2.0 and later), chosen at build time:
 // its fused kernels (flash, memory-efficient) replace the explicit softmax(QK^T)V where it exists.
 #if TORCH_VERSION_MAJOR >= 2
@@ -72,7 +93,7 @@ struct AttentionImpl : torch::nn::Module {
   AttentionImpl(const ModelConfig& c, const Rope* rope);
   // x (B, T, C) -> (B, T, C); appends this step's keys/values to cache slots when given.
   torch::Tensor forward(const torch::Tensor& x, const AttentionInputs& shared, torch::Tensor* cachedK, torch::Tensor* cachedV);
-  torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
+  Projection q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
   RmsNorm q_norm{nullptr}, k_norm{nullptr};  // per head, before RoPE (Qwen3); empty otherwise
   std::int64_t heads, kvHeads, headDim;
   const Rope* rope;
@@ -83,7 +104,7 @@ TORCH_MODULE(Attention);
 struct MlpImpl : torch::nn::Module {
   explicit MlpImpl(const ModelConfig& c);
   torch::Tensor forward(const torch::Tensor& x);  // SwiGLU: down(silu(gate(x)) * up(x))
-  torch::nn::Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
+  Projection gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
 };
 TORCH_MODULE(Mlp);
 
@@ -111,6 +132,8 @@ struct CausalLmImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& ids, KvCache* cache = nullptr);
   // Every layer's attention through scaled_dot_product_attention (where kHasSdpa) or the explicit path.
   void useSdpa(bool on);
+  // Every projection named `module` ("q_proj", ...) of every layer.
+  std::vector<ProjectionImpl*> projections(const std::string& module);
 
   ModelConfig config;
   // Activation checkpointing per decoder layer: in training with gradients on, a layer keeps only its
@@ -129,6 +152,9 @@ void setComputeThreads(int threads);
 
 // "cpu", "cuda" or "auto"; "cuda" without a usable GPU is an error saying why.
 torch::Device resolveDevice(const std::string& name);
+
+// A safetensors tensor as a LibTorch tensor of its dtype (a copy, on the CPU).
+torch::Tensor tensorFromView(const safetensors::TensorView& t);
 
 // Loads every parameter by its HF name from a checkpoint folder (model.safetensors or a sharded
 // index); shapes must match, dtypes are converted. Throws cuset::Error naming the tensor otherwise.

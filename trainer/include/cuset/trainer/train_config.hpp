@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuset/trainer/lora.hpp"
 #include "cuset/trainer/model_config.hpp"
 
 #include "cuset/trainer/objective_config.hpp"
@@ -44,6 +45,8 @@ struct TrainConfig {
   std::string precision = "fp32";  // fp32, or bf16: autocast to bfloat16 with float32 master weights
   // `checkpointing: true`: each decoder layer recomputes its activations in the backward pass.
   bool activationCheckpointing = false;
+  // `adapter: {type: lora, ...}`: train LoRA adapters on a frozen model.path instead of every weight.
+  std::optional<LoraConfig> adapter;
   std::filesystem::path source;  // the YAML file, for messages
 
   static TrainConfig load(const std::filesystem::path& path);

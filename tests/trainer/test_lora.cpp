@@ -1,0 +1,187 @@
+// LoRA adapters end to end on a tiny model: only the adapters train, the frozen base is rho1's
+// reference, the saved adapter is PEFT's format, and merging it gives base-plus-adapter's logits.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+#include "cuset/common/json_util.hpp"
+#include "cuset/trainer/lora_adapter.hpp"
+#include "cuset/trainer/safetensors.hpp"
+#include "cuset/trainer/tokenizer.hpp"
+#include "cuset/trainer/training.hpp"
+#include "test_util.hpp"
+
+namespace cuset {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string yamlFor(const std::string& model, int steps, const std::string& extra) {
+  return fmt::format(R"(seed: 7
+threads: 1
+model: {}
+tokenizer: {{train_vocab_size: 400}}
+data: {{train: {}/data/sft-tiny.jsonl, max_tokens: 300}}
+optimizer: {{lr: 5.0e-3, warmup_steps: 1}}
+batch: {{size: 4}}
+steps: {{max: {}, log_every: 2, save_every: 100}}
+{}
+)",
+                     model, CUSET_SOURCE_DIR, steps, extra);
+}
+
+TrainRunOptions quiet(const fs::path& out) {
+  TrainRunOptions o;
+  o.outDir = out;
+  o.showProgress = false;
+  return o;
+}
+
+// A base model with its tokenizer, as a pretrained HF folder would be: a few steps of full training.
+const fs::path& baseModel() {
+  static test::TempDir dir;
+  static const fs::path base = [] {
+    test::writeText(dir / "base.yaml",
+                    yamlFor("{config: {model_type: llama, hidden_size: 48, intermediate_size: 96, num_hidden_layers: 2, num_attention_heads: 4, "
+                            "num_key_value_heads: 2, max_position_embeddings: 1024}}",
+                            4, ""));
+    return runTraining(TrainConfig::load(dir / "base.yaml"), quiet(dir / "base")).finalCheckpoint;
+  }();
+  return base;
+}
+
+const std::string kLora = "adapter: {type: lora, r: 4, alpha: 8, dropout: 0.0, target_modules: [q_proj, v_proj, down_proj]}\n";
+
+std::map<std::string, torch::Tensor> weightsOf(CausalLm& m) {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& p : m->named_parameters()) out[p.key()] = p.value().detach().clone();
+  return out;
+}
+
+TEST(Lora, OnlyTheAdaptersTrainAndTheSavedFolderIsPeftsFormat) {
+  test::TempDir dir;
+  test::writeText(dir / "lora.yaml", yamlFor("{path: " + baseModel().string() + "}", 16, kLora));
+  const TrainRunSummary s = runTraining(TrainConfig::load(dir / "lora.yaml"), quiet(dir / "run"));
+  EXPECT_LT(s.lastLoss, s.firstLoss) << s.firstLoss << " -> " << s.lastLoss;
+
+  // PEFT's files: adapter_config.json naming the base, adapter_model.safetensors with PEFT's names.
+  const fs::path adapter = s.finalCheckpoint;
+  EXPECT_TRUE(isAdapterFolder(adapter));
+  EXPECT_FALSE(fs::exists(adapter / "model.safetensors"));
+  const auto config = readJsonFile(adapter / "adapter_config.json");
+  EXPECT_EQ(config["peft_type"], "LORA");
+  EXPECT_EQ(config["task_type"], "CAUSAL_LM");
+  EXPECT_EQ(config["r"], 4);
+  EXPECT_EQ(config["lora_alpha"], 8.0);
+  EXPECT_EQ(config["bias"], "none");
+  EXPECT_EQ(config["target_modules"], (nlohmann::json{"q_proj", "v_proj", "down_proj"}));
+  EXPECT_EQ(fs::path(config["base_model_name_or_path"].get<std::string>()), fs::absolute(baseModel()));
+  const auto file = safetensors::File::open(adapter / "adapter_model.safetensors");
+  std::set<std::string> names;
+  for (const auto& t : file.tensors()) names.insert(t.name);
+  EXPECT_EQ(names.size(), 2u * 3u * 2u);  // A and B, three modules, two layers
+  const auto* a = file.find("base_model.model.model.layers.1.self_attn.q_proj.lora_A.weight");
+  const auto* b = file.find("base_model.model.model.layers.1.mlp.down_proj.lora_B.weight");
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->shape, (std::vector<std::int64_t>{4, 48}));  // (r, in)
+  EXPECT_EQ(b->shape, (std::vector<std::int64_t>{48, 4}));  // (out, r)
+
+  // The base is untouched, the adapters moved away from B = 0.
+  CausalLm base(ModelConfig::load(baseModel() / "config.json"));
+  loadWeights(base, baseModel());
+  CausalLm tuned = loadModelFolder(adapter, torch::kCPU);
+  const auto before = weightsOf(base), after = weightsOf(tuned);
+  std::size_t adapters = 0;
+  for (const auto& [name, value] : after) {
+    if (name.find(".lora_") != std::string::npos) {
+      ++adapters;
+      if (name.find("lora_B") != std::string::npos) EXPECT_GT(value.abs().max().item<double>(), 0.0) << name;
+      continue;
+    }
+    EXPECT_TRUE(torch::equal(value, before.at(name))) << name << " changed";
+  }
+  EXPECT_EQ(adapters, 12u);
+  EXPECT_TRUE(fs::exists(modelTokenizerPath(adapter)));
+}
+
+// rho1 and cuset's `confidence: reference` take the frozen base as their reference (the model with its
+// adapters off) when no objective.reference_model is given: both train without a second model.
+TEST(Lora, TheFrozenBaseIsTheReferenceModel) {
+  test::TempDir dir;
+  for (const std::string objective : {"{type: rho1}", "{type: cuset, confidence: reference}"}) {
+    SCOPED_TRACE(objective);
+    const std::string name = objective.substr(7, 4);
+    test::writeText(dir / (name + ".yaml"), yamlFor("{path: " + baseModel().string() + "}", 2, kLora + "objective: " + objective + "\n"));
+    const TrainRunSummary s = runTraining(TrainConfig::load(dir / (name + ".yaml")), quiet(dir / name));
+    EXPECT_TRUE(std::isfinite(s.firstLoss));
+    EXPECT_TRUE(isAdapterFolder(s.finalCheckpoint));
+  }
+}
+
+// A resumed LoRA run reads the base from model.path and the adapters and optimizer state from its
+// checkpoint, and ends where the uninterrupted run ends.
+TEST(Lora, AResumedRunEqualsTheUninterruptedOne) {
+  test::TempDir dir;
+  std::string yaml = yamlFor("{path: " + baseModel().string() + "}", 4, kLora);
+  yaml.replace(yaml.find("save_every: 100"), 15, "save_every: 2");
+  test::writeText(dir / "lora.yaml", yaml);
+  const TrainConfig config = TrainConfig::load(dir / "lora.yaml");
+  const fs::path straight = runTraining(config, quiet(dir / "straight")).finalCheckpoint;
+  TrainRunOptions first = quiet(dir / "resumed");
+  first.maxSteps = 2;
+  runTraining(config, first);
+  TrainRunOptions rest = quiet(dir / "resumed");
+  rest.resume = true;
+  const TrainRunSummary s = runTraining(config, rest);
+  EXPECT_EQ(s.startStep, 2);
+  CausalLm a = loadModelFolder(straight, torch::kCPU), b = loadModelFolder(s.finalCheckpoint, torch::kCPU);
+  for (const auto& p : a->named_parameters()) EXPECT_TRUE(torch::equal(p.value(), b->named_parameters()[p.key()])) << p.key();
+}
+
+TEST(Lora, TheMergedModelGivesBasePlusAdaptersLogits) {
+  test::TempDir dir;
+  test::writeText(dir / "lora.yaml", yamlFor("{path: " + baseModel().string() + "}", 4, kLora));
+  const fs::path adapter = runTraining(TrainConfig::load(dir / "lora.yaml"), quiet(dir / "run")).finalCheckpoint;
+  CausalLm withAdapters = loadModelFolder(adapter, torch::kCPU);
+  torch::NoGradGuard noGrad;
+  const auto ids = torch::tensor(std::vector<std::int64_t>{5, 17, 42, 3, 99, 7}).unsqueeze(0);
+  const auto expected = withAdapters->forward(ids);
+  {
+    const AdaptersDisabled off(withAdapters);
+    EXPECT_FALSE(torch::allclose(withAdapters->forward(ids), expected, 1e-6, 1e-6)) << "the adapters changed nothing";
+  }
+  mergeAdapterFolder(adapter, dir / "merged");
+  EXPECT_TRUE(fs::exists(dir / "merged" / "config.json"));
+  EXPECT_TRUE(fs::exists(dir / "merged" / "tokenizer.json"));
+  CausalLm merged = loadModelFolder(dir / "merged", torch::kCPU);
+  for (const auto& p : merged->named_parameters()) EXPECT_EQ(p.key().find(".lora_"), std::string::npos) << p.key();
+  const auto got = merged->forward(ids);
+  EXPECT_TRUE(torch::allclose(got, expected, 1e-4, 1e-5)) << (got - expected).abs().max().item<double>();
+}
+
+TEST(Lora, ConfigsAndAdapterFilesAreValidatedByName) {
+  test::TempDir dir;
+  auto refused = [&](const std::string& model, const std::string& adapter, const std::string& needle) {
+    test::writeText(dir / "c.yaml", yamlFor(model, 2, adapter));
+    CUSET_EXPECT_THROW_WITH(TrainConfig::load(dir / "c.yaml"), "c.yaml", needle);
+  };
+  const std::string path = "{path: " + baseModel().string() + "}";
+  refused("{config: {hidden_size: 48, intermediate_size: 96, num_hidden_layers: 1, num_attention_heads: 4}}", kLora, "give model.path");
+  refused(path, "adapter: {type: lora, r: 0}\n", "adapter.r = 0 must be between 1 and 4096");
+  refused(path, "adapter: {type: lora, target_modules: [lm_head]}\n", "adapter target module 'lm_head' is not one of");
+  refused(path, "adapter: {type: dora}\n", "must be lora");
+  refused(path, "adapter: {type: lora, rank: 8}\n", "rank");
+  nlohmann::json peft = LoraConfig{}.toPeftConfig("/base");
+  EXPECT_EQ(LoraConfig::fromPeftConfig(peft, "a.json").r, 16);
+  peft["use_dora"] = true;
+  CUSET_EXPECT_THROW_WITH(LoraConfig::fromPeftConfig(peft, "a.json"), "a.json", "use_dora = true is not supported");
+  peft = LoraConfig{}.toPeftConfig("/base");
+  peft["modules_to_save"] = {"lm_head"};
+  CUSET_EXPECT_THROW_WITH(LoraConfig::fromPeftConfig(peft, "a.json"), "modules_to_save is not supported");
+}
+
+}  // namespace
+}  // namespace cuset
