@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cuset/common/json_util.hpp"
+#include "cuset/trainer/generation.hpp"
 #include "cuset/trainer/lora_adapter.hpp"
 #include "cuset/trainer/safetensors.hpp"
 #include "cuset/trainer/tokenizer.hpp"
@@ -160,6 +161,32 @@ TEST(Lora, TheMergedModelGivesBasePlusAdaptersLogits) {
   for (const auto& p : merged->named_parameters()) EXPECT_EQ(p.key().find(".lora_"), std::string::npos) << p.key();
   const auto got = merged->forward(ids);
   EXPECT_TRUE(torch::allclose(got, expected, 1e-4, 1e-5)) << (got - expected).abs().max().item<double>();
+}
+
+// `cuset generate` (and so loop and leaderboard) takes an adapter folder as a model: greedy samples from
+// it are those of its merged checkpoint.
+TEST(Lora, GenerationReadsAnAdapterFolderAsItsMergedModel) {
+  test::TempDir dir;
+  test::writeText(dir / "lora.yaml", yamlFor("{path: " + baseModel().string() + "}", 4, kLora));
+  const fs::path adapter = runTraining(TrainConfig::load(dir / "lora.yaml"), quiet(dir / "run")).finalCheckpoint;
+  mergeAdapterFolder(adapter, dir / "merged");
+  auto generate = [&](const fs::path& model, const std::string& out) {
+    GenerateOptions o;
+    o.modelDir = model;
+    o.modelName = "m";
+    o.problemsDir = CUSET_PROBLEMS_DIR;
+    o.temperature = 0.0;
+    o.maxNewTokens = 6;
+    o.threads = 1;
+    o.device = "cpu";
+    o.showProgress = false;
+    o.outFile = dir / out;
+    runGeneration(o);
+    return test::readText(dir / out);
+  };
+  const std::string fromAdapter = generate(adapter, "adapter.jsonl");
+  EXPECT_FALSE(fromAdapter.empty());
+  EXPECT_EQ(fromAdapter, generate(dir / "merged", "merged.jsonl"));
 }
 
 TEST(Lora, ConfigsAndAdapterFilesAreValidatedByName) {
