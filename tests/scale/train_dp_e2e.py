@@ -5,6 +5,8 @@
   tiny model), to 1e-4 relative, and end with the same weights;
 - checkpoints are interchangeable: a 1-process checkpoint resumed by 2 ranks and a 2-rank checkpoint
   resumed by 1 process both continue the single-process curve;
+- with optimizer.shard_state the 2-rank run ends with the replicated run's weights, and its sharded
+  checkpoint resumes on 2 ranks (and is refused on 1);
 - ranks that read different data are refused before the first step;
 - a rank killed mid-run ends the job within seconds with an error that names the rank, and a rank that
   stops answering ends it after --dist-timeout; the run folder stays resumable.
@@ -83,6 +85,41 @@ assert a.keys() == b.keys()
 worst = max(max(abs(x - y) for x, y in zip(a[k], b[k])) for k in a)
 assert worst < 1e-3, f"final weights differ by up to {worst}"
 print(f"1 process: {t_single:.1f} s, 2 ranks: {t_dp:.1f} s; loss curves agree; weights within {worst:.2e}")
+
+# Sharded optimizer state (ZeRO-1): each rank keeps AdamW's moments for its share of the parameters,
+# updates that share and broadcasts it. The run equals the replicated one; its checkpoint holds one
+# state file per rank and resumes on as many ranks, and is refused by name on another number.
+sharded_config = os.path.join(work, "sharded.yaml")
+assert "\noptimizer:\n" in text, text
+with open(sharded_config, "w") as f:
+    f.write(text.replace("\noptimizer:\n", "\noptimizer:\n  shard_state: true\n", 1))
+sharded = os.path.join(work, "sharded")
+r = subprocess.run([cuset, "launch", "--nproc", "2", "--master-port", str(free_port()), "--", "train", "--config", sharded_config, "--out",
+                    sharded, "-q"], capture_output=True, text=True, timeout=900)
+assert r.returncode == 0, r.stderr[-3000:]
+assert_same_curve(losses(sharded), got, range(1, 21), "2 ranks with sharded optimizer state vs replicated")
+c = safetensors(os.path.join(sharded, "final", "model.safetensors"))
+worst_sharded = max(max(abs(x - y) for x, y in zip(b[k], c[k])) for k in b)
+assert worst_sharded == 0.0, f"sharded and replicated final weights differ by up to {worst_sharded}"
+step10 = os.path.join(sharded, "checkpoints", "step-10")
+assert sorted(f for f in os.listdir(step10) if f.startswith("optimizer")) == ["optimizer-rank-0.pt", "optimizer-rank-1.pt",
+                                                                                "optimizer_shards.json"], os.listdir(step10)
+assert not [f for f in os.listdir(os.path.join(sharded, "checkpoints")) if f.startswith(".")], "stray optimizer shards"
+shard_bytes = os.path.getsize(os.path.join(step10, "optimizer-rank-0.pt")) + os.path.getsize(os.path.join(step10, "optimizer-rank-1.pt"))
+whole_bytes = os.path.getsize(os.path.join(dp, "checkpoints", "step-10", "optimizer.pt")) if os.path.exists(os.path.join(dp, "checkpoints", "step-10")) else 0
+print(f"sharded optimizer state: rank files {os.path.getsize(os.path.join(step10, 'optimizer-rank-0.pt'))} + "
+      f"{os.path.getsize(os.path.join(step10, 'optimizer-rank-1.pt'))} bytes (whole: {whole_bytes}); weights equal to the replicated run")
+resumed = os.path.join(work, "sharded-resumed")
+shutil.copytree(sharded, resumed)
+shutil.rmtree(os.path.join(resumed, "final"))
+with open(os.path.join(resumed, "checkpoints", "latest"), "w") as f:
+    f.write("step-10")
+r = subprocess.run([cuset, "train", "--config", sharded_config, "--out", resumed, "-q", "--resume"], capture_output=True, text=True, timeout=300)
+assert r.returncode != 0 and "sharded over 2 ranks" in r.stderr and "same optimizer.shard_state and number of ranks" in r.stderr, r.stderr
+r = subprocess.run([cuset, "launch", "--nproc", "2", "--master-port", str(free_port()), "--", "train", "--config", sharded_config, "--out",
+                    resumed, "-q", "--resume"], capture_output=True, text=True, timeout=900)
+assert r.returncode == 0, r.stderr[-3000:]
+assert_same_curve(losses(resumed), got, range(1, 21), "sharded run resumed at step 10 on 2 ranks")
 
 # Checkpoints are interchangeable between world sizes.
 for first, then in ((1, 2), (2, 1)):

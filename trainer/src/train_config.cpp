@@ -119,7 +119,8 @@ TrainConfig TrainConfig::parse(std::string_view text, const std::string& source,
   if (auto n = data["max_tokens"]) c.maxTokens = static_cast<std::size_t>(y.asInt64(n, "data.max_tokens"));
 
   if (auto o = root["optimizer"]) {
-    y.onlyKeys(o, "optimizer", {"lr", "weight_decay", "betas", "warmup_steps", "min_lr_ratio", "grad_clip"});
+    y.onlyKeys(o, "optimizer", {"lr", "weight_decay", "betas", "warmup_steps", "min_lr_ratio", "grad_clip", "shard_state"});
+    if (auto n = o["shard_state"]) c.shardOptimizerState = y.asBool(n, "optimizer.shard_state");
     if (auto n = o["lr"]) c.lr = y.asDouble(n, "optimizer.lr");
     if (auto n = o["weight_decay"]) c.weightDecay = y.asDouble(n, "optimizer.weight_decay");
     if (auto n = o["betas"]) {

@@ -177,8 +177,10 @@ void saveModel(CausalLm& model, const TrainConfig& config, const fs::path& dir) 
 
 // Written beside the last checkpoint and renamed into place only when whole, so a failure (a full
 // disk) leaves every earlier checkpoint and `latest` as they were, and says which file it was.
+// `shards`: with sharded optimizer state, the ranks' state files (already written, moved in here);
+// empty: this process's optimizer is the whole state.
 void saveTrainingCheckpoint(const fs::path& outDir, const std::string& name, CausalLm& model, torch::optim::Optimizer& optimizer,
-                            const BpeTokenizer& tokenizer, std::int64_t step, const TrainConfig& config) {
+                            const BpeTokenizer& tokenizer, std::int64_t step, const TrainConfig& config, const std::vector<fs::path>& shards) {
   const fs::path dir = outDir / "checkpoints" / name;
   const fs::path tmp = outDir / "checkpoints" / (name + ".tmp");
   std::error_code ec;
@@ -186,7 +188,12 @@ void saveTrainingCheckpoint(const fs::path& outDir, const std::string& name, Cau
   try {
     saveModel(model, config, tmp);
     tokenizer.save(tmp / "tokenizer.json");
-    torch::save(optimizer, (tmp / "optimizer.pt").string());
+    if (shards.empty()) {
+      torch::save(optimizer, (tmp / "optimizer.pt").string());
+    } else {
+      for (std::size_t r = 0; r < shards.size(); ++r) fs::rename(shards[r], detail::optimizerStateFile(tmp, true, static_cast<int>(r)));
+      writeJsonFileAtomic(tmp / "optimizer_shards.json", {{"ranks", shards.size()}});
+    }
     writeJsonFileAtomic(tmp / "trainer_state.json", {{"step", step}, {"seed", config.seed}, {"config", config.source.string()}});
   } catch (const c10::Error& e) {
     fs::remove_all(tmp, ec);
@@ -300,7 +307,8 @@ struct Trainee {
   torch::Device device;
   std::int32_t padId;
   std::int64_t firstRow;  // this rank's rows are block `rank` of the gathered batch (gatherRows stacks by rank)
-  std::vector<torch::Tensor> parameters;
+  std::vector<torch::Tensor> parameters;  // the trainable ones
+  std::vector<int> owners;  // sharded optimizer state: the rank updating each parameter; empty: every rank all
 };
 
 // Forward, objective and backward of one micro-batch; returns its share of the step's loss.
@@ -339,7 +347,11 @@ StepResult trainStep(const TrainConfig& config, Trainee& t, std::int64_t step, O
   StepResult result;
   result.lr = config.learningRate(step);
   for (auto& group : t.optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(result.lr);
-  t.optimizer.zero_grad();
+  // Every trainable gradient, not only the optimizer's: with sharded state it holds this rank's share
+  // alone, and the others' gradients would accumulate across steps.
+  for (auto& p : t.parameters) {
+    if (p.grad().defined()) p.mutable_grad().zero_();
+  }
   const DistributedEnv& dist = t.dp.env();
   for (std::int64_t a = 0; a < config.accumulation; ++a) {
     Batch b = t.plan.batch(step * config.accumulation + a, t.padId, dist.rank, dist.worldSize);
@@ -354,8 +366,11 @@ StepResult trainStep(const TrainConfig& config, Trainee& t, std::int64_t step, O
     result.loss = totals[0];
     result.tokens = static_cast<std::int64_t>(totals[1]);
   }
+  // Every rank holds every summed gradient, so the norm is the global one even when state is sharded.
   if (config.gradClip > 0) torch::nn::utils::clip_grad_norm_(t.parameters, config.gradClip);
   t.optimizer.step();
+  // Sharded state: each rank updated its share; the owners' new values go to everyone.
+  if (!t.owners.empty()) t.dp.broadcastFromOwners(t.parameters, t.owners, fmt::format("sharing the parameters updated at step {}", step + 1));
   return result;
 }
 
@@ -368,7 +383,16 @@ void saveAgreedCheckpoint(const TrainConfig& config, const TrainRunOptions& opti
                     "gradients or optimizer states diverged, so no checkpoint is written",
                     dist.describe(), done, low, high);
   }
-  if (dist.leader()) saveTrainingCheckpoint(options.outDir, fmt::format("step-{}", done), t.model, t.optimizer, tokenizer, done, config);
+  const std::string name = fmt::format("step-{}", done);
+  std::vector<fs::path> shards;
+  if (!t.owners.empty()) {
+    // Every rank writes its share of the optimizer state beside the checkpoint; once all have (the
+    // sum below returns only then), rank 0 moves them into it before it is renamed into place.
+    for (int r = 0; r < dist.worldSize; ++r) shards.push_back(options.outDir / "checkpoints" / fmt::format(".{}.optimizer-rank-{}.pt", name, r));
+    torch::save(t.optimizer, shards[static_cast<std::size_t>(dist.rank)].string());
+    t.dp.sum({1.0}, fmt::format("waiting for every rank's optimizer state at step {}", done));
+  }
+  if (dist.leader()) saveTrainingCheckpoint(options.outDir, name, t.model, t.optimizer, tokenizer, done, config, shards);
 }
 
 // Steps `step` up to `maxSteps`: metrics every log_every steps, checkpoints every save_every, both at the end.
@@ -448,12 +472,14 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   requireHostMemory(config, modelConfig, device);
   CausalLm model = buildTrainedModel(config, modelConfig, device, resume, dp);
   std::optional<CausalLm> reference = buildReferenceModel(config, modelConfig, model, device);
-  torch::optim::AdamW optimizer = buildOptimizer(config, model);
-  const std::int64_t startStep = restoreTrainingState(optimizer, resume, options);
+  const std::vector<torch::Tensor> trainable = trainableParameters(model);
+  const std::vector<int> owners = optimizerStateOwners(config, trainable, dist);
+  torch::optim::AdamW optimizer = buildOptimizer(config, model, owners, dist.rank);
+  const std::int64_t startStep = restoreTrainingState(optimizer, resume, options, !owners.empty());
 
   BatchPlan plan(data, config.batchSize, config.seed);
-  Trainee trainee{model, reference, optimizer, dp, plan, device, static_cast<std::int32_t>(tokenizer.tokenId("<|im_end|>")),
-                  dist.rank * (config.batchSize / dist.worldSize), trainableParameters(model)};
+  Trainee trainee{model,  reference, optimizer, dp, plan, device, static_cast<std::int32_t>(tokenizer.tokenId("<|im_end|>")),
+                  dist.rank * (config.batchSize / dist.worldSize), trainable, owners};
   TrainRunSummary summary = trainSteps(config, options, trainee, tokenizer, startStep, maxSteps);
   summary.finalCheckpoint = saveFinalModel(model, config, tokenizer, options);
   return summary;

@@ -34,6 +34,9 @@ struct TrainConfig {
   std::int64_t warmupSteps = 0;
   double minLrRatio = 0.1;
   double gradClip = 1.0;
+  // `optimizer.shard_state: true` (ZeRO-1): with data-parallel ranks, each keeps the AdamW state of its
+  // share of the parameters, updates that share and broadcasts it; the same results as replicated state.
+  bool shardOptimizerState = false;
   std::int64_t batchSize = 8;
   std::int64_t accumulation = 1;
   std::int64_t maxSteps = 100;
