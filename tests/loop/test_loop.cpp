@@ -5,6 +5,7 @@
 
 #include "cuset/loop/loop_config.hpp"
 #include "cuset/loop/loop_runner.hpp"
+#include "cuset/trainer/train_config.hpp"
 #include "test_util.hpp"
 
 namespace cuset {
@@ -61,6 +62,18 @@ TEST_F(Loop, ShippedConfigsLoad) {
   test::writeText(model / "config.json", "{}");
   gpu.overrideModelPath(model.path());
   EXPECT_NE(gpu.trainYaml(gpu.objectives[0], 1, "t.jsonl").find(model.path().string()), std::string::npos);
+
+  // The 7B LoRA recipe (docs/recipe-7b.md): every objective's run trains adapters with checkpointing.
+  const LoopConfig recipe = LoopConfig::load(CUSET_SOURCE_DIR "/configs/loop-7b-lora.yaml");
+  EXPECT_EQ(recipe.backend, "cuda");
+  EXPECT_EQ(recipe.objectives.size(), 5u);
+  for (const auto& o : recipe.objectives) {
+    const TrainConfig t = TrainConfig::parse(recipe.trainYaml(o, 1, "t.jsonl"), "recipe", CUSET_SOURCE_DIR "/configs");
+    ASSERT_TRUE(t.adapter.has_value()) << o.name;
+    EXPECT_EQ(t.adapter->r, 16);
+    EXPECT_TRUE(t.activationCheckpointing);
+    EXPECT_EQ(t.batchSize, 64);
+  }
 }
 
 TEST_F(Loop, RunsEveryStageResumesAndRefusesChangedSettings) {

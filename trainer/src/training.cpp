@@ -285,7 +285,11 @@ struct MetricsWindow {
   double meanLoss() const { return loss / steps; }
   nlohmann::json record(std::int64_t step, double lr, const TrainConfig& config, const DistributedEnv& dist) const {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    nlohmann::json r = {{"step", step}, {"loss", meanLoss()}, {"lr", lr}, {"tokens_per_s", seconds > 0 ? tokens / seconds : 0.0},
+    nlohmann::json r = {{"step", step},
+                        {"loss", meanLoss()},
+                        {"lr", lr},
+                        {"tokens_per_s", seconds > 0 ? tokens / seconds : 0.0},
+                        {"step_s", seconds / steps},
                         {"objective", objectiveName(config.objective.kind)}};
     objective.writeTo(r);
     if (dist.active()) {

@@ -133,6 +133,11 @@ ModelConfig resolveModelConfig(const TrainConfig& config, const ResumePoint& res
   if (resume.checkpoint && !config.adapter) {
     modelConfig = ModelConfig::load(*resume.checkpoint / "config.json");
   } else if (!config.modelPath.empty()) {  // an adapter's checkpoints hold the adapters alone
+    if (isAdapterFolder(config.modelPath)) {
+      throw makeError("{}: model.path {} is a LoRA adapter folder, not a model; fold it into its base first (cuset merge-adapter {} --out DIR) "
+                      "and train from DIR",
+                      config.source.string(), config.modelPath.string(), config.modelPath.string());
+    }
     modelConfig = ModelConfig::load(config.modelPath / "config.json");
   } else {
     nlohmann::json j = *config.modelConfig;
