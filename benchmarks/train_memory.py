@@ -85,7 +85,8 @@ try:
     lora_lines = lines[:start] + ["model:", f"  path: {results['full fine-tuning']['out']}/final"] + lines[end:]
     lora_text = "\n".join(l for l in lora_lines if not l.startswith("tokenizer:") and not l.startswith("  train_vocab_size")) + "\n"
     lora_text += "adapter: {type: lora, r: 16, alpha: 32, dropout: 0.05}\n"
-    for label, name, text, ranks in (("LoRA r=16 (all 7 projections), base float32", "lora", lora_text, 1),
+    for label, name, text, ranks in (("LoRA r=16 (all 7 projections), dropout 0.05, base float32", "lora", lora_text, 1),
+                                     ("LoRA r=16, dropout 0, base float32", "lora-nodrop", lora_text.replace("dropout: 0.05", "dropout: 0.0"), 1),
                                      ("2 ranks, replicated optimizer state (per rank)", "dp", base_text, 2),
                                      ("2 ranks, sharded optimizer state (per rank)", "dp-sharded",
                                       base_text.replace("\noptimizer:\n", "\noptimizer:\n  shard_state: true\n", 1), 2)):

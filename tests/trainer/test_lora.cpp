@@ -122,6 +122,20 @@ TEST(Lora, TheFrozenBaseIsTheReferenceModel) {
   }
 }
 
+// The frozen base in bfloat16 (the default on a GPU; asked for here on the CPU): the adapters stay
+// float32, their product is added in the base's dtype, and they learn.
+TEST(Lora, ABfloat16BaseTrainsFloat32Adapters) {
+  test::TempDir dir;
+  std::string lora = kLora;
+  lora.replace(lora.find("}"), 1, ", base_dtype: bf16}");
+  test::writeText(dir / "lora.yaml", yamlFor("{path: " + baseModel().string() + "}", 12, lora));
+  EXPECT_EQ(TrainConfig::load(dir / "lora.yaml").adapter->baseDtype, "bf16");
+  const TrainRunSummary s = runTraining(TrainConfig::load(dir / "lora.yaml"), quiet(dir / "run"));
+  EXPECT_LT(s.lastLoss, s.firstLoss) << s.firstLoss << " -> " << s.lastLoss;
+  const auto file = safetensors::File::open(s.finalCheckpoint / "adapter_model.safetensors");
+  for (const auto& t : file.tensors()) EXPECT_EQ(t.dtype, safetensors::DType::F32) << t.name;
+}
+
 // A resumed LoRA run reads the base from model.path and the adapters and optimizer state from its
 // checkpoint, and ends where the uninterrupted run ends.
 TEST(Lora, AResumedRunEqualsTheUninterruptedOne) {
