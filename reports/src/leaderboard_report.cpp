@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <map>
+
 #include "cuset/common/json_util.hpp"
 #include "cuset/reports/metrics.hpp"
 #include "cuset/reports/run_compare.hpp"
 #include "cuset/reports/renderers.hpp"
+#include "cuset/reports/svg_chart.hpp"
 
 using nlohmann::json;
 
@@ -90,6 +94,31 @@ std::string sourceText(const json& s) {
   return s.value("checkpoint", "");
 }
 
+// Per level (KernelBench's levels, or the suite's): each evaluated model's pass@1, pass@k and, when
+// timed, fast_1 on that level's problems, models in leaderboard order.
+json levelRows(const json& ranked, const std::vector<LeaderboardEntry>& entries, int k) {
+  std::map<std::string, json> byLevel;
+  for (const auto& row : ranked) {
+    if (!row["evaluated"].get<bool>()) continue;
+    const auto e = std::find_if(entries.begin(), entries.end(), [&](const LeaderboardEntry& x) { return x.name == row["model"]; });
+    if (e == entries.end() || !e->summary.contains("models") || !e->summary["models"].contains(e->name)) continue;
+    const json& model = e->summary["models"][e->name];
+    if (!model.contains("levels")) continue;
+    for (const auto& [level, group] : model["levels"].items()) {
+      json r = {{"model", e->name}, {"problems", group.value("problems", 0)}};
+      if (const double v = groupMetric(group, "pass_at_k", "1"); v >= 0) r["pass_at_1"] = v;
+      if (const double v = groupMetric(group, "pass_at_k", std::to_string(k).c_str()); v >= 0) r["pass_at_k"] = v;
+      if (group.contains("fast_p") && group["fast_p"].contains("1")) r["fast_1"] = group["fast_p"]["1"];
+      byLevel[level].push_back(std::move(r));
+    }
+  }
+  json out = json::array();
+  for (auto& [level, rows] : byLevel) out.push_back({{"level", level}, {"models", std::move(rows)}});
+  return out;
+}
+
+std::string levelName(const json& level) { return "level " + level["level"].get<std::string>(); }
+
 }  // namespace
 
 json computeLeaderboard(const LeaderboardInput& in) {
@@ -124,6 +153,7 @@ json computeLeaderboard(const LeaderboardInput& in) {
       break;
     }
   }
+  out["levels"] = levelRows(ranked, in.entries, in.k);
   if (!in.compareLabel.empty()) out["compared_with"] = in.compareLabel;
   return out;
 }
@@ -156,6 +186,16 @@ std::string renderLeaderboardMarkdown(const json& l) {
       md += fmt::format("\n`{}`: {} candidate(s) run LibTorch ops beside their kernels; pass@1 of pure kernels {}{}.\n", row["model"].get<std::string>(),
                         row["library_candidates"].get<int>(), percentOr(row, "pure_pass_at_1"),
                         row.contains("pure_fast_1") ? ", fast_1 " + percentOr(row, "pure_fast_1") : "");
+    }
+  }
+  if (l.contains("levels") && !l["levels"].empty()) {
+    md += fmt::format("\n## Per level\n\n| level | model | problems | pass@1 | pass@{} |{}\n|---|---|---|---|---|{}\n", k, timed ? " fast_1 |" : "",
+                      timed ? "---|" : "");
+    for (const auto& level : l["levels"]) {
+      for (const auto& row : level["models"]) {
+        md += fmt::format("| {} | {} | {} | {} | {} |{}\n", levelName(level), row["model"].get<std::string>(), row["problems"].get<int>(),
+                          percentOr(row, "pass_at_1"), percentOr(row, "pass_at_k"), timed ? " " + percentOr(row, "fast_1") + " |" : "");
+      }
     }
   }
   md += "\n## Models\n\n";
@@ -204,6 +244,36 @@ std::string renderLeaderboardHtml(const json& l) {
     h += fmt::format("<p><b>{}</b>: {} candidate(s) run LibTorch ops beside their kernels; pass@1 of pure kernels {}{}.</p>",
                      htmlEscape(row["model"].get<std::string>()), row["library_candidates"].get<int>(), percentOr(row, "pure_pass_at_1"),
                      row.contains("pure_fast_1") ? ", fast_1 " + percentOr(row, "pure_fast_1") : "");
+  }
+  if (l.contains("levels") && !l["levels"].empty()) {
+    // A table and a chart of pass@1 per level, one bar per model.
+    h += fmt::format("<h2>Per level</h2><div class=\"scroll\"><table id=\"levels\"><thead><tr><th>level</th><th>model</th><th class=\"num\">problems</th>"
+                     "<th class=\"num\">pass@1</th><th class=\"num\">pass@{}</th>{}</tr></thead><tbody>",
+                     k, timed ? "<th class=\"num\">fast_1</th>" : "");
+    std::vector<std::string> categories;
+    std::map<std::string, std::vector<double>> passByModel;
+    std::vector<std::string> modelOrder;
+    for (const auto& level : l["levels"]) {
+      categories.push_back(levelName(level));
+      for (const auto& row : level["models"]) {
+        const std::string model = row["model"].get<std::string>();
+        h += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>",
+                         htmlEscape(levelName(level)), htmlEscape(model), row["problems"].get<int>(), percentOr(row, "pass_at_1"),
+                         percentOr(row, "pass_at_k"), timed ? "<td class=\"num\">" + percentOr(row, "fast_1") + "</td>" : "");
+        if (!passByModel.contains(model)) modelOrder.push_back(model);
+        auto& values = passByModel[model];
+        values.resize(categories.size() - 1, 0.0);
+        values.push_back(row.value("pass_at_1", 0.0));
+      }
+    }
+    h += "</tbody></table></div>";
+    std::vector<ChartSeries> series;
+    for (const auto& model : modelOrder) {
+      auto values = passByModel[model];
+      values.resize(categories.size(), 0.0);
+      series.push_back({model, values});
+    }
+    h += "<figure id=\"levels-chart\">" + svgBarChart(categories, series, 1.0, "pass@1", true) + "<figcaption>pass@1 per level</figcaption></figure>";
   }
   h += "<h2>Models</h2><div class=\"scroll\"><table><thead><tr><th>model</th><th>source</th><th>settings</th></tr></thead><tbody>";
   for (const auto& row : l["models"]) {

@@ -89,5 +89,34 @@ TEST(LeaderboardReport, HtmlEscapesWhatModelsAndServersChose) {
   EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
 }
 
+// Per level (issue #35): each model's pass@1 and pass@k on each level's problems, as the JSON the
+// page reads, a Markdown table, and an HTML table with a chart.
+TEST(LeaderboardReport, EachModelIsShownPerLevel) {
+  LeaderboardInput in{"kb", 2, "", {}, json::object()};
+  auto withLevels = [](json s, const std::string& model, double level1, double level2) {
+    auto group = [](double pass1, int problems) {
+      return json{{"problems", problems}, {"pass_at_k", {{"1", {{"value", pass1}, {"problems", problems}}}, {"2", {{"value", pass1}, {"problems", problems}}}}}};
+    };
+    s["models"][model]["levels"] = {{"1", group(level1, 3)}, {"2", group(level2, 1)}};
+    return s;
+  };
+  in.entries.push_back(entry("a", withLevels(summaryOf("a", 0.5, 0.5, std::nullopt, {{"correct", 4}}), "a", 2.0 / 3.0, 0.0)));
+  in.entries.push_back(entry("b", withLevels(summaryOf("b", 0.25, 0.25, std::nullopt, {{"correct", 2}}), "b", 0.0, 1.0)));
+  const json l = computeLeaderboard(in);
+  ASSERT_EQ(l["levels"].size(), 2u);
+  EXPECT_EQ(l["levels"][0]["level"], "1");
+  ASSERT_EQ(l["levels"][0]["models"].size(), 2u);
+  EXPECT_EQ(l["levels"][0]["models"][0]["model"], "a");  // leaderboard order
+  EXPECT_NEAR(l["levels"][0]["models"][0]["pass_at_1"].get<double>(), 2.0 / 3.0, 1e-12);
+  EXPECT_EQ(l["levels"][1]["models"][1]["model"], "b");
+  EXPECT_DOUBLE_EQ(l["levels"][1]["models"][1]["pass_at_1"].get<double>(), 1.0);
+  const std::string md = renderLeaderboardMarkdown(l);
+  EXPECT_NE(md.find("| level 1 | a | 3 | 66.7% | 66.7% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| level 2 | b | 1 | 100.0% | 100.0% |"), std::string::npos) << md;
+  const std::string html = renderLeaderboardHtml(l);
+  EXPECT_NE(html.find("<table id=\"levels\">"), std::string::npos);
+  EXPECT_NE(html.find("<figure id=\"levels-chart\"><svg"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cuset
