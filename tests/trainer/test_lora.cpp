@@ -13,6 +13,7 @@
 #include "cuset/trainer/tokenizer.hpp"
 #include "cuset/trainer/training.hpp"
 #include "test_util.hpp"
+#include "training_test_util.hpp"
 
 namespace cuset {
 namespace {
@@ -33,12 +34,7 @@ steps: {{max: {}, log_every: 2, save_every: 100}}
                      model, CUSET_SOURCE_DIR, steps, extra);
 }
 
-TrainRunOptions quiet(const fs::path& out) {
-  TrainRunOptions o;
-  o.outDir = out;
-  o.showProgress = false;
-  return o;
-}
+TrainRunOptions quiet(const fs::path& out) { return test::quietRun(out); }
 
 // A base model with its tokenizer, as a pretrained HF folder would be: a few steps of full training.
 const fs::path& baseModel() {
@@ -145,12 +141,7 @@ TEST(Lora, AResumedRunEqualsTheUninterruptedOne) {
   test::writeText(dir / "lora.yaml", yaml);
   const TrainConfig config = TrainConfig::load(dir / "lora.yaml");
   const fs::path straight = runTraining(config, quiet(dir / "straight")).finalCheckpoint;
-  TrainRunOptions first = quiet(dir / "resumed");
-  first.maxSteps = 2;
-  runTraining(config, first);
-  TrainRunOptions rest = quiet(dir / "resumed");
-  rest.resume = true;
-  const TrainRunSummary s = runTraining(config, rest);
+  const TrainRunSummary s = test::trainInterruptedAndResumed(config, dir / "resumed", 2);
   EXPECT_EQ(s.startStep, 2);
   CausalLm a = loadModelFolder(straight, torch::kCPU), b = loadModelFolder(s.finalCheckpoint, torch::kCPU);
   for (const auto& p : a->named_parameters()) EXPECT_TRUE(torch::equal(p.value(), b->named_parameters()[p.key()])) << p.key();

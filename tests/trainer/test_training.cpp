@@ -10,6 +10,7 @@
 #include "cuset/trainer/tokenizer.hpp"
 #include "cuset/trainer/training.hpp"
 #include "test_util.hpp"
+#include "training_test_util.hpp"
 
 namespace cuset {
 namespace {
@@ -37,12 +38,7 @@ std::vector<nlohmann::json> metrics(const std::filesystem::path& dir) {
   return out;
 }
 
-TrainRunOptions quiet(const std::filesystem::path& out) {
-  TrainRunOptions o;
-  o.outDir = out;
-  o.showProgress = false;
-  return o;
-}
+TrainRunOptions quiet(const std::filesystem::path& out) { return test::quietRun(out); }
 
 TEST(Training, LossFallsAndTheFinalModelIsAnHfFolder) {
   test::TempDir dir;
@@ -66,13 +62,8 @@ TEST(Training, AResumedRunEqualsTheUninterruptedOne) {
   test::writeText(dir / "c.yaml", tinyYaml(12, 6));
   const TrainConfig config = TrainConfig::load(dir / "c.yaml");
   runTraining(config, quiet(dir / "straight"));
-  TrainRunOptions first = quiet(dir / "resumed");
-  first.maxSteps = 6;
-  runTraining(config, first);
   // An interruption after step 6's checkpoint: metrics logged past it would be redone.
-  TrainRunOptions rest = quiet(dir / "resumed");
-  rest.resume = true;
-  const TrainRunSummary s = runTraining(config, rest);
+  const TrainRunSummary s = test::trainInterruptedAndResumed(config, dir / "resumed", 6);
   EXPECT_EQ(s.startStep, 6);
   const auto a = metrics(dir / "straight"), b = metrics(dir / "resumed");
   ASSERT_EQ(a.size(), b.size());

@@ -185,11 +185,9 @@ void DataParallel::broadcastFromOwners(const std::vector<at::Tensor>& tensors, c
     std::map<at::ScalarType, std::vector<at::Tensor>> byType;
     for (const auto& t : mine) byType[t.scalar_type()].push_back(t);
     for (auto& [type, group] : byType) {
-      std::vector<at::Tensor> flat = {torch::cat([&] {
-        std::vector<at::Tensor> pieces;
-        for (const auto& t : group) pieces.push_back(t.reshape({-1}));
-        return pieces;
-      }())};
+      std::vector<at::Tensor> pieces;
+      for (const auto& t : group) pieces.push_back(t.reshape({-1}));
+      std::vector<at::Tensor> flat = {torch::cat(pieces)};
       c10d::BroadcastOptions options;
       options.rootRank = root;
       waitFor(env_, group_->gloo->broadcast(flat, options), what);

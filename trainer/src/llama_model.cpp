@@ -20,8 +20,6 @@ torch::nn::Linear linear(std::int64_t in, std::int64_t out, bool bias) {
   return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
 }
 
-Projection projection(std::int64_t in, std::int64_t out, bool bias) { return Projection(in, out, bias); }
-
 torch::Dtype torchDtype(safetensors::DType d) {
   switch (d) {
     case safetensors::DType::F64: return torch::kFloat64;
@@ -68,11 +66,10 @@ torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
 }
 
 void ProjectionImpl::attachLora(std::int64_t r, double alpha, double dropout) {
-  const auto options = torch::TensorOptions().device(weight.device());
   lora_A = register_module("lora_A", torch::nn::Linear(torch::nn::LinearOptions(weight.size(1), r).bias(false)));
   lora_B = register_module("lora_B", torch::nn::Linear(torch::nn::LinearOptions(r, weight.size(0)).bias(false)));
-  lora_A->to(options.device());
-  lora_B->to(options.device());
+  lora_A->to(weight.device());
+  lora_B->to(weight.device());
   torch::NoGradGuard noGrad;
   lora_B->weight.zero_();  // A keeps Linear's kaiming-uniform initialisation, as PEFT's default
   loraScaling = alpha / static_cast<double>(r);
@@ -195,10 +192,10 @@ torch::Tensor Rope::apply(const torch::Tensor& x, std::int64_t offset) const {
 
 AttentionImpl::AttentionImpl(const ModelConfig& c, const Rope* rope_)
     : heads(c.numHeads), kvHeads(c.numKvHeads), headDim(c.headDim()), rope(rope_) {
-  q_proj = register_module("q_proj", projection(c.hiddenSize, heads * headDim, c.attentionBias));
-  k_proj = register_module("k_proj", projection(c.hiddenSize, kvHeads * headDim, c.attentionBias));
-  v_proj = register_module("v_proj", projection(c.hiddenSize, kvHeads * headDim, c.attentionBias));
-  o_proj = register_module("o_proj", projection(heads * headDim, c.hiddenSize, false));
+  q_proj = register_module("q_proj", Projection(c.hiddenSize, heads * headDim, c.attentionBias));
+  k_proj = register_module("k_proj", Projection(c.hiddenSize, kvHeads * headDim, c.attentionBias));
+  v_proj = register_module("v_proj", Projection(c.hiddenSize, kvHeads * headDim, c.attentionBias));
+  o_proj = register_module("o_proj", Projection(heads * headDim, c.hiddenSize, false));
   if (c.qkNorm) {
     q_norm = register_module("q_norm", RmsNorm(headDim, c.rmsNormEps));
     k_norm = register_module("k_norm", RmsNorm(headDim, c.rmsNormEps));
@@ -216,9 +213,9 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
   // The softmax scale goes on q (B, H, T, D), not on the scores (B, H, T, P+T): fewer elements
   // (scaled_dot_product_attention applies the same 1/sqrt(D) itself).
   if (!sdpa) q = q * (1.0 / std::sqrt(static_cast<double>(headDim)));
-  q = q.transpose(1, 2);  // (B, H, T, D)
-  k = k.transpose(1, 2);                                                     // (B, Hkv, T, D)
-  auto v = v_proj(x).view({B, T, kvHeads, headDim}).transpose(1, 2);         // (B, Hkv, T, D)
+  q = q.transpose(1, 2);                                              // (B, H, T, D)
+  k = k.transpose(1, 2);                                              // (B, Hkv, T, D)
+  auto v = v_proj(x).view({B, T, kvHeads, headDim}).transpose(1, 2);  // (B, Hkv, T, D)
   q = Rope::apply(q, shared.cos, shared.sin);
   k = Rope::apply(k, shared.cos, shared.sin);
   if (cachedK) {
@@ -254,9 +251,9 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
 }
 
 MlpImpl::MlpImpl(const ModelConfig& c) {
-  gate_proj = register_module("gate_proj", projection(c.hiddenSize, c.intermediateSize, false));
-  up_proj = register_module("up_proj", projection(c.hiddenSize, c.intermediateSize, false));
-  down_proj = register_module("down_proj", projection(c.intermediateSize, c.hiddenSize, false));
+  gate_proj = register_module("gate_proj", Projection(c.hiddenSize, c.intermediateSize, false));
+  up_proj = register_module("up_proj", Projection(c.hiddenSize, c.intermediateSize, false));
+  down_proj = register_module("down_proj", Projection(c.intermediateSize, c.hiddenSize, false));
 }
 
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) { return down_proj(torch::silu(gate_proj(x)) * up_proj(x)); }
@@ -423,8 +420,8 @@ torch::Device resolveDevice(const std::string& name) {
   return torch::kCUDA;
 }
 
-torch::Tensor tensorFromView(const safetensors::TensorView& t) {
-  return torch::from_blob(const_cast<std::byte*>(t.data.data()), t.shape, torchDtype(t.dtype)).clone();
+torch::Tensor tensorView(const safetensors::TensorView& t) {
+  return torch::from_blob(const_cast<std::byte*>(t.data.data()), t.shape, torchDtype(t.dtype));
 }
 
 void loadWeights(CausalLm& model, const std::filesystem::path& directory) {
@@ -438,8 +435,7 @@ void loadWeights(CausalLm& model, const std::filesystem::path& directory) {
       throw makeError("{}: tensor '{}' has shape [{}] but the model (from config.json) needs [{}]", directory.string(), p.key(),
                       fmt::join(t->shape, ", "), fmt::join(expected, ", "));
     }
-    const auto source = torch::from_blob(const_cast<std::byte*>(t->data.data()), t->shape, torchDtype(t->dtype));
-    p.value().copy_(source.to(p.value().device(), p.value().scalar_type()));
+    p.value().copy_(tensorView(*t).to(p.value().device(), p.value().scalar_type()));
   }
 }
 

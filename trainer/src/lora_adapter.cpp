@@ -60,7 +60,7 @@ void loadAdapterWeights(CausalLm& model, const fs::path& dir) {
       throw makeError("{}: tensor '{}' has shape [{}] but the model needs [{}]", file.path().string(), name, fmt::join(t->shape, ", "),
                       fmt::join(p.value().sizes().vec(), ", "));
     }
-    p.value().copy_(tensorFromView(*t).to(p.value().device(), p.value().scalar_type()));
+    p.value().copy_(tensorView(*t).to(p.value().device(), p.value().scalar_type()));
     ++loaded;
   }
   if (loaded != file.tensors().size()) {

@@ -482,7 +482,7 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   const std::int64_t startStep = restoreTrainingState(optimizer, resume, options, !owners.empty());
 
   BatchPlan plan(data, config.batchSize, config.seed);
-  Trainee trainee{model,  reference, optimizer, dp, plan, device, static_cast<std::int32_t>(tokenizer.tokenId("<|im_end|>")),
+  Trainee trainee{model, reference, optimizer, dp, plan, device, static_cast<std::int32_t>(tokenizer.tokenId("<|im_end|>")),
                   dist.rank * (config.batchSize / dist.worldSize), trainable, owners};
   TrainRunSummary summary = trainSteps(config, options, trainee, tokenizer, startStep, maxSteps);
   summary.finalCheckpoint = saveFinalModel(model, config, tokenizer, options);

@@ -49,8 +49,8 @@ std::vector<std::string> codegenFlags(const SimCodegen& options, bool instrument
   if (options.alignmentCheck) flags.insert(flags.end(), {"-fsanitize=alignment", "-fno-sanitize-recover=alignment"});
   // GCC fuses only from -fexpensive-optimizations (on at -O2, off at -O1) and only with FMA enabled.
   if (options.contractFma && __builtin_cpu_supports("fma")) flags.insert(flags.end(), {"-mfma", "-ffp-contract=fast", "-fexpensive-optimizations"});
-  // One call to libcuset_sim's __asan_loadN_noabort per load (tail_reads.cpp): the kernel flavour
-  // of the address sanitizer needs no shadow memory, runtime or constructor in call mode; stack and
+  // One call per load to the prelude's __asan_loadN_noabort (tail_reads.cpp): the kernel flavour of
+  // the address sanitizer needs no shadow memory, runtime or constructor in call mode; stack and
   // globals are left out (no buffer tail lies there) and stores too (the guard comparison sees them).
   if (instrumentLoads) {
     flags.insert(flags.end(), {"-fsanitize=kernel-address", "--param=asan-instrumentation-with-call-threshold=0", "--param=asan-stack=0",
@@ -179,17 +179,16 @@ std::string SimCompiler::loadTimeCode(const fs::path& library) const {
   return extraLoadTimeCode(inspect(library), baseline_);
 }
 
-std::vector<std::string> SimCompiler::codeFlags(SimBuildChecks checks) const {
-  return codegenFlags(options_.codegen, checks.tailReads && options_.codegen.tailReadCheck);
-}
+bool SimCompiler::instrumentsLoads(SimBuildChecks checks) const { return checks.tailReads && options_.codegen.tailReadCheck; }
+
+std::vector<std::string> SimCompiler::codeFlags(SimBuildChecks checks) const { return codegenFlags(options_.codegen, instrumentsLoads(checks)); }
 
 fs::path SimCompiler::preludePchDir(SimBuildChecks checks) const {
-  const std::vector<std::string> flags = codeFlags(checks);
-  PreludeVariant& variant = preludes_[flags == codeFlags({}) ? 0 : 1];
+  PreludeVariant& variant = preludes_[instrumentsLoads(checks) ? 1 : 0];
   std::call_once(variant.once, [&] {
     if (options_.pchDir.empty()) return;
     std::string whyNot;
-    if (auto pch = detail::ensurePreludePch(toolchain_, flags, options_.pchDir, options_.timeout, whyNot)) {
+    if (auto pch = detail::ensurePreludePch(toolchain_, codeFlags(checks), options_.pchDir, options_.timeout, whyNot)) {
       variant.include = pch->includeDir;
     } else {
       log::warn("simulator builds will parse the prelude from source (slower): {}", whyNot);
@@ -270,9 +269,8 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
 
   ContentHasher h;
   h.add("cuset-sim-v2").add(toolchain_.compiler.string()).add(tu).add(headersDigest_);
-  const std::vector<std::string> flags = codeFlags(checks);
-  for (const auto& flag : flags) h.add(flag);
-  out.tailReadsChecked = flags != codeFlags({});
+  for (const auto& flag : codeFlags(checks)) h.add(flag);
+  out.tailReadsChecked = instrumentsLoads(checks);
   const std::string key = h.digest().hex();
   const fs::path library = cacheDir_ / (key + ".so");
   const fs::path failure = cacheDir_ / (key + ".log");

@@ -4,8 +4,9 @@
 // loads instrumented (sim_compiler.cpp: GCC's -fsanitize=kernel-address in call mode, loads only, no
 // stack or globals): every load calls the prelude's __asan_loadN_noabort, which sends a load ending
 // in a page's last 16 bytes here, and this ends the launch when it touches a tail. Tails are set only
-// for layouts whose buffers end against a fence page (tailsToJson), so each ends where a page does. Writes need no instrumentation: the tail holds guard bytes, which the supervisor
-// compares after the trial. A GPU does not fault on these reads either; compute-sanitizer's memcheck
+// for layouts whose buffers end against a fence page (tailsToJson), so each ends where a page does.
+// Writes need no instrumentation: the tail holds guard bytes, which the supervisor compares after the
+// trial. A GPU does not fault on these reads either; compute-sanitizer's memcheck
 // reports them, and the simulator judges out-of-bounds reads as memcheck does (decision 97).
 #include <array>
 #include <cstdint>

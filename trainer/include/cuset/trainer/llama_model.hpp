@@ -153,8 +153,9 @@ void setComputeThreads(int threads);
 // "cpu", "cuda" or "auto"; "cuda" without a usable GPU is an error saying why.
 torch::Device resolveDevice(const std::string& name);
 
-// A safetensors tensor as a LibTorch tensor of its dtype (a copy, on the CPU).
-torch::Tensor tensorFromView(const safetensors::TensorView& t);
+// A safetensors tensor as a LibTorch tensor of its dtype over the mapped bytes (no copy): valid while
+// its file stays open, to be copied into a parameter.
+torch::Tensor tensorView(const safetensors::TensorView& t);
 
 // Loads every parameter by its HF name from a checkpoint folder (model.safetensors or a sharded
 // index); shapes must match, dtypes are converted. Throws cuset::Error naming the tensor otherwise.

@@ -40,7 +40,8 @@
 // A build whose layout has buffer tails instruments every load (sim_compiler.cpp); GCC calls these
 // for each. Tails end where a page does (the buffer ends against its fence), so a load whose last
 // byte is not in a page's last 16 bytes cannot touch one: defined here, hidden, the common case is a
-// direct call of a few instructions instead of a call through the PLT into libcuset_sim (2x faster).
+// direct call of a few instructions instead of a call through the PLT into libcuset_sim (an
+// elementwise kernel: 14.9 instead of 24.9 ms, bench_sim).
 #ifdef __SANITIZE_ADDRESS__
 extern "C" void cuset_sim_tail_read(std::uintptr_t address, std::size_t size);
 #define CUSET_SIM_LOAD_CHECK(n)                                                                            \

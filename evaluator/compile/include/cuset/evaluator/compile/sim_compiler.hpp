@@ -102,6 +102,8 @@ class SimCompiler {
  private:
   SimCompileOutput build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers,
                          SimBuildChecks checks) const;
+  // Whether a build with `checks` has its loads instrumented (and so its own flags and prelude).
+  bool instrumentsLoads(SimBuildChecks checks) const;
   // The host compiler's code generation flags for a build with `checks`.
   std::vector<std::string> codeFlags(SimBuildChecks checks) const;
   // What of `library` would run at load time beyond an empty library's start-up code; empty: nothing.
