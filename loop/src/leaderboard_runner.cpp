@@ -12,9 +12,11 @@
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/models/endpoint_generation.hpp"
 #include "cuset/reports/leaderboard_report.hpp"
 #include "cuset/reports/report_writer.hpp"
+#include "cuset/reports/run_data.hpp"
 #include "cuset/trainer/generation.hpp"
 #include "stage_ledger.hpp"
 
@@ -143,6 +145,27 @@ bool evaluate(const LeaderboardConfig& c, const LeaderboardModel& m, const fs::p
   return true;
 }
 
+// What each problem's name on the page opens: KernelBench's own file for an imported problem, else the
+// problem.yaml the models were prompted from. A suite that does not load leaves the page without them.
+json problemStatements(const fs::path& problemsDir) {
+  json out = json::object();
+  try {
+    const ProblemSuite suite = ProblemSuite::load(problemsDir);
+    for (const Problem& p : suite.problems()) {
+      std::string statement;
+      if (p.origin && !p.origin->source.empty()) {
+        statement = p.origin->source;
+      } else if (fs::is_regular_file(p.directory / "problem.yaml")) {
+        statement = readFile(p.directory / "problem.yaml");
+      }
+      out[p.id] = {{"name", p.name}, {"tags", p.tags}, {"description", p.description}, {"statement", statement}};
+    }
+  } catch (const std::exception& e) {
+    log::warn("leaderboard: the problems' statements are left out of the page: {}", e.what());
+  }
+  return out;
+}
+
 }  // namespace
 
 LeaderboardSummary runLeaderboard(const LeaderboardConfig& c, const LeaderboardRunOptions& options) {
@@ -189,15 +212,17 @@ LeaderboardSummary runLeaderboard(const LeaderboardConfig& c, const LeaderboardR
       if (options.compareDir && fs::exists(base / "results.jsonl")) r.compareDir = base;
       const ReportOutcome outcome = writeRunReports(r);
       entry.summary = outcome.summary;
+      entry.results = loadRun(evalDir).results;
       entry.report = fs::relative(evalDir / "report.html", c.outDir).string();
     }
     in.entries.push_back(std::move(entry));
   }
+  in.problems = problemStatements(c.problemsDir);
   const json leaderboard = computeLeaderboard(in);
   summary.regression = leaderboard["regression"].get<bool>();
   const std::string md = renderLeaderboardMarkdown(leaderboard);
   summary.html = writeReportPages(c.outDir, "leaderboard", leaderboard, md, renderLeaderboardHtml(leaderboard)).html;
-  summary.table = md.substr(0, md.find("\n## Models"));
+  summary.table = md.substr(0, md.find("\n## What these numbers cover"));
   return summary;
 }
 

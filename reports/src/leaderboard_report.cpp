@@ -11,14 +11,134 @@
 #include "cuset/reports/run_compare.hpp"
 #include "cuset/reports/renderers.hpp"
 #include "cuset/reports/svg_chart.hpp"
+#include "leaderboard_format.hpp"
+#include "leaderboard_grid.hpp"
 
 using nlohmann::json;
 
 namespace cuset {
+namespace leaderboard {
 namespace {
 
 constexpr const char* kVerdictOrder[] = {"correct", "wrong_answer", "compile_error", "runtime_error", "timeout", "invalid_submission",
                                         "hack_suspected", "sandbox_violation", "compiled", "unsupported"};
+
+}  // namespace
+
+std::string percentOr(const json& row, const char* key) { return row.contains(key) ? formatPercent(row[key].get<double>()) : "–"; }
+
+std::string fastOr(const json& row, const char* p) {
+  return row.contains("fast_p") && row["fast_p"].contains(p) ? formatPercent(row["fast_p"][p].get<double>()) : "–";
+}
+
+std::string tokensText(const json& g) {
+  if (!g.contains("completion_tokens")) return "–";
+  const std::string missing = g.value("usage_missing", 0) > 0 ? fmt::format(" ({} unknown)", g["usage_missing"].get<std::int64_t>()) : "";
+  return fmt::format("{} + {}{}", g["prompt_tokens"].get<std::int64_t>(), g["completion_tokens"].get<std::int64_t>(), missing);
+}
+
+std::string sharesText(const json& row) {
+  if (!row.contains("verdict_shares")) return "–";
+  std::vector<std::string> parts;
+  for (const char* v : kVerdictOrder) {
+    if (row["verdict_shares"].contains(v)) parts.push_back(fmt::format("{} {}", v, formatPercent(row["verdict_shares"][v].get<double>())));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string comparisonText(const json& row) {
+  if (!row.contains("comparison")) return "–";
+  const json& c = row["comparison"]["counts"];
+  return fmt::format("{}worse {}, better {}, ambiguous {}, same {}", row["comparison"]["regression"].get<bool>() ? "REGRESSION: " : "",
+                     c.value("worse", 0), c.value("better", 0), c.value("ambiguous", 0), c.value("same", 0));
+}
+
+std::string notEvaluated(const json& row) { return row.contains("error") ? "failed: " + row["error"].get<std::string>() : "not evaluated"; }
+
+std::string sourceText(const json& s) {
+  if (s.contains("endpoint")) return fmt::format("{} @ {}", s.value("model", ""), s.value("endpoint", ""));
+  return s.value("checkpoint", "");
+}
+
+std::string levelName(const json& level) { return "level " + level["level"].get<std::string>(); }
+
+std::string moneyText(const json& row, const char* key) { return row.contains(key) ? fmt::format("{:.4f}", row[key].get<double>()) : "–"; }
+
+std::string perSolvedText(const json& row) {
+  if (row.contains("cost_per_solved")) return fmt::format("{:.4f}", row["cost_per_solved"].get<double>());
+  if (row.contains("tokens_per_solved")) return fmt::format("{:.0f} tokens", row["tokens_per_solved"].get<double>());
+  return "–";
+}
+
+std::vector<std::string> coversText(const json& l) {
+  const json& info = l["info"];
+  std::vector<std::string> out;
+  const std::string covered = coverageText(l.value("coverage", json()));
+  out.push_back(fmt::format("Each model wrote k = {} candidate(s) per problem{}. {}", l["k"].get<int>(),
+                            info.contains("problems") ? " of the suite " + info["problems"].get<std::string>() : "", covered));
+  std::string judged = "Every candidate was judged";
+  if (l.contains("revision")) judged += " by cuset " + l["revision"].get<std::string>();
+  if (info.contains("backend")) {
+    const std::string backend = info["backend"].get<std::string>();
+    judged += fmt::format(" on the {} backend{}", backend, backend == "sim" ? " (the CPU simulator: verdicts, no speedups)" : "");
+  }
+  if (info.contains("sizes")) judged += fmt::format(", size set {}", info["sizes"].get<std::string>());
+  if (info.contains("trials")) judged += fmt::format(", {} correctness trial(s) on fresh inputs", info["trials"].get<int>());
+  if (info.contains("eval_seed")) judged += fmt::format(", evaluation seed {} (every model sees the same inputs)", info["eval_seed"].get<std::int64_t>());
+  out.push_back(judged + ".");
+  out.push_back(fmt::format("pass@1 and pass@{} are unbiased estimates averaged over the problems with at least that many judged samples; a problem "
+                            "counts as solved when at least one of its candidates is correct. Problems flagged defective are shown in the grid "
+                            "but left out of every rate unless the run counted them.",
+                            l["k"].get<int>()));
+  out.push_back(l["timing"] == "gpu"
+                    ? "Kernels were timed on a GPU against the reference: fast_p is the share of candidates that are correct and more than p "
+                      "times as fast; speedups are the best correct candidate's per problem."
+                    : "No GPU timing: fast_p and speedups need the cuda backend, so none are shown.");
+  const bool library = std::any_of(l["models"].begin(), l["models"].end(), [](const json& r) { return r.contains("library_candidates"); });
+  if (library) {
+    out.push_back("Candidates that call LibTorch ops beside their kernels count as correct in the all-candidate numbers; the pure-kernel "
+                  "pass@1 beside them counts only candidates made of kernels alone.");
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> settingsRows(const json& l) {
+  const json& info = l["info"];
+  std::vector<std::pair<std::string, std::string>> rows;
+  auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  for (const auto& [key, label] : {std::pair{"problems", "problem suite"}, std::pair{"config", "leaderboard config"}, std::pair{"backend", "backend"},
+                                   std::pair{"sizes", "size set"}, std::pair{"trials", "correctness trials"}, std::pair{"eval_seed", "evaluation seed"}}) {
+    if (info.contains(key)) rows.emplace_back(label, text(info[key]));
+  }
+  rows.emplace_back("samples per problem (k)", std::to_string(l["k"].get<int>()));
+  rows.emplace_back("timing", l["timing"] == "gpu" ? "GPU (fast_p, speedups)" : "none");
+  if (l.contains("revision")) rows.emplace_back("cuset revision", l["revision"].get<std::string>());
+  for (const auto& [suite, s] : l.value("coverage", json::object()).value("suites", json::object()).items()) {
+    std::string commits;
+    for (const auto& c : s.value("commits", json::array())) commits += (commits.empty() ? " @ " : ", ") + c.get<std::string>();
+    rows.emplace_back("imported from", fmt::format("{} ({} problems){}", suite, s.value("problems", 0), commits));
+  }
+  return rows;
+}
+
+std::vector<std::string> modelSettings(const json& s) {
+  auto field = [&](const char* key) { return s.contains(key) ? (s[key].is_string() ? s[key].get<std::string>() : s[key].dump()) : std::string("–"); };
+  return {s.contains("endpoint") ? field("endpoint") : field("checkpoint"), field("model"), field("prompt"), field("temperature"), field("top_p"),
+          field("max_tokens"), field("seed")};
+}
+
+std::string cellText(const json& cell) {
+  const int n = cell.value("n", 0), c = cell.value("c", 0);
+  if (c > 0) return cell.contains("best_speedup") ? fmt::format("{:.2f}x · {}/{}", cell["best_speedup"].get<double>(), c, n) : fmt::format("{}/{}", c, n);
+  const std::string best = cell.value("best", "");
+  return fmt::format("{} · 0/{}", best.empty() ? "none" : best, n);
+}
+
+}  // namespace leaderboard
+
+namespace {
+
+using namespace leaderboard;
 
 json entryRow(const LeaderboardEntry& e, int k) {
   json row = {{"model", e.name}, {"source", e.source}, {"generation", e.generation}, {"evaluated", !e.summary.is_null()}};
@@ -59,41 +179,6 @@ json entryRow(const LeaderboardEntry& e, int k) {
   return row;
 }
 
-std::string percentOr(const json& row, const char* key) { return row.contains(key) ? formatPercent(row[key].get<double>()) : "–"; }
-
-std::string fastOr(const json& row, const char* p) {
-  return row.contains("fast_p") && row["fast_p"].contains(p) ? formatPercent(row["fast_p"][p].get<double>()) : "–";
-}
-
-std::string tokensText(const json& g) {
-  if (!g.contains("completion_tokens")) return "–";
-  const std::string missing = g.value("usage_missing", 0) > 0 ? fmt::format(" ({} unknown)", g["usage_missing"].get<std::int64_t>()) : "";
-  return fmt::format("{} + {}{}", g["prompt_tokens"].get<std::int64_t>(), g["completion_tokens"].get<std::int64_t>(), missing);
-}
-
-std::string sharesText(const json& row) {
-  if (!row.contains("verdict_shares")) return "–";
-  std::vector<std::string> parts;
-  for (const char* v : kVerdictOrder) {
-    if (row["verdict_shares"].contains(v)) parts.push_back(fmt::format("{} {}", v, formatPercent(row["verdict_shares"][v].get<double>())));
-  }
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
-
-std::string comparisonText(const json& row) {
-  if (!row.contains("comparison")) return "–";
-  const json& c = row["comparison"]["counts"];
-  return fmt::format("{}worse {}, better {}, ambiguous {}, same {}", row["comparison"]["regression"].get<bool>() ? "REGRESSION: " : "",
-                     c.value("worse", 0), c.value("better", 0), c.value("ambiguous", 0), c.value("same", 0));
-}
-
-std::string notEvaluated(const json& row) { return row.contains("error") ? "failed: " + row["error"].get<std::string>() : "not evaluated"; }
-
-std::string sourceText(const json& s) {
-  if (s.contains("endpoint")) return fmt::format("{} @ {}", s.value("model", ""), s.value("endpoint", ""));
-  return s.value("checkpoint", "");
-}
-
 // Per level (KernelBench's levels, or the suite's): each evaluated model's pass@1, pass@k and, when
 // timed, fast_1 on that level's problems, models in leaderboard order.
 json levelRows(const json& ranked, const std::vector<LeaderboardEntry>& entries, int k) {
@@ -117,7 +202,24 @@ json levelRows(const json& ranked, const std::vector<LeaderboardEntry>& entries,
   return out;
 }
 
-std::string levelName(const json& level) { return "level " + level["level"].get<std::string>(); }
+
+// Problems solved (at least one correct candidate, flagged problems left out) and what each cost.
+void addSolvedCounts(json& ranked, const json& problems) {
+  for (auto& row : ranked) {
+    if (!row["evaluated"].get<bool>()) continue;
+    const std::string model = row["model"].get<std::string>();
+    const auto solved = std::count_if(problems.begin(), problems.end(), [&](const json& p) {
+      return !p.contains("excluded") && p["cells"].contains(model) && p["cells"][model]["c"].get<int>() > 0;
+    });
+    row["solved"] = solved;
+    if (solved == 0) continue;
+    if (row.contains("cost")) row["cost_per_solved"] = row["cost"].get<double>() / static_cast<double>(solved);
+    const json& g = row["generation"];
+    if (g.contains("completion_tokens")) {
+      row["tokens_per_solved"] = static_cast<double>(g["prompt_tokens"].get<std::int64_t>() + g["completion_tokens"].get<std::int64_t>()) / static_cast<double>(solved);
+    }
+  }
+}
 
 }  // namespace
 
@@ -154,6 +256,25 @@ json computeLeaderboard(const LeaderboardInput& in) {
     }
   }
   out["levels"] = levelRows(ranked, in.entries, in.k);
+  // The revision of cuset that judged them (each model's run records it).
+  for (const auto& e : in.entries) {
+    if (!e.summary.is_null() && e.summary.contains("run")) {
+      const std::string revision = e.summary["run"].value("environment", json::object()).value("git_revision", "");
+      if (!revision.empty()) {
+        out["revision"] = revision;
+        break;
+      }
+    }
+  }
+  std::vector<std::string> evaluated;
+  for (const auto& row : ranked) {
+    if (row["evaluated"].get<bool>()) evaluated.push_back(row["model"].get<std::string>());
+  }
+  json grid = leaderboardGrid(in, evaluated);
+  addSolvedCounts(ranked, grid["problems"]);
+  out["models"] = ranked;
+  out["head_to_head"] = headToHead(grid["problems"], evaluated);
+  for (const char* field : {"problems", "statements", "candidates", "sources"}) out[field] = std::move(grid[field]);
   if (!in.compareLabel.empty()) out["compared_with"] = in.compareLabel;
   return out;
 }
@@ -165,10 +286,9 @@ std::string renderLeaderboardMarkdown(const json& l) {
   std::string md = fmt::format("# CuSeT leaderboard: {}\n\n", l["leaderboard"].get<std::string>());
   md += fmt::format("k = {} samples per problem{}{}.\n\n", k, timed ? ", timed on a GPU" : ", no GPU timing (fast_p needs the cuda backend)",
                     compared ? fmt::format(", compared with {}", l["compared_with"].get<std::string>()) : "");
-  if (const std::string covered = coverageText(l.value("coverage", json())); !covered.empty()) md += covered + "\n\n";
-  md += fmt::format("| rank | model | pass@1 | pass@{} | correct |{} tokens (prompt + completion) | cost | verdicts |{} report |\n", k,
+  md += fmt::format("| rank | model | pass@1 | pass@{} | correct | solved |{} tokens (prompt + completion) | cost | per solved problem | verdicts |{} report |\n", k,
                     timed ? " fast_1 | fast_1.5 | geomean speedup |" : "", compared ? " vs base |" : "");
-  md += fmt::format("|---|---|---|---|---|{}---|---|---|{}---|\n", timed ? "---|---|---|" : "", compared ? "---|" : "");
+  md += fmt::format("|---|---|---|---|---|---|{}---|---|---|---|{}---|\n", timed ? "---|---|---|" : "", compared ? "---|" : "");
   for (const auto& row : l["models"]) {
     const bool ev = row["evaluated"].get<bool>();
     std::string timing;
@@ -176,10 +296,11 @@ std::string renderLeaderboardMarkdown(const json& l) {
       timing = fmt::format(" {} | {} | {} |", fastOr(row, "1"), fastOr(row, "1.5"),
                            row.contains("geomean_speedup") ? fmt::format("{:.2f}x", row["geomean_speedup"].get<double>()) : "–");
     }
-    md += fmt::format("| {} | {} | {} | {} | {} |{} {} | {} | {} |{} {} |\n", ev ? std::to_string(row["rank"].get<int>()) : "–",
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |{} {} | {} | {} | {} |{} {} |\n", ev ? std::to_string(row["rank"].get<int>()) : "–",
                       row["model"].get<std::string>(), percentOr(row, "pass_at_1"), percentOr(row, "pass_at_k"), ev ? percentOr(row, "correct_rate") : notEvaluated(row),
-                      timing, tokensText(row["generation"]), row.contains("cost") ? fmt::format("{:.4f}", row["cost"].get<double>()) : "–", sharesText(row),
-                      compared ? " " + comparisonText(row) + " |" : "", row.contains("report") ? fmt::format("[report]({})", row["report"].get<std::string>()) : "–");
+                      row.contains("solved") ? std::to_string(row["solved"].get<int>()) : "–", timing, tokensText(row["generation"]), moneyText(row, "cost"),
+                      perSolvedText(row), sharesText(row), compared ? " " + comparisonText(row) + " |" : "",
+                      row.contains("report") ? fmt::format("[report]({})", row["report"].get<std::string>()) : "–");
   }
   for (const auto& row : l["models"]) {
     if (row.contains("library_candidates")) {
@@ -188,6 +309,10 @@ std::string renderLeaderboardMarkdown(const json& l) {
                         row.contains("pure_fast_1") ? ", fast_1 " + percentOr(row, "pure_fast_1") : "");
     }
   }
+  md += "\n## What these numbers cover\n\n";
+  for (const auto& sentence : coversText(l)) md += sentence + "\n\n";
+  md += "| setting | value |\n|---|---|\n";
+  for (const auto& [name, value] : settingsRows(l)) md += fmt::format("| {} | {} |\n", name, value);
   if (l.contains("levels") && !l["levels"].empty()) {
     md += fmt::format("\n## Per level\n\n| level | model | problems | pass@1 | pass@{} |{}\n|---|---|---|---|---|{}\n", k, timed ? " fast_1 |" : "",
                       timed ? "---|" : "");
@@ -198,92 +323,69 @@ std::string renderLeaderboardMarkdown(const json& l) {
       }
     }
   }
-  md += "\n## Models\n\n";
-  for (const auto& row : l["models"]) md += fmt::format("- **{}**: {} ({})\n", row["model"].get<std::string>(), sourceText(row["source"]), dumpJson(row["source"]));
+  std::vector<std::string> evaluated;
+  for (const auto& row : l["models"]) {
+    if (row["evaluated"].get<bool>()) evaluated.push_back(row["model"].get<std::string>());
+  }
+  if (l.contains("problems") && !l["problems"].empty()) {
+    md += fmt::format("\n## Problems\n\nEach cell: correct candidates of those judged{}, or the best verdict when none is correct.\n\n| problem | level | solved by |",
+                      timed ? " and the best speedup" : "");
+    std::string rule = "|---|---|---|";
+    for (const auto& m : evaluated) {
+      md += " " + m + " |";
+      rule += "---|";
+    }
+    md += "\n" + rule + "\n";
+    for (const auto& p : l["problems"]) {
+      md += fmt::format("| {}{} | {} | {} |", p["id"].get<std::string>(), p.contains("excluded") ? " (flagged)" : "", p["level"].get<int>(), p["solved_by"].size());
+      for (const auto& m : evaluated) md += " " + (p["cells"].contains(m) ? cellText(p["cells"][m]) : std::string("–")) + " |";
+      md += "\n";
+    }
+  }
+  if (l.contains("head_to_head") && !l["head_to_head"].empty()) {
+    md += "\n## Head to head\n\nProblems the row's model solves and the column's does not";
+    md += timed ? "; in brackets, the geometric mean of the row's best speedup over the column's on the problems both solve.\n\n| |" : ".\n\n| |";
+    std::string rule = "|---|";
+    for (const auto& m : evaluated) {
+      md += " " + m + " |";
+      rule += "---|";
+    }
+    md += "\n" + rule + "\n";
+    for (const auto& a : evaluated) {
+      md += "| " + a + " |";
+      for (const auto& b : evaluated) {
+        if (a == b) {
+          md += " – |";
+          continue;
+        }
+        for (const auto& pair : l["head_to_head"]) {
+          const bool forward = pair["a"] == a && pair["b"] == b;
+          if (!forward && !(pair["a"] == b && pair["b"] == a)) continue;
+          md += fmt::format(" {}", pair[forward ? "a_only" : "b_only"].size());
+          if (pair.contains("speedup_ratio")) {
+            const double g = pair["speedup_ratio"]["geomean"].get<double>();
+            md += fmt::format(" ({:.2f}x)", forward ? g : 1.0 / g);
+          }
+          md += " |";
+        }
+      }
+      md += "\n";
+    }
+  }
+  md += "\n## Models\n\n| model |";
+  std::string rule = "|---|";
+  for (const char* column : kModelSettingColumns) {
+    md += fmt::format(" {} |", column);
+    rule += "---|";
+  }
+  md += "\n" + rule + "\n";
+  for (const auto& row : l["models"]) {
+    md += "| " + row["model"].get<std::string>() + " |";
+    for (const auto& v : modelSettings(row["source"])) md += " " + v + " |";
+    md += "\n";
+  }
   if (l["regression"].get<bool>()) md += "\n**Regression**: at least one model is worse than in the base leaderboard (see each model's report).\n";
   return md;
-}
-
-std::string renderLeaderboardHtml(const json& l) {
-  const int k = l["k"].get<int>();
-  const bool timed = l["timing"] == "gpu";
-  const bool compared = l.contains("compared_with");
-  const std::string name = l["leaderboard"].get<std::string>();
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
-  h += R"(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">)";
-  h += fmt::format("<title>CuSeT leaderboard · {}</title><style>{}</style></head><body><main>", htmlEscape(name), simplePageStyle());
-  h += fmt::format("<h1>CuSeT leaderboard: {}</h1><p>k = {} samples per problem · {}{}</p>", htmlEscape(name), k,
-                   timed ? "timed on a GPU" : "no GPU timing (fast_p needs the cuda backend)",
-                   compared ? " · compared with " + htmlEscape(l["compared_with"].get<std::string>()) : "");
-  if (l["regression"].get<bool>()) h += "<p><strong>Regression</strong>: at least one model is worse than in the base leaderboard.</p>";
-  if (const std::string covered = coverageText(l.value("coverage", json())); !covered.empty()) h += "<p id=\"coverage\">" + htmlEscape(covered) + "</p>";
-  h += fmt::format("<div class=\"scroll\"><table><thead><tr><th class=\"num\">rank</th><th>model</th><th class=\"num\">pass@1</th><th class=\"num\">pass@{}</th>"
-                   "<th class=\"num\">correct</th>",
-                   k);
-  if (timed) h += "<th class=\"num\">fast_1</th><th class=\"num\">fast_1.5</th><th class=\"num\">geomean speedup</th>";
-  h += "<th class=\"num\">tokens (prompt + completion)</th><th class=\"num\">cost</th><th>verdicts</th>";
-  if (compared) h += "<th>vs base</th>";
-  h += "<th>report</th></tr></thead><tbody>";
-  for (const auto& row : l["models"]) {
-    const bool ev = row["evaluated"].get<bool>();
-    h += fmt::format("<tr><td class=\"num\">{}</td><td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
-                     ev ? std::to_string(row["rank"].get<int>()) : "–", htmlEscape(sourceText(row["source"])), htmlEscape(row["model"].get<std::string>()),
-                     percentOr(row, "pass_at_1"), percentOr(row, "pass_at_k"), ev ? percentOr(row, "correct_rate") : htmlEscape(notEvaluated(row)));
-    if (timed) {
-      h += fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>", fastOr(row, "1"), fastOr(row, "1.5"),
-                       row.contains("geomean_speedup") ? fmt::format("{:.2f}x", row["geomean_speedup"].get<double>()) : "–");
-    }
-    h += fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>", htmlEscape(tokensText(row["generation"])),
-                     row.contains("cost") ? fmt::format("{:.4f}", row["cost"].get<double>()) : "–", htmlEscape(sharesText(row)));
-    if (compared) h += "<td>" + htmlEscape(comparisonText(row)) + "</td>";
-    h += fmt::format("<td>{}</td></tr>", row.contains("report") ? fmt::format("<a href=\"{0}\">{0}</a>", htmlEscape(row["report"].get<std::string>())) : "–");
-  }
-  h += "</tbody></table></div>";
-  for (const auto& row : l["models"]) {
-    if (!row.contains("library_candidates")) continue;
-    h += fmt::format("<p><b>{}</b>: {} candidate(s) run LibTorch ops beside their kernels; pass@1 of pure kernels {}{}.</p>",
-                     htmlEscape(row["model"].get<std::string>()), row["library_candidates"].get<int>(), percentOr(row, "pure_pass_at_1"),
-                     row.contains("pure_fast_1") ? ", fast_1 " + percentOr(row, "pure_fast_1") : "");
-  }
-  if (l.contains("levels") && !l["levels"].empty()) {
-    // A table and a chart of pass@1 per level, one bar per model.
-    h += fmt::format("<h2>Per level</h2><div class=\"scroll\"><table id=\"levels\"><thead><tr><th>level</th><th>model</th><th class=\"num\">problems</th>"
-                     "<th class=\"num\">pass@1</th><th class=\"num\">pass@{}</th>{}</tr></thead><tbody>",
-                     k, timed ? "<th class=\"num\">fast_1</th>" : "");
-    std::vector<std::string> categories;
-    std::map<std::string, std::vector<double>> passByModel;
-    std::vector<std::string> modelOrder;
-    for (const auto& level : l["levels"]) {
-      categories.push_back(levelName(level));
-      for (const auto& row : level["models"]) {
-        const std::string model = row["model"].get<std::string>();
-        h += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>",
-                         htmlEscape(levelName(level)), htmlEscape(model), row["problems"].get<int>(), percentOr(row, "pass_at_1"),
-                         percentOr(row, "pass_at_k"), timed ? "<td class=\"num\">" + percentOr(row, "fast_1") + "</td>" : "");
-        if (!passByModel.contains(model)) modelOrder.push_back(model);
-        auto& values = passByModel[model];
-        values.resize(categories.size() - 1, 0.0);
-        values.push_back(row.value("pass_at_1", 0.0));
-      }
-    }
-    h += "</tbody></table></div>";
-    std::vector<ChartSeries> series;
-    for (const auto& model : modelOrder) {
-      auto values = passByModel[model];
-      values.resize(categories.size(), 0.0);
-      series.push_back({model, values});
-    }
-    h += "<figure id=\"levels-chart\">" + svgBarChart(categories, series, 1.0, "pass@1", true) + "<figcaption>pass@1 per level</figcaption></figure>";
-  }
-  h += "<h2>Models</h2><div class=\"scroll\"><table><thead><tr><th>model</th><th>source</th><th>settings</th></tr></thead><tbody>";
-  for (const auto& row : l["models"]) {
-    h += fmt::format("<tr><td>{}</td><td>{}</td><td><code>{}</code></td></tr>", htmlEscape(row["model"].get<std::string>()),
-                     htmlEscape(sourceText(row["source"])), htmlEscape(dumpJson(row["source"])));
-  }
-  h += "</tbody></table></div>";
-  if (!l["info"].empty()) h += "<h2>Setup</h2><pre>" + htmlEscape(dumpJson(l["info"], 2)) + "</pre>";
-  h += "</main></body></html>\n";
-  return h;
 }
 
 }  // namespace cuset

@@ -97,7 +97,7 @@ std::string svgLineChart(const std::vector<double>& xs, const std::vector<ChartS
   return s + legend(series) + "</svg>";
 }
 
-std::string svgLogHistogram(const std::vector<ChartSeries>& series, const std::string& xLabel) {
+std::string svgLogHistogram(const std::vector<ChartSeries>& series, const std::string& xLabel, const std::string& yLabel) {
   // Bins of width 1/2 in log2 space between the extremes (at least [1/4, 4]).
   double lo = -2.0, hi = 2.0;
   for (const auto& s : series) {
@@ -126,11 +126,33 @@ std::string svgLogHistogram(const std::vector<ChartSeries>& series, const std::s
     for (int n : counts[i]) c.values.push_back(n);
     bars.push_back(std::move(c));
   }
-  std::string svg = svgBarChart(categories, bars, maxCount, "candidates", false);
+  std::string svg = svgBarChart(categories, bars, maxCount, yLabel, false);
   // Mark speedup 1x, where a candidate starts beating the reference.
   return svg.substr(0, svg.size() - 6) +
          fmt::format(R"(<text x="{}" y="{}" class="axis-label" text-anchor="middle">{} (bin lower edges; 1x = as fast as the reference)</text></svg>)",
                      kLeft + (kWidth - kLeft - kRight) / 2, kHeight - 24, htmlEscape(xLabel));
+}
+
+std::string svgScatter(const std::vector<ChartPoint>& points, double yMax, const std::string& xLabel, const std::string& yLabel, bool percentY) {
+  std::string s = open(yLabel) + yAxis(yMax, yLabel, percentY);
+  const int plotW = kWidth - kLeft - kRight, plotH = kHeight - kTop - kBottom;
+  double xMax = 0;
+  for (const auto& p : points) xMax = std::max(xMax, p.x);
+  xMax = xMax > 0 ? xMax * 1.15 : 1.0;  // room for the last point's label
+  auto px = [&](double x) { return kLeft + plotW * std::clamp(x / xMax, 0.0, 1.0); };
+  auto py = [&](double y) { return kTop + plotH - plotH * (yMax > 0 ? std::clamp(y / yMax, 0.0, 1.0) : 0.0); };
+  for (int i = 0; i <= 4; ++i) {
+    const double x = xMax * i / 4.0;
+    s += fmt::format(R"(<text x="{:.1f}" y="{}" class="tick" text-anchor="middle">{:.3g}</text>)", px(x), kTop + plotH + 16, x);
+  }
+  s += fmt::format(R"(<text x="{}" y="{}" class="axis-label" text-anchor="middle">{}</text>)", kLeft + plotW / 2, kTop + plotH + 32, htmlEscape(xLabel));
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    s += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="5" fill="{}"><title>{}: {} at {:.4g}</title></circle>)"
+                     R"(<text x="{:.1f}" y="{:.1f}" class="tick">{}</text>)",
+                     px(p.x), py(p.y), colour(i), htmlEscape(p.name), valueText(p.y, percentY), p.x, px(p.x) + 8, py(p.y) - 6, htmlEscape(p.name));
+  }
+  return s + "</svg>";
 }
 
 }  // namespace cuset

@@ -1,12 +1,16 @@
 #pragma once
 // The page `cuset leaderboard` writes: one row per model (pass@1, pass@k, fast_p on GPU runs, verdict
-// shares, tokens and cost), ranked like a run's own leaderboard, with links to each model's report and,
-// against a base leaderboard, each model's comparison counts. Computed from plain inputs (each
-// model's summary.json and generation totals) so it is tested without any model.
+// shares, tokens, cost and cost per solved problem), ranked like a run's own leaderboard; per level; a
+// problem x model grid whose cells open the candidates behind them; head to head for any two models;
+// cost and speed charts; and what the numbers cover. Computed from plain inputs (each model's
+// summary.json, results and generation totals, the problems' statements) so it is tested without any
+// model. leaderboard.json holds everything the page shows (docs/cli-leaderboard.md has its schema).
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "cuset/evaluator/results/eval_result.hpp"
 
 namespace cuset {
 
@@ -19,6 +23,7 @@ struct LeaderboardEntry {
   std::optional<double> completionPricePerMTok;
   std::string report;  // the model's report.html, relative to the leaderboard folder
   std::string error;   // why this model could not be generated or evaluated this time
+  std::vector<EvalResult> results;  // the model's judged candidates (their sources, verdicts, reasons)
 };
 
 struct LeaderboardInput {
@@ -27,9 +32,12 @@ struct LeaderboardInput {
   std::string compareLabel;  // the base leaderboard, when compared
   std::vector<LeaderboardEntry> entries;
   nlohmann::json info = nlohmann::json::object();  // suite, backend, eval settings: carried as is
+  // Problem id -> {name, tags, description, statement}: what the grid's problem links open.
+  nlohmann::json problems = nlohmann::json::object();
 };
 
-inline constexpr int kLeaderboardSchemaVersion = 1;
+// 2: per problem grid, candidates and sources, statements, head to head, solved and cost per solved.
+inline constexpr int kLeaderboardSchemaVersion = 2;
 
 nlohmann::json computeLeaderboard(const LeaderboardInput& input);
 std::string renderLeaderboardMarkdown(const nlohmann::json& leaderboard);

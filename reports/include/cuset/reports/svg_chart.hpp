@@ -20,7 +20,16 @@ std::string svgBarChart(const std::vector<std::string>& categories, const std::v
 std::string svgLineChart(const std::vector<double>& xs, const std::vector<ChartSeries>& series, double yMax, const std::string& xLabel,
                          const std::string& yLabel, bool percent);
 
-// Histogram of positive values on a log2 axis (e.g. speedups), one colour per series.
-std::string svgLogHistogram(const std::vector<ChartSeries>& series, const std::string& xLabel);
+// Histogram of positive values on a log2 axis (e.g. speedups), one colour per series; `yLabel` says
+// what is counted.
+std::string svgLogHistogram(const std::vector<ChartSeries>& series, const std::string& xLabel, const std::string& yLabel = "candidates");
+
+struct ChartPoint {
+  std::string name;
+  double x = 0, y = 0;
+};
+
+// Labelled points (e.g. one per model: pass@k against cost); x from 0 to just past the largest value.
+std::string svgScatter(const std::vector<ChartPoint>& points, double yMax, const std::string& xLabel, const std::string& yLabel, bool percentY);
 
 }  // namespace cuset

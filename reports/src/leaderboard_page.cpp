@@ -1,0 +1,538 @@
+// leaderboard.html: one self-contained file. Everything a reader needs without JavaScript is rendered
+// here (tables, charts, the grid, the head-to-head matrix); the inline script only adds what needs a
+// click: sorting and filtering the grid, a cell's candidates and a problem's statement, and the
+// head-to-head view of any two models. Its data is the page's own copy of leaderboard.json's grid.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+
+#include "cuset/reports/leaderboard_report.hpp"
+#include "cuset/reports/metrics.hpp"
+#include "cuset/reports/renderers.hpp"
+#include "cuset/reports/svg_chart.hpp"
+#include "leaderboard_format.hpp"
+#include "leaderboard_grid.hpp"
+
+using nlohmann::json;
+
+namespace cuset {
+namespace {
+
+using namespace leaderboard;
+
+const char* kPageStyle = R"CSS(
+table.sortable th { cursor: pointer; user-select: none; }
+table.sortable th[aria-sort="ascending"]::after { content: " \25B2"; }
+table.sortable th[aria-sort="descending"]::after { content: " \25BC"; }
+p.covers { max-width: 70em; }
+.filters { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; align-items: center; }
+.filters input, .filters select { font: inherit; padding: 4px 8px; border: 1px solid #d0d7de; border-radius: 6px; }
+#grid-table td, #grid-table th { padding: 2px 6px; }
+#grid-table td:first-child, #grid-table th:first-child { position: sticky; left: 0; background: #fff; z-index: 1; }
+td.cell { font-size: 12px; white-space: nowrap; }
+td.cell a { color: inherit; text-decoration: none; display: block; }
+td.cell.v-correct, td.cell.v-compiled { background: #dafbe1; }
+td.cell.v-wrong_answer, td.cell.v-runtime_error, td.cell.v-timeout, td.cell.v-compile_error, td.cell.v-invalid_submission,
+td.cell.v-hack_suspected, td.cell.v-sandbox_violation { background: #ffebe9; }
+td.cell.v-unsupported { background: #fff8c5; }
+.flag { color: #9a6700; }
+.panel { border: 1px solid #d0d7de; border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
+.panel h3 { margin: 4px 0; }
+details.cand { border: 1px solid #d0d7de; border-radius: 6px; margin: 6px 0; }
+details.cand > summary { padding: 4px 10px; cursor: pointer; background: #f6f8fa; }
+details.cand > div { padding: 6px 10px; }
+pre { background: #f6f8fa; padding: 8px; overflow-x: auto; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.v-correct, .v-compiled { color: #1a7f37; font-weight: 600; }
+.v-wrong_answer, .v-runtime_error, .v-timeout, .v-sandbox_violation, .v-hack_suspected, .v-compile_error, .v-invalid_submission { color: #cf222e; font-weight: 600; }
+td.cell[class*=" v-"] { font-weight: 400; color: #1b1f24; }
+figure { margin: 0; } figcaption { color: #57606a; font-size: 13px; }
+@media (max-width: 700px) { main { padding: 8px; } .hide-narrow { display: none; } }
+)CSS";
+
+// Plain DOM code; every text a model or server chose goes in through textContent.
+const char* kPageScript = R"JS(
+(function () {
+  var data = JSON.parse(document.getElementById('leaderboard-data').textContent);
+  var byId = {};
+  data.problems.forEach(function (p) { byId[p.id] = p; });
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function link(text, hash) { var a = el('a', '', text); a.href = '#' + hash; return a; }
+  function enc(s) { return encodeURIComponent(s); }
+  function decode(s) { try { return decodeURIComponent(s); } catch (e) { return s; } }
+  function cellHash(problem, model) { return 'cell=' + enc(problem) + '|' + enc(model); }
+
+  document.querySelectorAll('table.sortable').forEach(function (table) {
+    table.querySelectorAll('thead th').forEach(function (th, i) {
+      th.addEventListener('click', function () {
+        var asc = th.getAttribute('aria-sort') !== 'ascending';
+        table.querySelectorAll('thead th').forEach(function (o) { o.removeAttribute('aria-sort'); });
+        th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        function key(row) { var c = row.cells[i]; var v = c.getAttribute('data-sort'); return v !== null ? v : c.textContent.trim(); }
+        rows.sort(function (a, b) {
+          var x = key(a), y = key(b), nx = parseFloat(x), ny = parseFloat(y);
+          var r = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+          return asc ? r : -r;
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+      });
+    });
+  });
+
+  var filters = document.getElementById('grid-filters');
+  var grid = document.getElementById('grid-table');
+  function applyFilters() {
+    var q = filters.querySelector('input').value.toLowerCase();
+    var level = filters.querySelector('[name=level]').value;
+    var tag = filters.querySelector('[name=tag]').value;
+    var solvers = filters.querySelector('[name=solvers]').value;
+    var shown = 0;
+    Array.prototype.forEach.call(grid.tBodies[0].rows, function (row) {
+      var n = parseInt(row.getAttribute('data-solvers'), 10);
+      var ok = row.getAttribute('data-id').toLowerCase().indexOf(q) >= 0 &&
+               (!level || row.getAttribute('data-level') === level) &&
+               (!tag || row.getAttribute('data-tags').indexOf('|' + tag + '|') >= 0) &&
+               (!solvers || (solvers === 'none' && n === 0) || (solvers === 'one' && n === 1) ||
+                (solvers === 'all' && n === data.models.length) || (solvers === 'some' && n > 0 && n < data.models.length));
+      row.hidden = !ok;
+      if (ok) shown++;
+    });
+    filters.querySelector('.count').textContent = shown + ' of ' + grid.tBodies[0].rows.length + ' problems shown';
+  }
+  filters.querySelectorAll('input, select').forEach(function (c) { c.addEventListener('input', applyFilters); c.addEventListener('change', applyFilters); });
+
+  var detail = document.getElementById('detail');
+  function showDetail(title) {
+    detail.textContent = '';
+    detail.hidden = false;
+    var close = el('button', 'close', 'close');
+    close.type = 'button';
+    close.addEventListener('click', function () { detail.hidden = true; });
+    detail.appendChild(close);
+    detail.appendChild(el('h3', '', title));
+    return detail;
+  }
+  function showProblem(id) {
+    var p = byId[id];
+    if (!p) return;
+    var d = showDetail(id);
+    d.setAttribute('data-view', 'problem');
+    if (p.name) d.appendChild(el('p', '', p.name + (p.tags.length ? ' · ' + p.tags.join(', ') : '')));
+    if (p.description) d.appendChild(el('p', 'description', p.description));
+    if (p.origin) d.appendChild(el('p', 'origin', 'from ' + p.origin));
+    if (p.excluded) d.appendChild(el('p', 'flag', p.excluded));
+    var text = data.statements[id];
+    if (text) { var pre = el('pre', 'statement'); pre.appendChild(el('code', '', text)); d.appendChild(pre); }
+    else d.appendChild(el('p', '', 'No statement was recorded for this problem.'));
+    d.scrollIntoView();
+  }
+  function showCell(id, model) {
+    var p = byId[id], cell = p && p.cells[model];
+    if (!cell) return;
+    var d = showDetail(model + ' on ' + id);
+    d.setAttribute('data-view', 'cell');
+    var head = el('p', 'cell-summary', cell.c + ' of ' + cell.n + ' judged candidate(s) correct');
+    if (cell.best_speedup !== undefined) head.textContent += '; best speedup ' + cell.best_speedup.toFixed(2) + 'x';
+    d.appendChild(head);
+    var statement = link('the problem\'s statement', 'problem=' + enc(id));
+    var line = el('p', '', 'See ');
+    line.appendChild(statement);
+    if (data.reports[model]) { line.appendChild(document.createTextNode(' or ' + model + '\'s ')); var r = el('a', '', 'full report'); r.href = data.reports[model]; line.appendChild(r); }
+    d.appendChild(line);
+    var opened = false;
+    cell.candidates.forEach(function (index) {
+      var c = data.candidates[index];
+      var box = el('details', 'cand');
+      box.setAttribute('data-candidate', index);
+      var summary = el('summary');
+      summary.appendChild(document.createTextNode('sample ' + c.sample + ' · '));
+      summary.appendChild(el('span', 'v-' + c.verdict, c.verdict));
+      if (c.speedup !== undefined) summary.appendChild(document.createTextNode(' · ' + c.speedup.toFixed(2) + 'x'));
+      box.appendChild(summary);
+      var body = el('div');
+      if (c.reason) body.appendChild(el('p', 'reason', c.reason));
+      if (c.library_ops) body.appendChild(el('p', 'flag', 'runs LibTorch ops: ' + c.library_ops.join(', ')));
+      var pre = el('pre', 'source');
+      pre.appendChild(el('code', '', data.sources[c.source]));
+      body.appendChild(pre);
+      box.appendChild(body);
+      // The first correct candidate (else the first) opens by itself.
+      if (!opened && (c.verdict === 'correct' || cell.c === 0)) { box.open = true; opened = true; }
+      d.appendChild(box);
+    });
+    d.scrollIntoView();
+  }
+
+  var h2h = document.getElementById('h2h-view');
+  var pickA = document.getElementById('h2h-a'), pickB = document.getElementById('h2h-b');
+  function problemList(ids, model) {
+    var ul = el('ul');
+    ids.forEach(function (id) { var li = el('li'); li.appendChild(link(id, cellHash(id, model))); ul.appendChild(li); });
+    if (!ids.length) ul.appendChild(el('li', '', 'none'));
+    return ul;
+  }
+  function showPair(a, b) {
+    pickA.value = a;
+    pickB.value = b;
+    h2h.textContent = '';
+    if (a === b) { h2h.appendChild(el('p', '', 'Pick two different models.')); return; }
+    var pair = null, flip = false;
+    data.head_to_head.forEach(function (x) {
+      if (x.a === a && x.b === b) pair = x;
+      if (x.a === b && x.b === a) { pair = x; flip = true; }
+    });
+    if (!pair) return;
+    var aOnly = flip ? pair.b_only : pair.a_only, bOnly = flip ? pair.a_only : pair.b_only;
+    h2h.setAttribute('data-a', a);
+    h2h.setAttribute('data-b', b);
+    h2h.appendChild(el('p', 'h2h-counts', a + ' solves ' + aOnly.length + ' problem(s) that ' + b + ' does not; ' + b + ' solves ' + bOnly.length +
+                       ' that ' + a + ' does not; both solve ' + pair.both + '; neither solves ' + pair.neither + '.'));
+    h2h.appendChild(el('h3', '', 'Only ' + a + ' solves'));
+    var l1 = problemList(aOnly, a); l1.id = 'h2h-a-only'; h2h.appendChild(l1);
+    h2h.appendChild(el('h3', '', 'Only ' + b + ' solves'));
+    var l2 = problemList(bOnly, b); l2.id = 'h2h-b-only'; h2h.appendChild(l2);
+    if (pair.speedup_ratio) {
+      var g = flip ? 1 / pair.speedup_ratio.geomean : pair.speedup_ratio.geomean;
+      h2h.appendChild(el('p', 'h2h-ratio', 'On the ' + pair.speedup_ratio.problems + ' problem(s) both solve with GPU timing, ' + a +
+                         '\'s best kernels are ' + g.toFixed(2) + 'x as fast as ' + b + '\'s (geometric mean of the per-problem ratios).'));
+      var table = el('table', 'sortable');
+      var head = el('tr');
+      head.appendChild(el('th', '', 'problem'));
+      head.appendChild(el('th', 'num', a + ' speedup / ' + b + ' speedup'));
+      var thead = el('thead'); thead.appendChild(head); table.appendChild(thead);
+      var tbody = el('tbody');
+      Object.keys(pair.speedup_ratio.per_problem).forEach(function (id) {
+        var r = pair.speedup_ratio.per_problem[id];
+        var tr = el('tr');
+        tr.appendChild(el('td', '', id));
+        tr.appendChild(el('td', 'num', (flip ? 1 / r : r).toFixed(2) + 'x'));
+        tbody.appendChild(tr);
+      });
+      table.appendChild(tbody);
+      h2h.appendChild(table);
+    } else if (data.timed) {
+      h2h.appendChild(el('p', '', 'No problem both solve with GPU timing.'));
+    }
+  }
+  function pickPair() { location.hash = 'h2h=' + enc(pickA.value) + '|' + enc(pickB.value); }
+  if (h2h) {
+    pickA.addEventListener('change', pickPair);
+    pickB.addEventListener('change', pickPair);
+  }
+
+  // The hash names what is open, so a view can be linked: #cell=P|M, #problem=P, #h2h=A|B, and the
+  // grid's filters (#solvers=one&level=2), joined with '&'.
+  function route() {
+    var shownPair = false;
+    location.hash.replace(/^#/, '').split('&').forEach(function (part) {
+      var eq = part.indexOf('=');
+      if (eq < 0) return;
+      // Names never hold '|' (model names are [A-Za-z0-9._-]), so an encoded one is a separator too.
+      var key = part.slice(0, eq), args = part.slice(eq + 1).replace(/%7C/gi, '|').split('|').map(decode);
+      if (key === 'cell') showCell(args[0], args[1]);
+      else if (key === 'problem') showProblem(args[0]);
+      else if (key === 'h2h' && args.length === 2 && h2h) { showPair(args[0], args[1]); shownPair = true; }
+      else if (/^[a-z]+$/.test(key)) { var s = filters.querySelector('[name="' + key + '"]'); if (s) s.value = args[0]; }
+    });
+    if (h2h && !shownPair && !h2h.hasAttribute('data-a')) showPair(data.models[0], data.models[1]);
+    applyFilters();
+  }
+  window.addEventListener('hashchange', route);
+  route();
+})();
+)JS";
+
+std::string esc(const std::string& s) { return htmlEscape(s); }
+std::string esc(const json& j) { return htmlEscape(j.is_string() ? j.get<std::string>() : j.dump()); }
+
+// A hash argument: everything but unreserved characters percent-encoded, as encodeURIComponent does.
+std::string uriComponent(const std::string& s) {
+  std::string out;
+  for (const unsigned char ch : s) {
+    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+      out += static_cast<char>(ch);
+    } else {
+      out += fmt::format("%{:02X}", ch);
+    }
+  }
+  return out;
+}
+
+// JSON inside <script>: no '<' at all, so neither "</script>" nor "<!--" can end or bend it.
+std::string scriptJson(const json& data) {
+  const std::string text = data.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) out += ch == '<' ? std::string("\\u003c") : std::string(1, ch);
+  return out;
+}
+
+std::vector<std::string> evaluatedModels(const json& l) {
+  std::vector<std::string> out;
+  for (const auto& row : l["models"]) {
+    if (row["evaluated"].get<bool>()) out.push_back(row["model"].get<std::string>());
+  }
+  return out;
+}
+
+std::string coversSection(const json& l) {
+  std::string h = R"(<section id="covers"><h2>What these numbers cover</h2>)";
+  for (const auto& sentence : coversText(l)) h += "<p class=\"covers\">" + esc(sentence) + "</p>";
+  h += R"(<table id="settings"><tbody>)";
+  for (const auto& [name, value] : settingsRows(l)) h += fmt::format("<tr><th>{}</th><td>{}</td></tr>", esc(name), esc(value));
+  return h + "</tbody></table></section>";
+}
+
+std::string rankingSection(const json& l) {
+  const int k = l["k"].get<int>();
+  const bool timed = l["timing"] == "gpu";
+  const bool compared = l.contains("compared_with");
+  std::string h = fmt::format(R"(<section id="ranking"><div class="scroll"><table id="ranking-table" class="sortable"><thead><tr><th class="num">rank</th><th>model</th>)"
+                              R"(<th class="num">pass@1</th><th class="num">pass@{}</th><th class="num">correct</th><th class="num">solved</th>)",
+                              k);
+  if (timed) h += R"(<th class="num">fast_1</th><th class="num">fast_1.5</th><th class="num">geomean speedup</th>)";
+  h += R"(<th class="num">tokens (prompt + completion)</th><th class="num">cost</th><th class="num">per solved problem</th><th>verdicts</th>)";
+  if (compared) h += "<th>vs base</th>";
+  h += "<th>report</th></tr></thead><tbody>";
+  for (const auto& row : l["models"]) {
+    const bool ev = row["evaluated"].get<bool>();
+    h += fmt::format(R"(<tr data-model="{}"><td class="num">{}</td><td title="{}">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>)",
+                     esc(row["model"]), ev ? std::to_string(row["rank"].get<int>()) : "–", esc(sourceText(row["source"])), esc(row["model"]),
+                     percentOr(row, "pass_at_1"), percentOr(row, "pass_at_k"), ev ? percentOr(row, "correct_rate") : esc(notEvaluated(row)),
+                     row.contains("solved") ? std::to_string(row["solved"].get<int>()) : "–");
+    if (timed) {
+      h += fmt::format(R"(<td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>)", fastOr(row, "1"), fastOr(row, "1.5"),
+                       row.contains("geomean_speedup") ? fmt::format("{:.2f}x", row["geomean_speedup"].get<double>()) : "–");
+    }
+    h += fmt::format(R"(<td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td>)", esc(tokensText(row["generation"])),
+                     moneyText(row, "cost"), esc(perSolvedText(row)), esc(sharesText(row)));
+    if (compared) h += "<td>" + esc(comparisonText(row)) + "</td>";
+    h += fmt::format("<td>{}</td></tr>", row.contains("report") ? fmt::format(R"(<a href="{0}">{0}</a>)", esc(row["report"])) : "–");
+  }
+  h += "</tbody></table></div>";
+  for (const auto& row : l["models"]) {
+    if (!row.contains("library_candidates")) continue;
+    h += fmt::format("<p><b>{}</b>: {} candidate(s) run LibTorch ops beside their kernels; pass@1 of pure kernels {}{}.</p>", esc(row["model"]),
+                     row["library_candidates"].get<int>(), percentOr(row, "pure_pass_at_1"),
+                     row.contains("pure_fast_1") ? ", fast_1 " + percentOr(row, "pure_fast_1") : "");
+  }
+  return h + "</section>";
+}
+
+// A table and a chart of pass@1 per level, one bar per model.
+std::string levelsSection(const json& l) {
+  if (!l.contains("levels") || l["levels"].empty()) return "";
+  const bool timed = l["timing"] == "gpu";
+  std::string h = fmt::format(R"(<section id="per-level"><h2>Per level</h2><div class="charts"><div class="scroll"><table id="levels"><thead><tr><th>level</th><th>model</th><th class="num">problems</th>)"
+                              R"(<th class="num">pass@1</th><th class="num">pass@{}</th>{}</tr></thead><tbody>)",
+                              l["k"].get<int>(), timed ? R"(<th class="num">fast_1</th>)" : "");
+  std::vector<std::string> categories;
+  std::vector<ChartSeries> series;
+  for (const auto& model : evaluatedModels(l)) series.push_back({model, {}});
+  for (const auto& level : l["levels"]) {
+    categories.push_back(levelName(level));
+    for (auto& s : series) s.values.push_back(NAN);
+    for (const auto& row : level["models"]) {
+      h += fmt::format(R"(<tr><td>{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>{}</tr>)", esc(levelName(level)),
+                       esc(row["model"]), row["problems"].get<int>(), percentOr(row, "pass_at_1"), percentOr(row, "pass_at_k"),
+                       timed ? R"(<td class="num">)" + percentOr(row, "fast_1") + "</td>" : "");
+      for (auto& s : series) {
+        if (s.name == row["model"]) s.values.back() = row.value("pass_at_1", 0.0);
+      }
+    }
+  }
+  h += "</tbody></table></div>";
+  return h + R"(<figure id="levels-chart">)" + svgBarChart(categories, series, 1.0, "pass@1", true) + "<figcaption>pass@1 per level</figcaption></figure></div></section>";
+}
+
+// pass@k against what the samples cost (or their tokens when no price is set); with GPU timing, the
+// fast_p curve and the distribution of the best speedup per solved problem.
+std::string costSection(const json& l, const std::vector<std::string>& models) {
+  const bool priced = std::any_of(l["models"].begin(), l["models"].end(), [](const json& r) { return r.contains("cost"); });
+  std::vector<ChartPoint> points;
+  for (const auto& row : l["models"]) {
+    if (!row["evaluated"].get<bool>() || !row.contains("pass_at_k")) continue;
+    const json& g = row["generation"];
+    if (priced && row.contains("cost")) points.push_back({row["model"].get<std::string>(), row["cost"].get<double>(), row["pass_at_k"].get<double>()});
+    if (!priced && g.contains("completion_tokens")) {
+      points.push_back({row["model"].get<std::string>(), static_cast<double>(g["prompt_tokens"].get<std::int64_t>() + g["completion_tokens"].get<std::int64_t>()),
+                        row["pass_at_k"].get<double>()});
+    }
+  }
+  const bool timed = l["timing"] == "gpu";
+  if (points.empty() && !timed) return "";
+  const std::string k = std::to_string(l["k"].get<int>());
+  std::string h = R"(<section id="cost-speed"><h2>Cost and speed</h2><div class="charts">)";
+  if (!points.empty()) {
+    h += R"(<figure id="cost-chart">)" + svgScatter(points, 1.0, priced ? "cost of all samples" : "tokens (prompt + completion)", "pass@" + k, true) +
+         fmt::format("<figcaption>pass@{} against {} per model{}.</figcaption></figure>", k, priced ? "what its samples cost" : "the tokens its samples used",
+                     points.size() < models.size() ? " (models without a price or token counts are left out)" : "");
+  }
+  if (timed) {
+    const std::vector<double> ps(std::begin(kFastP), std::end(kFastP));
+    std::vector<ChartSeries> fast, speed;
+    for (const auto& row : l["models"]) {
+      if (!row["evaluated"].get<bool>()) continue;
+      ChartSeries s{row["model"].get<std::string>(), {}};
+      for (double p : ps) s.values.push_back(row.contains("fast_p") ? row["fast_p"].value(fmt::format("{}", p), 0.0) : 0.0);
+      fast.push_back(std::move(s));
+      ChartSeries sp{row["model"].get<std::string>(), {}};
+      for (const auto& p : l["problems"]) {
+        if (p["cells"].contains(sp.name) && p["cells"][sp.name].contains("best_speedup")) sp.values.push_back(p["cells"][sp.name]["best_speedup"].get<double>());
+      }
+      speed.push_back(std::move(sp));
+    }
+    h += R"(<figure id="fastp-chart">)" + svgLineChart(ps, fast, 1.0, "speedup threshold p", "fast_p", true) +
+         "<figcaption>fast_p: the share of candidates that are correct and more than p times as fast as the reference.</figcaption></figure>";
+    h += R"(<figure id="speedup-chart">)" + svgLogHistogram(speed, "best speedup per solved problem", "problems") +
+         "<figcaption>The best correct kernel's speedup per solved problem (log scale).</figcaption></figure>";
+  }
+  return h + "</div></section>";
+}
+
+std::string gridSection(const json& l, const std::vector<std::string>& models) {
+  if (!l.contains("problems") || l["problems"].empty()) return "";
+  std::set<int> levels;
+  std::set<std::string> tags;
+  for (const auto& p : l["problems"]) {
+    levels.insert(p["level"].get<int>());
+    for (const auto& t : p["tags"]) tags.insert(t.get<std::string>());
+  }
+  std::string h = R"(<section id="grid"><h2>Problems</h2><p>Each cell is one model on one problem: its correct candidates of those judged)";
+  h += l["timing"] == "gpu" ? " and the best speedup" : "";
+  h += R"(, or the best verdict when none is correct. Click a cell for the candidates, a problem for its statement.</p>)";
+  h += R"(<div class="filters" id="grid-filters"><input type="search" name="q" placeholder="filter problems" aria-label="filter problems"><select name="level" aria-label="level"><option value="">any level</option>)";
+  for (int level : levels) h += fmt::format(R"(<option value="{}">level {}</option>)", level, level);
+  h += R"(</select><select name="tag" aria-label="tag"><option value="">any tag</option>)";
+  for (const auto& t : tags) h += fmt::format(R"(<option value="{0}">{0}</option>)", esc(t));
+  h += R"(</select><select name="solvers" aria-label="solved by"><option value="">solved or not</option><option value="one">solved by one model only</option>)"
+       R"(<option value="none">solved by none</option><option value="some">solved by some, not all</option><option value="all">solved by all</option></select><span class="count"></span></div>)";
+  h += R"(<div class="panel" id="detail" hidden></div><noscript><p>Opening a cell needs JavaScript; each model's report lists its candidates.</p></noscript>)";
+  h += R"(<div class="scroll"><table id="grid-table" class="sortable"><thead><tr><th>problem</th><th class="num">level</th><th class="hide-narrow">tags</th><th class="num">solved by</th>)";
+  for (const auto& m : models) h += "<th>" + esc(m) + "</th>";
+  h += "</tr></thead><tbody>";
+  for (const auto& p : l["problems"]) {
+    const std::string id = p["id"];
+    std::string tagText, tagAttr = "|";
+    for (const auto& t : p["tags"]) {
+      tagText += (tagText.empty() ? "" : ", ") + t.get<std::string>();
+      tagAttr += t.get<std::string>() + "|";
+    }
+    h += fmt::format(R"(<tr data-id="{}" data-level="{}" data-tags="{}" data-solvers="{}"><td><a class="problem" href="#problem={}">{}</a>{}</td><td class="num">{}</td><td class="hide-narrow">{}</td><td class="num">{}</td>)",
+                     esc(id), p["level"].get<int>(), esc(tagAttr), p["solved_by"].size(), uriComponent(id), esc(id),
+                     p.contains("excluded") ? R"( <span class="flag" title="flagged defective">(flagged)</span>)" : "", p["level"].get<int>(), esc(tagText),
+                     p["solved_by"].size());
+    for (const auto& m : models) {
+      if (!p["cells"].contains(m)) {
+        h += R"(<td class="cell" data-sort="-1">–</td>)";
+        continue;
+      }
+      const json& cell = p["cells"][m];
+      const int c = cell["c"].get<int>(), n = std::max(1, cell["n"].get<int>());
+      const std::string best = cell["best"];
+      // Sorting descending puts the fastest solved cells first, then the surest, then the nearest misses.
+      const double sortKey = c > 0 ? 1.0 + static_cast<double>(c) / n + cell.value("best_speedup", 0.0) : -cellVerdictRank(best) / 100.0;
+      h += fmt::format(R"(<td class="cell v-{}" data-model="{}" data-sort="{:.4f}"><a href="#cell={}|{}">{}</a></td>)", esc(best), esc(m), sortKey,
+                       uriComponent(id), uriComponent(m), esc(cellText(cell)));
+    }
+    h += "</tr>";
+  }
+  return h + "</tbody></table></div></section>";
+}
+
+std::string headToHeadSection(const json& l, const std::vector<std::string>& models) {
+  if (models.size() < 2) return "";
+  std::string h = R"(<section id="head-to-head"><h2>Head to head</h2><div class="filters"><label>model <select id="h2h-a">)";
+  std::string options;
+  for (const auto& m : models) options += fmt::format(R"(<option value="{0}">{0}</option>)", esc(m));
+  h += options + R"(</select></label><label>against <select id="h2h-b">)" + options + R"(</select></label></div><div class="panel" id="h2h-view"></div>)";
+  // The whole matrix, readable without the script.
+  const bool timed = l["timing"] == "gpu";
+  h += fmt::format(R"(<p>Problems the row's model solves and the column's does not{}.</p><div class="scroll"><table id="h2h-matrix"><thead><tr><th></th>)",
+                   timed ? "; in brackets, the geometric mean of the row's best speedup over the column's where both solve it" : "");
+  for (const auto& m : models) h += "<th>" + esc(m) + "</th>";
+  h += "</tr></thead><tbody>";
+  for (const auto& a : models) {
+    h += "<tr><th>" + esc(a) + "</th>";
+    for (const auto& b : models) {
+      std::string text = "–";
+      for (const auto& pair : l["head_to_head"]) {
+        const bool forward = pair["a"] == a && pair["b"] == b;
+        if (!forward && !(pair["a"] == b && pair["b"] == a)) continue;
+        text = std::to_string(pair[forward ? "a_only" : "b_only"].size());
+        if (pair.contains("speedup_ratio")) {
+          const double g = pair["speedup_ratio"]["geomean"].get<double>();
+          text += fmt::format(" ({:.2f}x)", forward ? g : 1.0 / g);
+        }
+      }
+      h += fmt::format(R"(<td class="num" data-a="{}" data-b="{}">{}</td>)", esc(a), esc(b), text);
+    }
+    h += "</tr>";
+  }
+  return h + "</tbody></table></div></section>";
+}
+
+std::string modelsSection(const json& l) {
+  std::string h = R"(<section id="models"><h2>Models</h2><div class="scroll"><table id="model-settings"><thead><tr><th>model</th>)";
+  for (const char* column : kModelSettingColumns) h += "<th>" + esc(std::string(column)) + "</th>";
+  h += "</tr></thead><tbody>";
+  for (const auto& row : l["models"]) {
+    h += "<tr><td>" + esc(row["model"]) + "</td>";
+    for (const auto& v : modelSettings(row["source"])) h += "<td>" + esc(v) + "</td>";
+    h += "</tr>";
+  }
+  return h + "</tbody></table></div></section>";
+}
+
+json pageData(const json& l, const std::vector<std::string>& models) {
+  json reports = json::object();
+  for (const auto& row : l["models"]) {
+    if (row.contains("report")) reports[row["model"].get<std::string>()] = row["report"];
+  }
+  json data = {{"models", models}, {"timed", l["timing"] == "gpu"}, {"reports", reports}};
+  for (const char* field : {"problems", "statements", "candidates", "sources", "head_to_head"}) data[field] = l.value(field, json::array());
+  if (data["statements"].is_array()) data["statements"] = json::object();
+  if (data["sources"].is_array()) data["sources"] = json::object();
+  return data;
+}
+
+}  // namespace
+
+std::string renderLeaderboardHtml(const json& l) {
+  const int k = l["k"].get<int>();
+  const bool timed = l["timing"] == "gpu";
+  const std::string name = l["leaderboard"].get<std::string>();
+  const std::vector<std::string> models = evaluatedModels(l);
+  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+  // Nothing may leave the file: no fetch of any kind, only the inline script and styles.
+  h += R"(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">)";
+  h += fmt::format("<title>CuSeT leaderboard · {}</title><style>{}{}</style></head><body><main>", esc(name), simplePageStyle(), kPageStyle);
+  h += fmt::format("<h1>CuSeT leaderboard: {}</h1><p>k = {} samples per problem · {}{}</p>", esc(name), k,
+                   timed ? "timed on a GPU" : "no GPU timing (fast_p needs the cuda backend)",
+                   l.contains("compared_with") ? " · compared with " + esc(l["compared_with"]) : "");
+  if (l["regression"].get<bool>()) h += "<p><strong>Regression</strong>: at least one model is worse than in the base leaderboard.</p>";
+  h += rankingSection(l);
+  h += coversSection(l);
+  h += levelsSection(l);
+  h += costSection(l, models);
+  h += gridSection(l, models);
+  h += headToHeadSection(l, models);
+  h += modelsSection(l);
+  h += "</main>";
+  if (l.contains("problems") && !l["problems"].empty()) {
+    h += R"(<script type="application/json" id="leaderboard-data">)" + scriptJson(pageData(l, models)) + "</script>";
+    h += std::string("<script>") + kPageScript + "</script>";
+  }
+  return h + "</body></html>\n";
+}
+
+}  // namespace cuset
