@@ -89,6 +89,20 @@ void writeFileAtomic(const fs::path& path, std::string_view content) {
   writeFileAtomic(path, content.data(), content.size());
 }
 
+bool publishFileOnce(const fs::path& temporary, const fs::path& destination) {
+  // link() fails with EEXIST instead of replacing, which rename() would do.
+  const bool linked = ::link(temporary.c_str(), destination.c_str()) == 0;
+  if (linked || errno == EEXIST) {
+    const bool published = linked;
+    std::error_code ec;
+    fs::remove(temporary, ec);
+    return published;
+  }
+  // A file system without hard links: the old replacing rename, still atomic.
+  fs::rename(temporary, destination);
+  return true;
+}
+
 fs::path defaultCacheDir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "cuset";
   if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "cuset";

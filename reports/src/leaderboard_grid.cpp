@@ -26,17 +26,11 @@ std::string cappedSource(const std::string& source) {
          fmt::format("\n\n[… {} more bytes left out of the leaderboard; the model's report has the whole source]", source.size() - kMaxSourceBytes);
 }
 
-const json* problemRow(const LeaderboardEntry& e, const std::string& id) {
-  if (!e.summary.is_object() || !e.summary.contains("models") || !e.summary["models"].contains(e.name)) return nullptr;
-  const json& rows = e.summary["models"][e.name].value("problems", json::object());
-  const auto it = rows.find(id);
-  return it == rows.end() ? nullptr : &*it;
-}
-
 json cellOf(const json& row) {
   json cell = {{"n", row.value("n", 0)}, {"c", row.value("c", 0)}, {"candidates", json::array()}};
   std::string best;
-  for (const auto& [verdict, count] : row.value("verdicts", json::object()).items()) {
+  const json verdicts = row.value("verdicts", json::object());  // named: items() of a temporary would dangle
+  for (const auto& [verdict, count] : verdicts.items()) {
     if (count.get<int>() > 0 && (best.empty() || cellVerdictRank(verdict) < cellVerdictRank(best))) best = verdict;
   }
   cell["best"] = best;
@@ -62,7 +56,8 @@ json leaderboardGrid(const LeaderboardInput& in, const std::vector<std::string>&
   std::map<std::string, json> problems;
   for (const auto* e : entries) {
     if (!e->summary.is_object() || !e->summary.contains("models") || !e->summary["models"].contains(e->name)) continue;
-    for (const auto& [id, row] : e->summary["models"][e->name].value("problems", json::object()).items()) {
+    const json rows = e->summary["models"][e->name].value("problems", json::object());
+    for (const auto& [id, row] : rows.items()) {
       json& p = problems[id];
       if (p.is_null()) {
         p = {{"id", id}, {"level", row.value("level", 0)}, {"tags", json::array()}, {"solved_by", json::array()}, {"cells", json::object()}};

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <set>
 
+#include "cuset/common/json_util.hpp"
 #include "cuset/reports/leaderboard_report.hpp"
 #include "cuset/reports/metrics.hpp"
 #include "cuset/reports/renderers.hpp"
@@ -48,7 +49,7 @@ pre { background: #f6f8fa; padding: 8px; overflow-x: auto; font: 12px/1.4 ui-mon
 .v-correct, .v-compiled { color: #1a7f37; font-weight: 600; }
 .v-wrong_answer, .v-runtime_error, .v-timeout, .v-sandbox_violation, .v-hack_suspected, .v-compile_error, .v-invalid_submission { color: #cf222e; font-weight: 600; }
 td.cell[class*=" v-"] { font-weight: 400; color: #1b1f24; }
-figure { margin: 0; } figcaption { color: #57606a; font-size: 13px; }
+figure { margin: 0; max-width: 720px; } figcaption { color: #57606a; font-size: 13px; }
 @media (max-width: 700px) { main { padding: 8px; } .hide-narrow { display: none; } }
 )CSS";
 
@@ -269,7 +270,7 @@ std::string uriComponent(const std::string& s) {
 
 // JSON inside <script>: no '<' at all, so neither "</script>" nor "<!--" can end or bend it.
 std::string scriptJson(const json& data) {
-  const std::string text = data.dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string text = dumpJson(data);
   std::string out;
   out.reserve(text.size());
   for (char ch : text) out += ch == '<' ? std::string("\\u003c") : std::string(1, ch);

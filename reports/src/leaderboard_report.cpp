@@ -70,19 +70,31 @@ std::string perSolvedText(const json& row) {
   return "–";
 }
 
+namespace {
+
+// The size set the candidates ran at; an empty one is each backend's default.
+std::string sizeSetText(const json& info) {
+  const std::string sizes = info.value("sizes", "");
+  if (!sizes.empty()) return sizes;
+  const std::string backend = info.value("backend", "");
+  return backend == "sim" ? "small (the sim backend's default)" : backend == "cuda" ? "full (the cuda backend's default)" : "the backend's default";
+}
+
+}  // namespace
+
 std::vector<std::string> coversText(const json& l) {
   const json& info = l["info"];
   std::vector<std::string> out;
   const std::string covered = coverageText(l.value("coverage", json()));
-  out.push_back(fmt::format("Each model wrote k = {} candidate(s) per problem{}. {}", l["k"].get<int>(),
-                            info.contains("problems") ? " of the suite " + info["problems"].get<std::string>() : "", covered));
+  out.push_back(fmt::format("Each model wrote k = {} candidate(s) for each problem{}. {}", l["k"].get<int>(),
+                            info.contains("problems") ? " in " + info["problems"].get<std::string>() : "", covered));
   std::string judged = "Every candidate was judged";
   if (l.contains("revision")) judged += " by cuset " + l["revision"].get<std::string>();
   if (info.contains("backend")) {
     const std::string backend = info["backend"].get<std::string>();
     judged += fmt::format(" on the {} backend{}", backend, backend == "sim" ? " (the CPU simulator: verdicts, no speedups)" : "");
   }
-  if (info.contains("sizes")) judged += fmt::format(", size set {}", info["sizes"].get<std::string>());
+  judged += fmt::format(", size set {}", sizeSetText(info));
   if (info.contains("trials")) judged += fmt::format(", {} correctness trial(s) on fresh inputs", info["trials"].get<int>());
   if (info.contains("eval_seed")) judged += fmt::format(", evaluation seed {} (every model sees the same inputs)", info["eval_seed"].get<std::int64_t>());
   out.push_back(judged + ".");
@@ -108,12 +120,13 @@ std::vector<std::pair<std::string, std::string>> settingsRows(const json& l) {
   auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   for (const auto& [key, label] : {std::pair{"problems", "problem suite"}, std::pair{"config", "leaderboard config"}, std::pair{"backend", "backend"},
                                    std::pair{"sizes", "size set"}, std::pair{"trials", "correctness trials"}, std::pair{"eval_seed", "evaluation seed"}}) {
-    if (info.contains(key)) rows.emplace_back(label, text(info[key]));
+    if (info.contains(key)) rows.emplace_back(label, std::string(key) == "sizes" ? sizeSetText(info) : text(info[key]));
   }
   rows.emplace_back("samples per problem (k)", std::to_string(l["k"].get<int>()));
   rows.emplace_back("timing", l["timing"] == "gpu" ? "GPU (fast_p, speedups)" : "none");
   if (l.contains("revision")) rows.emplace_back("cuset revision", l["revision"].get<std::string>());
-  for (const auto& [suite, s] : l.value("coverage", json::object()).value("suites", json::object()).items()) {
+  const json suites = l.value("coverage", json::object()).value("suites", json::object());
+  for (const auto& [suite, s] : suites.items()) {
     std::string commits;
     for (const auto& c : s.value("commits", json::array())) commits += (commits.empty() ? " @ " : ", ") + c.get<std::string>();
     rows.emplace_back("imported from", fmt::format("{} ({} problems){}", suite, s.value("problems", 0), commits));
@@ -271,7 +284,7 @@ json computeLeaderboard(const LeaderboardInput& in) {
     if (row["evaluated"].get<bool>()) evaluated.push_back(row["model"].get<std::string>());
   }
   json grid = leaderboardGrid(in, evaluated);
-  addSolvedCounts(ranked, grid["problems"]);
+  if (!grid["problems"].empty()) addSolvedCounts(ranked, grid["problems"]);
   out["models"] = ranked;
   out["head_to_head"] = headToHead(grid["problems"], evaluated);
   for (const char* field : {"problems", "statements", "candidates", "sources"}) out[field] = std::move(grid[field]);

@@ -143,7 +143,7 @@ std::string svgScatter(const std::vector<ChartPoint>& points, double yMax, const
   auto py = [&](double y) { return kTop + plotH - plotH * (yMax > 0 ? std::clamp(y / yMax, 0.0, 1.0) : 0.0); };
   for (int i = 0; i <= 4; ++i) {
     const double x = xMax * i / 4.0;
-    s += fmt::format(R"(<text x="{:.1f}" y="{}" class="tick" text-anchor="middle">{:.3g}</text>)", px(x), kTop + plotH + 16, x);
+    s += fmt::format(R"(<text x="{:.1f}" y="{}" class="tick" text-anchor="{}">{:.3g}</text>)", px(x), kTop + plotH + 16, i == 4 ? "end" : "middle", x);
   }
   s += fmt::format(R"(<text x="{}" y="{}" class="axis-label" text-anchor="middle">{}</text>)", kLeft + plotW / 2, kTop + plotH + 32, htmlEscape(xLabel));
   for (std::size_t i = 0; i < points.size(); ++i) {

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <stdexcept>
@@ -137,6 +138,27 @@ TEST(FileUtil, AtomicWriteReplacesAndMissingFileIsNamed) {
   // No temporary files are left behind.
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir / "a"), std::filesystem::directory_iterator()), 1);
   CUSET_EXPECT_THROW_WITH(readFile(dir / "nope.txt"), "nope.txt", "not found");
+}
+
+// A cache entry, once published, keeps its inode: a sandboxed worker may hold a Landlock rule for it,
+// and a second build of the same source replacing it made that worker's load fail ("Permission
+// denied": a correct kernel judged runtime_error when two jobs built it at once).
+TEST(FileUtil, APublishedCacheEntryIsNeverReplaced) {
+  test::TempDir dir;
+  writeFileAtomic(dir / "first.tmp", "first build");
+  EXPECT_TRUE(publishFileOnce(dir / "first.tmp", dir / "key.so"));
+  const auto inode = [&] {
+    struct stat st {};
+    EXPECT_EQ(::stat((dir / "key.so").c_str(), &st), 0);
+    return st.st_ino;
+  };
+  const auto published = inode();
+  writeFileAtomic(dir / "second.tmp", "second build");
+  EXPECT_FALSE(publishFileOnce(dir / "second.tmp", dir / "key.so"));
+  EXPECT_EQ(inode(), published);
+  EXPECT_EQ(readFile(dir / "key.so"), "first build");
+  EXPECT_FALSE(std::filesystem::exists(dir / "first.tmp"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "second.tmp"));
 }
 
 TEST(Json, ParseErrorNamesSource) {

@@ -313,7 +313,9 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
     fs::remove(temporary, ec);
     writeFileAtomic(failure, out.log);
   } else if (r.ok()) {
-    fs::rename(temporary, library);
+    // Another job may have built the same source meanwhile and handed its worker this very file:
+    // the first library published stays (publishFileOnce), so that worker's sandbox can still read it.
+    publishFileOnce(temporary, library);
     out.ok = true;
     out.library = library;
   } else {

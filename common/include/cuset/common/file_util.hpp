@@ -16,6 +16,12 @@ std::vector<std::byte> readBinaryFile(const std::filesystem::path& path);
 void writeFileAtomic(const std::filesystem::path& path, std::string_view content);
 void writeFileAtomic(const std::filesystem::path& path, const void* data, std::size_t size);
 
+// Moves a finished TEMPORARY to DESTINATION in a content-addressed cache unless a file is already
+// there, in which case TEMPORARY is removed and the existing file kept: an entry, once published, is
+// never replaced (a sandboxed worker may hold a Landlock rule for that very inode). Returns true when
+// this call published it.
+bool publishFileOnce(const std::filesystem::path& temporary, const std::filesystem::path& destination);
+
 // Writes all of `data` to `fd`, retrying short writes and EINTR; throws cuset::Error naming `path`.
 void writeAll(int fd, std::string_view data, const std::filesystem::path& path);
 
