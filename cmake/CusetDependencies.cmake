@@ -49,6 +49,8 @@ option(CUSET_WITH_C10D_GLOO "Data-parallel training through LibTorch's c10d Gloo
 message(STATUS "CuSeT: data-parallel training (c10d Gloo): ${CUSET_WITH_C10D_GLOO}")
 
 # xxHash: content hashing for the compile cache and input-mutation checks.
+# gzip for the leaderboard page's embedded sources (the browser inflates them natively).
+find_package(ZLIB REQUIRED)
 find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
 find_library(XXHASH_LIBRARY xxhash REQUIRED)
 add_library(cuset_xxhash INTERFACE)

@@ -13,6 +13,7 @@ packages=(
   libseccomp-dev          # system-call allow-list for sandboxed simulator workers
   libicu-dev              # Unicode regex and NFC for the tokenizer
   libcurl4-openssl-dev    # HTTP(S) client for OpenAI-compatible model endpoints
+  zlib1g-dev              # gzip of the sources embedded in leaderboard.html
   openssl                 # the HTTPS endpoint test makes a self-signed certificate
   python3-torch           # an independent Python forward pass that the C++ model is tested against; `cuset import kernelbench`
   libgtest-dev libgmock-dev libbenchmark-dev

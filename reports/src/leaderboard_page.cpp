@@ -3,12 +3,14 @@
 // click: sorting and filtering the grid, a cell's candidates and a problem's statement, and the
 // head-to-head view of any two models. Its data is the page's own copy of leaderboard.json's grid.
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <set>
 
+#include "cuset/common/error.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/reports/leaderboard_report.hpp"
 #include "cuset/reports/metrics.hpp"
@@ -34,6 +36,8 @@ p.covers { max-width: 70em; }
 #grid-table td, #grid-table th { padding: 2px 6px; }
 #grid-table td:first-child, #grid-table th:first-child { position: sticky; left: 0; background: #fff; z-index: 1; }
 td.cell { font-size: 12px; white-space: nowrap; }
+/* A 250 x 10 grid below the fold: laid out when scrolled to, not while the page opens. */
+#grid .scroll, #head-to-head .scroll { content-visibility: auto; contain-intrinsic-size: auto 4000px; }
 td.cell a { color: inherit; text-decoration: none; display: block; }
 td.cell.v-correct, td.cell.v-compiled { background: #dafbe1; }
 td.cell.v-wrong_answer, td.cell.v-runtime_error, td.cell.v-timeout, td.cell.v-compile_error, td.cell.v-invalid_submission,
@@ -69,6 +73,26 @@ const char* kPageScript = R"JS(
   function enc(s) { return encodeURIComponent(s); }
   function decode(s) { try { return decodeURIComponent(s); } catch (e) { return s; } }
   function cellHash(problem, model) { return 'cell=' + enc(problem) + '|' + enc(model); }
+
+  // The sources (most of the page's bytes) are gzip'd per problem and inflated by the browser when one
+  // of that problem's cells is first opened.
+  var packed = null, inflated = {};
+  function loadSources(problem) {
+    if (inflated[problem]) return inflated[problem];
+    if (typeof DecompressionStream === 'undefined') {
+      return Promise.reject(new Error('this browser cannot inflate the embedded sources (it lacks DecompressionStream); each model\'s report has them'));
+    }
+    if (!packed) packed = JSON.parse(document.getElementById('leaderboard-sources').textContent);
+    var text = atob(packed[problem] || '');
+    var bytes = new Uint8Array(text.length);
+    for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    inflated[problem] = new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text().then(function (json) {
+      var list = JSON.parse(json), byKey = {};
+      data.source_chunks[problem].forEach(function (key, i) { byKey[key] = list[i]; });
+      return byKey;
+    });
+    return inflated[problem];
+  }
 
   document.querySelectorAll('table.sortable').forEach(function (table) {
     table.querySelectorAll('thead th').forEach(function (th, i) {
@@ -163,7 +187,10 @@ const char* kPageScript = R"JS(
       if (c.reason) body.appendChild(el('p', 'reason', c.reason));
       if (c.library_ops) body.appendChild(el('p', 'flag', 'runs LibTorch ops: ' + c.library_ops.join(', ')));
       var pre = el('pre', 'source');
-      pre.appendChild(el('code', '', data.sources[c.source]));
+      var code = el('code', '', 'loading the source…');
+      pre.appendChild(code);
+      loadSources(id).then(function (byKey) { code.textContent = byKey[c.source]; pre.setAttribute('data-loaded', '1'); },
+                         function (e) { code.textContent = e.message; });
       body.appendChild(pre);
       box.appendChild(body);
       // The first correct candidate (else the first) opens by itself.
@@ -494,16 +521,83 @@ std::string modelsSection(const json& l) {
   return h + "</tbody></table></div></section>";
 }
 
+json sourceChunks(const json& l);
+
 json pageData(const json& l, const std::vector<std::string>& models) {
   json reports = json::object();
   for (const auto& row : l["models"]) {
     if (row.contains("report")) reports[row["model"].get<std::string>()] = row["report"];
   }
   json data = {{"models", models}, {"timed", l["timing"] == "gpu"}, {"reports", reports}};
-  for (const char* field : {"problems", "statements", "candidates", "sources", "head_to_head"}) data[field] = l.value(field, json::array());
+  for (const char* field : {"problems", "statements", "candidates", "head_to_head"}) data[field] = l.value(field, json::array());
   if (data["statements"].is_array()) data["statements"] = json::object();
-  if (data["sources"].is_array()) data["sources"] = json::object();
+  data["source_chunks"] = sourceChunks(l);
   return data;
+}
+
+// Problem id -> the source keys of its cells' candidates, in the order they are packed: opening a cell
+// inflates its problem's sources only, and every model's kernels for one problem share the
+// compressor's window.
+json sourceChunks(const json& l) {
+  json chunks = json::object();
+  const json problems = l.value("problems", json::array());
+  for (const auto& p : problems) {
+    std::vector<std::string> keys;
+    std::set<std::string> seen;
+    for (const auto& [model, cell] : p["cells"].items()) {
+      for (const auto& index : cell["candidates"]) {
+        const std::string key = l["candidates"][index.get<std::size_t>()]["source"];
+        if (seen.insert(key).second) keys.push_back(key);
+      }
+    }
+    chunks[p["id"].get<std::string>()] = keys;
+  }
+  return chunks;
+}
+
+// gzip (RFC 1952), which the browser's DecompressionStream inflates natively.
+std::string gzip(std::string_view data) {
+  z_stream z{};
+  if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw makeError("zlib: deflateInit2 failed");
+  std::string out(deflateBound(&z, static_cast<uLong>(data.size())), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) throw makeError("zlib: deflate did not finish ({})", rc);
+  return out;
+}
+
+std::string base64(std::string_view bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::uint32_t b0 = static_cast<unsigned char>(bytes[i]);
+    const std::uint32_t b1 = i + 1 < bytes.size() ? static_cast<unsigned char>(bytes[i + 1]) : 0;
+    const std::uint32_t b2 = i + 2 < bytes.size() ? static_cast<unsigned char>(bytes[i + 2]) : 0;
+    const std::uint32_t v = (b0 << 16) | (b1 << 8) | b2;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[v & 63] : '=';
+  }
+  return out;
+}
+
+// The sources block: per problem, a JSON array in sourceChunks' order, gzip'd, in base64.
+std::string sourcesBlock(const json& l) {
+  json packed = json::object();
+  const json chunks = sourceChunks(l);
+  for (const auto& [problem, keys] : chunks.items()) {
+    json list = json::array();
+    for (const auto& key : keys) list.push_back(l["sources"].value(key.get<std::string>(), ""));
+    packed[problem] = base64(gzip(dumpJson(list)));
+  }
+  return scriptJson(packed);
 }
 
 }  // namespace
@@ -531,6 +625,7 @@ std::string renderLeaderboardHtml(const json& l) {
   h += "</main>";
   if (l.contains("problems") && !l["problems"].empty()) {
     h += R"(<script type="application/json" id="leaderboard-data">)" + scriptJson(pageData(l, models)) + "</script>";
+    h += R"(<script type="application/json" id="leaderboard-sources">)" + sourcesBlock(l) + "</script>";
     h += std::string("<script>") + kPageScript + "</script>";
   }
   return h + "</body></html>\n";

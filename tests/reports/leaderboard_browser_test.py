@@ -176,7 +176,8 @@ def cell_text(c):
 # filtered to the problems one model alone solves.
 opened = ("level2/scale_add_clamp", "mid")
 hash_ = "cell=level2%2Fscale_add_clamp|mid&h2h=strong|mid&solvers=one"
-dom = browse(["--dump-dom", "file://" + page + "#" + hash_], os.path.join(work, "browser.log"))
+# A virtual-time budget lets the browser finish inflating the sources before it dumps the page.
+dom = browse(["--virtual-time-budget=20000", "--dump-dom", "file://" + page + "#" + hash_], os.path.join(work, "browser.log"))
 open(os.path.join(work, "dom.html"), "w").write(dom)
 tree = Tree(dom).root
 
@@ -229,7 +230,10 @@ if len(shown) != len(cell["candidates"]):
 for box, index in zip(shown, cell["candidates"]):
     c = board["candidates"][index]
     verdict = box.find(lambda n: n.tag == "span" and any(k.startswith("v-") for k in n.classes())).text()
-    src = box.find(lambda n: n.tag == "pre" and "source" in n.classes()).text()
+    pre = box.find(lambda n: n.tag == "pre" and "source" in n.classes())
+    if pre.attrs.get("data-loaded") != "1":
+        fail("candidate %d's source was not inflated: %s" % (index, pre.text()[:200]))
+    src = pre.text()
     if verdict != c["verdict"] or src != board["sources"][c["source"]]:
         fail("candidate %d shows verdict %s and a source that %s leaderboard.json's" % (index, verdict, "matches" if src == board["sources"][c["source"]] else "differs from"))
     reason = box.find(lambda n: "reason" in n.classes())
