@@ -281,13 +281,55 @@ statement = detail.find(lambda n: n.tag == "pre" and "statement" in n.classes())
 if statement is None or "name: relu" not in statement.text() or detail.attrs.get("data-view") != "problem":
     fail("the problem link did not open relu's statement")
 
+# With GPU timing: the same candidates given CUPTI-shaped timings (strong's kernels 2x the reference,
+# mid's 1.25x, weak's 0.5x, a later sample 10% faster) and the board rewritten with --report-only:
+# the fast_p curve, the speedup distribution, the speedups in the grid and head to head.
+speed = {"strong": 2.0, "mid": 1.25, "weak": 0.5}
+for m in models:
+    path = os.path.join(board_dir, "models", m, "eval", "results.jsonl")
+    records = [json.loads(line) for line in open(path)]
+    for rec in records:
+        if rec["verdict"] == "correct":
+            x = speed[m] * (1 + 0.1 * rec["sample"])
+            rec["timing"] = {"kind": "cuda_cupti", "samples_ms": [1.0 / x] * 5, "reference_samples_ms": [1.0] * 5}
+    with open(path, "w") as f:
+        f.writelines(json.dumps(rec) + "\n" for rec in records)
+r = subprocess.run([cuset, "leaderboard", "--quiet", "--report-only", "--config", "board.yaml"], cwd=work, capture_output=True, text=True)
+assert r.returncode == 0, r.stdout + r.stderr
+timed = json.load(open(os.path.join(board_dir, "leaderboard.json")))
+assert timed["timing"] == "gpu", timed["timing"]
+tree = Tree(browse(["--virtual-time-budget=20000", "--dump-dom", "file://" + page + "#h2h=strong|mid"], os.path.join(work, "browser3.log"))).root
+curve = {t.text() for t in tree.by_id("fastp-chart").all(lambda n: n.tag == "title")}
+for m in timed["models"]:
+    for p, v in m["fast_p"].items():
+        point = "%s · p = %s: %s" % (m["model"], p, percent(v))
+        if point not in curve:
+            fail("the fast_p curve has no point '%s'" % point)
+bins = sum(int(t.text().rsplit(": ", 1)[1]) for t in tree.by_id("speedup-chart").all(lambda n: n.tag == "title"))
+solved = sum(1 for p in timed["problems"] for c in p["cells"].values() if "best_speedup" in c)
+if bins != solved:
+    fail("the speedup distribution counts %d problems, leaderboard.json has %d solved with a speedup" % (bins, solved))
+relu = next(p for p in timed["problems"] if p["id"] == "level1/relu")
+row = next(tr for tr in tree.by_id("grid-table").all(lambda n: n.attrs.get("data-id") == "level1/relu"))
+got = [td.text().strip() for td in row.all(lambda n: n.tag == "td" and "cell" in n.classes())]
+if got != [cell_text(relu["cells"][m]) for m in models] or "2.20x · 2/2" not in got:
+    fail("timed relu row shows %s" % got)
+pair = next(x for x in timed["head_to_head"] if {x["a"], x["b"]} == {"strong", "mid"})
+ratio = pair["speedup_ratio"]["geomean"] if pair["a"] == "strong" else 1 / pair["speedup_ratio"]["geomean"]
+if abs(ratio - 2.2 / 1.375) > 1e-9:
+    fail("strong's speedup over mid's on relu is %s in leaderboard.json" % ratio)
+said = tree.by_id("h2h-view").find(lambda n: "h2h-ratio" in n.classes())
+if said is None or ("%.2fx as fast as mid" % ratio) not in said.text():
+    fail("the head-to-head view does not give the speedup ratio %.2fx" % ratio)
+
 # Self-contained: nothing is fetched.
 if re.search(r'(src|href)="(https?:)?//', open(page).read()):
     fail("the page references the network")
 
-for name, size, h in (("leaderboard-1400px.png", "1400,2600", ""), ("leaderboard-cell-1400px.png", "1400,1400", hash_),
+# The opened cell's window is taller than the page: a headless screenshot of a scrolled page is blank.
+for name, size, h in (("leaderboard-1400px.png", "1400,2600", ""), ("leaderboard-cell-1400px.png", "1400,3600", hash_),
                       ("leaderboard-phone.png", "390,2600", "")):
-    browse(["--window-size=" + size, "--screenshot=" + os.path.join(work, name), "file://" + page + ("#" + h if h else "")],
+    browse(["--virtual-time-budget=20000", "--window-size=" + size, "--screenshot=" + os.path.join(work, name), "file://" + page + ("#" + h if h else "")],
            os.path.join(work, "shot.log"))
     if not os.path.getsize(os.path.join(work, name)):
         fail("no screenshot " + name)
