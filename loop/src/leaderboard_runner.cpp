@@ -16,7 +16,6 @@
 #include "cuset/models/endpoint_generation.hpp"
 #include "cuset/reports/leaderboard_report.hpp"
 #include "cuset/reports/report_writer.hpp"
-#include "cuset/reports/run_data.hpp"
 #include "cuset/trainer/generation.hpp"
 #include "stage_ledger.hpp"
 
@@ -210,9 +209,9 @@ LeaderboardSummary runLeaderboard(const LeaderboardConfig& c, const LeaderboardR
       ReportOptions r{.runDir = evalDir, .includeDefective = c.includeDefective};
       const fs::path base = options.compareDir ? *options.compareDir / "models" / m.name / "eval" : fs::path();
       if (options.compareDir && fs::exists(base / "results.jsonl")) r.compareDir = base;
-      const ReportOutcome outcome = writeRunReports(r);
-      entry.summary = outcome.summary;
-      entry.results = loadRun(evalDir).results;
+      ReportOutcome outcome = writeRunReports(r);
+      entry.summary = std::move(outcome.summary);
+      entry.results = std::move(outcome.results);
       entry.report = fs::relative(evalDir / "report.html", c.outDir).string();
     }
     in.entries.push_back(std::move(entry));

@@ -51,33 +51,9 @@ dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; } 
 @media (max-width: 700px) { main { padding: 8px; } th, td { padding: 3px 5px; } .hide-narrow { display: none; } }
 )CSS";
 
-// Sorting, filtering and the candidate detail view. Plain DOM code: no library is needed for tables.
+// Filtering and the candidate detail view, after sortableTablesScript(). Plain DOM code: no library is
+// needed for tables.
 const char* kScript = R"JS(
-(function () {
-  function cellValue(row, i) {
-    var c = row.cells[i];
-    if (!c) return '';
-    var v = c.getAttribute('data-sort');
-    return v !== null ? v : c.textContent.trim();
-  }
-  document.querySelectorAll('table.sortable').forEach(function (table) {
-    table.querySelectorAll('th').forEach(function (th, i) {
-      th.addEventListener('click', function () {
-        var asc = th.getAttribute('aria-sort') !== 'ascending';
-        table.querySelectorAll('th').forEach(function (o) { o.removeAttribute('aria-sort'); });
-        th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
-        var body = table.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function (a, b) {
-          var x = cellValue(a, i), y = cellValue(b, i);
-          var nx = parseFloat(x), ny = parseFloat(y);
-          var r = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-          return asc ? r : -r;
-        });
-        rows.forEach(function (r) { body.appendChild(r); });
-      });
-    });
-  });
   document.querySelectorAll('.filters').forEach(function (box) {
     var table = document.getElementById(box.getAttribute('data-table'));
     var text = box.querySelector('input');
@@ -111,7 +87,6 @@ const char* kScript = R"JS(
   }
   window.addEventListener('hashchange', openFromHash);
   openFromHash();
-})();
 )JS";
 
 std::string esc(const std::string& s) { return htmlEscape(s); }
@@ -434,7 +409,7 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
   h += candidatesSection(results);
   h += "</main>";
   if (!assetsScript.empty()) h += "<script>" + inlineSafe(assetsScript, "script") + "</script>";
-  h += std::string("<script>") + kScript + "</script></body></html>\n";
+  h += std::string("<script>(function () {") + sortableTablesScript() + kScript + "})();</script></body></html>\n";
   return h;
 }
 

@@ -30,4 +30,10 @@ std::vector<std::string> modelSettings(const nlohmann::json& source);
 // A grid cell: "2/3" correct (with the best speedup when timed), else its best verdict and "0/n".
 std::string cellText(const nlohmann::json& cell);
 
+// The evaluated models of leaderboard.json's `models`, in leaderboard order.
+std::vector<std::string> evaluatedModels(const nlohmann::json& leaderboard);
+// The head-to-head matrix's cell for row A against column B: the problems A solves and B does not,
+// with GPU timing the geometric mean of A's best speedup over B's ("2 (1.60x)"); "–" for A itself.
+std::string headToHeadText(const nlohmann::json& leaderboard, const std::string& a, const std::string& b);
+
 }  // namespace cuset::leaderboard

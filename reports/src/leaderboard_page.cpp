@@ -59,7 +59,6 @@ figure { margin: 0; max-width: 720px; } figcaption { color: #57606a; font-size: 
 
 // Plain DOM code; every text a model or server chose goes in through textContent.
 const char* kPageScript = R"JS(
-(function () {
   var data = JSON.parse(document.getElementById('leaderboard-data').textContent);
   var byId = {};
   data.problems.forEach(function (p) { byId[p.id] = p; });
@@ -93,25 +92,6 @@ const char* kPageScript = R"JS(
     });
     return inflated[problem];
   }
-
-  document.querySelectorAll('table.sortable').forEach(function (table) {
-    table.querySelectorAll('thead th').forEach(function (th, i) {
-      th.addEventListener('click', function () {
-        var asc = th.getAttribute('aria-sort') !== 'ascending';
-        table.querySelectorAll('thead th').forEach(function (o) { o.removeAttribute('aria-sort'); });
-        th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
-        var body = table.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows);
-        function key(row) { var c = row.cells[i]; var v = c.getAttribute('data-sort'); return v !== null ? v : c.textContent.trim(); }
-        rows.sort(function (a, b) {
-          var x = key(a), y = key(b), nx = parseFloat(x), ny = parseFloat(y);
-          var r = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-          return asc ? r : -r;
-        });
-        rows.forEach(function (r) { body.appendChild(r); });
-      });
-    });
-  });
 
   var filters = document.getElementById('grid-filters');
   var grid = document.getElementById('grid-table');
@@ -276,7 +256,6 @@ const char* kPageScript = R"JS(
   }
   window.addEventListener('hashchange', route);
   route();
-})();
 )JS";
 
 std::string esc(const std::string& s) { return htmlEscape(s); }
@@ -301,14 +280,6 @@ std::string scriptJson(const json& data) {
   std::string out;
   out.reserve(text.size());
   for (char ch : text) out += ch == '<' ? std::string("\\u003c") : std::string(1, ch);
-  return out;
-}
-
-std::vector<std::string> evaluatedModels(const json& l) {
-  std::vector<std::string> out;
-  for (const auto& row : l["models"]) {
-    if (row["evaluated"].get<bool>()) out.push_back(row["model"].get<std::string>());
-  }
   return out;
 }
 
@@ -491,19 +462,7 @@ std::string headToHeadSection(const json& l, const std::vector<std::string>& mod
   h += "</tr></thead><tbody>";
   for (const auto& a : models) {
     h += "<tr><th>" + esc(a) + "</th>";
-    for (const auto& b : models) {
-      std::string text = "–";
-      for (const auto& pair : l["head_to_head"]) {
-        const bool forward = pair["a"] == a && pair["b"] == b;
-        if (!forward && !(pair["a"] == b && pair["b"] == a)) continue;
-        text = std::to_string(pair[forward ? "a_only" : "b_only"].size());
-        if (pair.contains("speedup_ratio")) {
-          const double g = pair["speedup_ratio"]["geomean"].get<double>();
-          text += fmt::format(" ({:.2f}x)", forward ? g : 1.0 / g);
-        }
-      }
-      h += fmt::format(R"(<td class="num" data-a="{}" data-b="{}">{}</td>)", esc(a), esc(b), text);
-    }
+    for (const auto& b : models) h += fmt::format(R"(<td class="num" data-a="{}" data-b="{}">{}</td>)", esc(a), esc(b), headToHeadText(l, a, b));
     h += "</tr>";
   }
   return h + "</tbody></table></div></section>";
@@ -519,20 +478,6 @@ std::string modelsSection(const json& l) {
     h += "</tr>";
   }
   return h + "</tbody></table></div></section>";
-}
-
-json sourceChunks(const json& l);
-
-json pageData(const json& l, const std::vector<std::string>& models) {
-  json reports = json::object();
-  for (const auto& row : l["models"]) {
-    if (row.contains("report")) reports[row["model"].get<std::string>()] = row["report"];
-  }
-  json data = {{"models", models}, {"timed", l["timing"] == "gpu"}, {"reports", reports}};
-  for (const char* field : {"problems", "statements", "candidates", "head_to_head"}) data[field] = l.value(field, json::array());
-  if (data["statements"].is_array()) data["statements"] = json::object();
-  data["source_chunks"] = sourceChunks(l);
-  return data;
 }
 
 // Problem id -> the source keys of its cells' candidates, in the order they are packed: opening a cell
@@ -553,6 +498,18 @@ json sourceChunks(const json& l) {
     chunks[p["id"].get<std::string>()] = keys;
   }
   return chunks;
+}
+
+json pageData(const json& l, const std::vector<std::string>& models, const json& chunks) {
+  json reports = json::object();
+  for (const auto& row : l["models"]) {
+    if (row.contains("report")) reports[row["model"].get<std::string>()] = row["report"];
+  }
+  json data = {{"models", models}, {"timed", l["timing"] == "gpu"}, {"reports", reports}};
+  for (const char* field : {"problems", "statements", "candidates", "head_to_head"}) data[field] = l.value(field, json::array());
+  if (data["statements"].is_array()) data["statements"] = json::object();
+  data["source_chunks"] = chunks;
+  return data;
 }
 
 // gzip (RFC 1952), which the browser's DecompressionStream inflates natively.
@@ -589,9 +546,8 @@ std::string base64(std::string_view bytes) {
 }
 
 // The sources block: per problem, a JSON array in sourceChunks' order, gzip'd, in base64.
-std::string sourcesBlock(const json& l) {
+std::string sourcesBlock(const json& l, const json& chunks) {
   json packed = json::object();
-  const json chunks = sourceChunks(l);
   for (const auto& [problem, keys] : chunks.items()) {
     json list = json::array();
     for (const auto& key : keys) list.push_back(l["sources"].value(key.get<std::string>(), ""));
@@ -624,9 +580,10 @@ std::string renderLeaderboardHtml(const json& l) {
   h += modelsSection(l);
   h += "</main>";
   if (l.contains("problems") && !l["problems"].empty()) {
-    h += R"(<script type="application/json" id="leaderboard-data">)" + scriptJson(pageData(l, models)) + "</script>";
-    h += R"(<script type="application/json" id="leaderboard-sources">)" + sourcesBlock(l) + "</script>";
-    h += std::string("<script>") + kPageScript + "</script>";
+    const json chunks = sourceChunks(l);
+    h += R"(<script type="application/json" id="leaderboard-data">)" + scriptJson(pageData(l, models, chunks)) + "</script>";
+    h += R"(<script type="application/json" id="leaderboard-sources">)" + sourcesBlock(l, chunks) + "</script>";
+    h += std::string("<script>(function () {") + sortableTablesScript() + kPageScript + "})();</script>";
   }
   return h + "</body></html>\n";
 }

@@ -147,6 +147,28 @@ std::string cellText(const json& cell) {
   return fmt::format("{} · 0/{}", best.empty() ? "none" : best, n);
 }
 
+std::vector<std::string> evaluatedModels(const json& l) {
+  std::vector<std::string> out;
+  for (const auto& row : l["models"]) {
+    if (row["evaluated"].get<bool>()) out.push_back(row["model"].get<std::string>());
+  }
+  return out;
+}
+
+std::string headToHeadText(const json& l, const std::string& a, const std::string& b) {
+  for (const auto& pair : l.value("head_to_head", json::array())) {
+    const bool forward = pair["a"] == a && pair["b"] == b;
+    if (!forward && !(pair["a"] == b && pair["b"] == a)) continue;
+    std::string text = std::to_string(pair[forward ? "a_only" : "b_only"].size());
+    if (pair.contains("speedup_ratio")) {
+      const double g = pair["speedup_ratio"]["geomean"].get<double>();
+      text += fmt::format(" ({:.2f}x)", forward ? g : 1.0 / g);
+    }
+    return text;
+  }
+  return "–";
+}
+
 }  // namespace leaderboard
 
 namespace {
@@ -279,10 +301,7 @@ json computeLeaderboard(const LeaderboardInput& in) {
       }
     }
   }
-  std::vector<std::string> evaluated;
-  for (const auto& row : ranked) {
-    if (row["evaluated"].get<bool>()) evaluated.push_back(row["model"].get<std::string>());
-  }
+  const std::vector<std::string> evaluated = evaluatedModels(out);
   json grid = leaderboardGrid(in, evaluated);
   if (!grid["problems"].empty()) addSolvedCounts(ranked, grid["problems"]);
   out["models"] = ranked;
@@ -336,10 +355,7 @@ std::string renderLeaderboardMarkdown(const json& l) {
       }
     }
   }
-  std::vector<std::string> evaluated;
-  for (const auto& row : l["models"]) {
-    if (row["evaluated"].get<bool>()) evaluated.push_back(row["model"].get<std::string>());
-  }
+  const std::vector<std::string> evaluated = evaluatedModels(l);
   if (l.contains("problems") && !l["problems"].empty()) {
     md += fmt::format("\n## Problems\n\nEach cell: correct candidates of those judged{}, or the best verdict when none is correct.\n\n| problem | level | solved by |",
                       timed ? " and the best speedup" : "");
@@ -366,22 +382,7 @@ std::string renderLeaderboardMarkdown(const json& l) {
     md += "\n" + rule + "\n";
     for (const auto& a : evaluated) {
       md += "| " + a + " |";
-      for (const auto& b : evaluated) {
-        if (a == b) {
-          md += " – |";
-          continue;
-        }
-        for (const auto& pair : l["head_to_head"]) {
-          const bool forward = pair["a"] == a && pair["b"] == b;
-          if (!forward && !(pair["a"] == b && pair["b"] == a)) continue;
-          md += fmt::format(" {}", pair[forward ? "a_only" : "b_only"].size());
-          if (pair.contains("speedup_ratio")) {
-            const double g = pair["speedup_ratio"]["geomean"].get<double>();
-            md += fmt::format(" ({:.2f}x)", forward ? g : 1.0 / g);
-          }
-          md += " |";
-        }
-      }
+      for (const auto& b : evaluated) md += " " + headToHeadText(l, a, b) + " |";
       md += "\n";
     }
   }

@@ -89,6 +89,35 @@ std::string coverageText(const nlohmann::json& coverage) {
   return text;
 }
 
+const char* sortableTablesScript() {
+  return R"JS(
+  function cellValue(row, i) {
+    var c = row.cells[i];
+    if (!c) return '';
+    var v = c.getAttribute('data-sort');
+    return v !== null ? v : c.textContent.trim();
+  }
+  document.querySelectorAll('table.sortable').forEach(function (table) {
+    table.querySelectorAll('th').forEach(function (th, i) {
+      th.addEventListener('click', function () {
+        var asc = th.getAttribute('aria-sort') !== 'ascending';
+        table.querySelectorAll('th').forEach(function (o) { o.removeAttribute('aria-sort'); });
+        th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (a, b) {
+          var x = cellValue(a, i), y = cellValue(b, i);
+          var nx = parseFloat(x), ny = parseFloat(y);
+          var r = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+          return asc ? r : -r;
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+      });
+    });
+  });
+)JS";
+}
+
 const char* simplePageStyle() {
   return R"CSS(
 body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: #1b1f24; }

@@ -69,6 +69,7 @@ ReportOutcome writeRunReports(const ReportOptions& options) {
   write("junit.xml", renderJunit(out.summary, run.results));
   write("report.html", renderHtml(out.summary, run.results, script, style));
   for (const auto& w : out.warnings) log::warn("{}", w);
+  out.results = std::move(run.results);
   return out;
 }
 

@@ -33,6 +33,9 @@ std::string originText(const nlohmann::json& origin);  // "backend sim (CPU simu
 // commits; flagged defective problems and whether the metrics count them; problems unsupported on this
 // backend. Empty for a summary without coverage.
 std::string coverageText(const nlohmann::json& coverage);
+// Click-to-sort for every `table.sortable` of a page (numbers by value, else text; a cell's data-sort
+// overrides its text): statements for the inside of the page's inline script function.
+const char* sortableTablesScript();
 // CSS of the small single-page reports (analysis, loop comparison): typography, tables, chart grid.
 const char* simplePageStyle();
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cuset/evaluator/results/eval_result.hpp"
+
 namespace cuset {
 
 struct ReportOptions {
@@ -19,6 +21,7 @@ struct ReportOptions {
 
 struct ReportOutcome {
   nlohmann::json summary;
+  std::vector<EvalResult> results;  // the run's results as read (a leaderboard shows their sources)
   std::vector<std::filesystem::path> written;
   std::vector<std::string> warnings;  // also in summary["warnings"]
   bool regression = false;            // the comparison found a "worse" problem
