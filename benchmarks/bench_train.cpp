@@ -1,5 +1,5 @@
 // Training-step speed of the C++ trainer against the same model and step in Python PyTorch (Debian's
-// python3-torch), same threads, same batch, side by side in one run; then resident memory over many
+// the project's pinned torch), same threads, same batch, side by side in one run; then resident memory over many
 // steps. Target (issue #4): at least as fast as the Python step, and memory flat over 1,000 steps.
 //   bench_train [--threads N] [--steps N] [--rounds N] [--memory-steps N]
 #include <fmt/format.h>
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / steps;
   };
   // Same BLAS threading as the C++ side (setComputeThreads): one OpenBLAS thread under LibTorch's.
-  const std::string command = fmt::format("OPENBLAS_NUM_THREADS=1 /usr/bin/python3 {}/python/train_step.py {} {} {} {} {} {} {} {} {} {} 2>&1", CUSET_BENCH_DIR, kVocab,
+  const std::string command = fmt::format("OPENBLAS_NUM_THREADS=1 {} {}/python/train_step.py {} {} {} {} {} {} {} {} {} {} 2>&1", CUSET_PYTHON, CUSET_BENCH_DIR, kVocab,
                                           kHidden, kInter, kLayers, kHeads, kKvHeads, kBatch, kSeq, steps, threads);
   auto pythonStepMs = [&]() -> double {
     std::string output;
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     try {
       return nlohmann::json::parse(output.substr(output.rfind('{'))).at("ms_per_step").get<double>();
     } catch (const std::exception&) {
-      fmt::print("python step unavailable ({}): is Debian's python3-torch installed?\n", output.substr(0, 200));
+      fmt::print("python step unavailable ({}): does the project's Python have torch (scripts/install-deps.sh)?\n", output.substr(0, 200));
       return 0;
     }
   };

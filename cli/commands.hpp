@@ -31,5 +31,6 @@ void registerSlurmCommand(CLI::App& app, CommandContext& context);
 void registerLaunchCommand(CLI::App& app, CommandContext& context);
 void registerTranslateCommand(CLI::App& app, CommandContext& context);
 void registerMergeAdapterCommand(CLI::App& app, CommandContext& context);
+void registerDoctorCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

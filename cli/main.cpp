@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerLaunchCommand(app, context);
   cuset::cli::registerTranslateCommand(app, context);
   cuset::cli::registerMergeAdapterCommand(app, context);
+  cuset::cli::registerDoctorCommand(app, context);
 
   try {
     app.parse(argc, argv);

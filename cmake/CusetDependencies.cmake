@@ -23,7 +23,33 @@ endif()
 add_library(cuset_nvrtc SHARED IMPORTED)
 set_target_properties(cuset_nvrtc PROPERTIES IMPORTED_LOCATION "${_cuset_nvrtc_location}" INTERFACE_INCLUDE_DIRECTORIES "${CUDAToolkit_INCLUDE_DIRS}")
 
-# LibTorch: Debian's libtorch-dev (CPU) here, a CUDA LibTorch 2.x via -DTorch_DIR=... elsewhere.
+# The project's one Python interpreter (DESIGN §1): the environment scripts/install-deps.sh makes in
+# the checkout (.venv), unless CUSET_PYTHON (cache variable, or the environment variable of that name at
+# the first configure) names another. Tests, benchmarks and the cuset binary (as its default; the
+# CUSET_PYTHON environment variable overrides it at run time) all start this one.
+if(DEFINED ENV{CUSET_PYTHON} AND NOT "$ENV{CUSET_PYTHON}" STREQUAL "")
+  set(_cuset_python_default "$ENV{CUSET_PYTHON}")
+else()
+  set(_cuset_python_default "${CMAKE_SOURCE_DIR}/.venv/bin/python")
+endif()
+set(CUSET_PYTHON "${_cuset_python_default}" CACHE FILEPATH "The Python interpreter (with torch) that every Python process of the project uses")
+if(NOT EXISTS "${CUSET_PYTHON}")
+  message(FATAL_ERROR "CuSeT: no Python at ${CUSET_PYTHON}. Run `bash scripts/install-deps.sh` (it makes the pinned environment at "
+                      "${CMAKE_SOURCE_DIR}/.venv), or set CUSET_PYTHON to an interpreter that has torch 2.x.")
+endif()
+message(STATUS "CuSeT: Python ${CUSET_PYTHON}")
+
+# LibTorch: the one inside that Python's torch (PyPI's CUDA build, which also builds and runs on a
+# machine without a GPU), unless -DTorch_DIR points at a user's own LibTorch 2.x.
+if(NOT Torch_DIR)
+  execute_process(COMMAND "${CUSET_PYTHON}" -c "import torch.utils; print(torch.utils.cmake_prefix_path, end='')"
+                  OUTPUT_VARIABLE _cuset_torch_prefix ERROR_VARIABLE _cuset_torch_error RESULT_VARIABLE _cuset_torch_status)
+  if(NOT _cuset_torch_status EQUAL 0)
+    message(FATAL_ERROR "CuSeT: ${CUSET_PYTHON} cannot import torch (${_cuset_torch_error}). Run `bash scripts/install-deps.sh`, "
+                        "or pass -DTorch_DIR=/path/to/libtorch/share/cmake/Torch.")
+  endif()
+  set(Torch_DIR "${_cuset_torch_prefix}/Torch" CACHE PATH "LibTorch's CMake package (default: the one in CUSET_PYTHON's torch)")
+endif()
 # Torch's CMake config appends its flags to CMAKE_CXX_FLAGS; we keep them on the torch-facing target only.
 set(_cuset_saved_cxx_flags "${CMAKE_CXX_FLAGS}")
 # CUDA LibTorch configs of some 2.x releases ask for NVTX 2 (CUDA::nvToolsExt), which CUDA 12.9+ no
@@ -32,8 +58,25 @@ if(TARGET CUDA::nvtx3 AND NOT TARGET CUDA::nvToolsExt)
   add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
   target_link_libraries(CUDA::nvToolsExt INTERFACE CUDA::nvtx3)
 endif()
-find_package(Torch REQUIRED)
+# A CUDA LibTorch's config compiles and runs a GPU probe to choose nvcc architecture flags unless it is
+# told them. This project compiles no CUDA with LibTorch's flags (candidates go through NVRTC), and the
+# probe cannot build under C++20 with CMake 3.25: name the architectures instead (Hopper by default).
+if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+  set(TORCH_CUDA_ARCH_LIST "9.0")
+endif()
+find_package(Torch 2.4 REQUIRED)  # autocast's per-device API (2.4); SDPA (2.0)
 set(CMAKE_CXX_FLAGS "${_cuset_saved_cxx_flags}")
+message(STATUS "CuSeT: LibTorch ${Torch_VERSION} from ${Torch_DIR}")
+
+# A pip torch ships fmt's headers (a newer fmt than Debian's libfmt) in the include folder every
+# LibTorch-facing target gets as a system path, ahead of /usr/include: such a file would compile
+# against one fmt and link another. A plain -I folder that holds only the libfmt headers comes first.
+get_target_property(_cuset_fmt_includes fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+find_path(CUSET_FMT_HEADERS fmt/format.h HINTS ${_cuset_fmt_includes} NO_CMAKE_PATH NO_CMAKE_ENVIRONMENT_PATH)
+set(_cuset_fmt_shim "${CMAKE_BINARY_DIR}/cuset-fmt-include")
+file(MAKE_DIRECTORY "${_cuset_fmt_shim}")
+file(CREATE_LINK "${CUSET_FMT_HEADERS}/fmt" "${_cuset_fmt_shim}/fmt" SYMBOLIC)
+include_directories(BEFORE "${_cuset_fmt_shim}")
 
 # Data-parallel `cuset train` uses LibTorch's c10d (TCPStore, ProcessGroupGloo). Its Gloo header
 # includes gloo's own headers: Debian ships them as libgloo-dev; a pip torch ships them in torch/include.

@@ -5,9 +5,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build git pkg-config
-  libtorch-dev            # LibTorch 1.13 (CPU); a CUDA LibTorch 2.x is used instead via -DTorch_DIR
+  python3 python3-venv    # the interpreter of the project's Python environment (.venv, made below)
   libgloo-dev             # headers that LibTorch's c10d ProcessGroupGloo.hpp includes (data-parallel cuset train)
-  libopenblas0-pthread    # without it LibTorch's fp32 matmul falls back to reference BLAS (~24x slower)
   libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev libxxhash-dev
   libboost-context-dev    # fibers for the CPU simulator
   libseccomp-dev          # system-call allow-list for sandboxed simulator workers
@@ -15,9 +14,9 @@ packages=(
   libcurl4-openssl-dev    # HTTP(S) client for OpenAI-compatible model endpoints
   zlib1g-dev              # gzip of the sources embedded in leaderboard.html
   openssl                 # the HTTPS endpoint test makes a self-signed certificate
-  python3-torch           # an independent Python forward pass that the C++ model is tested against; `cuset import kernelbench`
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium                # headless browser test of report.html
+  node-highlight.js       # highlight.js core and language files, bundled into report.html's syntax highlighting
 )
 
 missing=()
@@ -45,15 +44,21 @@ if [[ ! -f "$cuda_root/include/nvrtc.h" ]]; then
   exit 1
 fi
 
-# Front-end assets inlined into report.html (pinned in reports/package.json and its lockfile).
-# Without them reports still render, with a notice and unhighlighted source.
+# The project's one Python environment: torch 2.x from PyPI (its LibTorch is what the C++ build links)
+# and the few other packages in requirements.txt, every version exact. It lives in the checkout (.venv,
+# ignored by git); CMake and every Python process the project
+# starts use its interpreter. A stamp of requirements.txt's hash makes a second run a no-op.
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-if [[ -f "$repo_root/reports/node_modules/@highlightjs/cdn-assets/highlight.min.js" ]]; then
-  echo "install-deps: report assets present"
-elif command -v npm >/dev/null 2>&1; then
-  echo "install-deps: installing report assets (npm ci in reports/)"
-  (cd "$repo_root/reports" && npm ci --no-audit --no-fund --loglevel=error) ||
-    echo "install-deps: warning: npm ci failed; report.html will render without syntax highlighting" >&2
+venv="$repo_root/.venv"
+requirements="$repo_root/requirements.txt"
+stamp="$venv/.cuset-requirements.sha256"
+want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && "$venv/bin/python" -c 'import torch' 2>/dev/null; then
+  echo "install-deps: Python environment present ($venv, $("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)'))"
 else
-  echo "install-deps: warning: npm not found; report.html will render without syntax highlighting" >&2
+  echo "install-deps: making the Python environment at $venv from requirements.txt (torch and its CUDA libraries: ~3 GB to download, ~5.5 GB on disk)"
+  [[ -x "$venv/bin/python" ]] || /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --no-input --disable-pip-version-check --progress-bar off -q -r "$requirements"
+  echo "$want" > "$stamp"
+  echo "install-deps: Python environment ready ($("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)'))"
 fi

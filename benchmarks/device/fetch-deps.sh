@@ -15,8 +15,8 @@ apt-get update -qq
 cd "$root/.deps"
 apt-get download "${packages[@]}"
 du -sh "$root/.deps"
-# KernelBench-format fixtures imported here with Debian's torch 1.13, so that check.sh can confirm
-# that LibTorch 2.x on the GPU machine loads and runs archives written by 1.13 (docs/kernelbench.md).
+# KernelBench-format fixtures imported here with the project's torch (.venv, 2.15), so that check.sh
+# can confirm that the GPU machine's LibTorch loads and runs archives written by it (docs/kernelbench.md).
 cuset="$root/build/default/cli/cuset"
 if [[ -x "$cuset" ]]; then
   suite="$root/.deps/kernelbench-fixture-suite"

@@ -1,5 +1,5 @@
-#!/usr/bin/python3
-"""The same decoder and training step as CuSeT's C++ trainer, in Python PyTorch (Debian python3-torch),
+#!/usr/bin/env python3
+"""The same decoder and training step as CuSeT's C++ trainer, in Python PyTorch (the project's pinned torch),
 for a side-by-side speed comparison. Prints one JSON line: {"ms_per_step": ...}.
 Usage: train_step.py VOCAB HIDDEN INTER LAYERS HEADS KV_HEADS BATCH SEQ STEPS THREADS"""
 import json

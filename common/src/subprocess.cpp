@@ -21,7 +21,7 @@ namespace cuset {
 std::string pythonWithTorch(const std::string& preferred) {
   if (!preferred.empty()) return preferred;
   if (const char* env = std::getenv("CUSET_PYTHON"); env && *env) return env;
-  if (std::filesystem::exists("/usr/bin/python3")) return "/usr/bin/python3";
+  if (std::filesystem::exists(CUSET_BUILD_PYTHON)) return CUSET_BUILD_PYTHON;
   return "python3";
 }
 

@@ -393,7 +393,7 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
   if (summary.contains("comparison")) h += R"h(<a href="#comparison">comparison</a>)h";
   h += R"h(<a href="#problems">problems</a><a href="#candidates">candidates</a></nav>)h";
   if (assetsScript.empty()) {
-    h += R"h(<p class="notice" id="assets-notice">Report assets were not available when this report was written (run <code>npm ci</code> in <code>reports/</code> and rebuild): source code is shown without syntax highlighting. Everything else is complete.</p>)h";
+    h += R"h(<p class="notice" id="assets-notice">Report assets were not available when this report was written (install Debian's <code>node-highlight.js</code>, e.g. with <code>scripts/install-deps.sh</code>, and rebuild): source code is shown without syntax highlighting. Everything else is complete.</p>)h";
   }
   if (!summary["warnings"].empty()) {
     h += R"h(<section id="warnings"><h2>Warnings</h2><ul>)h";

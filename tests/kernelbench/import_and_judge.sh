@@ -7,6 +7,7 @@
 set -euo pipefail
 cuset=$1 root=$2 solutions=$3 out=$4 expected=$5 reimport=$6
 shift 6
+python="${CUSET_PYTHON:-python3}"  # the project's interpreter (ctest sets it)
 if [ ! -d "$root/KernelBench" ]; then
   echo "SKIP: $root/KernelBench is absent"
   exit 77
@@ -42,7 +43,7 @@ grep -q '^  full:' "$resnet" && ! grep -q '^  small:' "$resnet" || { echo "FAIL:
 grep -q 'h0_input:' "$out/level3/kb3_gru_with_h0/problem.yaml" || { echo "FAIL: the GRU's h0 argument was not renamed"; exit 1; }
 grep -q 'kind: stochastic' "$out/level1/kb5_noisy_identity/problem.yaml" || { echo "FAIL: dropout not flagged stochastic"; exit 1; }
 grep -q 'kind: degenerate' "$out/level2/kb3_clamped_constant/problem.yaml" || { echo "FAIL: the clamped constant not flagged degenerate"; exit 1; }
-grep -q 'einops by its definition' "$out/import-report.md" || python3 -c 'import einops' 2>/dev/null || { echo "FAIL: no einops note"; exit 1; }
+grep -q 'einops by its definition' "$out/import-report.md" || "$python" -c 'import einops' 2>/dev/null || { echo "FAIL: no einops note"; exit 1; }
 grep -q '| level3 | 7 | 7 | 100.0% | 0 | 1 | 0 |' "$out/import-report.md" || { echo "FAIL: level-3 row"; cat "$out/import-report.md"; exit 1; }
 cands="$out/.coverage-candidates"
 rm -rf "$cands" && mkdir -p "$cands/level3/kb6_einops_blocks" "$cands/level3/kb2_tiny_resnet" "$cands/level2/kb3_clamped_constant"
@@ -74,7 +75,7 @@ extern "C" __global__ void fill(float* out, int n) {
 }
 CU
 "$cuset" eval --backend sim --problems "$out" --candidates "$cands" --out "$out/.coverage-run" --seed 5 --trials 2 --quiet --model m >/dev/null
-python3 - "$out/.coverage-run" <<'PY'
+"$python" - "$out/.coverage-run" <<'PY'
 import json, sys
 run = sys.argv[1]
 results = {r["problem"]: r for r in map(json.loads, open(f"{run}/results.jsonl"))}
@@ -95,7 +96,7 @@ md = open(f"{run}/summary.md").read()
 need("1 flagged defective" in md and "left out of the metrics" in md and "1 unsupported on this backend" in md, md[:800])
 PY
 "$cuset" report "$out/.coverage-run" --include-defective >/dev/null
-python3 -c "
+"$python" -c "
 import json, sys
 s = json.load(open('$out/.coverage-run/summary.json'))
 o = s['models']['m']['overall']

@@ -21,8 +21,8 @@ import sys
 cuset, source, work = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
-if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode != 0:
-    print("SKIP: /usr/bin/python3 has no torch (Debian's python3-torch)")
+if subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode != 0:
+    print(f"SKIP: {sys.executable} has no torch (scripts/install-deps.sh makes the project's .venv)")
     sys.exit(77)
 
 

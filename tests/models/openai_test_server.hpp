@@ -24,7 +24,7 @@ class OpenAiTestServer {
  public:
   explicit OpenAiTestServer(const nlohmann::json& script, std::vector<std::string> extraArgs = {}) {
     writeText(dir_ / "script.json", script.dump());
-    const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    const std::string python = CUSET_PYTHON;
     std::vector<std::string> args = {python, std::string(CUSET_SOURCE_DIR) + "/tests/models/openai_test_server.py", "--script",
                                      (dir_ / "script.json").string(), "--port-file", (dir_ / "port").string(), "--log",
                                      (dir_ / "requests.jsonl").string()};

@@ -33,6 +33,8 @@ for needle in 'id="pass-at-k"' 'id="fast-p"' 'id="verdicts"' 'id="problems"' 'id
   grep -q -- "$needle" "$out/dom.html" || fail "the rendered page lacks '$needle'"
 done
 if grep -q 'id="assets-notice"' "$out/dom.html"; then
+  # The build found highlight.js (CUSET_EXPECT_HIGHLIGHT=1 from ctest): the report must have inlined it.
+  [[ "${CUSET_EXPECT_HIGHLIGHT:-0}" != 1 ]] || fail "the build bundled highlight.js, but the report did not inline it"
   echo "browser test: note: report assets were not inlined (no highlighting to check)"
 else
   grep -q 'class="hljs-' "$out/dom.html" || fail "the opened candidate's source is not highlighted"

@@ -167,7 +167,7 @@ std::string runCommand(const std::string& command, int& status) {
 
 bool pythonTorchAvailable() {
   int status = 0;
-  runCommand("/usr/bin/python3 -c 'import torch' 2>/dev/null", status);
+  runCommand(std::string(CUSET_PYTHON) + " -c 'import torch' 2>/dev/null", status);
   return status == 0;
 }
 
@@ -182,7 +182,7 @@ void expectAgreesWithPython(CausalLm& m, const std::filesystem::path& where, con
   }
   saveCheckpoint(m, where);
   const std::vector<std::int64_t> ids = {3, 17, 42, 0, 60, 5, 9};
-  std::string command = std::string("/usr/bin/python3 ") + CUSET_SOURCE_DIR + "/tests/trainer/reference/llama_forward.py " + where.string();
+  std::string command = std::string(CUSET_PYTHON) + " " + CUSET_SOURCE_DIR + "/tests/trainer/reference/llama_forward.py " + where.string();
   for (auto id : ids) command += " " + std::to_string(id);
   int status = 0;
   const std::string out = runCommand(command + " 2>&1", status);
@@ -204,7 +204,7 @@ void expectAgreesWithPython(CausalLm& m, const std::filesystem::path& where, con
 }
 
 TEST(CausalLm, AgreesWithAnIndependentPythonImplementation) {
-  if (!pythonTorchAvailable()) GTEST_SKIP() << "Debian's python3-torch is not installed (scripts/install-deps.sh installs it)";
+  if (!pythonTorchAvailable()) GTEST_SKIP() << "the project's Python (" CUSET_PYTHON ") has no torch (scripts/install-deps.sh makes it)";
   test::TempDir dir;
   for (bool tied : {false, true}) {
     auto m = tinyModel(tied);
@@ -250,7 +250,7 @@ std::vector<std::pair<std::string, nlohmann::json>> familyConfigs() {
 }
 
 TEST(CausalLm, EachFamilyAgreesWithAnIndependentPythonImplementation) {
-  if (!pythonTorchAvailable()) GTEST_SKIP() << "Debian's python3-torch is not installed (scripts/install-deps.sh installs it)";
+  if (!pythonTorchAvailable()) GTEST_SKIP() << "the project's Python (" CUSET_PYTHON ") has no torch (scripts/install-deps.sh makes it)";
   test::TempDir dir;
   for (const auto& [family, json] : familyConfigs()) {
     torch::manual_seed(11);
@@ -319,11 +319,11 @@ TEST(CausalLm, ActivationCheckpointingGivesTheSameLossAndGradients) {
       const auto ids = torch::randint(0, 61, {2, 9}, torch::kInt64);
       torch::Tensor logits;
       if (bf16) {
-        at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-        at::autocast::set_cpu_enabled(true);
+        at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+        at::autocast::set_autocast_enabled(at::kCPU, true);
       }
       logits = m->forward(ids.narrow(1, 0, 8)).to(torch::kFloat32);
-      at::autocast::set_cpu_enabled(false);
+      at::autocast::set_autocast_enabled(at::kCPU, false);
       at::autocast::clear_cache();
       const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, 61}), ids.narrow(1, 1, 8).reshape({-1}));
       loss.backward();
@@ -346,10 +346,8 @@ TEST(CausalLm, ActivationCheckpointingGivesTheSameLossAndGradients) {
 
 // Where LibTorch has scaled_dot_product_attention the model uses it; its logits are the explicit
 // path's within float tolerance, for a full forward and for decoding with the KV cache (a prompt, one
-// token, then several tokens at once, which needs the explicit mask). Runs where LibTorch is 2.x (the
-// device check builds against one).
+// token, then several tokens at once, which needs the explicit mask).
 TEST(CausalLm, ScaledDotProductAttentionMatchesTheExplicitPath) {
-  if (!kHasSdpa) GTEST_SKIP() << "LibTorch " << TORCH_VERSION << " has no scaled_dot_product_attention";
   auto m = tinyModel();
   torch::NoGradGuard noGrad;
   const auto ids = torch::randint(0, 61, {2, 9}, torch::kInt64);
@@ -365,6 +363,89 @@ TEST(CausalLm, ScaledDotProductAttentionMatchesTheExplicitPath) {
   EXPECT_TRUE(torch::allclose(explicitFull, fusedFull, 1e-4, 1e-5)) << (explicitFull - fusedFull).abs().max().item<double>();
   EXPECT_TRUE(torch::allclose(explicitSteps, fusedSteps, 1e-4, 1e-5)) << (explicitSteps - fusedSteps).abs().max().item<double>();
   EXPECT_TRUE(torch::allclose(fusedFull, fusedSteps, 1e-4, 1e-5));
+}
+
+// The fused attention is the explicit softmax(QK^T / sqrt(d)) V in training too: on grouped-query heads
+// (4 query heads share 2 key/value heads in tinyConfig), causal, the loss and every parameter's gradient
+// agree within float32 tolerance.
+TEST(CausalLm, ScaledDotProductAttentionTrainsAsTheExplicitPath) {
+  auto m = tinyModel();
+  ASSERT_NE(m->config.numKvHeads, m->config.numHeads);  // grouped-query heads
+  m->train();
+  const auto ids = torch::randint(0, 61, {3, 11}, torch::kInt64);
+  auto lossAndGrads = [&](bool sdpa) {
+    m->useSdpa(sdpa);
+    m->zero_grad();
+    const auto logits = m->forward(ids.narrow(1, 0, 10));
+    const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, 61}), ids.narrow(1, 1, 10).reshape({-1}));
+    loss.backward();
+    std::map<std::string, torch::Tensor> grads;
+    for (const auto& p : m->named_parameters()) grads[p.key()] = p.value().grad().clone();
+    return std::pair{loss.item<double>(), grads};
+  };
+  const auto [explicitLoss, explicitGrads] = lossAndGrads(false);
+  const auto [fusedLoss, fusedGrads] = lossAndGrads(true);
+  EXPECT_NEAR(explicitLoss, fusedLoss, 1e-5);
+  for (const auto& [name, g] : explicitGrads) {
+    EXPECT_GT(g.abs().max().item<double>(), 0.0) << name;
+    EXPECT_TRUE(torch::allclose(g, fusedGrads.at(name), 1e-4, 1e-6)) << name << ": max difference "
+                                                                     << (g - fusedGrads.at(name)).abs().max().item<double>();
+  }
+}
+
+// Right padding, as training batches are padded: with causal attention a real token never sees the
+// padding after it, so a padded row's real positions give the logits of the row alone, through either
+// attention path, and the two paths agree on the whole padded batch.
+TEST(CausalLm, PaddedRowsGiveTheUnpaddedLogitsThroughEitherAttention) {
+  auto m = tinyModel();
+  torch::NoGradGuard noGrad;
+  const auto longRow = torch::randint(0, 61, {1, 12}, torch::kInt64);
+  const auto shortRow = torch::randint(0, 61, {1, 7}, torch::kInt64);
+  const auto batch = torch::cat({longRow, torch::cat({shortRow, torch::zeros({1, 5}, torch::kInt64)}, 1)}, 0);  // pad id 0
+  std::map<bool, torch::Tensor> batched;
+  for (const bool sdpa : {false, true}) {
+    SCOPED_TRACE(sdpa ? "sdpa" : "explicit");
+    m->useSdpa(sdpa);
+    batched[sdpa] = m->forward(batch);
+    const auto alone = m->forward(shortRow)[0];
+    EXPECT_TRUE(torch::allclose(batched[sdpa][1].narrow(0, 0, 7), alone, 1e-4, 1e-5))
+        << (batched[sdpa][1].narrow(0, 0, 7) - alone).abs().max().item<double>();
+    EXPECT_TRUE(torch::allclose(batched[sdpa][0], m->forward(longRow)[0], 1e-4, 1e-5));
+  }
+  EXPECT_TRUE(torch::allclose(batched[false], batched[true], 1e-4, 1e-5)) << (batched[false] - batched[true]).abs().max().item<double>();
+}
+
+// What `precision: bf16` does on a CPU: the forward (fused attention included) and the backward run under
+// bfloat16 autocast. The loss and the gradients stay finite and within bfloat16's precision of the
+// float32 ones, and autocast really ran the projections in bfloat16.
+TEST(CausalLm, Bf16AutocastForwardAndBackwardOnTheCpu) {
+  auto m = tinyModel();
+  m->train();
+  const auto ids = torch::randint(0, 61, {2, 9}, torch::kInt64);
+  auto run = [&](bool bf16) {
+    m->zero_grad();
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCPU, bf16);
+    const auto logits = m->forward(ids.narrow(1, 0, 8));
+    const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, 61}).to(torch::kFloat32), ids.narrow(1, 1, 8).reshape({-1}));
+    at::autocast::set_autocast_enabled(at::kCPU, false);
+    at::autocast::clear_cache();
+    loss.backward();
+    std::vector<torch::Tensor> grads;
+    for (const auto& p : m->parameters()) grads.push_back(p.grad().flatten().clone());
+    return std::tuple{logits.scalar_type(), loss.item<double>(), torch::cat(grads)};
+  };
+  const auto [fp32Type, fp32Loss, fp32Grad] = run(false);
+  const auto [bf16Type, bf16Loss, bf16Grad] = run(true);
+  EXPECT_EQ(fp32Type, torch::kFloat32);
+  EXPECT_EQ(bf16Type, torch::kBFloat16);
+  EXPECT_TRUE(std::isfinite(bf16Loss));
+  EXPECT_NE(bf16Loss, fp32Loss);  // the arithmetic did change
+  EXPECT_NEAR(bf16Loss, fp32Loss, 0.02 * fp32Loss);
+  EXPECT_TRUE(torch::isfinite(bf16Grad).all().item<bool>());
+  const double cosine = torch::cosine_similarity(bf16Grad, fp32Grad, 0).item<double>();
+  EXPECT_GT(cosine, 0.99) << "the bf16 gradient points elsewhere";
+  EXPECT_NEAR(bf16Grad.norm().item<double>(), fp32Grad.norm().item<double>(), 0.05 * fp32Grad.norm().item<double>());
 }
 
 TEST(Rope, IsTheClosedFormRotation) {

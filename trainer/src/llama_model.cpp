@@ -51,7 +51,7 @@ ProjectionImpl::ProjectionImpl(std::int64_t in, std::int64_t out, bool withBias)
 torch::Tensor ProjectionImpl::forward(const torch::Tensor& x) {
   // A frozen base kept in bfloat16 under a float32 forward: cast for this product (autocast casts
   // both operands to its own dtype anyway).
-  const bool autocast = at::autocast::is_enabled() || at::autocast::is_cpu_enabled();
+  const bool autocast = at::autocast::is_autocast_enabled(at::kCUDA) || at::autocast::is_autocast_enabled(at::kCPU);
   const torch::Tensor w = autocast || weight.scalar_type() == x.scalar_type() ? weight : weight.to(x.scalar_type());
   const torch::Tensor b = !bias.defined() || autocast || bias.scalar_type() == x.scalar_type() ? bias : bias.to(x.scalar_type());
   torch::Tensor y = torch::nn::functional::linear(x, w, b);
@@ -230,7 +230,6 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
     k = k.repeat_interleave(heads / kvHeads, 1);
     v = v.repeat_interleave(heads / kvHeads, 1);
   }
-#if TORCH_VERSION_MAJOR >= 2
   if (sdpa) {
     // Without a cache (training, a prompt) the causal flag, which lets the fused kernels skip masked
     // blocks; with cached keys the explicit mask, since the flag aligns queries to the first key.
@@ -241,7 +240,6 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
     else out = at::scaled_dot_product_attention(q, k, v, shared.masked.logical_not());
     return o_proj(out.transpose(1, 2).reshape({B, T, heads * headDim}));
   }
-#endif
   auto scores = torch::matmul(q, k.transpose(2, 3));  // (B, H, T, P+T)
   // In place: the matmul's result is not needed for its own backward.
   scores.masked_fill_(shared.masked, -std::numeric_limits<float>::infinity());
@@ -297,14 +295,14 @@ struct AutocastState {
   bool cpu = false, gpu = false;
   at::ScalarType cpuType = at::kBFloat16, gpuType = at::kHalf;
   static AutocastState current() {
-    return {at::autocast::is_cpu_enabled(), at::autocast::is_enabled(), at::autocast::get_autocast_cpu_dtype(),
-            at::autocast::get_autocast_gpu_dtype()};
+    return {at::autocast::is_autocast_enabled(at::kCPU), at::autocast::is_autocast_enabled(at::kCUDA), at::autocast::get_autocast_dtype(at::kCPU),
+            at::autocast::get_autocast_dtype(at::kCUDA)};
   }
   void apply() const {
-    at::autocast::set_cpu_enabled(cpu);
-    at::autocast::set_enabled(gpu);
-    at::autocast::set_autocast_cpu_dtype(cpuType);
-    at::autocast::set_autocast_gpu_dtype(gpuType);
+    at::autocast::set_autocast_enabled(at::kCPU, cpu);
+    at::autocast::set_autocast_enabled(at::kCUDA, gpu);
+    at::autocast::set_autocast_dtype(at::kCPU, cpuType);
+    at::autocast::set_autocast_dtype(at::kCUDA, gpuType);
   }
 };
 
@@ -404,7 +402,7 @@ std::vector<ProjectionImpl*> CausalLmImpl::projections(const std::string& module
 }
 
 void CausalLmImpl::useSdpa(bool on) {
-  for (std::size_t i = 0; i < model->layers->size(); ++i) model->layers[i]->as<DecoderLayerImpl>()->self_attn->sdpa = on && kHasSdpa;
+  for (std::size_t i = 0; i < model->layers->size(); ++i) model->layers[i]->as<DecoderLayerImpl>()->self_attn->sdpa = on;
 }
 
 void setComputeThreads(int threads) {

@@ -38,17 +38,17 @@ class Bf16Autocast {
   Bf16Autocast(bool enabled, torch::Device device) : enabled_(enabled), cuda_(device.is_cuda()) {
     if (!enabled_) return;
     if (cuda_) {
-      at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-      at::autocast::set_enabled(true);
+      at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+      at::autocast::set_autocast_enabled(at::kCUDA, true);
     } else {
-      at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-      at::autocast::set_cpu_enabled(true);
+      at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+      at::autocast::set_autocast_enabled(at::kCPU, true);
     }
   }
   ~Bf16Autocast() {
     if (!enabled_) return;
-    if (cuda_) at::autocast::set_enabled(false);
-    else at::autocast::set_cpu_enabled(false);
+    if (cuda_) at::autocast::set_autocast_enabled(at::kCUDA, false);
+    else at::autocast::set_autocast_enabled(at::kCPU, false);
     at::autocast::clear_cache();
   }
   Bf16Autocast(const Bf16Autocast&) = delete;

@@ -384,7 +384,7 @@ KernelBenchImportReport importKernelBench(const KernelBenchImportOptions& option
   if (files.empty()) throw makeError("{}: no KernelBench problem file matches (levels {}, --only {})", options.root.string(), fmt::join(options.levels, ","), fmt::join(options.only, " "));
   const SubprocessResult probe = runSubprocess({pythonProgram(options), "-c", "import torch"}, std::chrono::seconds(120));
   if (!probe.ok()) {
-    throw makeError("{}: cannot import torch ({}); install Debian's python3-torch or set CUSET_PYTHON to a Python that has it",
+    throw makeError("{}: cannot import torch ({}); run scripts/install-deps.sh (it makes the project's .venv) or set CUSET_PYTHON to a Python that has torch",
                     pythonProgram(options), firstLine(probe.output));
   }
   KernelBenchImportReport report;

@@ -341,6 +341,8 @@ std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& input
 }
 
 std::string libtorchVersion() { return TORCH_VERSION; }
+bool libtorchHasCuda() { return at::hasCUDA(); }
+int libtorchCudaDevices() { return libtorchHasCuda() ? static_cast<int>(torch::cuda::device_count()) : 0; }
 
 std::vector<HostTensor> drawInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed, std::uint64_t trial, bool alternate) {
   if (!problem.inputTransform) return generateInputs(problem, sizes, runSeed, trial, alternate);

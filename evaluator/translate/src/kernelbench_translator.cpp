@@ -117,7 +117,10 @@ class Session {
     c.readable = {"/usr", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev", "/bin", folder_, fs::path(CUSET_TRANSLATE_RECORDER).parent_path(),
                   CUSET_TRANSLATE_KB_LIB, CUSET_TRANSLATE_SHIM_LIBRARY};
     std::error_code ec;
-    if (const fs::path real = fs::canonical(python, ec); !ec) c.readable.push_back(real.parent_path().parent_path());  // its prefix
+    // Its prefix, as named (a virtual environment, whose site-packages hold torch) and as resolved (the
+    // base interpreter a venv's bin/python links to).
+    if (const fs::path named = fs::absolute(python, ec); !ec && named.has_parent_path()) c.readable.push_back(named.parent_path().parent_path());
+    if (const fs::path real = fs::canonical(python, ec); !ec) c.readable.push_back(real.parent_path().parent_path());
     c.timeout = options_.timeout;
     c.memoryBytes = options_.memoryBytes;
     const RestrictedResult r = runRestricted(c);
@@ -131,7 +134,7 @@ class Session {
     if (r.signal != 0) return fail(t, "runtime_error", fmt::format("the translation was killed by signal {} (over the memory limit?)", r.signal)), json();
     if (r.exitCode == 126) throw makeError("the KernelBench translator could not restrict its helper: Landlock failed");
     if (r.log.find("No module named 'torch'") != std::string::npos || r.exitCode == 127) {
-      throw makeError("the KernelBench translator needs a Python with torch ({}: {}); install Debian's python3-torch or set CUSET_PYTHON", python,
+      throw makeError("the KernelBench translator needs a Python with torch ({}: {}); run scripts/install-deps.sh (the project's .venv) or set CUSET_PYTHON", python,
                       r.log.substr(0, 300));
     }
     if (r.resultTruncated) {

@@ -1,5 +1,5 @@
-#!/usr/bin/python3
-"""An independent Llama/Qwen2/Qwen3 forward pass (with Hugging Face's rope_scaling types) in PyTorch (Debian's python3-torch), for cross-checking the
+#!/usr/bin/env python3
+"""An independent Llama/Qwen2/Qwen3 forward pass (with Hugging Face's rope_scaling types) in PyTorch (the project's pinned torch), for cross-checking the
 C++ model. Reads config.json and model.safetensors (parsed here from the format's definition), runs the
 token ids given on the command line, and prints the logits as JSON.
 

@@ -16,9 +16,9 @@ struct SubprocessResult {
   bool ok() const { return !timedOut && signal == 0 && exitCode == 0; }
 };
 
-// The Python interpreter that has torch: `preferred` when given, else $CUSET_PYTHON, else
-// /usr/bin/python3 (Debian's python3-torch belongs to the system interpreter; a pyenv or venv
-// python3 on PATH often has no torch), else python3.
+// The project's one Python interpreter (the one with torch): `preferred` when given, else
+// $CUSET_PYTHON, else the one this binary was built with (CMake's CUSET_PYTHON: the checkout's .venv
+// that scripts/install-deps.sh makes) while it exists, else python3 on PATH.
 std::string pythonWithTorch(const std::string& preferred = {});
 
 // Throws cuset::Error only when the program cannot be started at all.

@@ -81,14 +81,6 @@ struct ProjectionImpl : torch::nn::Module {
 };
 TORCH_MODULE(Projection);
 
-// Whether this LibTorch has at::scaled_dot_product_attention (2.0 and later), chosen at build time:
-// its fused kernels (flash, memory-efficient) replace the explicit softmax(QK^T)V where it exists.
-#if TORCH_VERSION_MAJOR >= 2
-inline constexpr bool kHasSdpa = true;
-#else
-inline constexpr bool kHasSdpa = false;
-#endif
-
 struct AttentionImpl : torch::nn::Module {
   AttentionImpl(const ModelConfig& c, const Rope* rope);
   // x (B, T, C) -> (B, T, C); appends this step's keys/values to cache slots when given.
@@ -97,7 +89,9 @@ struct AttentionImpl : torch::nn::Module {
   RmsNorm q_norm{nullptr}, k_norm{nullptr};  // per head, before RoPE (Qwen3); empty otherwise
   std::int64_t heads, kvHeads, headDim;
   const Rope* rope;
-  bool sdpa = kHasSdpa;  // false: the explicit path (only to compare the two)
+  // Attention through at::scaled_dot_product_attention (its fused flash / memory-efficient kernels);
+  // false: the explicit softmax(QK^T / sqrt(D)) V, kept only to compare the two.
+  bool sdpa = true;
 };
 TORCH_MODULE(Attention);
 
@@ -130,7 +124,7 @@ struct CausalLmImpl : torch::nn::Module {
   // ids (B, T) int64 -> logits (B, T, V). With a cache, ids are the tokens after the cached ones and
   // the cache grows by T.
   torch::Tensor forward(const torch::Tensor& ids, KvCache* cache = nullptr);
-  // Every layer's attention through scaled_dot_product_attention (where kHasSdpa) or the explicit path.
+  // Every layer's attention through scaled_dot_product_attention (the default) or the explicit path.
   void useSdpa(bool on);
   // Every projection named `module` ("q_proj", ...) of every layer.
   std::vector<ProjectionImpl*> projections(const std::string& module);

@@ -48,6 +48,10 @@ class TorchReference {
 };
 
 std::string libtorchVersion();
+// Whether this LibTorch was built with CUDA (a pip torch's is, and runs on a CPU-only machine too), and
+// how many GPUs it sees (0 without a driver or a device).
+bool libtorchHasCuda();
+int libtorchCudaDevices();
 
 // The inputs of `problem` for a size set and trial, in problem order: generateInputs, then the
 // problem's input transform (a TorchScript archive) where it has one. Every caller that judges or
