@@ -68,6 +68,19 @@ find_package(Torch 2.4 REQUIRED)  # autocast's per-device API (2.4); SDPA (2.0)
 set(CMAKE_CXX_FLAGS "${_cuset_saved_cxx_flags}")
 message(STATUS "CuSeT: LibTorch ${Torch_VERSION} from ${Torch_DIR}")
 
+# A pip torch's CUDA libraries (cuDNN, NCCL, cuBLAS, the CUDA runtime, NVRTC, ...) are NVIDIA's wheels
+# beside it (site-packages/nvidia/*/lib), newer than or equal to the toolkit's. LibTorch needs those,
+# not the toolkit's copies of the same sonames (the toolkit's NCCL lacks symbols it links), and a
+# process holds one library per soname: so they come first, when linking (for LibTorch's own
+# dependencies) and in every binary's run path. NVRTC is then the torch wheel's too (same major).
+cmake_path(GET TORCH_INSTALL_PREFIX PARENT_PATH _cuset_site_packages)
+file(GLOB CUSET_TORCH_CUDA_LIBRARY_DIRS LIST_DIRECTORIES true "${_cuset_site_packages}/nvidia/*/lib")
+if(CUSET_TORCH_CUDA_LIBRARY_DIRS)
+  list(JOIN CUSET_TORCH_CUDA_LIBRARY_DIRS ":" _cuset_torch_cuda_path)
+  add_link_options("LINKER:-rpath-link,${_cuset_torch_cuda_path}" "LINKER:-rpath,${_cuset_torch_cuda_path}")
+  message(STATUS "CuSeT: CUDA libraries from the torch wheel first: ${_cuset_torch_cuda_path}")
+endif()
+
 # A pip torch ships fmt's headers (a newer fmt than Debian's libfmt) in the include folder every
 # LibTorch-facing target gets as a system path, ahead of /usr/include: such a file would compile
 # against one fmt and link another. A plain -I folder that holds only the libfmt headers comes first.

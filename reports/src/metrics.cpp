@@ -192,7 +192,7 @@ nlohmann::json coverageOf(const std::vector<EvalResult>& results, const nlohmann
     level[field] = level[field].get<int>() + 1;
   };
   for (const auto& [id, counts] : perProblem) {
-    for (const std::string key : {std::to_string(levelOf(id)), std::string("all")}) {
+    for (const std::string& key : {std::to_string(levelOf(id)), std::string("all")}) {
       bump(key, "problems");
       if (defects.contains(id)) bump(key, "flagged");
       if (counts.first == counts.second) bump(key, "unsupported");

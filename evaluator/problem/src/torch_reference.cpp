@@ -1,6 +1,7 @@
 // The only evaluator file that includes LibTorch headers.
 #include "cuset/evaluator/problem/torch_reference.hpp"
 
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/jit/api/compilation_unit.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
@@ -341,7 +342,9 @@ std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& input
 }
 
 std::string libtorchVersion() { return TORCH_VERSION; }
-bool libtorchHasCuda() { return at::hasCUDA(); }
+// Built with CUDA: libc10_cuda registered its device guard when it loaded, with or without a GPU
+// (at::hasCUDA() asks whether a device is usable, which is the other question).
+bool libtorchHasCuda() { return c10::impl::hasDeviceGuardImpl(c10::DeviceType::CUDA); }
 int libtorchCudaDevices() { return libtorchHasCuda() ? static_cast<int>(torch::cuda::device_count()) : 0; }
 
 std::vector<HostTensor> drawInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed, std::uint64_t trial, bool alternate) {
