@@ -177,6 +177,44 @@ TEST(Cli, CudaBackendWithoutAGpuFailsWithOneClearLine) {
   EXPECT_NE(withStub.output.find("is the CUDA toolkit's stub library, not a driver"), std::string::npos) << withStub.output;
 }
 
+// `cuset doctor` reports what the build has and what the machine offers: a LibTorch 2.x, the sim
+// backend, the sandbox's seccomp and the project's Python; the cuda line follows the driver (none: why
+// not, and the command still succeeds; the fake driver: its GPU); a Python that cannot import torch
+// fails the command and names the fix.
+TEST(Cli, DoctorReportsTheBuildTheBackendsAndThePython) {
+  auto check = [](const nlohmann::json& report, const std::string& name) {
+    for (const auto& c : report["checks"]) {
+      if (c["name"] == name) return c;
+    }
+    ADD_FAILURE() << "no check named " << name << " in " << report.dump();
+    return nlohmann::json::object();
+  };
+  const CliRun noDriver = cuset("doctor --json", "CUSET_LIBCUDA=/nonexistent/libcuda.so.1");
+  ASSERT_EQ(noDriver.exitCode, 0) << noDriver.output;
+  const auto report = nlohmann::json::parse(noDriver.output);
+  EXPECT_TRUE(report["ok"].get<bool>());
+  EXPECT_NE(check(report, "libtorch")["detail"].get<std::string>().find("LibTorch 2."), std::string::npos);
+  EXPECT_TRUE(check(report, "sim")["ok"].get<bool>());
+  EXPECT_TRUE(check(report, "seccomp")["ok"].get<bool>());
+  EXPECT_NE(check(report, "environment")["detail"].get<std::string>().find("torch 2."), std::string::npos);
+  const auto cuda = check(report, "cuda");
+  EXPECT_FALSE(cuda["ok"].get<bool>());
+  EXPECT_FALSE(cuda["required"].get<bool>());
+  EXPECT_NE(cuda["detail"].get<std::string>().find("/nonexistent/libcuda.so.1"), std::string::npos) << cuda.dump();
+
+  const CliRun fake = cuset("doctor --json", std::string("CUSET_LIBCUDA=") + CUSET_FAKE_LIBCUDA);
+  ASSERT_EQ(fake.exitCode, 0) << fake.output;
+  const auto withGpu = check(nlohmann::json::parse(fake.output), "cuda");
+  EXPECT_TRUE(withGpu["ok"].get<bool>());
+  EXPECT_NE(withGpu["detail"].get<std::string>().find("1 GPU(s): CuSeT fake GPU"), std::string::npos) << withGpu.dump();
+
+  const CliRun noPython = cuset("doctor", "CUSET_PYTHON=/nonexistent/bin/python");
+  EXPECT_EQ(noPython.exitCode, 1) << noPython.output;
+  EXPECT_NE(noPython.output.find("MISSING"), std::string::npos) << noPython.output;
+  EXPECT_NE(noPython.output.find("fix: bash scripts/install-deps.sh"), std::string::npos) << noPython.output;
+  EXPECT_NE(noPython.output.find("not ready"), std::string::npos) << noPython.output;
+}
+
 // The driver's other failures, played by the fake driver (tests/evaluator/cuda/fake_driver): each one line
 // naming the library and what to do.
 TEST(Cli, CudaBackendSaysWhatIsWrongWithTheDriver) {

@@ -30,6 +30,13 @@ DoctorCheck check(std::string section, std::string name, bool ok, bool required,
   return DoctorCheck{std::move(section), std::move(name), ok, required, std::move(detail), ok ? std::string() : std::move(fix)};
 }
 
+// A traceback's last line says what went wrong ("ModuleNotFoundError: No module named 'torch'").
+std::string lastLine(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  const std::size_t start = text.rfind('\n');
+  return std::string(start == std::string_view::npos ? text : text.substr(start + 1));
+}
+
 std::string versionText(int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); }
 
 void buildChecks(std::vector<DoctorCheck>& out) {
@@ -88,17 +95,24 @@ void sandboxChecks(std::vector<DoctorCheck>& out) {
 
 void pythonChecks(std::vector<DoctorCheck>& out) {
   const std::string python = pythonWithTorch();
-  const SubprocessResult r = runSubprocess(
-      {python, "-c", "import sys, torch; print(sys.prefix); print(torch.__version__, 'CUDA ' + str(torch.version.cuda) if torch.version.cuda else 'CPU')"},
-      std::chrono::seconds(120));
+  const char* fix = "bash scripts/install-deps.sh (makes the pinned .venv), or set CUSET_PYTHON to a Python with torch 2.x";
+  SubprocessResult r;
+  try {
+    r = runSubprocess({python, "-c",
+                       "import sys, torch; print(sys.prefix); print(torch.__version__, 'CUDA ' + str(torch.version.cuda) if torch.version.cuda else 'CPU')"},
+                      std::chrono::seconds(120));
+  } catch (const std::exception& e) {
+    out.push_back(check("python", "environment", false, true, fmt::format("{} cannot be started: {}", python, e.what()), fix));
+    return;
+  }
   std::istringstream lines(r.output);
   std::string prefix, torch;
   std::getline(lines, prefix);
   std::getline(lines, torch);
   out.push_back(check("python", "environment", r.ok(), true,
                       r.ok() ? fmt::format("{} (prefix {}): torch {}", python, prefix, torch)
-                             : fmt::format("{} cannot import torch: {}", python, r.output.substr(0, std::min<std::size_t>(r.output.size(), 200))),
-                      "bash scripts/install-deps.sh (makes the pinned .venv), or set CUSET_PYTHON to a Python with torch 2.x"));
+                             : fmt::format("{} cannot import torch: {}", python, lastLine(r.output)),
+                      fix));
 }
 
 }  // namespace

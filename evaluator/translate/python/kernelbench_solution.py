@@ -23,6 +23,7 @@ Output: one JSON object on the descriptor given by --result-fd.
 """
 import argparse
 import functools
+import importlib
 import json
 import os
 import sys
@@ -222,6 +223,11 @@ def main():
             built = json.load(f)
     captured = patch_extension_api(args.mode, built)
     patch_cuda_api()
+    # torch 2.x imports torch._dynamo lazily, the first time one of its Python-implemented (meta) kernels
+    # runs, and that import looks up and makes a cache folder (TORCHINDUCTOR_CACHE_DIR, which the
+    # translator points at this run's existing folder). It is torch's own code: load it here, before the
+    # sandbox closes, rather than let a recording end as a sandbox violation.
+    importlib.import_module("torch._dynamo")
     # Everything this script needs is loaded: from here on the solution runs.
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # the solution's prints go nowhere

@@ -112,8 +112,11 @@ class Session {
     c.argv = {python, CUSET_TRANSLATE_RECORDER, mode, "--solution", (folder_ / "solution.py").string(), "--problem", (folder_ / "problem.json").string(),
               "--kb-lib", CUSET_TRANSLATE_KB_LIB, "--result-fd", "3"};
     if (!extensions.empty()) c.argv.insert(c.argv.end(), {"--extensions", extensions.string()});
-    c.environment = {"PATH=/usr/bin:/bin", "HOME=" + folder_.string(), "PYTHONDONTWRITEBYTECODE=1", "PYTHONNOUSERSITE=1", "PYTHONHASHSEED=0",
-                     "LANG=C.UTF-8", "OMP_NUM_THREADS=1"};
+    // torch._dynamo's import (kernelbench_solution.py loads it) asks for a cache folder: named, and one
+    // that exists, it is neither looked up as a user (a passwd lookup opens a socket), nor probed by
+    // writing a temporary file, nor made.
+    c.environment = {"PATH=/usr/bin:/bin", "HOME=" + folder_.string(), "USER=cuset", "TORCHINDUCTOR_CACHE_DIR=" + folder_.string(),
+                     "PYTHONDONTWRITEBYTECODE=1", "PYTHONNOUSERSITE=1", "PYTHONHASHSEED=0", "LANG=C.UTF-8", "OMP_NUM_THREADS=1"};
     c.readable = {"/usr", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev", "/bin", folder_, fs::path(CUSET_TRANSLATE_RECORDER).parent_path(),
                   CUSET_TRANSLATE_KB_LIB, CUSET_TRANSLATE_SHIM_LIBRARY};
     std::error_code ec;
