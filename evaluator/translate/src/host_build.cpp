@@ -79,16 +79,28 @@ HostBuild buildHostLibrary(const Extension& extension, const std::string& hostCu
   // nvcc includes cuda_runtime.h in every .cu file.
   writeFileAtomic(folder / "cuda.cpp", "#include <cuda_runtime.h>\n#line 1 \"cuda_sources\"\n" + hostCuda);
   b.library = folder / "extension.so";
+  // The recorder's process holds torch, which loads the real CUDA runtime with RTLD_GLOBAL: a name the
+  // host code calls would bind to that library before the stand-in linked into its own. -Bsymbolic binds
+  // every call to the stand-in when linking, and --no-undefined makes a call to anything else (a CUDA
+  // API the stand-in lacks) a link error here instead of a call into the real runtime.
   const std::vector<std::string> argv = {CUSET_TRANSLATE_CXX, "-std=gnu++20", "-shared", "-fPIC", "-O0", "-w", "-fmax-errors=5",
                                          "-I" + std::string(CUSET_TRANSLATE_SHIM_INCLUDE), "-I" + std::string(CUSET_TRANSLATE_CUDA_INCLUDE),
                                          (folder / "main.cpp").string(), (folder / "cuda.cpp").string(), CUSET_TRANSLATE_SHIM_LIBRARY,
-                                         "-o", b.library.string()};
+                                         "-Wl,-Bsymbolic", "-Wl,--no-undefined", "-o", b.library.string()};
   const SubprocessResult run = runSubprocess(argv, timeout);
   b.log = run.output;
   if (run.ok()) return b;
   if (run.timedOut) {
     b.verdict = "compile_error";
     b.reason = fmt::format("the host code did not compile within {} s", timeout.count() / 1000.0);
+    return b;
+  }
+  // A function the host code calls that nothing here defines (a CUDA API the stand-in lacks) is the
+  // recording's limit, as KernelBench's own build would have found it in the CUDA runtime.
+  static const std::regex kUndefined("undefined reference to `([^'(]+)");
+  if (std::smatch m; std::regex_search(b.log, m, kUndefined)) {
+    b.verdict = "unsupported";
+    b.reason = fmt::format("host code calls {}, which the recording does not model", m[1].str());
     return b;
   }
   // Code KernelBench's nvcc would reject is the model's compile error; code that only our stand-in of
