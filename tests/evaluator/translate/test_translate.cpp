@@ -254,6 +254,13 @@ TEST(KernelBenchTranslator, AStreamIsUnsupportedAndASocketIsAViolation) {
   const Translation a = translator.translate(p, stream);
   EXPECT_EQ(a.verdict, "unsupported");
   EXPECT_NE(a.reason.find("cudaStreamCreate"), std::string::npos) << a.reason;
+  // A CUDA call the stand-in does not define never reaches the real runtime (which the recorder's torch
+  // holds): it is refused at link time, named.
+  std::string graph = kSolution;
+  graph.replace(graph.find("auto y ="), 0, "cudaGraphLaunch(nullptr, nullptr);\n    ");
+  const Translation g = translator.translate(p, graph);
+  EXPECT_EQ(g.verdict, "unsupported");
+  EXPECT_NE(g.reason.find("host code calls cudaGraphLaunch"), std::string::npos) << g.reason;
   const Translation b = translator.translate(p, std::string("import socket\nsocket.socket()\n") + kSolution);
   EXPECT_EQ(b.verdict, "sandbox_violation");
   EXPECT_NE(b.reason.find("socket"), std::string::npos) << b.reason;
