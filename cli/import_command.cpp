@@ -19,7 +19,7 @@ void registerImportCommand(CLI::App& app, CommandContext& context) {
   kb->add_option("--levels", *levels, "Comma-separated levels")->capture_default_str();
   kb->add_option("--only", options->only, "Re-import only these (level1/19, 19_ReLU or level1/19_ReLU.py)");
   kb->add_option("--jobs", options->jobs, "Files traced in parallel (default: hardware threads)");
-  kb->add_option("--python", options->python, "Python with torch (default: $CUSET_PYTHON, else /usr/bin/python3)");
+  kb->add_option("--python", options->python, "Python with torch 2.x (default: $CUSET_PYTHON, else the build's: the checkout's .venv)");
   kb->add_option("--commit", options->commit, "KernelBench commit to record (default: from KB_ROOT)");
   kb->add_option("--trace-memory-gib", options->traceMemoryGiB,
                  "Largest real full-size run or trace (a model TorchScript cannot script, or one that cannot run on meta tensors)")

@@ -1,5 +1,5 @@
 // The KernelBench translation's parts: the source splitter, the checks of a recording, library steps
-// through LibTorch's dispatcher, and (where /usr/bin/python3 has torch) whole translations.
+// through LibTorch's dispatcher, and (with the project's Python and its torch) whole translations.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -23,7 +23,7 @@ struct KernelBenchImportOptions {
   std::vector<int> levels{1, 2, 3};
   std::vector<std::string> only;  // "level1/19", "19_ReLU", "level1/19_ReLU.py": re-import just these
   std::size_t jobs = 0;           // 0: hardware threads
-  std::string python;             // empty: $CUSET_PYTHON, else /usr/bin/python3, else python3
+  std::string python;             // empty: pythonWithTorch() ($CUSET_PYTHON, else the build's)
   std::filesystem::path tracer;   // empty: the script next to this library's sources ($CUSET_KERNELBENCH_TRACER)
   std::string commit;             // empty: from KB_ROOT's git checkout or README
   double traceMemoryGiB = 4.0;    // the most a real (non-meta) run or trace at the full size may allocate

@@ -36,7 +36,7 @@ struct Translation {
 struct TranslatorOptions {
   std::filesystem::path cacheDir;  // empty: no cache
   std::chrono::milliseconds timeout{120000};  // per helper run and per host build
-  std::string python;              // empty: $CUSET_PYTHON, else /usr/bin/python3
+  std::string python;              // empty: pythonWithTorch() ($CUSET_PYTHON, else the build's)
   std::size_t memoryBytes = std::size_t{8} << 30;
 };
 
