@@ -36,6 +36,40 @@ CausalLm tinyModel(bool tied = false) {
   return m;
 }
 
+// One training step's loss (next-token cross entropy on ids[:, :-1] -> ids[:, 1:]) and every parameter's
+// gradient, under bfloat16 autocast on the CPU when asked (as `precision: bf16` trains there).
+struct LossAndGradients {
+  double loss = 0;
+  std::map<std::string, torch::Tensor> gradients;
+  torch::ScalarType logitsType = torch::kFloat32;
+};
+
+LossAndGradients lossAndGradients(CausalLm& m, const torch::Tensor& ids, bool bf16 = false) {
+  m->zero_grad();
+  const std::int64_t T = ids.size(1) - 1;
+  at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+  at::autocast::set_autocast_enabled(at::kCPU, bf16);
+  const auto logits = m->forward(ids.narrow(1, 0, T));
+  at::autocast::set_autocast_enabled(at::kCPU, false);
+  at::autocast::clear_cache();
+  const auto loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat32).reshape({-1, logits.size(-1)}), ids.narrow(1, 1, T).reshape({-1}));
+  loss.backward();
+  LossAndGradients out{loss.item<double>(), {}, logits.scalar_type()};
+  for (const auto& p : m->named_parameters()) out.gradients[p.key()] = p.value().grad().clone();
+  return out;
+}
+
+// Every parameter has a non-zero gradient in `a`, and `b`'s equals it within the tolerances.
+void expectSameGradients(const LossAndGradients& a, const LossAndGradients& b, double rtol, double atol) {
+  ASSERT_EQ(a.gradients.size(), b.gradients.size());
+  for (const auto& [name, g] : a.gradients) {
+    const torch::Tensor& other = b.gradients.at(name);
+    ASSERT_TRUE(other.defined()) << name;
+    EXPECT_GT(g.abs().max().item<double>(), 0.0) << name;
+    EXPECT_TRUE(torch::allclose(g, other, rtol, atol)) << name << ": max difference " << (g - other).abs().max().item<double>();
+  }
+}
+
 TEST(ModelConfig, ParsesAndValidates) {
   const ModelConfig c = tinyConfig();
   EXPECT_EQ(c.headDim(), 8);
@@ -316,31 +350,12 @@ TEST(CausalLm, ActivationCheckpointingGivesTheSameLossAndGradients) {
       CausalLm m(tinyConfig());
       m->train();
       m->activationCheckpointing = checkpointed;
-      const auto ids = torch::randint(0, 61, {2, 9}, torch::kInt64);
-      torch::Tensor logits;
-      if (bf16) {
-        at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
-        at::autocast::set_autocast_enabled(at::kCPU, true);
-      }
-      logits = m->forward(ids.narrow(1, 0, 8)).to(torch::kFloat32);
-      at::autocast::set_autocast_enabled(at::kCPU, false);
-      at::autocast::clear_cache();
-      const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, 61}), ids.narrow(1, 1, 8).reshape({-1}));
-      loss.backward();
-      std::map<std::string, torch::Tensor> grads;
-      for (const auto& p : m->named_parameters()) grads[p.key()] = p.value().grad().clone();
-      return std::pair{loss.item<double>(), grads};
+      return lossAndGradients(m, torch::randint(0, 61, {2, 9}, torch::kInt64), bf16);
     };
-    const auto [plainLoss, plainGrads] = run(false);
-    const auto [checkpointedLoss, checkpointedGrads] = run(true);
-    EXPECT_EQ(plainLoss, checkpointedLoss);
-    ASSERT_EQ(plainGrads.size(), checkpointedGrads.size());
-    for (const auto& [name, g] : plainGrads) {
-      ASSERT_TRUE(checkpointedGrads.at(name).defined()) << name;
-      EXPECT_GT(g.abs().sum().item<double>(), 0.0) << name;
-      EXPECT_TRUE(torch::allclose(g, checkpointedGrads.at(name), 1e-6, 1e-7)) << name << ": max difference "
-                                                                              << (g - checkpointedGrads.at(name)).abs().max().item<double>();
-    }
+    const LossAndGradients plain = run(false);
+    const LossAndGradients checkpointed = run(true);
+    EXPECT_EQ(plain.loss, checkpointed.loss);
+    expectSameGradients(plain, checkpointed, 1e-6, 1e-7);
   }
 }
 
@@ -373,24 +388,12 @@ TEST(CausalLm, ScaledDotProductAttentionTrainsAsTheExplicitPath) {
   ASSERT_NE(m->config.numKvHeads, m->config.numHeads);  // grouped-query heads
   m->train();
   const auto ids = torch::randint(0, 61, {3, 11}, torch::kInt64);
-  auto lossAndGrads = [&](bool sdpa) {
-    m->useSdpa(sdpa);
-    m->zero_grad();
-    const auto logits = m->forward(ids.narrow(1, 0, 10));
-    const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, 61}), ids.narrow(1, 1, 10).reshape({-1}));
-    loss.backward();
-    std::map<std::string, torch::Tensor> grads;
-    for (const auto& p : m->named_parameters()) grads[p.key()] = p.value().grad().clone();
-    return std::pair{loss.item<double>(), grads};
-  };
-  const auto [explicitLoss, explicitGrads] = lossAndGrads(false);
-  const auto [fusedLoss, fusedGrads] = lossAndGrads(true);
-  EXPECT_NEAR(explicitLoss, fusedLoss, 1e-5);
-  for (const auto& [name, g] : explicitGrads) {
-    EXPECT_GT(g.abs().max().item<double>(), 0.0) << name;
-    EXPECT_TRUE(torch::allclose(g, fusedGrads.at(name), 1e-4, 1e-6)) << name << ": max difference "
-                                                                     << (g - fusedGrads.at(name)).abs().max().item<double>();
-  }
+  m->useSdpa(false);
+  const LossAndGradients explicitPath = lossAndGradients(m, ids);
+  m->useSdpa(true);
+  const LossAndGradients fused = lossAndGradients(m, ids);
+  EXPECT_NEAR(explicitPath.loss, fused.loss, 1e-5);
+  expectSameGradients(explicitPath, fused, 1e-4, 1e-6);
 }
 
 // Right padding, as training batches are padded: with causal attention a real token never sees the
@@ -422,29 +425,21 @@ TEST(CausalLm, Bf16AutocastForwardAndBackwardOnTheCpu) {
   auto m = tinyModel();
   m->train();
   const auto ids = torch::randint(0, 61, {2, 9}, torch::kInt64);
-  auto run = [&](bool bf16) {
-    m->zero_grad();
-    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
-    at::autocast::set_autocast_enabled(at::kCPU, bf16);
-    const auto logits = m->forward(ids.narrow(1, 0, 8));
-    const auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, 61}).to(torch::kFloat32), ids.narrow(1, 1, 8).reshape({-1}));
-    at::autocast::set_autocast_enabled(at::kCPU, false);
-    at::autocast::clear_cache();
-    loss.backward();
-    std::vector<torch::Tensor> grads;
-    for (const auto& p : m->parameters()) grads.push_back(p.grad().flatten().clone());
-    return std::tuple{logits.scalar_type(), loss.item<double>(), torch::cat(grads)};
+  const LossAndGradients fp32 = lossAndGradients(m, ids);
+  const LossAndGradients bf16 = lossAndGradients(m, ids, true);
+  auto flat = [](const LossAndGradients& r) {
+    std::vector<torch::Tensor> parts;
+    for (const auto& [name, g] : r.gradients) parts.push_back(g.flatten());
+    return torch::cat(parts);
   };
-  const auto [fp32Type, fp32Loss, fp32Grad] = run(false);
-  const auto [bf16Type, bf16Loss, bf16Grad] = run(true);
-  EXPECT_EQ(fp32Type, torch::kFloat32);
-  EXPECT_EQ(bf16Type, torch::kBFloat16);
-  EXPECT_TRUE(std::isfinite(bf16Loss));
-  EXPECT_NE(bf16Loss, fp32Loss);  // the arithmetic did change
-  EXPECT_NEAR(bf16Loss, fp32Loss, 0.02 * fp32Loss);
+  const torch::Tensor fp32Grad = flat(fp32), bf16Grad = flat(bf16);
+  EXPECT_EQ(fp32.logitsType, torch::kFloat32);
+  EXPECT_EQ(bf16.logitsType, torch::kBFloat16);
+  EXPECT_TRUE(std::isfinite(bf16.loss));
+  EXPECT_NE(bf16.loss, fp32.loss);  // the arithmetic did change
+  EXPECT_NEAR(bf16.loss, fp32.loss, 0.02 * fp32.loss);
   EXPECT_TRUE(torch::isfinite(bf16Grad).all().item<bool>());
-  const double cosine = torch::cosine_similarity(bf16Grad, fp32Grad, 0).item<double>();
-  EXPECT_GT(cosine, 0.99) << "the bf16 gradient points elsewhere";
+  EXPECT_GT(torch::cosine_similarity(bf16Grad, fp32Grad, 0).item<double>(), 0.99) << "the bf16 gradient points elsewhere";
   EXPECT_NEAR(bf16Grad.norm().item<double>(), fp32Grad.norm().item<double>(), 0.05 * fp32Grad.norm().item<double>());
 }
 
