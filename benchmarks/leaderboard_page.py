@@ -2,7 +2,7 @@
 """How big leaderboard.html gets and how long it takes to open, at the size a leaderboard reaches
 (default: 250 problems x 10 models, k = 3, GPU-timed), side by side with a small board in one run:
 
-    python3 benchmarks/leaderboard_page.py [--cuset build/default/cli/cuset] [--problems 250] [--models 10] [--k 3]
+    .venv/bin/python benchmarks/leaderboard_page.py [--cuset build/default/cli/cuset] [--problems 250] [--models 10] [--k 3]
 
 It writes a synthetic leaderboard folder (problem.yaml files, each model's candidates.jsonl and
 eval/results.jsonl shaped like a GPU run, every source distinct so none is stored once for many),

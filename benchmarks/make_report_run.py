@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a synthetic run folder (results.jsonl + run.json) shaped like a GPU leaderboard run, for
 measuring `cuset report` at scale without a GPU:
-    python3 benchmarks/make_report_run.py OUT_DIR [--models 5] [--problems 100] [--samples 10]
+    .venv/bin/python benchmarks/make_report_run.py OUT_DIR [--models 5] [--problems 100] [--samples 10]
     time ./build/default/cli/cuset report OUT_DIR
 Verdicts, timings and sources are synthetic; only their shape matters."""
 import argparse, json, os, random

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds data/sft-tiny.jsonl from the bundled problems' reference solutions: several instruction
 phrasings per problem, each answered by the solution (launch manifest + kernel) in a fenced block.
-Deterministic; rerun after adding problems: python3 scripts/make-tiny-sft-data.py > data/sft-tiny.jsonl"""
+Deterministic; rerun after adding problems: .venv/bin/python scripts/make-tiny-sft-data.py > data/sft-tiny.jsonl"""
 import glob
 import json
 import os
