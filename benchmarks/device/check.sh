@@ -33,7 +33,10 @@ if [[ -n "${TORCH_DIR:-}" ]]; then
 else
   torch_dir="$(python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "share/cmake/Torch"))')"
   torch_lib="$(python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')"
-  export LD_LIBRARY_PATH="$torch_lib:$LD_LIBRARY_PATH"
+  # The torch wheel's own CUDA libraries (site-packages/nvidia/*/lib) before the toolkit's copies of the
+  # same sonames, as the build's run path orders them (docs/dependencies.md).
+  torch_cuda_libs="$(python3 -c 'import glob, os, torch; print(":".join(glob.glob(os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), "nvidia", "*", "lib"))))')"
+  export LD_LIBRARY_PATH="$torch_lib:${torch_cuda_libs:+$torch_cuda_libs:}$LD_LIBRARY_PATH"
   log "torch $(python3 -c 'import torch; print(torch.__version__, torch.cuda.get_device_name(0))')"
 fi
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
