@@ -37,7 +37,7 @@ else
   # same sonames, as the build's run path orders them (docs/dependencies.md).
   torch_cuda_libs="$(python3 -c 'import glob, os, torch; print(":".join(glob.glob(os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), "nvidia", "*", "lib"))))')"
   export LD_LIBRARY_PATH="$torch_lib:${torch_cuda_libs:+$torch_cuda_libs:}$LD_LIBRARY_PATH"
-  log "torch $(python3 -c 'import torch; print(torch.__version__, torch.cuda.get_device_name(0))')"
+  log "torch $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, torch.cuda.get_device_name(0) if torch.cuda.is_available() else "(no GPU visible)")')"
 fi
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
 # LibTorch's CMake config looks for nvcc and, without an architecture list, compiles and runs a probe.
