@@ -39,7 +39,8 @@ else
   export LD_LIBRARY_PATH="$torch_lib:${torch_cuda_libs:+$torch_cuda_libs:}$LD_LIBRARY_PATH"
   log "torch $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, torch.cuda.get_device_name(0) if torch.cuda.is_available() else "(no GPU visible)")')"
 fi
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$LD_LIBRARY_PATH"
+# The toolkit last: a torch wheel's own CUDA libraries (above) win over its copies of the same sonames.
+export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64"
 # LibTorch's CMake config looks for nvcc and, without an architecture list, compiles and runs a probe.
 export PATH="/usr/local/cuda/bin:$PATH" TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
 # A CMake 4 there would refuse package configs written for CMake < 3.5; this lets them through.
