@@ -77,7 +77,9 @@ cmake_path(GET TORCH_INSTALL_PREFIX PARENT_PATH _cuset_site_packages)
 file(GLOB CUSET_TORCH_CUDA_LIBRARY_DIRS LIST_DIRECTORIES true "${_cuset_site_packages}/nvidia/*/lib")
 if(CUSET_TORCH_CUDA_LIBRARY_DIRS)
   list(JOIN CUSET_TORCH_CUDA_LIBRARY_DIRS ":" _cuset_torch_cuda_path)
-  add_link_options("LINKER:-rpath-link,${_cuset_torch_cuda_path}" "LINKER:-rpath,${_cuset_torch_cuda_path}")
+  # On LibTorch's target, so that only what links LibTorch gets them (not libcuset_sim.so, say).
+  set_property(TARGET torch APPEND PROPERTY INTERFACE_LINK_OPTIONS "LINKER:-rpath-link,${_cuset_torch_cuda_path}"
+                                                                 "LINKER:-rpath,${_cuset_torch_cuda_path}")
   message(STATUS "CuSeT: CUDA libraries from the torch wheel first: ${_cuset_torch_cuda_path}")
 endif()
 

@@ -8,16 +8,11 @@
 #include <sstream>
 
 #include "cuset/common/subprocess.hpp"
-#include "cuset/common/version.hpp"
-#include "cuset/evaluator/compile/nvrtc_compiler.hpp"
 #include "cuset/evaluator/compile/sim_compiler.hpp"
 #include "cuset/evaluator/cuda/cuda_driver.hpp"
+#include "cuset/evaluator/pipeline/run_environment.hpp"
 #include "cuset/evaluator/problem/torch_reference.hpp"
 #include "cuset/evaluator/sandbox/sandbox_support.hpp"
-
-#ifndef CUSET_CUDA_TOOLKIT_VERSION
-#define CUSET_CUDA_TOOLKIT_VERSION "unknown"
-#endif
 
 namespace fs = std::filesystem;
 
@@ -39,16 +34,18 @@ std::string lastLine(std::string_view text) {
 
 std::string versionText(int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); }
 
-void buildChecks(std::vector<DoctorCheck>& out) {
-  out.push_back(check("build", "cuset", true, true, fmt::format("{} ({}), {}", kVersion, gitRevision(), __VERSION__)));
-  const bool cudaTorch = libtorchHasCuda();
+// The same facts every run records (run_environment.cpp), plus whether LibTorch was built with CUDA.
+void buildChecks(const nlohmann::json& env, std::vector<DoctorCheck>& out) {
+  out.push_back(check("build", "cuset", true, true,
+                      fmt::format("{} ({}), {}", env["cuset_version"].get<std::string>(), env["git_revision"].get<std::string>(),
+                                  env["compiler"].get<std::string>())));
   out.push_back(check("build", "libtorch", true, true,
-                      fmt::format("LibTorch {}, {} build", libtorchVersion(), cudaTorch ? "CUDA" : "CPU-only")));
-  out.push_back(check("build", "cuda toolkit", true, true, fmt::format("CUDA {} headers; NVRTC {} at run time", CUSET_CUDA_TOOLKIT_VERSION,
-                                                                       NvrtcCompiler::nvrtcVersion())));
+                      fmt::format("LibTorch {}, {} build", env["libtorch"].get<std::string>(), libtorchHasCuda() ? "CUDA" : "CPU-only")));
+  out.push_back(check("build", "cuda toolkit", true, true,
+                      fmt::format("CUDA {} headers; NVRTC {} at run time", env["cuda_toolkit"].get<std::string>(), env["nvrtc"].get<std::string>())));
 }
 
-void backendChecks(std::vector<DoctorCheck>& out) {
+void backendChecks(const nlohmann::json& env, std::vector<DoctorCheck>& out) {
   const SimToolchain sim = SimToolchain::fromBuild();
   std::string simProblem;
   if (::access(sim.compiler.c_str(), X_OK) != 0) simProblem = fmt::format("no host C++ compiler at {}", sim.compiler.string());
@@ -57,7 +54,7 @@ void backendChecks(std::vector<DoctorCheck>& out) {
   out.push_back(check("backends", "sim", simProblem.empty(), true,
                       simProblem.empty() ? fmt::format("kernels run on the CPU (host compiler {})", sim.compiler.string()) : simProblem,
                       "build from the checkout (" + std::string(kInstall) + "), or set CUSET_SIM_CXX / CUSET_SIM_LIBDIR"));
-  out.push_back(check("backends", "compile-only", true, true, fmt::format("NVRTC {} compiles cubins without a GPU", NvrtcCompiler::nvrtcVersion())));
+  out.push_back(check("backends", "compile-only", true, true, fmt::format("NVRTC {} compiles cubins without a GPU", env["nvrtc"].get<std::string>())));
 
   const Expected<const CudaDriver*> driver = CudaDriver::get();
   if (!driver) {
@@ -86,7 +83,7 @@ void sandboxChecks(std::vector<DoctorCheck>& out) {
                       "run on a kernel with seccomp filters (CONFIG_SECCOMP_FILTER) and outside a container that forbids them"));
   out.push_back(check("sandbox", "landlock", s.landlockAbi > 0, false,
                       s.landlockAbi > 0 ? fmt::format("ABI {}: restricted helpers read only what they are given", s.landlockAbi)
-                                        : "not available in this kernel: the KernelBench helper and NVRTC workers run without file-system rules",
+                                        : "not available in this kernel: the KernelBench helper and the sim workers' children run without its file-system rules",
                       "use Linux 5.13+ with Landlock enabled (lsm=landlock,...)"));
   out.push_back(check("sandbox", "user namespaces", s.userNamespaces, false,
                       s.userNamespaces ? "unprivileged user namespaces are allowed" : s.userNamespacesWhy,
@@ -131,8 +128,9 @@ nlohmann::json DoctorReport::toJson() const {
 
 DoctorReport runDoctor() {
   DoctorReport report;
-  buildChecks(report.checks);
-  backendChecks(report.checks);
+  const nlohmann::json env = describeEnvironment();
+  buildChecks(env, report.checks);
+  backendChecks(env, report.checks);
   sandboxChecks(report.checks);
   pythonChecks(report.checks);
   return report;
