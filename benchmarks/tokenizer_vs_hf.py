@@ -35,7 +35,8 @@ def cuda_header_chunks():
 
 
 def hf_rate(tok, texts, threads):
-    os.environ["RAYON_NUM_THREADS"] = str(threads)  # read when tokenizers starts its pool: one process per setting
+    # Read once, when tokenizers starts its pool at the first encode_batch; the one-thread case never uses it.
+    os.environ["RAYON_NUM_THREADS"] = str(threads)
     start = time.perf_counter()
     if threads == 1:
         out = [json.dumps(e.ids) for e in (tok.encode(t, add_special_tokens=False) for t in texts)]
