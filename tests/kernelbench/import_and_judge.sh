@@ -18,6 +18,8 @@ imported=$(grep -c '"status": "imported"' "$out/import-report.json" || true)
 if [ "$imported" != "$expected" ]; then
   echo "FAIL: imported $imported problems, expected $expected"; cat "$out/import-report.md"; exit 1
 fi
+# A Model without a docstring has no description, not the one it inherits from nn.Module.
+if grep -l "Base class for all neural network modules" "$out"/level*/*/problem.yaml; then echo "FAIL: nn.Module's docstring as a description"; exit 1; fi
 # Idempotent: re-importing one problem (--only) leaves the suite and the report's totals as they were.
 first=$(cd "$out" && find . -name problem.yaml | sort | xargs sha256sum)
 total=$(grep '"total"' "$out/import-report.json")

@@ -84,7 +84,9 @@ std::string LibraryStep::describe() const {
   const std::string purpose = call.value("purpose", std::string());
   return fmt::format("{}{}({}){}{}", op(), overload.empty() ? "" : "." + overload, fmt::join(args, ", "),
                      outs.empty() ? std::string(" (in place)") : fmt::format(" -> {}", fmt::join(outs, ", ")),
-                     purpose.empty() ? "" : fmt::format(" [harness: {}]", purpose == "output" ? "into the output" : "a copy of a module buffer"));
+                     purpose.empty() ? "" : fmt::format(" [harness: {}]", purpose == "output"     ? "into the output"
+                                                                          : purpose == "constant" ? "a constant the solution made with data"
+                                                                                                  : "a copy of a weight or module buffer"));
 }
 
 std::vector<std::string> LaunchPlan::kernelNames() const {

@@ -434,6 +434,13 @@ def draw(init, shape, dtype, gen):
 # ---------------------------------------------------------------------------------------------------
 # One size set: the model, its inputs as KernelBench draws them, its parameters.
 
+def own_docstring(cls):
+    """The class's own docstring: inspect.getdoc would give nn.Module's ("Base class for all neural network
+    modules...") to a Model that has none."""
+    doc = cls.__dict__.get("__doc__")
+    return " ".join(inspect.cleandoc(doc).split()) if isinstance(doc, str) else ""
+
+
 def forward_arg_names(forward, items):
     """The names get_inputs's items take as forward's arguments (the problem's input names)."""
     sig = inspect.signature(forward)
@@ -1115,7 +1122,7 @@ def import_problem(args):
             "full": {"flops": int(full.cost.flops), "bytes": int(full.held_bytes)}}
     return {
         "status": "imported",
-        "description": " ".join((inspect.getdoc(full.ns["Model"]) or "").split()),
+        "description": own_docstring(full.ns["Model"]),
         "size_sets": size_set_names(vs),
         "sizes": sizes,
         "scaling": {"how": how, "factor": factor, "set": vs},

@@ -76,6 +76,24 @@ std::size_t workerCount(const EvalConfig& config) {
 
 fs::path cacheRoot(const EvalConfig& config) { return config.cacheDir.empty() ? defaultCacheDir() : config.cacheDir; }
 
+std::string runSizeSet(const EvalConfig& config, BackendKind backend) {
+  return !config.sizeSet.empty() ? config.sizeSet : backend == BackendKind::cuda ? "full" : "small";
+}
+
+// KernelBench solutions are recorded at the size set this run judges, and their memory is checked
+// against the device that runs them: the simulator's worker limit (the region it holds is half of it:
+// the supervisor's copy and the worker's), or on a GPU the allocation itself at run time.
+TranslatorOptions translatorOptions(const EvalConfig& config, BackendKind backend, std::size_t jobs) {
+  TranslatorOptions o{.cacheDir = config.useCache ? cacheRoot(config) / "kernelbench" : fs::path(), .timeout = config.translateTimeout};
+  o.sizeSets = {runSizeSet(config, backend)};
+  if (backend == BackendKind::sim) {
+    const std::size_t worker = config.sandbox.memoryBytes ? config.sandbox.memoryBytes : defaultSandboxMemory(jobs);
+    o.budget = {static_cast<std::int64_t>(worker / 2), fmt::format("device memory the simulator's workers hold at --memory-limit {:.3g} GiB", worker / double(1 << 30)),
+                "unsupported"};
+  }
+  return o;
+}
+
 }  // namespace
 
 RunFolder::RunFolder(const EvalConfig& config, BackendKind backend)
@@ -92,7 +110,7 @@ EvalHarness::EvalHarness(const EvalConfig& config, const BackendChoice& backend)
                config.useCache ? cacheRoot(config) / "nvrtc" : fs::path()),
       references(backend.kind == BackendKind::cuda && TorchReference::cudaAvailable()),
       jobs(workerCount(config)),
-      translator(TranslatorOptions{.cacheDir = config.useCache ? cacheRoot(config) / "kernelbench" : fs::path(), .timeout = config.translateTimeout}) {
+      translator(translatorOptions(config, backend.kind, jobs)) {
   if (backend.kind == BackendKind::sim) {
     // The worker loads each library from disk, so --no-cache gives the run a folder of its own, removed
     // when the run ends, instead of no folder. The precompiled prelude is toolchain state, not a
@@ -104,7 +122,7 @@ EvalHarness::EvalHarness(const EvalConfig& config, const BackendChoice& backend)
                                                                    .codegen = config.simCodegen});
     sandbox = std::make_unique<SandboxPool>(jobs, config.sandbox);
   }
-  sizeSet = !config.sizeSet.empty() ? config.sizeSet : backend.kind == BackendKind::cuda ? "full" : "small";
+  sizeSet = runSizeSet(config, backend.kind);
 }
 
 namespace {

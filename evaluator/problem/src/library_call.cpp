@@ -196,4 +196,44 @@ std::string libraryOpRefusal(const std::string& op, const std::string& overload)
   return {};
 }
 
+std::vector<nlohmann::json> libraryWrittenArguments(const nlohmann::json& call) {
+  const c10::OperatorHandle op = findOp(call.at("op").get<std::string>(), call.value("overload", std::string()));
+  const auto& arguments = op.schema().arguments();
+  const nlohmann::json& args = call.at("args");
+  const nlohmann::json kwargs = call.value("kwargs", nlohmann::json::object());
+  auto given = [&](std::size_t i) -> const nlohmann::json* {
+    if (i < args.size()) return &args[i];
+    if (kwargs.contains(arguments[i].name())) return &kwargs[arguments[i].name()];
+    return nullptr;
+  };
+  auto training = [&] {
+    for (std::size_t i = 0; i < arguments.size(); ++i) {
+      if (arguments[i].name() == "training") {
+        const nlohmann::json* v = given(i);
+        return v && v->is_boolean() && v->get<bool>();
+      }
+    }
+    return false;
+  };
+  static const std::array<std::string_view, 7> kHiddenWrites = {"native_batch_norm", "batch_norm", "_batch_norm_impl_index", "cudnn_batch_norm",
+                                                                "miopen_batch_norm", "_native_batch_norm_legit", "instance_norm"};
+  const std::string name = op.schema().name();
+  const bool hidden = std::find(kHiddenWrites.begin(), kHiddenWrites.end(), std::string_view(name).substr(name.find("::") + 2)) != kHiddenWrites.end() &&
+                      training();
+  std::vector<nlohmann::json> written;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const c10::AliasInfo* alias = arguments[i].alias_info();
+    const bool writes = (alias && alias->isWrite()) || (hidden && (arguments[i].name() == "running_mean" || arguments[i].name() == "running_var"));
+    const nlohmann::json* v = given(i);
+    if (!writes || !v) continue;
+    if (v->is_object() && v->contains("tensor")) written.push_back(v->at("tensor"));
+    if (v->is_array()) {
+      for (const auto& x : *v) {
+        if (x.is_object() && x.contains("tensor")) written.push_back(x.at("tensor"));
+      }
+    }
+  }
+  return written;
+}
+
 }  // namespace cuset

@@ -12,6 +12,7 @@ import torch.utils.cpp_extension as cpp_extension
 
 from kb_recording import DTYPE_NAMES, DTYPES, Rec, current
 from kb_sandbox import Verdict, unsupported
+from kb_streams import patch_streams
 
 FACTORY_FUNCTIONS = {"empty", "zeros", "ones", "full", "rand", "randn", "empty_like", "zeros_like", "ones_like", "full_like",
                      "empty_strided", "arange", "new_empty", "new_zeros", "new_ones", "new_full"}
@@ -168,6 +169,8 @@ def patch_extension_api(mode, built):
             return CapturedModule()
         if key not in built:
             raise Verdict("error", f"no host build for extension {name}")
+        if isinstance(built[key], dict):
+            raise ExtensionBuildError(built[key]["failed"], built[key]["reason"])
         return HostModule(built[key])
 
     def load(*args, **kwargs):
@@ -176,6 +179,27 @@ def patch_extension_api(mode, built):
     cpp_extension.load_inline = load_inline
     cpp_extension.load = load
     return captured
+
+
+class ExtensionBuildError(RuntimeError):
+    """What load_inline raises when the extension does not build (torch raises a RuntimeError, "Error
+    building extension"): the solution may catch it, as KernelBench lets it."""
+
+    def __init__(self, verdict, reason):
+        super().__init__(f"Error building extension: {reason}")
+        self.verdict = verdict
+        self.reason = reason
+
+
+def build_failure(e):
+    """The ExtensionBuildError an exception is, or was raised while handling; or None."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, ExtensionBuildError):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
 
 
 class CapturedModule:
@@ -194,19 +218,58 @@ class StopCapture(Exception):
     pass
 
 
+# The GPU a plan is recorded for, as torch.cuda.get_device_properties shows it: an H100 SXM (the
+# host stand-in's cudaGetDeviceProperties answers the same; docs/kernelbench-solutions.md).
+RECORDING_GPU = dict(name="NVIDIA H100 80GB HBM3", major=9, minor=0, total_memory=85520809984, multi_processor_count=132,
+                     max_threads_per_multi_processor=2048, max_threads_per_block=1024, warp_size=32, regs_per_multiprocessor=65536,
+                     shared_memory_per_block=49152, shared_memory_per_block_optin=232448, shared_memory_per_multiprocessor=233472,
+                     L2_cache_size=52428800, is_integrated=False, is_multi_gpu_board=False, clock_rate=1980000,
+                     memory_clock_rate=2619000, memory_bus_width=5120, gcnArchName="NVIDIA H100 80GB HBM3")
+
+
+class DeviceGuard:
+    """torch.cuda.device(i) and friends: there is one device."""
+
+    def __init__(self, *a, **k):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def patch_cuda_api():
-    """The torch.cuda a solution may touch while being recorded."""
+    """The torch.cuda a solution may touch while being built and recorded: one GPU, RECORDING_GPU."""
+    import types
+    props = types.SimpleNamespace(**RECORDING_GPU)
     torch.cuda.is_available = lambda: True
-    torch.cuda.synchronize = lambda *a, **k: None
+    torch.cuda.is_initialized = lambda: True
+    torch.cuda.init = lambda: None
     torch.cuda.current_device = lambda: 0
     torch.cuda.device_count = lambda: 1
+    torch.cuda.set_device = lambda *a, **k: None
+    torch.cuda.device = DeviceGuard
+    torch.cuda.device_of = DeviceGuard
+    torch.cuda.get_device_properties = lambda *a, **k: props
+    torch.cuda.get_device_name = lambda *a, **k: props.name
+    torch.cuda.get_device_capability = lambda *a, **k: (props.major, props.minor)
+    torch.cuda.get_arch_list = lambda: ["sm_90"]
+    torch.cuda.mem_get_info = lambda *a, **k: (props.total_memory, props.total_memory)
+    torch.cuda.empty_cache = lambda: None
+    torch.cuda.memory_allocated = lambda *a, **k: 0
+    torch.cuda.max_memory_allocated = lambda *a, **k: 0
+    torch.cuda.reset_peak_memory_stats = lambda *a, **k: None
+    torch.cuda.manual_seed = lambda *a, **k: None
+    torch.cuda.manual_seed_all = lambda *a, **k: None
 
-    def no_streams(*a, **k):
-        raise unsupported("CUDA streams or events in forward")
-    torch.cuda.Stream = no_streams
-    torch.cuda.Event = no_streams
-    torch.cuda.stream = no_streams
-    torch.cuda.current_stream = no_streams
+    patch_streams(torch)
+
+    def no_graphs(*a, **k):
+        raise unsupported("CUDA graphs (torch.cuda.CUDAGraph / graph capture)")
+    torch.cuda.CUDAGraph = no_graphs
+    torch.cuda.graph = no_graphs
 
     def no_threads(*a, **k):
         raise unsupported("threads in forward")

@@ -1,12 +1,26 @@
 """Tensors with shapes and no data, and the recorder every torch op of a solution goes to
 (kernelbench_solution.py): factories and views become buffers and views, every other op a library
 step, and the host build's launches kernel steps.
+
+The recording has two phases, as KernelBench runs a solution: `ModelNew(...)` (init) and `forward`.
+Ops in `__init__` are recorded too: a parameter's initialiser is dropped when the parameter is bound to
+the problem's weight (KernelBench builds Model and ModelNew after the same seed, so parameters made
+alike are equal), and whatever `__init__` derives from the weights (a transposed copy, a folded batch
+norm) stays as steps that run before forward's, on every trial's fresh weights.
+
+Values: a tensor made from data (`torch.tensor([...])`, a module-level constant) and anything computed
+only from such constants carry their real values (small ones), so `.item()` on them is answered; the
+constant itself enters the plan as fill steps. A value computed from the trial's inputs or weights is
+never known here.
 """
+import sys
+
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from kb_sandbox import unsupported
+from kb_streams import DEFAULT_STREAM, StreamOrder, races
 
 DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float64: "float64",
                torch.int32: "int32", torch.int64: "int64", torch.int16: "int16", torch.int8: "int8", torch.uint8: "uint8",
@@ -21,6 +35,9 @@ RANDOM_OPS = ("bernoulli", "normal", "uniform", "rand", "randn", "randint", "ran
 # Ops that make a new tensor from shapes (a tensor argument gives only its metadata).
 FACTORY_OPS = {"empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros", "ones",
                "ones_like", "new_ones", "full", "full_like", "new_full", "arange", "eye", "scalar_tensor", "linspace"}
+VALUE_LIMIT = 1 << 16          # elements: up to this, a tensor computed from constants carries its real value
+CONSTANT_LIMIT = 4096          # elements of a constant made with data that the plan can hold (as fill steps)
+TORCH_NN = ("/torch/nn/",)     # torch's own module code: a write from there in __init__ is an initialiser
 
 
 class Buffer:
@@ -33,8 +50,26 @@ class Buffer:
         self.init = init          # "empty" or "zeros"
         self.written = False      # by a step (a zero_ before that is the same as zeros)
         self.module_buffer = False  # a lifted module buffer (running statistics): written on a copy
-        self.used = role == "input"  # by a step or an output: only those go into the plan
+        self.alias = None         # a parameter bound to the problem's weight: that weight's buffer
+        self.random = False       # filled with random numbers (an initialiser in __init__)
+        self.constant = None      # made with data: the values (a flat CPU tensor)
+        self.tainted = False      # written by a step whose result is not known here: no value
         self.base = torch.empty(numel, dtype=dtype, device="meta")
+
+    def root(self):
+        b = self
+        while b.alias is not None:
+            b = b.alias
+        return b
+
+
+class Ref:
+    """A buffer as a step names it; the name is resolved when the plan is written, after __init__'s
+    parameters are bound to the problem's weights."""
+    __slots__ = ("buffer",)
+
+    def __init__(self, buffer):
+        self.buffer = buffer
 
 
 class Rec(torch.Tensor):
@@ -42,13 +77,14 @@ class Rec(torch.Tensor):
     solution can tell."""
 
     @staticmethod
-    def __new__(cls, buffer, meta):
+    def __new__(cls, buffer, meta, value=None):
         # On the meta device for torch's C++ (a CPU-only torch has no CUDA device guard), on "cuda" for
         # the solution's Python (is_cuda, device).
         r = torch.Tensor._make_wrapper_subclass(cls, meta.size(), strides=meta.stride(), storage_offset=meta.storage_offset(),
                                                 dtype=meta.dtype, device=torch.device("meta"), requires_grad=False)
         r.buffer = buffer
         r.meta = meta
+        r._value = value
         return r
 
     __torch_function__ = torch._C._disabled_torch_function_impl
@@ -56,6 +92,11 @@ class Rec(torch.Tensor):
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         return current().dispatch(func, args, kwargs or {})
+
+    @property
+    def value(self):
+        """The real values, when they are known (computed from constants only)."""
+        return None if self.buffer.tainted else self._value
 
     @property
     def is_cuda(self):
@@ -72,9 +113,15 @@ class Rec(torch.Tensor):
 def view_json(t):
     if t.dtype not in PLAN_DTYPES:
         raise unsupported(f"a step uses a tensor of dtype {t.dtype}, which the harness does not hold")
-    t.buffer.used = True
-    return {"buffer": t.buffer.name, "offset": t.meta.storage_offset(), "sizes": list(t.meta.size()), "strides": list(t.meta.stride()),
+    return {"buffer": Ref(t.buffer), "offset": t.meta.storage_offset(), "sizes": list(t.meta.size()), "strides": list(t.meta.stride()),
             "dtype": DTYPE_NAMES[t.dtype]}
+
+
+def access(t, writes):
+    """(buffer, first element, last element, writes) of a view."""
+    span = storage_span(t.meta)
+    first = t.meta.storage_offset()
+    return (t.buffer, first, max(first, span - 1), writes)
 
 
 def storage_span(meta):
@@ -83,12 +130,39 @@ def storage_span(meta):
     return meta.storage_offset() + sum((s - 1) * st for s, st in zip(meta.size(), meta.stride())) + 1
 
 
+def refs_in(obj):
+    """Every Ref in a recorded step."""
+    if isinstance(obj, Ref):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from refs_in(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from refs_in(v)
+
+
+def called_from_torch_nn():
+    f = sys._getframe(2)
+    while f is not None:
+        if any(p in f.f_code.co_filename.replace("\\", "/") for p in TORCH_NN):
+            return True
+        f = f.f_back
+    return False
+
+
 class Recorder:
     def __init__(self):
         self.buffers = []
         self.steps = []
         self.handles = []          # handle -> Rec, for the host build
         self.module_buffer_tensors = {}  # input buffer id -> the module buffers bound to it
+        self.phase = "forward"     # or "init": ModelNew(...) is being built
+        self.init_writes = {}      # id(step) -> (buffers it writes, whether an initialiser wrote them)
+        self.stream = DEFAULT_STREAM  # the current stream (torch.cuda.stream(s))
+        self.streams = StreamOrder()
+        self.stamps = {}           # id(step) -> (its stream stamp, [(buffer, first, last, writes)])
+        self.init_steps = set()    # id(step) of __init__'s steps that stay
 
     # -- buffers ------------------------------------------------------------------------------------
     def new_buffer(self, dtype, numel, role="scratch", name=None, init="empty"):
@@ -96,25 +170,50 @@ class Recorder:
         self.buffers.append(b)
         return b
 
-    def fresh(self, meta_out, init="empty"):
+    def fresh(self, meta_out, init="empty", value=None):
         b = self.new_buffer(meta_out.dtype, storage_span(meta_out), init=init)
-        return Rec(b, b.base.as_strided(meta_out.size(), meta_out.stride(), 0))
+        return Rec(b, b.base.as_strided(meta_out.size(), meta_out.stride(), 0), value)
 
-    def wrap_view(self, of, meta_out):
-        return Rec(of.buffer, meta_out)
+    def wrap_view(self, of, meta_out, value=None):
+        return Rec(of.buffer, meta_out, value)
+
+    def constant(self, real):
+        """A tensor the solution made with data (torch.tensor([...]), a module-level constant): a buffer
+        the plan fills with those values before any step."""
+        if real.dtype not in PLAN_DTYPES:
+            real = real.to(torch.float32) if real.is_floating_point() else real
+        if real.numel() > CONSTANT_LIMIT:
+            raise unsupported(f"the solution uses a constant tensor of {real.numel()} elements made with data (at most {CONSTANT_LIMIT} "
+                              "are recorded)")
+        flat = real.detach().to("cpu").contiguous().reshape(-1).clone()
+        b = self.new_buffer(flat.dtype, flat.numel(), name=f"const{len(self.buffers)}")
+        b.constant = flat
+        meta = b.base.as_strided(real.shape, torch.empty(real.shape, device="meta").stride(), 0)
+        return Rec(b, meta, flat.reshape(real.shape))
+
+    def as_recorded(self, a):
+        """A real tensor that reaches an op (a constant made with data) becomes one of the recording's."""
+        if isinstance(a, torch.Tensor) and not isinstance(a, Rec) and a.device.type != "meta":
+            return self.constant(a)
+        return a
 
     # -- the dispatch of every torch op -------------------------------------------------------------
     def dispatch(self, func, args, kwargs):
         name = func.name()  # "aten::add.Tensor"
         base = name.split("::")[-1].split(".")[0]
+        args, kwargs = torch.utils._pytree.tree_map(self.as_recorded, (args, kwargs))
+        if base == "lift_fresh":
+            return args[0]
         if base == "_local_scalar_dense":
-            raise unsupported("forward reads a tensor's value on the host (.item(), float(t), int(t), bool(t), or a tensor in an if)")
+            return self.scalar_value(args[0])
         if base in ("_to_copy", "to", "copy_") and kwargs.get("device") is not None and torch.device(kwargs["device"]).type == "cpu":
             raise unsupported("forward moves a tensor to the host (.cpu())")
         if any(r in base for r in RANDOM_OPS):
+            if self.phase == "init":
+                return self.random_init(func, args, kwargs)
             raise unsupported(f"forward draws random numbers ({name}), so the result is not a function of the inputs")
         if base in ("set_", "resize_", "record_stream"):
-            raise unsupported(f"forward calls {name}")
+            raise unsupported(f"{'ModelNew(...)' if self.phase == 'init' else 'forward'} calls {name}")
 
         metas = torch.utils._pytree.tree_map(lambda a: a.meta if isinstance(a, Rec) else a, (args, kwargs))
         m_args, m_kwargs = metas
@@ -124,43 +223,107 @@ class Recorder:
             out = func(*m_args, **m_kwargs)
         except NotImplementedError as e:
             raise unsupported(f"{name} cannot be recorded on shapes alone (its result's shape depends on data): {str(e).splitlines()[0][:120]}")
+        real = self.real_result(func, args, kwargs, out)
 
         schema = func._schema
         self.copy_written_module_buffers(schema, args, kwargs)
         factory = base in FACTORY_OPS or not any(isinstance(a, Rec) for a in torch.utils._pytree.tree_flatten((args, kwargs))[0])
         if factory:
-            return self.factory(func, base, out, args, kwargs)
+            return self.factory(func, base, out, args, kwargs, real)
 
         returns = list(out) if isinstance(out, (tuple, list)) else [out]
+        values = list(real) if isinstance(real, (tuple, list)) else [real]
         results = []
         record = False
         step_outputs = []
+        written = []
+        for i, r in enumerate(returns):
+            if not isinstance(r, torch.Tensor):
+                results.append(r)
+                continue
+            value = values[i] if real is not None and i < len(values) and isinstance(values[i], torch.Tensor) else None
+            alias = schema.returns[i].alias_info if i < len(schema.returns) else None
+            src = self.aliased_argument(schema, alias, args, kwargs) if alias is not None else None
+            if src is not None and alias.is_write:
+                results.append(src)        # in place, or out=: the argument itself
+                written.append(src.buffer)
+                record = True
+            elif src is not None:
+                results.append(self.wrap_view(src, r, value))  # a view: no step
+            else:
+                fresh = self.fresh(r, value=value)
+                results.append(fresh)
+                step_outputs.append(fresh)
+                record = True
+        if not returns:
+            record = True
+        written += self.written_arguments(schema, args, kwargs)
+        if real is None:
+            for b in written:
+                b.tainted = True   # its values are no longer known
+        if base == "zero_" and isinstance(args[0], Rec) and self.whole_unwritten(args[0]):
+            args[0].buffer.init = "zeros"  # zero_ on a fresh buffer: torch.zeros, not a library op
+            record = self.phase == "init"  # an initialiser in __init__: dropped if the buffer is bound to a weight
+        if record:
+            self.record_library(func, args, kwargs, step_outputs, written)
+        if isinstance(out, (tuple, list)):
+            return type(out)(results) if isinstance(out, tuple) else results
+        return results[0]
+
+    def scalar_value(self, t):
+        if isinstance(t, Rec) and t.value is not None:
+            return t.value.item()
+        where = "ModelNew(...)" if self.phase == "init" else "forward"
+        raise unsupported(f"{where} reads a tensor's value on the host (.item(), float(t), int(t), bool(t), or a tensor in an if) that is "
+                          "computed from the trial's inputs or weights, which the recording never sees")
+
+    def real_result(self, func, args, kwargs, meta_out):
+        """The op on real values, when every tensor it reads has one and the result is small."""
+        flat = torch.utils._pytree.tree_flatten((args, kwargs))[0]
+        recs = [a for a in flat if isinstance(a, Rec)]
+        if any(r.value is None for r in recs):
+            return None
+        outs = meta_out if isinstance(meta_out, (tuple, list)) else [meta_out]
+        if any(isinstance(o, torch.Tensor) and o.numel() > VALUE_LIMIT for o in outs):
+            return None
+        r_args, r_kwargs = torch.utils._pytree.tree_map(lambda a: a.value if isinstance(a, Rec) else a, (args, kwargs))
+        if r_kwargs.get("device") is not None:
+            r_kwargs = dict(r_kwargs, device="cpu")
+        try:
+            with torch.utils._python_dispatch._disable_current_modes():
+                return func(*r_args, **r_kwargs)
+        except Exception:  # noqa: BLE001 - no value then; the op is still recorded
+            return None
+
+    def random_init(self, func, args, kwargs):
+        """An initialiser's random numbers in __init__: no step. A parameter bound to the problem's
+        weight gets the trial's values instead; any other use of them is refused when the plan is written."""
+        m_args, m_kwargs = torch.utils._pytree.tree_map(lambda a: a.meta if isinstance(a, Rec) else a, (args, kwargs))
+        if m_kwargs.get("device") is not None:
+            m_kwargs = dict(m_kwargs, device="meta")
+        out = func(*m_args, **m_kwargs)
+        schema = func._schema
+        returns = list(out) if isinstance(out, (tuple, list)) else [out]
+        results = []
         for i, r in enumerate(returns):
             if not isinstance(r, torch.Tensor):
                 results.append(r)
                 continue
             alias = schema.returns[i].alias_info if i < len(schema.returns) else None
             src = self.aliased_argument(schema, alias, args, kwargs) if alias is not None else None
-            if src is not None and alias.is_write:
-                results.append(src)        # in place, or out=: the argument itself
-                record = True
-            elif src is not None:
-                results.append(self.wrap_view(src, r))  # a view: no step
-            else:
-                fresh = self.fresh(r)
-                results.append(fresh)
-                step_outputs.append(fresh)
-                record = True
-        if not returns:
-            record = True
-        if base == "zero_" and isinstance(args[0], Rec) and self.whole_unwritten(args[0]):
-            args[0].buffer.init = "zeros"  # zero_ on a fresh buffer: torch.zeros, not a library op
-            record = False
-        if record:
-            self.record_library(func, args, kwargs, step_outputs)
+            t = src if src is not None else self.fresh(r)
+            t.buffer.random = True
+            t.buffer.tainted = True
+            t.buffer.written = True
+            results.append(t)
         if isinstance(out, (tuple, list)):
             return type(out)(results) if isinstance(out, tuple) else results
         return results[0]
+
+    def written_arguments(self, schema, args, kwargs):
+        params = schema.arguments
+        values = list(args) + [kwargs.get(p.name) for p in params[len(args):]]
+        return [v.buffer for p, v in zip(params, values) if p.alias_info is not None and p.alias_info.is_write and isinstance(v, Rec)]
 
     def copy_written_module_buffers(self, schema, args, kwargs):
         """BatchNorm in training mode updates its running statistics in place. They are the trial's
@@ -174,14 +337,15 @@ class Recorder:
             written = (p.alias_info is not None and p.alias_info.is_write) or p.name in hidden
             if not (written and isinstance(v, Rec)):
                 continue
-            b = v.buffer
+            b = v.buffer.root()
             if b.role != "input" or not b.module_buffer:
                 continue
             copy = self.new_buffer(b.dtype, b.numel)
             src = Rec(b, b.base.as_strided([b.numel], [1], 0))
             dst = Rec(copy, copy.base.as_strided([b.numel], [1], 0))
-            self.steps.append({"library": {"op": "aten::copy_", "overload": "", "args": [{"tensor": view_json(dst)}, {"tensor": view_json(src)}],
-                                            "kwargs": {}, "outputs": [], "purpose": "buffer_copy"}})
+            self.append({"library": {"op": "aten::copy_", "overload": "", "args": [{"tensor": view_json(dst)}, {"tensor": view_json(src)}],
+                                      "kwargs": {}, "outputs": [], "purpose": "buffer_copy"}}, "a copy of a module buffer",
+                        [access(dst, True), access(src, False)])
             copy.written = True
             for t in self.module_buffer_tensors.get(b.id, []):
                 t.buffer = copy
@@ -198,18 +362,21 @@ class Recorder:
                 return v
         return None
 
-    def factory(self, func, base, out, args, kwargs):
+    def factory(self, func, base, out, args, kwargs, real):
         if not isinstance(out, torch.Tensor):
             return out
+        value = real if isinstance(real, torch.Tensor) else None
         if base in ("empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided"):
-            return self.fresh(out, "empty")
+            t = self.fresh(out, "empty")
+            t.buffer.tainted = True  # what it holds is not known
+            return t
         if base in ("zeros", "zeros_like", "new_zeros"):
-            return self.fresh(out, "zeros")
-        t = self.fresh(out, "empty")
-        self.record_library(func, args, kwargs, [t])  # ones, full, arange, eye: computed into a new buffer
+            return self.fresh(out, "zeros", value)
+        t = self.fresh(out, "empty", value)
+        self.record_library(func, args, kwargs, [t], [])  # ones, full, arange, eye: computed into a new buffer
         return t
 
-    def record_library(self, func, args, kwargs, outputs):
+    def record_library(self, func, args, kwargs, outputs, written=()):
         def enc(a):
             if isinstance(a, Rec):
                 return {"tensor": view_json(a)}
@@ -224,7 +391,7 @@ class Recorder:
             if isinstance(a, (list, tuple)):
                 return [enc(x) for x in a]
             if isinstance(a, torch.Tensor):
-                raise unsupported(f"{func.name()} takes a tensor that is not one of the recording's (a constant made with data)")
+                raise unsupported(f"{func.name()} takes a tensor that is not one of the recording's")
             if isinstance(a, float) and (a != a or a in (float("inf"), float("-inf"))):
                 return {"float": str(a)}
             return a
@@ -236,12 +403,22 @@ class Recorder:
             t.buffer.written = True
         name = func.name()
         op, _, overload = name.partition(".")
-        self.steps.append({"library": {"op": op, "overload": overload, "args": [enc(a) for a in args],
-                                        "kwargs": {k: enc(v) for k, v in kwargs.items()},
-                                        "outputs": [view_json(t) for t in outputs]}})
+        step = {"library": {"op": op, "overload": overload, "args": [enc(a) for a in args],
+                            "kwargs": {k: enc(v) for k, v in kwargs.items()},
+                            "outputs": [view_json(t) for t in outputs]}}
+        self.note_init_write(step, [t.buffer for t in outputs] + list(written), op.split("::")[-1] in FACTORY_OPS)
+        writes = {id(b) for b in written} | {id(t.buffer) for t in outputs}
+        accesses = [access(t, id(t.buffer) in writes) for t in torch.utils._pytree.tree_flatten((args, kwargs))[0] if isinstance(t, Rec)]
+        self.append(step, f"{op}", accesses + [access(t, True) for t in outputs])
+
+    def note_init_write(self, step, written, filler):
+        if self.phase == "init":
+            self.init_writes[id(step)] = (written, filler or called_from_torch_nn())
 
     def record_launch(self, launch):
         args = []
+        written = []
+        accesses = []
         for a in launch["args"]:
             if "buffer" in a:
                 ident = a["buffer"]
@@ -251,12 +428,147 @@ class Recorder:
                 if b.dtype not in PLAN_DTYPES:
                     raise unsupported(f"a kernel takes a tensor of dtype {b.dtype}, which the harness does not hold")
                 b.written = True
-                b.used = True
-                args.append({"buffer": b.name, "byte_offset": a["byte_offset"]})
+                writes = not a.get("const", False)
+                if writes:
+                    b.tainted = True
+                    written.append(b)
+                first = a["byte_offset"] // max(b.base.element_size(), 1)
+                accesses.append((b, first, b.numel - 1, writes))
+                args.append({"buffer": Ref(b), "byte_offset": a["byte_offset"]})
             else:
                 args.append(a)
-        self.steps.append({"kernel": {"name": launch["kernel"], "grid": launch["grid"], "block": launch["block"],
-                                      "shared": launch["shared"], "args": args}})
+        step = {"kernel": {"name": launch["kernel"], "grid": launch["grid"], "block": launch["block"],
+                           "shared": launch["shared"], "args": args}}
+        self.note_init_write(step, written, False)
+        self.append(step, f"kernel {launch['kernel']}", accesses)
+
+    def append(self, step, what, accesses):
+        if self.stream.id:
+            step["stream"] = self.stream.id
+        self.stamps[id(step)] = (f"step {len(self.steps) + 1} ({what})", self.streams.stamp(self.stream.id), accesses)
+        self.steps.append(step)
+
+    def race(self):
+        """The first pair of steps on different streams that nothing orders and that conflict, or None."""
+        stamped = []
+        for step in self.steps:
+            if id(step) in self.stamps:
+                what, stamp, accesses = self.stamps[id(step)]
+                stamped.append((what, stamp, [(b.root(), lo, hi, w) for b, lo, hi, w in accesses]))
+        return races(stamped)
+
+    # -- the end of __init__ ------------------------------------------------------------------------
+    def bind(self, param_buffer, weight_buffer):
+        """A parameter of ModelNew is the problem's weight from here on, in every step that names it."""
+        param_buffer.alias = weight_buffer
+        param_buffer.random = False
+
+    def finish_init(self):
+        """__init__'s steps, now that the parameters are bound: an initialiser's write to a bound
+        weight is dropped (the trial gives the weight); any other write to one (a folded batch norm:
+        `conv.weight.data.mul_(...)`) works on a copy of the trial's weight, made before it, which the
+        parameter then stands for; steps that derive other tensors stay and run first on every trial."""
+        kept = []
+        copies = {}  # weight buffer -> its copy
+        for step in self.steps:
+            written, initialiser = self.init_writes.get(id(step), ([], False))
+            roots = {b.root() for b in written}
+            bound = [r for r in roots if r.role == "input"]
+            self.pin(step, copies)
+            if bound and initialiser and len(bound) == len(roots):
+                continue
+            for r in bound:
+                if r in copies:
+                    continue
+                copy = self.new_buffer(r.dtype, r.numel)
+                copy.written = True
+                kept.append({"library": {"op": "aten::copy_", "overload": "", "purpose": "buffer_copy", "kwargs": {}, "outputs": [],
+                                         "args": [{"tensor": self.whole(copy)}, {"tensor": self.whole(r)}]}})
+                copies[r] = copy
+                self.pin(step, copies)
+            kept.append(step)
+        # forward sees the copies: every parameter bound to a weight that __init__ changed
+        for b in self.buffers:
+            if b.alias is not None and b.root() in copies:
+                b.alias = copies[b.root()]
+        self.steps = kept
+        self.init_steps = {id(s) for s in kept}
+        self.init_writes = {}
+        self.phase = "forward"
+        self.streams.synchronize_device()  # KernelBench synchronizes after building ModelNew
+
+    @staticmethod
+    def pin(step, copies):
+        for ref in refs_in(step):
+            r = ref.buffer.root()
+            if r in copies:
+                ref.buffer = copies[r]
+
+    @staticmethod
+    def whole(b):
+        return {"buffer": Ref(b), "offset": 0, "sizes": [b.numel], "strides": [1], "dtype": DTYPE_NAMES[b.dtype]}
+
+    # -- the plan -----------------------------------------------------------------------------------
+    def constant_steps(self, used):
+        """Fill steps that give each constant buffer its values (runs of equal values in one fill)."""
+        steps = []
+        for b in used:
+            if b.constant is None:
+                continue
+            vals = b.constant.tolist()
+            start = 0
+            while start < len(vals):
+                end = start
+                while end + 1 < len(vals) and vals[end + 1] == vals[start]:
+                    end += 1
+                v = vals[start]
+                if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+                    v = {"float": str(v)}
+                steps.append({"library": {"op": "aten::fill_", "overload": "Scalar", "purpose": "constant", "kwargs": {}, "outputs": [],
+                                          "args": [{"tensor": {"buffer": Ref(b), "offset": start, "sizes": [end - start + 1], "strides": [1],
+                                                               "dtype": DTYPE_NAMES[b.dtype]}}, v]}})
+                start = end + 1
+        return steps
+
+    def live(self, steps, outputs):
+        """The steps without __init__'s whose results nothing uses (a warm-up call, a tensor it keeps
+        and never reads): they would only cost time and memory on every trial."""
+        live = {ref.buffer.root() for ref in refs_in(outputs)}
+        kept = []
+        for step in reversed(steps):
+            info = self.stamps.get(id(step))
+            if id(step) in self.init_steps and info is not None:
+                if not any(w and b.root() in live for b, _, _, w in info[2]):
+                    continue
+            live |= {b.root() for b, _, _, _ in info[2]} if info is not None else {ref.buffer.root() for ref in refs_in(step)}
+            kept.append(step)
+        return kept[::-1]
+
+    def resolved(self, steps, outputs):
+        """Steps and outputs with every buffer named, and the buffers they use (inputs always)."""
+        steps = self.live(steps, outputs)
+        used = [b for b in self.buffers if b.role == "input" and b.alias is None]
+        seen = set(used)
+        for ref in refs_in([steps, outputs]):
+            r = ref.buffer.root()
+            if r not in seen:
+                seen.add(r)
+                used.append(r)
+        for r in used:
+            if r.random:
+                raise unsupported(f"a tensor filled with random numbers in ModelNew's __init__ ({r.name}, {r.numel} elements) is used, and it is "
+                                  "no weight of the problem the trial could give (a parameter created in another order or shape than Model's)")
+        constants = self.constant_steps(used)
+
+        def name(obj):
+            if isinstance(obj, Ref):
+                return obj.buffer.root().name
+            if isinstance(obj, dict):
+                return {k: name(v) for k, v in obj.items()}
+            if isinstance(obj, list):
+                return [name(v) for v in obj]
+            return obj
+        return name(constants + steps), name(outputs), used
 
     # -- the host build's view of tensors --------------------------------------------------------------
     def handle_of(self, t):
@@ -288,24 +600,48 @@ class Recording(TorchDispatchMode):
 class OnRecordingDevice(TorchFunctionMode):
     """The solution's tensors are all on "the GPU": devices it names become the meta device before
     torch would look for CUDA (this torch may have none), .cuda() and .to("cuda") are no-ops, and
-    moving data to the host cannot be recorded."""
+    moving data to the host cannot be recorded. A tensor made with data keeps its data (on the CPU,
+    where the recorder turns it into a constant)."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
         if func in (torch.Tensor.cuda, torch.Tensor.contiguous) and isinstance(args[0], Rec) and (func is torch.Tensor.cuda or args[0].is_contiguous()):
             return args[0]
         if func in (torch.Tensor.cpu, torch.Tensor.numpy, torch.Tensor.tolist):
+            if isinstance(args[0], Rec) and args[0].value is not None:
+                return getattr(args[0].value, func.__name__)()
             raise unsupported(f"forward moves a tensor's data to the host ({func.__name__})")
-        if func is torch.Tensor.to:
-            args = tuple(a for a in args if not isinstance(a, (torch.device, str)))
+        if func in WITH_DATA:
             kwargs.pop("device", None)
-            kwargs.pop("non_blocking", None)
-            if len(args) == 1 and not kwargs:
-                return args[0]
+            return func(*args, **kwargs)
+        if func is torch.Tensor.to:
+            return self.to(args, kwargs)
         if "device" in kwargs or func in FACTORIES:
             kwargs["device"] = "meta"
         return func(*args, **kwargs)
 
 
+    @staticmethod
+    def to(args, kwargs):
+        """Tensor.to on the one device there is: only a dtype or a memory format changes anything
+        (Module.to passes `(device, dtype or None, non_blocking)` positionally)."""
+        self, rest = args[0], args[1:]
+        dtype = kwargs.get("dtype")
+        for a in rest:
+            if isinstance(a, torch.dtype):
+                dtype = a
+            elif isinstance(a, torch.Tensor):
+                dtype = a.dtype
+        change = {}
+        if dtype is not None and dtype != self.dtype:
+            change["dtype"] = dtype
+        if kwargs.get("memory_format") is not None:
+            change["memory_format"] = kwargs["memory_format"]
+        if not change:
+            return self
+        return torch.Tensor.to(self, **change)
+
+
 FACTORIES = {torch.empty, torch.zeros, torch.ones, torch.full, torch.rand, torch.randn, torch.randint, torch.arange,
              torch.eye, torch.linspace, torch.empty_strided, torch.zeros_like, torch.ones_like, torch.empty_like, torch.full_like}
+WITH_DATA = {torch.tensor, torch.as_tensor, torch.from_numpy}

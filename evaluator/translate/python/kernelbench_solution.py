@@ -36,15 +36,22 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
 import kb_recording  # noqa: E402
-from kb_host import StopCapture, patch_cuda_api, patch_extension_api  # noqa: E402
+from kb_host import StopCapture, build_failure, patch_cuda_api, patch_extension_api  # noqa: E402
 from kb_recording import DTYPE_NAMES, DTYPES, OnRecordingDevice, Rec, Recording, view_json  # noqa: E402
 from kb_sandbox import RESULT, Verdict, finish, install_audit_hook, install_seccomp, unsupported  # noqa: E402
 
 
-def run_solution(path, source):
-    ns = {"__name__": "kernelbench_solution", "__file__": path}
+def run_solution(path, source, problem_ns=None, kb=None):
+    """Executes the solution as KernelBench does: in the problem file's namespace, after it (one dict),
+    so the problem's module-level names (batch_size, a constant) are the solution's too. A solution that
+    repeats a size constant of the problem with the problem's value gets the value of the size set being
+    recorded (the importer scales the problem's constants for the simulator; KernelBench's solution
+    would see the constant it repeats)."""
+    ns = dict(problem_ns or {})
+    ns.update({"__name__": "kernelbench_solution", "__file__": path})
     try:
-        exec(compile(source, path, "exec"), ns)
+        code = compile(scaled_like_problem(source, path, problem_ns, kb), path, "exec")
+        exec(code, ns)
     except ModuleNotFoundError as e:
         raise unsupported(f"the solution imports '{e.name}', which this translation does not provide (only load_inline CUDA solutions "
                           "are translated)")
@@ -52,19 +59,40 @@ def run_solution(path, source):
         raise
     except SyntaxError as e:  # KernelBench reports a file that does not load as a compilation failure
         raise Verdict("compile_error", f"the solution is not valid Python: {e.msg} (line {e.lineno})")
+    except Exception as e:  # noqa: BLE001
+        raise uncaught(e, "the solution's module code failed", path) from e
     if "ModelNew" not in ns:
         raise Verdict("invalid_submission", "the solution defines no ModelNew")
     return ns
 
 
+def scaled_like_problem(source, path, problem_ns, kb):
+    scaled = (problem_ns or {}).get("__cuset_scaled__")
+    if not scaled:
+        return source
+    import ast
+    tree = ast.parse(source, path)
+    for knob in kb.int_constants(tree):
+        node = getattr(knob.holder, knob.field) if knob.index is None else getattr(knob.holder, knob.field)[knob.index]
+        if knob.key in scaled and kb.constant_int(node) == scaled[knob.key][0]:
+            knob.set(scaled[knob.key][1])
+    ast.fix_missing_locations(tree)
+    return tree
+
+
 def problem_namespace(problem, size_set, kb):
+    """The problem file's namespace at the size set, with `__cuset_scaled__`: knob -> (full value, this set's)."""
     origin = problem.get("origin")
     if not origin:
         return None
     overrides = (origin.get("size_overrides") or {}).get(size_set)
     if overrides is None and size_set != "full":
         overrides = recomputed_overrides(origin, problem["size_sets"][size_set].get("sizes", {}), kb)
-    return kb.load(origin["source"], origin["file"], overrides)
+    ns = kb.load(origin["source"], origin["file"], overrides)
+    if overrides:
+        full = kb.size_knobs(kb.load(origin["source"], origin["file"]), origin["source"], origin["file"])
+        ns["__cuset_scaled__"] = {k: (full[k], v) for k, v in overrides.items() if k in full}
+    return ns
 
 
 def recomputed_overrides(origin, sizes, kb):
@@ -103,37 +131,50 @@ def forward_arguments(problem, size_set, ns, kb):
     return init, args
 
 
-def bind_parameters(model, problem, size_set, inputs):
-    """ModelNew's parameters and buffers, each bound to the problem's weight of its name (or the one
-    weight of its shape): the kernels then see the trial's fresh weights."""
-    params = [p for p in (problem.get("parameters") or [])]
-    free = {p: inputs[p] for p in params if p in inputs}
-    modules = dict(model.named_modules())
+def module_tensors(model):
+    """ModelNew's parameters, buffers and plain tensor attributes (which the importer lifts into weights of
+    Model too), in creation order: named_parameters, then named_buffers, then attributes."""
+    seen = set()
+    found = []
+    for kind, items in (("parameter", model.named_parameters(remove_duplicate=False)), ("buffer", model.named_buffers(remove_duplicate=False))):
+        for name, t in items:
+            if id(t) not in seen:
+                seen.add(id(t))
+                found.append((name, kind, t))
+    for prefix, m in model.named_modules():
+        for k, v in list(vars(m).items()):
+            if isinstance(v, Rec) and id(v) not in seen and k not in m._parameters and k not in m._buffers:
+                seen.add(id(v))
+                found.append((f"{prefix}.{k}" if prefix else k, "attribute", v))
+    return found
+
+
+def bind_parameters(model, problem, inputs):
+    """ModelNew's parameters and buffers, each bound to a weight of the problem: the one of its name when
+    shape and dtype agree, else the first unbound one of its shape and dtype in Model's creation order.
+    KernelBench builds Model and ModelNew after the same seed, so parameters created in the same order,
+    shapes and initialisers are equal; from here on each bound parameter is that weight in every step
+    (the trial's fresh values), and its initialiser is dropped. Unbound ones keep what __init__ made
+    them; one filled with random numbers is refused if a step uses it."""
+    recorder = kb_recording.current()
+    free = [p for p in (problem.get("parameters") or []) if p in inputs]
     bound = []
-    for name, t in list(model.named_parameters()) + list(model.named_buffers()):
-        owner_name, _, leaf = name.rpartition(".")
-        owner = modules[owner_name]
-        target = free.get(name)
-        if target is not None and (tuple(target.shape) != tuple(t.shape) or target.dtype != t.dtype):
-            target = None
-        if target is None:
-            same = [k for k, v in free.items() if tuple(v.shape) == tuple(t.shape) and v.dtype == t.dtype]
-            if len(same) == 1:
-                target = free[same[0]]
-                name = same[0]
-        if target is None:
-            if name.endswith("num_batches_tracked"):
-                continue
-            raise unsupported(f"ModelNew's {'parameter' if leaf in owner._parameters else 'buffer'} '{name}' {tuple(t.shape)} matches no "
-                              "weight of the problem by name or shape, so the kernels could not be given the trial's weights")
-        free.pop(name, None)
-        if leaf in owner._parameters:
-            owner._parameters[leaf] = target
-        else:
-            target.buffer.module_buffer = True
-            kb_recording.current().module_buffer_tensors.setdefault(target.buffer.id, []).append(target)
-            owner._buffers[leaf] = target
-        bound.append(name)
+    for name, kind, t in module_tensors(model):
+        def fits(w):
+            return tuple(inputs[w].shape) == tuple(t.shape) and inputs[w].dtype == t.dtype
+        target = name if name in free and fits(name) else next((w for w in free if fits(w)), None)
+        if target is None or name.endswith("num_batches_tracked"):
+            continue
+        b = t.buffer
+        if t.meta.storage_offset() != 0 or not t.meta.is_contiguous() or t.numel() != b.numel or b.alias is not None:
+            continue  # a view of a larger tensor: it keeps what __init__ made it
+        free.remove(target)
+        weight = inputs[target].buffer
+        recorder.bind(b, weight)
+        if kind != "parameter":
+            weight.module_buffer = True
+            recorder.module_buffer_tensors.setdefault(weight.id, []).append(t)
+        bound.append((name, target))
     return bound
 
 
@@ -145,17 +186,7 @@ def record_size_set(solution_path, source, problem, size_set, kb):
         # A traced reference names no attributes: its weights are the inputs forward is not given.
         given = {v for kind, v in fwd if kind == "input"}
         problem["parameters"] = [i["name"] for i in problem["size_sets"][size_set]["inputs"] if i["name"] not in given]
-    ns = run_solution(solution_path, source)
-    try:
-        with kb.OnMeta():
-            model = ns["ModelNew"](*init)
-    except Verdict:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise Verdict("runtime_error", f"ModelNew(...) failed: {type(e).__name__}: {str(e).strip()[:300]}")
-    if not isinstance(model, nn.Module):
-        raise Verdict("invalid_submission", "ModelNew is not a torch.nn.Module")
-    model.train()  # KernelBench runs models as constructed
+    ns = run_solution(solution_path, source, ns_problem, kb)
 
     spec = problem["size_sets"][size_set]
     inputs = {}
@@ -166,20 +197,45 @@ def record_size_set(solution_path, source, problem, size_set, kb):
             numel *= d
         b = recorder.new_buffer(dtype, numel, role="input", name=i["name"])
         inputs[i["name"]] = Rec(b, b.base.as_strided(i["shape"], torch.empty(i["shape"], device="meta").stride(), 0))
-    bind_parameters(model, problem, size_set, inputs)
-    kb.rebuild_flat_weights(model)  # nn.RNNBase reads a flat list of its weights that rebinding does not update
+    recorder.phase = "init"
+    try:
+        with torch.no_grad(), OnRecordingDevice(), Recording():
+            model = ns["ModelNew"](*init)
+    except Verdict:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise uncaught(e, "ModelNew(...) failed", solution_path) from e
+    if not isinstance(model, nn.Module):
+        raise Verdict("invalid_submission", "ModelNew is not a torch.nn.Module")
+    model.train()  # KernelBench runs models as constructed
+    bind_parameters(model, problem, inputs)
+    recorder.finish_init()
+    kb.rebuild_flat_weights(model)  # nn.RNNBase reads a flat list of its weights
     args = [inputs[v] if kind == "input" else v for kind, v in fwd]
     try:
-        with OnRecordingDevice(), Recording():
+        with torch.no_grad(), OnRecordingDevice(), Recording():  # KernelBench runs forward under no_grad
             out = model(*args)
     except Verdict:
         raise
     except Exception as e:  # noqa: BLE001 - what KernelBench would report as a runtime error
-        where = traceback.extract_tb(e.__traceback__)
-        line = next((f" (line {f.lineno})" for f in reversed(where) if f.filename == solution_path), "")
-        raise Verdict("runtime_error", f"forward failed{line}: {type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}")
+        raise uncaught(e, "forward failed", solution_path) from e
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     return plan_of(outs, spec)
+
+
+def uncaught(e, what, solution_path):
+    """The verdict of an exception that leaves the solution: an extension's failed build that it did not
+    catch is that build's verdict (load_inline fails the same way); anything else a runtime error."""
+    failed = build_failure(e)
+    if failed is not None:
+        return Verdict(failed.verdict, f"{failed.reason} (load_inline fails there too, and the solution does not catch it)")
+    msg = str(e).strip()
+    return Verdict("runtime_error", f"{what}{solution_line(e, solution_path)}: {type(e).__name__}: {msg.splitlines()[0][:300] if msg else ''}")
+
+
+def solution_line(e, solution_path):
+    where = traceback.extract_tb(e.__traceback__)
+    return next((f" (line {f.lineno})" for f in reversed(where) if f.filename == solution_path), "")
 
 
 def plan_of(outs, spec):
@@ -194,8 +250,13 @@ def plan_of(outs, spec):
             raise Verdict("wrong_answer", f"output '{w['name']}' has shape {list(o.shape)} {DTYPE_NAMES.get(o.dtype, o.dtype)}, the problem's "
                                           f"is {w['shape']} {w['dtype']}")
         outputs.append({"name": w["name"], "view": view_json(o)})
-    buffers = [{"name": b.name, "role": b.role, "dtype": DTYPE_NAMES[b.dtype], "numel": b.numel, "init": b.init} for b in kb_recording.current().buffers if b.used]
-    return {"buffers": buffers, "steps": kb_recording.current().steps, "outputs": outputs}
+    recorder = kb_recording.current()
+    race = recorder.race()
+    if race:
+        raise Verdict("runtime_error", race)
+    steps, outputs, used = recorder.resolved(recorder.steps, outputs)
+    buffers = [{"name": b.name, "role": b.role, "dtype": DTYPE_NAMES[b.dtype], "numel": b.numel, "init": b.init} for b in used]
+    return {"buffers": buffers, "steps": steps, "outputs": outputs}
 
 
 def main():
@@ -236,15 +297,17 @@ def main():
     readable = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.dirname(torch.__file__)),
                 os.path.dirname(os.path.abspath(args.solution)), os.devnull, "/dev/urandom", "/proc/self"}
     readable |= {os.path.abspath(p) for p in sys.path if p}
-    install_audit_hook(set(built.values()), readable)
+    install_audit_hook({v for v in built.values() if isinstance(v, str)}, readable)
 
     try:
         if args.mode == "capture":
             try:
-                ns = run_solution(args.solution, source)
                 some_set = "small" if "small" in problem["size_sets"] else next(iter(problem["size_sets"]))
-                init, _ = forward_arguments(problem, some_set, problem_namespace(problem, some_set, kb), kb)
-                with kb.OnMeta():
+                ns_problem = problem_namespace(problem, some_set, kb)
+                ns = run_solution(args.solution, source, ns_problem, kb)
+                init, _ = forward_arguments(problem, some_set, ns_problem, kb)
+                kb_recording.current().phase = "init"
+                with torch.no_grad(), OnRecordingDevice(), Recording():
                     ns["ModelNew"](*init)
             except StopCapture:
                 pass
@@ -261,6 +324,9 @@ def main():
     except kb.Skip as s:
         finish({"status": "error", "reason": f"the problem's own file cannot be rebuilt: {s}"})
     except BaseException as e:  # noqa: BLE001 - a solution's sys.exit() is its failure, not the helper's end
+        if build_failure(e) is not None:
+            v = uncaught(e, "", args.solution)
+            finish({"status": v.status, "reason": v.reason})
         tb = traceback.extract_tb(e.__traceback__)
         where = f" ({os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
         finish({"status": "runtime_error", "reason": f"{type(e).__name__}: {str(e).strip()[:300]}{where}"})

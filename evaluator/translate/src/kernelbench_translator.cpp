@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "cuset/common/error.hpp"
@@ -34,7 +35,7 @@ constexpr std::string_view kDevicePrelude =
 
 // What the recorder needs of the problem: its sizes' shapes, which inputs are lifted weights, and the
 // KernelBench file (with the constants the importer scaled) that builds its Model.
-json problemSpec(const Problem& p) {
+json problemSpec(const Problem& p, const std::vector<std::string>& sizeSets) {
   json spec = {{"id", p.id}, {"parameters", json::array()}, {"size_sets", json::object()}, {"origin", nullptr}};
   if (p.referenceArchive) spec["parameters"] = p.referenceArchive->attributes;
   if (p.origin && p.origin->suite == "kernelbench" && !p.origin->source.empty()) {
@@ -43,6 +44,7 @@ json problemSpec(const Problem& p) {
     spec["origin"] = {{"source", p.origin->source}, {"file", p.origin->file}, {"size_overrides", overrides}};
   }
   for (const auto& set : p.sizeSets) {
+    if (!sizeSets.empty() && std::find(sizeSets.begin(), sizeSets.end(), set.name) == sizeSets.end()) continue;
     json s = {{"inputs", json::array()}, {"outputs", json::array()}, {"sizes", set.sizes}};
     for (const auto& t : p.inputs) s["inputs"].push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", *evaluateShape(t, set.sizes)}});
     for (const auto& t : p.outputs) s["outputs"].push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", *evaluateShape(t, set.sizes)}});
@@ -72,7 +74,7 @@ class Session {
  public:
   Session(const TranslatorOptions& options, const Problem& problem, std::string_view solution, const fs::path& folder)
       : options_(options), problem_(problem), folder_(folder) {
-    writeFileAtomic(folder / "problem.json", problemSpec(problem).dump());
+    writeFileAtomic(folder / "problem.json", problemSpec(problem, options.sizeSets).dump());
     writeFileAtomic(folder / "solution.py", solution);
   }
 
@@ -84,10 +86,17 @@ class Session {
     for (const auto& e : captured.at("extensions")) {
       detail::Extension x{e.at("key"), e.at("name"), e.at("cpp_sources"), e.at("cuda_sources"), e.at("functions").get<std::vector<std::string>>()};
       const SplitCudaSource split = splitCudaSource(x.cudaSources);
-      t.plan.deviceSource += fmt::format("// ---- load_inline extension '{}' ----\n{}\n", x.name, split.device);
       const detail::HostBuild built = detail::buildHostLibrary(x, split.host, folder_ / ("ext-" + x.key), options_.timeout);
       t.log += built.log;
-      if (built.verdict != "ok") return fail(t, built.verdict, fmt::format("extension '{}': {}", x.name, built.reason));
+      const std::string reason = fmt::format("extension '{}': {}", x.name, built.reason);
+      if (built.verdict == "compile_error") {
+        // load_inline raises where its build fails, and KernelBench runs whatever the solution does
+        // then (many catch it and fall back to torch): the recorder raises the same in the solution.
+        extensions[x.key] = {{"failed", built.verdict}, {"reason", reason}};
+        continue;
+      }
+      if (built.verdict != "ok") return fail(t, built.verdict, reason);
+      t.plan.deviceSource += fmt::format("// ---- load_inline extension '{}' ----\n{}\n", x.name, split.device);
       extensions[x.key] = built.library.string();
     }
     if (captured.at("extensions").empty()) t.log += "the solution compiles no CUDA source with load_inline\n";
@@ -171,16 +180,17 @@ class Session {
 };
 
 // The recorded plans checked against the problem, one per size set.
-void finishPlans(Translation& t, const Problem& problem) {
+void finishPlans(Translation& t, const Problem& problem, const TranslatorOptions& options) {
   if (!t.ok()) return;
   t.plan.form = "kernelbench";
   for (const auto& set : problem.sizeSets) {
+    if (!options.sizeSets.empty() && std::find(options.sizeSets.begin(), options.sizeSets.end(), set.name) == options.sizeSets.end()) continue;
     if (!t.recorded.contains(set.name)) {
       t.verdict = "invalid_submission";
       t.reason = fmt::format("the recording has no plan for size set '{}'", set.name);
       return;
     }
-    auto plan = planFromRecording(t.recorded[set.name], problem, set);
+    auto plan = planFromRecording(t.recorded[set.name], problem, set, options.budget);
     if (auto* refusal = std::get_if<PlanRefusal>(&plan)) {
       t.verdict = refusal->verdict;
       t.reason = fmt::format("sizes '{}': {}", set.name, refusal->reason);
@@ -233,7 +243,7 @@ KernelBenchTranslator::KernelBenchTranslator(TranslatorOptions options) : option
 
 Translation KernelBenchTranslator::translate(const Problem& problem, std::string_view solution) const {
   const auto start = Clock::now();
-  const std::string key = ContentHasher().add(digest_).add(problemSpec(problem).dump()).add(solution).digest().hex();
+  const std::string key = ContentHasher().add(digest_).add(problemSpec(problem, options_.sizeSets).dump()).add(solution).digest().hex();
   const fs::path cached = options_.cacheDir.empty() ? fs::path() : options_.cacheDir / (key + ".json");
   Translation t;
   if (!cached.empty() && fs::exists(cached)) {
@@ -252,7 +262,7 @@ Translation KernelBenchTranslator::translate(const Problem& problem, std::string
                                    {"device_source", t.plan.deviceSource}, {"recorded", t.recorded}}.dump());
     }
   }
-  finishPlans(t, problem);
+  finishPlans(t, problem, options_);
   t.milliseconds = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return t;
 }

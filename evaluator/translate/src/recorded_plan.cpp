@@ -41,7 +41,8 @@ bool contiguous(const std::vector<std::int64_t>& sizes, const std::vector<std::i
 
 class Converter {
  public:
-  Converter(const nlohmann::json& recorded, const Problem& problem, const SizeSet& set) : recorded_(recorded), problem_(problem), set_(set) {}
+  Converter(const nlohmann::json& recorded, const Problem& problem, const SizeSet& set, const MemoryBudget& budget)
+      : recorded_(recorded), problem_(problem), set_(set), budget_(budget) {}
 
   LaunchPlan run() {
     readBuffers();
@@ -86,11 +87,10 @@ class Converter {
       }
       if (!buffers_.emplace(b.name, b).second) refuse("invalid_submission", fmt::format("the recording names buffer '{}' twice", b.name));
     }
-    // Intermediates beyond any plausible need would only exhaust memory.
-    const std::int64_t limit = 16 * problemBytes + (std::int64_t{64} << 20);
-    if (scratchBytes > limit) {
-      refuse("runtime_error", fmt::format("the solution allocates {:.3g} GB of intermediates, over the {:.3g} GB this harness allows for this problem",
-                                          static_cast<double>(scratchBytes) / 1e9, static_cast<double>(limit) / 1e9));
+    if (budget_.bytes > 0 && problemBytes + scratchBytes > budget_.bytes) {
+      refuse(budget_.verdict, fmt::format("the solution allocates {:.3g} GB of intermediates beside the problem's {:.3g} GB, over the {:.3g} GB of {}",
+                                          static_cast<double>(scratchBytes) / 1e9, static_cast<double>(problemBytes) / 1e9,
+                                          static_cast<double>(budget_.bytes) / 1e9, budget_.what));
     }
   }
 
@@ -182,11 +182,20 @@ class Converter {
       out.kind = PlanStep::Kind::library;
       out.library.call = {{"op", op}, {"overload", call.value("overload", std::string())}, {"args", renamedCall(call.at("args"))},
                           {"kwargs", renamedCall(call.value("kwargs", nlohmann::json::object()))}, {"outputs", nlohmann::json::array()}};
-      if (call.value("purpose", "") == "buffer_copy") out.library.call["purpose"] = "buffer_copy";
+      if (const std::string purpose = call.value("purpose", ""); purpose == "buffer_copy" || purpose == "constant") out.library.call["purpose"] = purpose;
       for (const auto& v : call.value("outputs", nlohmann::json::array())) {
         checkView(v);
         if (buffer(v.at("buffer").get<std::string>()).role == "input") refuse("invalid_submission", "a library step's result is recorded into an input");
         out.library.call["outputs"].push_back(renamedView(v));
+      }
+      // KernelBench's inputs are the reference's too: a step that writes one is input mutation, whether
+      // or not the trial's values happen to change (relu_ on inputs that are all positive).
+      for (const auto& v : libraryWrittenArguments(call)) {
+        const Buffer& b = buffer(v.at("buffer").get<std::string>());
+        if (b.role == "input") {
+          refuse("hack_suspected", fmt::format("forward modifies its input '{}' in place ({}); the inputs are the reference's too, and no step may "
+                                               "write them", b.name, op));
+        }
       }
       return out;
     }
@@ -249,15 +258,17 @@ class Converter {
   const nlohmann::json& recorded_;
   const Problem& problem_;
   const SizeSet& set_;
+  const MemoryBudget& budget_;
   std::map<std::string, Buffer> buffers_;  // by the recording's name
   std::vector<PlanStep> outputCopies_;
 };
 
 }  // namespace
 
-std::variant<LaunchPlan, PlanRefusal> planFromRecording(const nlohmann::json& recorded, const Problem& problem, const SizeSet& sizeSet) {
+std::variant<LaunchPlan, PlanRefusal> planFromRecording(const nlohmann::json& recorded, const Problem& problem, const SizeSet& sizeSet,
+                                                        const MemoryBudget& budget) {
   try {
-    return Converter(recorded, problem, sizeSet).run();
+    return Converter(recorded, problem, sizeSet, budget).run();
   } catch (const Refused& r) {
     return r.refusal;
   } catch (const nlohmann::json::exception& e) {

@@ -158,11 +158,43 @@ TEST(RecordedPlan, RefusesWhatNoCorrectRecordingHolds) {
     EXPECT_EQ(std::get<PlanRefusal>(plan).verdict, c.verdict) << std::get<PlanRefusal>(plan).reason;
     EXPECT_NE(std::get<PlanRefusal>(plan).reason.find(c.needle), std::string::npos) << std::get<PlanRefusal>(plan).reason;
   }
+}
+
+TEST(RecordedPlan, MemoryIsCheckedAgainstTheBudgetOfTheDeviceThatRunsIt) {
+  const Problem p = reluProblem();
   json huge = recording({}, view("t1"));
-  huge["buffers"][1]["numel"] = std::int64_t{1} << 40;
-  const auto plan = planFromRecording(huge, p, p.sizeSets[0]);
+  huge["buffers"][1]["numel"] = std::int64_t{1} << 30;  // 4 GiB of intermediates
+  // No budget (a GPU: its allocation decides at run time): the plan stands.
+  EXPECT_TRUE(std::holds_alternative<LaunchPlan>(planFromRecording(huge, p, p.sizeSets[0])));
+  const MemoryBudget simulator{std::int64_t{2} << 30, "device memory the simulator's workers hold", "unsupported"};
+  const auto plan = planFromRecording(huge, p, p.sizeSets[0], simulator);
   ASSERT_TRUE(std::holds_alternative<PlanRefusal>(plan));
-  EXPECT_NE(std::get<PlanRefusal>(plan).reason.find("intermediates"), std::string::npos);
+  EXPECT_EQ(std::get<PlanRefusal>(plan).verdict, "unsupported");
+  EXPECT_NE(std::get<PlanRefusal>(plan).reason.find("over the 2.15 GB of device memory the simulator's workers hold"), std::string::npos)
+      << std::get<PlanRefusal>(plan).reason;
+  const MemoryBudget gpu{std::int64_t{1} << 30, "the GPU's free memory", "runtime_error"};
+  const auto onGpu = planFromRecording(huge, p, p.sizeSets[0], gpu);
+  ASSERT_TRUE(std::holds_alternative<PlanRefusal>(onGpu));
+  EXPECT_EQ(std::get<PlanRefusal>(onGpu).verdict, "runtime_error");
+}
+
+TEST(RecordedPlan, ALibraryStepThatWritesAnInputIsInputMutation) {
+  // `return torch.relu_(x)`: on inputs that are all positive the trial's values do not change, so the
+  // check after the run cannot see it; the plan says so before anything runs.
+  const Problem p = reluProblem();
+  const json relu = {{"library", {{"op", "aten::relu_"}, {"overload", ""}, {"args", {{{"tensor", view("x")}}}}, {"outputs", json::array()}}}};
+  const auto plan = planFromRecording(recording({relu}, view("x")), p, p.sizeSets[0]);
+  ASSERT_TRUE(std::holds_alternative<PlanRefusal>(plan));
+  EXPECT_EQ(std::get<PlanRefusal>(plan).verdict, "hack_suspected");
+  EXPECT_NE(std::get<PlanRefusal>(plan).reason.find("modifies its input 'x' in place (aten::relu_)"), std::string::npos);
+  // The same op on a scratch buffer, and an out= into one, are the solution's own business.
+  const json onScratch = {{"library", {{"op", "aten::relu_"}, {"overload", ""}, {"args", {{{"tensor", view("t1")}}}}, {"outputs", json::array()}}}};
+  EXPECT_TRUE(std::holds_alternative<LaunchPlan>(planFromRecording(recording({onScratch}, view("t1")), p, p.sizeSets[0])));
+  const json outInput = {{"library", {{"op", "aten::relu"}, {"overload", "out"}, {"args", {{{"tensor", view("t1")}}}},
+                                      {"kwargs", {{"out", {{"tensor", view("x")}}}}}, {"outputs", json::array()}}}};
+  const auto out = planFromRecording(recording({outInput}, view("t1")), p, p.sizeSets[0]);
+  ASSERT_TRUE(std::holds_alternative<PlanRefusal>(out));
+  EXPECT_EQ(std::get<PlanRefusal>(out).verdict, "hack_suspected");
 }
 
 json hostView(std::int64_t byte, json sizes, json strides, const std::string& dtype = "float32") {
@@ -243,6 +275,22 @@ TEST(KernelBenchTranslator, RecordsKernelsAndLibraryStepsAndCachesTheResult) {
   const Translation again = translator.translate(p, kSolution);
   EXPECT_TRUE(again.cacheHit);
   EXPECT_EQ(again.plan.plans.at("small").steps.size(), plan.steps.size());
+}
+
+TEST(KernelBenchTranslator, RecordsOnlyTheSizeSetsTheRunJudges) {
+  if (!pythonHasTorch()) GTEST_SKIP() << "no Python with torch";
+  const Problem p = parseProblem(
+      "name: r\nlevel: 1\nsizes: {small: {M: 4, N: 8}, full: {M: 64, N: 8}}\ninputs: {x: {dtype: float32, shape: [M, N]}}\n"
+      "outputs: {y: {dtype: float32, shape: [M, N]}}\nreference: |\n  def forward(x: Tensor) -> Tensor:\n      return torch.relu(x)\n",
+      "r/problem.yaml", "r");
+  const Translation all = KernelBenchTranslator(TranslatorOptions{}).translate(p, kSolution);
+  ASSERT_TRUE(all.ok()) << all.reason;
+  EXPECT_EQ(all.plan.plans.size(), 2u);
+  const Translation small = KernelBenchTranslator(TranslatorOptions{.sizeSets = {"small"}}).translate(p, kSolution);
+  ASSERT_TRUE(small.ok()) << small.reason;
+  EXPECT_EQ(small.plan.plans.size(), 1u);
+  EXPECT_TRUE(small.plan.plans.contains("small"));
+  EXPECT_FALSE(small.recorded.contains("full"));  // never recorded, so never checked at sizes that do not run
 }
 
 TEST(KernelBenchTranslator, AStreamIsUnsupportedAndASocketIsAViolation) {

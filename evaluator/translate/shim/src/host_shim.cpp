@@ -196,7 +196,7 @@ void recordLaunch(const char* prettyName, dim3 grid, dim3 block, std::size_t sha
         unsupported("a kernel argument points to host memory, not to a tensor");
       } else {
         const std::uint64_t rel = address - kFakeBase;
-        a.push_back({{"buffer", rel >> kBufferShift}, {"byte_offset", rel & ((1ull << kBufferShift) - 1)}});
+        a.push_back({{"buffer", rel >> kBufferShift}, {"byte_offset", rel & ((1ull << kBufferShift) - 1)}, {"const", arg.readOnly}});
       }
       continue;
     }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace cuset {
 
@@ -24,5 +25,10 @@ std::string runLibraryCall(const nlohmann::json& call, const LibraryMemory& memo
 // Why `op.overload` may not be a library step, or "": it must be an ATen op with no generator (random
 // numbers), no file or string-command argument, and no host read of data (.item()).
 std::string libraryOpRefusal(const std::string& op, const std::string& overload);
+
+// The tensors `call` writes besides its outputs, as {"tensor": view} values of its "args" and "kwargs":
+// the arguments its schema marks as written (relu_'s self, an out=), and batch norm's running
+// statistics in training mode, which the op updates without its schema saying so.
+std::vector<nlohmann::json> libraryWrittenArguments(const nlohmann::json& call);
 
 }  // namespace cuset

@@ -25,6 +25,10 @@ struct ProblemCheckResult {
   std::vector<std::string> problems() const;
 };
 
+// `seed` draws the inputs of the run that must not fail (NaN, an exception). Degeneracy is judged on
+// kDegeneracyDraws fixed draws (kDegeneracySeed), the same for every caller and every --seed.
+inline constexpr std::uint64_t kDegeneracySeed = 0x43555345544445ull;  // "CUSETDE"
+inline constexpr std::uint64_t kDegeneracyDraws = 4;
 ProblemCheckResult checkProblem(const Problem& problem, std::uint64_t seed);
 
 // Why `reference` lets a trivial kernel pass, or nullopt. A constant output c (0, the mean, the median)

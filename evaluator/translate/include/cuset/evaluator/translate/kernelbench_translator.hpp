@@ -12,9 +12,11 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cuset/evaluator/candidate/launch_plan.hpp"
 #include "cuset/evaluator/problem/problem.hpp"
+#include "cuset/evaluator/translate/recorded_plan.hpp"
 
 namespace cuset {
 
@@ -38,6 +40,9 @@ struct TranslatorOptions {
   std::chrono::milliseconds timeout{120000};  // per helper run and per host build
   std::string python;              // empty: pythonWithTorch() ($CUSET_PYTHON, else the build's)
   std::size_t memoryBytes = std::size_t{8} << 30;
+  // The size sets to record (the ones the backend runs); empty: every size set of the problem.
+  std::vector<std::string> sizeSets;
+  MemoryBudget budget;  // of the device that runs the plans
 };
 
 // What a translation came to, for a person: the verdict and reason, or per size set the scratch

@@ -2,6 +2,7 @@
 // The recorder's output for one size set turned into a LaunchPlan: every name, view, offset,
 // geometry and op checked against the problem (the recording is output of candidate code, as
 // untrusted as a manifest), and its outputs made the problem's.
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <variant>
@@ -16,6 +17,16 @@ struct PlanRefusal {
   std::string reason;
 };
 
-std::variant<LaunchPlan, PlanRefusal> planFromRecording(const nlohmann::json& recorded, const Problem& problem, const SizeSet& sizeSet);
+// How much device memory a plan may hold (the problem's buffers and its intermediates) on the device
+// that runs it, and what exceeding it is: on a GPU, its memory (an allocation that fails is KernelBench's
+// runtime error); on the simulator, the sandbox worker's own limit (`unsupported`: a GPU could run it).
+struct MemoryBudget {
+  std::int64_t bytes = 0;        // 0: no limit here (the device's allocation decides at run time)
+  std::string what;              // "the GPU's free memory", "the simulator's worker limit (--memory-limit)"
+  std::string verdict = "runtime_error";
+};
+
+std::variant<LaunchPlan, PlanRefusal> planFromRecording(const nlohmann::json& recorded, const Problem& problem, const SizeSet& sizeSet,
+                                                        const MemoryBudget& budget = {});
 
 }  // namespace cuset
