@@ -36,7 +36,14 @@ std::string ellipsize(const std::string& text, std::size_t width) {
   for (char c : text) flat += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
   if (flat.size() <= width) return flat;
   if (width <= 3) return flat.substr(0, width);
-  return flat.substr(0, width - 3) + "...";
+  return shortened(flat, width);
+}
+
+std::string shortened(const std::string& text, std::size_t bytes) {
+  if (text.size() <= bytes) return text;
+  std::size_t cut = bytes < 3 ? 0 : bytes - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // a continuation byte
+  return text.substr(0, cut) + "...";
 }
 
 }  // namespace cuset

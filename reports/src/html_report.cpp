@@ -4,6 +4,7 @@
 #include <map>
 
 #include "cuset/common/json_util.hpp"
+#include "cuset/common/text_table.hpp"
 #include "cuset/reports/metrics.hpp"
 #include "cuset/reports/renderers.hpp"
 #include "cuset/reports/svg_chart.hpp"
@@ -352,7 +353,7 @@ std::string candidatesSection(const std::vector<EvalResult>& results) {
   h += R"h(<div class="scroll"><table id="candidates-table" class="sortable"><thead><tr><th>problem</th><th>model</th><th class="num">sample</th><th>verdict</th><th class="hide-narrow">reason</th></tr></thead><tbody>)h";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    std::string reason = r.reason.size() > 140 ? r.reason.substr(0, 137) + "..." : r.reason;
+    const std::string reason = shortened(r.reason, 140);
     h += fmt::format(R"h(<tr data-verdict="{}"><td><a href="#{}">{}</a></td><td>{}</td><td class="num">{}</td><td class="v-{}">{}</td><td class="hide-narrow">{}</td></tr>)h",
                      verdictName(r.verdict), anchorFor(i), esc(r.problem), esc(r.model), r.sample, verdictName(r.verdict), verdictName(r.verdict),
                      esc(reason));

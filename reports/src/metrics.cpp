@@ -7,6 +7,8 @@
 #include <regex>
 #include <set>
 
+#include "cuset/common/text_table.hpp"
+
 namespace cuset {
 namespace {
 
@@ -137,7 +139,7 @@ std::string reasonClass(const std::string& reason) {
   s = std::regex_replace(s, kNumber, "N");
   s = std::regex_replace(s, kIndex, "[...]");
   if (const std::size_t cut = s.find(": got "); cut != std::string::npos) s = s.substr(0, cut);  // values differ per case
-  if (s.size() > 120) s = s.substr(0, 117) + "...";
+  s = shortened(s, 120);
   return s;
 }
 

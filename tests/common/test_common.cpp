@@ -128,6 +128,10 @@ TEST(TextTable, PadsColumnsAndEllipsizes) {
   EXPECT_EQ(t.render(), "a          long header\n---------  -----------\nwide cell  x\n");
   EXPECT_EQ(ellipsize("abcdef\nghij", 8), "abcde...");
   EXPECT_EQ(ellipsize("short", 8), "short");
+  // Never through a UTF-8 sequence: "‘" is three bytes, and a cut inside it is not text.
+  EXPECT_EQ(ellipsize("error: \u2018name\u2019", 11), "error: ...");
+  EXPECT_EQ(shortened("ab\u2018cd", 6), "ab...");
+  EXPECT_EQ(shortened("abc", 3), "abc");
 }
 
 TEST(FileUtil, AtomicWriteReplacesAndMissingFileIsNamed) {

@@ -19,7 +19,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from kb_sandbox import unsupported
+from kb_sandbox import Verdict, unsupported
 from kb_streams import DEFAULT_STREAM, StreamOrder, races
 
 DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float64: "float64",
@@ -51,9 +51,13 @@ class Buffer:
         self.written = False      # by a step (a zero_ before that is the same as zeros)
         self.module_buffer = False  # a lifted module buffer (running statistics): written on a copy
         self.alias = None         # a parameter bound to the problem's weight: that weight's buffer
-        self.random = False       # filled with random numbers (an initialiser in __init__)
+        self.random = None        # filled with random numbers: by what, where
+        self.random_from = set()  # the random buffers its values were computed from (in __init__)
+        self.shape = None         # as first made (binding a random temporary to a weight needs it)
         self.constant = None      # made with data: the values (a flat CPU tensor)
         self.tainted = False      # written by a step whose result is not known here: no value
+        self.module_tensor = False  # registered as a module's parameter or buffer
+        self.derived = False      # computed in __init__ from a module's tensors: never bound to a weight
         self.base = torch.empty(numel, dtype=dtype, device="meta")
 
     def root(self):
@@ -162,7 +166,6 @@ class Recorder:
         self.stream = DEFAULT_STREAM  # the current stream (torch.cuda.stream(s))
         self.streams = StreamOrder()
         self.stamps = {}           # id(step) -> (its stream stamp, [(buffer, first, last, writes)])
-        self.init_steps = set()    # id(step) of __init__'s steps that stay
 
     # -- buffers ------------------------------------------------------------------------------------
     def new_buffer(self, dtype, numel, role="scratch", name=None, init="empty"):
@@ -172,6 +175,7 @@ class Recorder:
 
     def fresh(self, meta_out, init="empty", value=None):
         b = self.new_buffer(meta_out.dtype, storage_span(meta_out), init=init)
+        b.shape = tuple(meta_out.size()) if meta_out.is_contiguous() and meta_out.storage_offset() == 0 else None
         return Rec(b, b.base.as_strided(meta_out.size(), meta_out.stride(), 0), value)
 
     def wrap_view(self, of, meta_out, value=None):
@@ -209,9 +213,7 @@ class Recorder:
         if base in ("_to_copy", "to", "copy_") and kwargs.get("device") is not None and torch.device(kwargs["device"]).type == "cpu":
             raise unsupported("forward moves a tensor to the host (.cpu())")
         if any(r in base for r in RANDOM_OPS):
-            if self.phase == "init":
-                return self.random_init(func, args, kwargs)
-            raise unsupported(f"forward draws random numbers ({name}), so the result is not a function of the inputs")
+            return self.random_values(func, args, kwargs)
         if base in ("set_", "resize_", "record_stream"):
             raise unsupported(f"{'ModelNew(...)' if self.phase == 'init' else 'forward'} calls {name}")
 
@@ -295,9 +297,11 @@ class Recorder:
         except Exception:  # noqa: BLE001 - no value then; the op is still recorded
             return None
 
-    def random_init(self, func, args, kwargs):
-        """An initialiser's random numbers in __init__: no step. A parameter bound to the problem's
-        weight gets the trial's values instead; any other use of them is refused when the plan is written."""
+    def random_values(self, func, args, kwargs):
+        """Random numbers: no step. In __init__ they are an initialiser's (a parameter bound to the
+        problem's weight gets the trial's values instead); in forward, a warm-up's input that nothing
+        else uses is harmless. Any use of them that reaches the plan is refused when it is written: the
+        result would not be a function of the inputs."""
         m_args, m_kwargs = torch.utils._pytree.tree_map(lambda a: a.meta if isinstance(a, Rec) else a, (args, kwargs))
         if m_kwargs.get("device") is not None:
             m_kwargs = dict(m_kwargs, device="meta")
@@ -312,7 +316,7 @@ class Recorder:
             alias = schema.returns[i].alias_info if i < len(schema.returns) else None
             src = self.aliased_argument(schema, alias, args, kwargs) if alias is not None else None
             t = src if src is not None else self.fresh(r)
-            t.buffer.random = True
+            t.buffer.random = f"{func.name()} in {'ModelNew(...)' if self.phase == 'init' else 'forward'}"
             t.buffer.tainted = True
             t.buffer.written = True
             results.append(t)
@@ -406,14 +410,27 @@ class Recorder:
         step = {"library": {"op": op, "overload": overload, "args": [enc(a) for a in args],
                             "kwargs": {k: enc(v) for k, v in kwargs.items()},
                             "outputs": [view_json(t) for t in outputs]}}
-        self.note_init_write(step, [t.buffer for t in outputs] + list(written), op.split("::")[-1] in FACTORY_OPS)
+        reads = [t.buffer for t in torch.utils._pytree.tree_flatten((args, kwargs))[0] if isinstance(t, Rec)]
+        self.note_init_write(step, [t.buffer for t in outputs] + list(written), op.split("::")[-1] in FACTORY_OPS, reads, [t.buffer for t in outputs])
         writes = {id(b) for b in written} | {id(t.buffer) for t in outputs}
         accesses = [access(t, id(t.buffer) in writes) for t in torch.utils._pytree.tree_flatten((args, kwargs))[0] if isinstance(t, Rec)]
         self.append(step, f"{op}", accesses + [access(t, True) for t in outputs])
 
-    def note_init_write(self, step, written, filler):
-        if self.phase == "init":
-            self.init_writes[id(step)] = (written, filler or called_from_torch_nn())
+    def note_init_write(self, step, written, filler, reads=(), fresh=()):
+        """In __init__: what a step writes and whether an initialiser wrote it; a new tensor computed from a
+        module's tensors is derived (a scaled copy of a weight is no weight of its own), one computed only
+        from random numbers is random like them (`randn(n) * 0.02` initialises a parameter)."""
+        if self.phase != "init":
+            return
+        self.init_writes[id(step)] = (written, filler or called_from_torch_nn())
+        roots = [b.root() for b in reads]
+        if any(b.module_tensor or b.derived for b in roots):
+            for b in fresh:
+                b.derived = True
+        elif any(b.random or b.random_from for b in roots):
+            for b in fresh:
+                b.random_from = set().union(*({x} if x.random else set() for x in roots), *(x.random_from for x in roots))
+                b.tainted = True
 
     def record_launch(self, launch):
         args = []
@@ -439,7 +456,7 @@ class Recorder:
                 args.append(a)
         step = {"kernel": {"name": launch["kernel"], "grid": launch["grid"], "block": launch["block"],
                            "shared": launch["shared"], "args": args}}
-        self.note_init_write(step, written, False)
+        self.note_init_write(step, written, False, [b for b, _, _, _ in accesses])
         self.append(step, f"kernel {launch['kernel']}", accesses)
 
     def append(self, step, what, accesses):
@@ -448,20 +465,25 @@ class Recorder:
         self.stamps[id(step)] = (f"step {len(self.steps) + 1} ({what})", self.streams.stamp(self.stream.id), accesses)
         self.steps.append(step)
 
-    def race(self):
+    def race(self, steps):
         """The first pair of steps on different streams that nothing orders and that conflict, or None."""
         stamped = []
-        for step in self.steps:
+        for step in steps:
             if id(step) in self.stamps:
                 what, stamp, accesses = self.stamps[id(step)]
                 stamped.append((what, stamp, [(b.root(), lo, hi, w) for b, lo, hi, w in accesses]))
         return races(stamped)
 
     # -- the end of __init__ ------------------------------------------------------------------------
+    def random_temporaries(self):
+        """Buffers __init__ filled with random numbers and left unbound (a weight drawn into a local, or
+        into a module ModelNew does not keep, and stored only as a derived copy), in the order they were
+        made: after the same seed, the k-th draw of ModelNew is the k-th of Model where shapes agree."""
+        return [b for b in self.buffers if b.random and "ModelNew" in b.random and b.alias is None and not b.derived and b.shape is not None]
+
     def bind(self, param_buffer, weight_buffer):
         """A parameter of ModelNew is the problem's weight from here on, in every step that names it."""
         param_buffer.alias = weight_buffer
-        param_buffer.random = False
 
     def finish_init(self):
         """__init__'s steps, now that the parameters are bound: an initialiser's write to a bound
@@ -492,7 +514,6 @@ class Recorder:
             if b.alias is not None and b.root() in copies:
                 b.alias = copies[b.root()]
         self.steps = kept
-        self.init_steps = {id(s) for s in kept}
         self.init_writes = {}
         self.phase = "forward"
         self.streams.synchronize_device()  # KernelBench synchronizes after building ModelNew
@@ -531,14 +552,15 @@ class Recorder:
         return steps
 
     def live(self, steps, outputs):
-        """The steps without __init__'s whose results nothing uses (a warm-up call, a tensor it keeps
-        and never reads): they would only cost time and memory on every trial."""
+        """The steps without the library steps whose results nothing uses (a warm-up call, a tensor
+        __init__ keeps and never reads): they would only cost time and memory on every trial. Kernels
+        stay, whatever they write: a kernel that faults must fault here too."""
         live = {ref.buffer.root() for ref in refs_in(outputs)}
         kept = []
         for step in reversed(steps):
             info = self.stamps.get(id(step))
-            if id(step) in self.init_steps and info is not None:
-                if not any(w and b.root() in live for b, _, _, w in info[2]):
+            if "library" in step and info is not None:
+                if not any(w and (b.root() in live or b.root().role == "input") for b, _, _, w in info[2]):
                     continue
             live |= {b.root() for b, _, _, _ in info[2]} if info is not None else {ref.buffer.root() for ref in refs_in(step)}
             kept.append(step)
@@ -547,6 +569,9 @@ class Recorder:
     def resolved(self, steps, outputs):
         """Steps and outputs with every buffer named, and the buffers they use (inputs always)."""
         steps = self.live(steps, outputs)
+        race = self.race(steps)
+        if race:
+            raise Verdict("runtime_error", race)
         used = [b for b in self.buffers if b.role == "input" and b.alias is None]
         seen = set(used)
         for ref in refs_in([steps, outputs]):
@@ -555,9 +580,13 @@ class Recorder:
                 seen.add(r)
                 used.append(r)
         for r in used:
-            if r.random:
-                raise unsupported(f"a tensor filled with random numbers in ModelNew's __init__ ({r.name}, {r.numel} elements) is used, and it is "
-                                  "no weight of the problem the trial could give (a parameter created in another order or shape than Model's)")
+            for s in sorted(({r} if r.random else set()) | r.random_from, key=lambda b: b.id):
+                if s.alias is not None:
+                    continue  # bound to a weight: the trial's values
+                if "ModelNew" in s.random:
+                    raise unsupported(f"a tensor of random numbers ({s.random}: {s.name}, {s.numel} elements) is used, and it is no weight of "
+                                      "the problem the trial could give (a parameter created in another order or shape than Model's)")
+                raise unsupported(f"forward uses random numbers ({s.random}), so the result is not a function of the inputs")
         constants = self.constant_steps(used)
 
         def name(obj):
@@ -578,6 +607,23 @@ class Recorder:
 
 
 _current = [Recorder()]
+_marked = []
+
+
+def mark_module_tensors():
+    """Module.register_parameter / register_buffer mark the buffer they hold as a module's tensor (what
+    __init__ derives from one is not a weight of its own)."""
+    if _marked:
+        return
+    _marked.append(True)
+    for name in ("register_parameter", "register_buffer"):
+        original = getattr(torch.nn.Module, name)
+
+        def marking(self, attr, tensor, *args, _original=original, **kwargs):
+            if isinstance(tensor, Rec):
+                tensor.buffer.module_tensor = True
+            return _original(self, attr, tensor, *args, **kwargs)
+        setattr(torch.nn.Module, name, marking)
 
 
 def current():

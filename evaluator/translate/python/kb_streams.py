@@ -10,7 +10,6 @@ such a pair gives whatever result the scheduling happens to give, and the soluti
 `runtime_error` here, as a race checker would report it. PyTorch's streams are non-blocking: the
 default stream does not wait for them.
 """
-from kb_sandbox import unsupported
 
 
 def recorder():
@@ -173,7 +172,9 @@ class RecordedEvent:
         return True
 
     def elapsed_time(self, other):
-        raise unsupported("forward reads the time between two CUDA events, which the recording does not have")
+        # A solution that times its variants to pick one (an autotuner) gets the same time for each, and
+        # so its first: which variant a GPU would pick is not a question of correctness.
+        return 1.0
 
 
 class StreamContext:

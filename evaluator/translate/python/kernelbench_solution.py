@@ -149,25 +149,32 @@ def module_tensors(model):
     return found
 
 
-def bind_parameters(model, problem, inputs):
+def bind_parameters(model, problem, inputs, problem_parameters=None):
     """ModelNew's parameters and buffers, each bound to a weight of the problem: the one of its name when
     shape and dtype agree, else the first unbound one of its shape and dtype in Model's creation order.
     KernelBench builds Model and ModelNew after the same seed, so parameters created in the same order,
     shapes and initialisers are equal; from here on each bound parameter is that weight in every step
-    (the trial's fresh values), and its initialiser is dropped. Unbound ones keep what __init__ made
-    them; one filled with random numbers is refused if a step uses it."""
+    (the trial's fresh values), and its initialiser is dropped. Parameters go to Model's parameters
+    first and buffers to its buffers (a second BatchNorm's weight must not take the first's running
+    mean), then whatever is left to whatever weight is left. Unbound ones keep what __init__ made them;
+    one filled with random numbers is refused if a step uses it."""
     recorder = kb_recording.current()
     free = [p for p in (problem.get("parameters") or []) if p in inputs]
+    mine = module_tensors(model)
     bound = []
-    for name, kind, t in module_tensors(model):
+
+    def bind(name, kind, t, pool):
         def fits(w):
             return tuple(inputs[w].shape) == tuple(t.shape) and inputs[w].dtype == t.dtype
-        target = name if name in free and fits(name) else next((w for w in free if fits(w)), None)
+        candidates = [w for w in free if pool(w)]
+        target = name if name in candidates and fits(name) else next((w for w in candidates if fits(w)), None)
         if target is None or name.endswith("num_batches_tracked"):
-            continue
+            return False
         b = t.buffer
-        if t.meta.storage_offset() != 0 or not t.meta.is_contiguous() or t.numel() != b.numel or b.alias is not None:
-            continue  # a view of a larger tensor: it keeps what __init__ made it
+        if kind != "parameter" and b.random_from:
+            return False  # a buffer computed from random draws (a scaled copy of one): the draw is what binds
+        if b.derived or t.meta.storage_offset() != 0 or not t.meta.is_contiguous() or t.numel() != b.numel or b.alias is not None:
+            return False  # a view of a larger tensor: it keeps what __init__ made it
         free.remove(target)
         weight = inputs[target].buffer
         recorder.bind(b, weight)
@@ -175,7 +182,36 @@ def bind_parameters(model, problem, inputs):
             weight.module_buffer = True
             recorder.module_buffer_tensors.setdefault(weight.id, []).append(t)
         bound.append((name, target))
+        return True
+
+    def is_parameter(w):
+        return problem_parameters is None or w in problem_parameters
+
+    left = []
+    for name, kind, t in mine:
+        same_kind = is_parameter if kind == "parameter" else (lambda w: not is_parameter(w))
+        if not bind(name, kind, t, same_kind):
+            left.append((name, kind, t))
+    for name, kind, t in left:
+        bind(name, kind, t, lambda w: True)
+    for b in recorder.random_temporaries():
+        target = next((w for w in free if tuple(inputs[w].shape) == b.shape and inputs[w].dtype == b.dtype), None)
+        if target is not None:
+            free.remove(target)
+            recorder.bind(b, inputs[target].buffer)
+            bound.append((b.name, target))
     return bound
+
+
+def model_parameter_names(ns_problem, init, kb):
+    """The names of Model's parameters (the rest of the problem's weights are its buffers), or None."""
+    if ns_problem is None:
+        return None
+    try:
+        with kb.OnMeta():
+            return {n for n, _ in ns_problem["Model"](*init).named_parameters()}
+    except Exception:  # noqa: BLE001 - then one pool
+        return None
 
 
 def record_size_set(solution_path, source, problem, size_set, kb):
@@ -198,6 +234,7 @@ def record_size_set(solution_path, source, problem, size_set, kb):
         b = recorder.new_buffer(dtype, numel, role="input", name=i["name"])
         inputs[i["name"]] = Rec(b, b.base.as_strided(i["shape"], torch.empty(i["shape"], device="meta").stride(), 0))
     recorder.phase = "init"
+    kb_recording.mark_module_tensors()
     try:
         with torch.no_grad(), OnRecordingDevice(), Recording():
             model = ns["ModelNew"](*init)
@@ -208,7 +245,7 @@ def record_size_set(solution_path, source, problem, size_set, kb):
     if not isinstance(model, nn.Module):
         raise Verdict("invalid_submission", "ModelNew is not a torch.nn.Module")
     model.train()  # KernelBench runs models as constructed
-    bind_parameters(model, problem, inputs)
+    bind_parameters(model, problem, inputs, model_parameter_names(ns_problem, init, kb))
     recorder.finish_init()
     kb.rebuild_flat_weights(model)  # nn.RNNBase reads a flat list of its weights
     args = [inputs[v] if kind == "input" else v for kind, v in fwd]
@@ -251,9 +288,6 @@ def plan_of(outs, spec):
                                           f"is {w['shape']} {w['dtype']}")
         outputs.append({"name": w["name"], "view": view_json(o)})
     recorder = kb_recording.current()
-    race = recorder.race()
-    if race:
-        raise Verdict("runtime_error", race)
     steps, outputs, used = recorder.resolved(recorder.steps, outputs)
     buffers = [{"name": b.name, "role": b.role, "dtype": DTYPE_NAMES[b.dtype], "numel": b.numel, "init": b.init} for b in used]
     return {"buffers": buffers, "steps": steps, "outputs": outputs}

@@ -20,4 +20,8 @@ class TextTable {
 // Shortens `text` to at most `width` characters (on one line), marking the cut with "...".
 std::string ellipsize(const std::string& text, std::size_t width);
 
+// `text` cut to at most `bytes` bytes with "..." appended when it was longer, never inside a UTF-8
+// sequence (g++ quotes names with U+2018/U+2019: a cut through one is not text).
+std::string shortened(const std::string& text, std::size_t bytes);
+
 }  // namespace cuset
