@@ -41,6 +41,8 @@ def from_json(v):
 def to_json(v):
     if isinstance(v, Rec):
         return current().handle_of(v)
+    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        return {"float": str(v)}  # JSON has no inf or nan
     if isinstance(v, (list, tuple)):
         return [to_json(x) for x in v]
     if isinstance(v, torch.dtype):

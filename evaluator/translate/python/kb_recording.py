@@ -122,10 +122,8 @@ def view_json(t):
 
 
 def access(t, writes):
-    """(buffer, first element, last element, writes) of a view."""
-    span = storage_span(t.meta)
-    first = t.meta.storage_offset()
-    return (t.buffer, first, max(first, span - 1), writes)
+    """(buffer, (offset, sizes, strides), writes) of a view: the elements it touches."""
+    return (t.buffer, (t.meta.storage_offset(), tuple(t.meta.size()), tuple(t.meta.stride())), writes)
 
 
 def storage_span(meta):
@@ -162,7 +160,7 @@ class Recorder:
         self.handles = []          # handle -> Rec, for the host build
         self.module_buffer_tensors = {}  # input buffer id -> the module buffers bound to it
         self.phase = "forward"     # or "init": ModelNew(...) is being built
-        self.init_writes = {}      # id(step) -> (buffers it writes, whether an initialiser wrote them)
+        self.init_writes = {}      # id(step) -> (buffers it writes, whether an initialiser wrote them, its new outputs)
         self.stream = DEFAULT_STREAM  # the current stream (torch.cuda.stream(s))
         self.streams = StreamOrder()
         self.stamps = {}           # id(step) -> (its stream stamp, [(buffer, first, last, writes)])
@@ -422,7 +420,7 @@ class Recorder:
         from random numbers is random like them (`randn(n) * 0.02` initialises a parameter)."""
         if self.phase != "init":
             return
-        self.init_writes[id(step)] = (written, filler or called_from_torch_nn())
+        self.init_writes[id(step)] = (written, filler or called_from_torch_nn(), list(fresh))
         roots = [b.root() for b in reads]
         if any(b.module_tensor or b.derived for b in roots):
             for b in fresh:
@@ -450,13 +448,13 @@ class Recorder:
                     b.tainted = True
                     written.append(b)
                 first = a["byte_offset"] // max(b.base.element_size(), 1)
-                accesses.append((b, first, b.numel - 1, writes))
+                accesses.append((b, (first, (max(b.numel - first, 0),), (1,)), writes))  # anything from there on
                 args.append({"buffer": Ref(b), "byte_offset": a["byte_offset"]})
             else:
                 args.append(a)
         step = {"kernel": {"name": launch["kernel"], "grid": launch["grid"], "block": launch["block"],
                            "shared": launch["shared"], "args": args}}
-        self.note_init_write(step, written, False, [b for b, _, _, _ in accesses])
+        self.note_init_write(step, written, False, [b for b, _, _ in accesses])
         self.append(step, f"kernel {launch['kernel']}", accesses)
 
     def append(self, step, what, accesses):
@@ -471,7 +469,7 @@ class Recorder:
         for step in steps:
             if id(step) in self.stamps:
                 what, stamp, accesses = self.stamps[id(step)]
-                stamped.append((what, stamp, [(b.root(), lo, hi, w) for b, lo, hi, w in accesses]))
+                stamped.append((what, stamp, [(b.root(), view, w) for b, view, w in accesses]))
         return races(stamped)
 
     # -- the end of __init__ ------------------------------------------------------------------------
@@ -493,11 +491,14 @@ class Recorder:
         kept = []
         copies = {}  # weight buffer -> its copy
         for step in self.steps:
-            written, initialiser = self.init_writes.get(id(step), ([], False))
+            written, initialiser, fresh = self.init_writes.get(id(step), ([], False, []))
             roots = {b.root() for b in written}
             bound = [r for r in roots if r.role == "input"]
             self.pin(step, copies)
-            if bound and initialiser and len(bound) == len(roots):
+            # An initialiser of bound weights, or the step that made a bound parameter's value
+            # (`Parameter(torch.randn(n) * 0.5)`): the trial gives the values.
+            made = bool(fresh) and all(b.root().role == "input" for b in fresh) and {b.root() for b in fresh} == roots
+            if bound and len(bound) == len(roots) and (initialiser or made):
                 continue
             for r in bound:
                 if r in copies:
@@ -560,9 +561,9 @@ class Recorder:
         for step in reversed(steps):
             info = self.stamps.get(id(step))
             if "library" in step and info is not None:
-                if not any(w and (b.root() in live or b.root().role == "input") for b, _, _, w in info[2]):
+                if not any(w and (b.root() in live or b.root().role == "input") for b, _, w in info[2]):
                     continue
-            live |= {b.root() for b, _, _, _ in info[2]} if info is not None else {ref.buffer.root() for ref in refs_in(step)}
+            live |= {b.root() for b, _, _ in info[2]} if info is not None else {ref.buffer.root() for ref in refs_in(step)}
             kept.append(step)
         return kept[::-1]
 

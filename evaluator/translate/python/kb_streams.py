@@ -72,22 +72,68 @@ def ordered(a, b):
     return b[2].get(a[0], 0) >= a[1]
 
 
+def span(view):
+    offset, sizes, strides = view
+    if any(n == 0 for n in sizes):
+        return None
+    return offset, offset + sum((n - 1) * st for n, st in zip(sizes, strides))
+
+
+def indices(view):
+    """The view's offset as an index per dimension of its own layout, when the strides nest (each at
+    least the next one's extent): a slice `t[:, a:b]` of a dense tensor. None otherwise."""
+    offset, sizes, strides = view
+    order = sorted(range(len(sizes)), key=lambda d: -strides[d])
+    for hi, lo in zip(order, order[1:]):
+        if strides[lo] == 0 or strides[hi] < strides[lo] * sizes[lo]:
+            return None
+    out = [0] * len(sizes)
+    for d in order:
+        if strides[d] > 0:
+            out[d], offset = divmod(offset, strides[d])
+    return out if offset == 0 else None
+
+
+def overlap(a, b, numel):
+    """Whether two views (offset, sizes, strides) of one buffer share an element: exact up to 2^24
+    elements (the channel slices a concatenation writes from two streams interleave but do not meet),
+    assumed beyond."""
+    sa, sb = span(a), span(b)
+    if sa is None or sb is None or sa[1] < sb[0] or sb[1] < sa[0]:
+        return False
+    if a[2] == b[2]:
+        ia, ib = indices(a), indices(b)
+        if ia is not None and ib is not None:  # slices of one layout: they meet where every dimension does
+            return all(x < y + m and y < x + n for x, n, y, m in zip(ia, a[1], ib, b[1]))
+    if numel > (1 << 24):
+        return True
+    import torch
+    marks = torch.zeros(numel, dtype=torch.bool)
+    marks.as_strided(a[1], a[2], a[0]).fill_(True)
+    return bool(marks.as_strided(b[1], b[2], b[0]).any())
+
+
+def describe(view):
+    offset, sizes, strides = view
+    return f"elements from {offset}, sizes {list(sizes)}, strides {list(strides)}"
+
+
 def races(stamped):
-    """stamped: [(step description, stamp, [(buffer, first, last, writes)])] in issue order. The first
-    pair of steps on different streams that no dependency orders and that touch the same elements,
-    at least one writing, as a sentence; or None."""
+    """stamped: [(step description, stamp, [(buffer, view, writes)])] in issue order. The first pair of
+    steps on different streams that no dependency orders and that touch the same elements, at least one
+    writing, as a sentence; or None."""
     if len({s[1][0] for s in stamped}) < 2:
         return None
     for j, (what_j, stamp_j, acc_j) in enumerate(stamped):
         for what_i, stamp_i, acc_i in stamped[:j]:
             if stamp_i[0] == stamp_j[0] or ordered(stamp_i, stamp_j):
                 continue
-            for bi, lo_i, hi_i, w_i in acc_i:
-                for bj, lo_j, hi_j, w_j in acc_j:
-                    if bi is bj and (w_i or w_j) and lo_i <= hi_j and lo_j <= hi_i:
+            for bi, view_i, w_i in acc_i:
+                for bj, view_j, w_j in acc_j:
+                    if bi is bj and (w_i or w_j) and overlap(view_i, view_j, bi.numel):
                         return (f"a race between streams: {what_i} (stream {stamp_i[0]}) and {what_j} (stream {stamp_j[0]}) both touch "
-                                f"'{bi.name}', {'both writing' if w_i and w_j else 'one writing'}, and no event, wait_stream or "
-                                "synchronize orders them")
+                                f"'{bi.name}' ({describe(view_i)} and {describe(view_j)}), {'both writing' if w_i and w_j else 'one writing'}, "
+                                "and no event, wait_stream or synchronize orders them")
     return None
 
 

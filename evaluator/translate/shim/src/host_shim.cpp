@@ -77,6 +77,7 @@ cuset_kb::Value decode(const json& j) {
     for (const auto& x : j) v.list.push_back(decode(x));
     return v;
   }
+  if (j.contains("float")) return cuset_kb::toValue(std::stod(j.at("float").get<std::string>()));  // inf, -inf, nan (not JSON numbers)
   if (j.contains("tensor")) {
     auto meta = std::make_shared<at::TensorMeta>();
     meta->handle = j.at("tensor").get<std::int64_t>();

@@ -1,4 +1,4 @@
-# expect: correct library: aten::convolution,aten::add_,aten::native_batch_norm
+# expect: correct library: aten::convolution,aten::native_batch_norm
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
