@@ -97,6 +97,22 @@ class Rec(torch.Tensor):
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         return current().dispatch(func, args, kwargs or {})
 
+    def __deepcopy__(self, memo):
+        """copy.deepcopy (nn.TransformerEncoder copies its layer N times): a new tensor with the same
+        values, made by a clone step. A copied parameter is a parameter of its own, bound like any other
+        (Model's copies are weights of the problem too); its value is the copy's until then."""
+        if id(self) in memo:
+            return memo[id(self)]
+        new = self.clone()  # through Rec's own dispatch: the recorder, whatever mode is active
+        source = self.buffer.root()
+        new.buffer.derived = False
+        new.buffer.random = source.random or (f"a copy of {source.random}" if source.random_from else None)
+        new.buffer.random_from = set(source.random_from)
+        if getattr(self, "_is_param", False):
+            new._is_param = True
+        memo[id(self)] = new
+        return new
+
     @property
     def value(self):
         """The real values, when they are known (computed from constants only)."""

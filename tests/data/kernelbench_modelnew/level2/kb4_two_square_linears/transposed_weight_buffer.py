@@ -1,6 +1,6 @@
-# expect: correct pure
-# __init__ derives a transposed copy of each weight (a buffer): the derivation runs on every trial's
-# fresh weights before forward, and the kernel reads the copies.
+# expect: correct library: aten::clone
+# __init__ derives a transposed copy of each weight (a buffer; the copy is a library step, aten::clone):
+# the derivation runs on every trial's fresh weights before forward, and the kernel reads the copies.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
