@@ -149,7 +149,7 @@ def module_tensors(model):
     return found
 
 
-def bind_parameters(model, problem, inputs, problem_parameters=None):
+def bind_parameters(model, problem, inputs, weights=None):
     """ModelNew's parameters and buffers, each bound to a weight of the problem: the one of its name when
     shape and dtype agree, else the first unbound one of its shape and dtype in Model's creation order.
     KernelBench builds Model and ModelNew after the same seed, so parameters created in the same order,
@@ -159,8 +159,10 @@ def bind_parameters(model, problem, inputs, problem_parameters=None):
     mean), then whatever is left to whatever weight is left. Unbound ones keep what __init__ made them;
     one filled with random numbers is refused if a step uses it."""
     recorder = kb_recording.current()
-    free = [p for p in (problem.get("parameters") or []) if p in inputs]
-    mine = module_tensors(model)
+    weights = weights or ModelWeights()
+    listed = [p for p in (problem.get("parameters") or []) if p in inputs]
+    free = sorted(listed, key=lambda p: (weights.rank.get(p, len(weights.rank)), listed.index(p)))
+    mine = sorted(module_tensors(model), key=lambda m: m[2].buffer.id)  # ModelNew's creation order
     bound = []
 
     def bind(name, kind, t, pool):
@@ -185,7 +187,7 @@ def bind_parameters(model, problem, inputs, problem_parameters=None):
         return True
 
     def is_parameter(w):
-        return problem_parameters is None or w in problem_parameters
+        return weights.parameters is None or w in weights.parameters
 
     left = []
     for name, kind, t in mine:
@@ -203,15 +205,31 @@ def bind_parameters(model, problem, inputs, problem_parameters=None):
     return bound
 
 
-def model_parameter_names(ns_problem, init, kb):
-    """The names of Model's parameters (the rest of the problem's weights are its buffers), or None."""
+class ModelWeights:
+    """Model's side of the binding: which of its weights are parameters, and the order it created them
+    in (named_parameters lists a module's own parameters before its children's, which is not the
+    order the seed drew them in)."""
+
+    def __init__(self, parameters=None, rank=None):
+        self.parameters = parameters  # names, or None: one pool
+        self.rank = rank or {}        # name -> creation order
+
+
+def model_weights(ns_problem, init):
+    """Builds Model the way ModelNew is built, on a scratch recording, to learn ModelWeights."""
     if ns_problem is None:
-        return None
+        return ModelWeights()
+    saved = kb_recording.current()
+    scratch = kb_recording.start_recording()
     try:
-        with kb.OnMeta():
-            return {n for n, _ in ns_problem["Model"](*init).named_parameters()}
-    except Exception:  # noqa: BLE001 - then one pool
-        return None
+        scratch.phase = "init"
+        with torch.no_grad(), OnRecordingDevice(), Recording():
+            model = ns_problem["Model"](*init)
+        return ModelWeights({n for n, _ in model.named_parameters()}, {name: t.buffer.id for name, _, t in module_tensors(model)})
+    except Exception:  # noqa: BLE001 - the problem's order then, in one pool
+        return ModelWeights()
+    finally:
+        kb_recording._current[0] = saved
 
 
 def record_size_set(solution_path, source, problem, size_set, kb):
@@ -245,7 +263,7 @@ def record_size_set(solution_path, source, problem, size_set, kb):
     if not isinstance(model, nn.Module):
         raise Verdict("invalid_submission", "ModelNew is not a torch.nn.Module")
     model.train()  # KernelBench runs models as constructed
-    bind_parameters(model, problem, inputs, model_parameter_names(ns_problem, init, kb))
+    bind_parameters(model, problem, inputs, model_weights(ns_problem, init))
     recorder.finish_init()
     kb.rebuild_flat_weights(model)  # nn.RNNBase reads a flat list of its weights
     args = [inputs[v] if kind == "input" else v for kind, v in fwd]
