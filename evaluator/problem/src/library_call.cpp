@@ -144,7 +144,11 @@ void run(const nlohmann::json& call, const LibraryMemory& memory, bool upcast) {
   std::size_t next = 0;
   for (const auto& r : stack) {
     if (!r.isTensor() || next >= outputs.size()) continue;
-    viewOf(outputs[next++], memory).copy_(r.toTensor());
+    at::Tensor view = viewOf(outputs[next++], memory);
+    // An auxiliary result some devices leave empty (batch norm's saved statistics in eval mode are
+    // [0] on the CPU, [C] on the meta device the recording ran on): nothing to copy.
+    if (r.toTensor().numel() == 0 && view.numel() != 0) continue;
+    view.copy_(r.toTensor());
   }
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     const c10::AliasInfo* alias = arguments[i].alias_info();

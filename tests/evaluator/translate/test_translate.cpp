@@ -214,6 +214,21 @@ TEST(LibraryCall, RunsAnOpOnViewsOfTheRegionAndCopiesItsResult) {
   EXPECT_EQ(region[1], -2.0f);  // stride 2: untouched
 }
 
+TEST(LibraryCall, AnEvalModeBatchNormLeavesItsEmptySavedStatisticsAlone) {
+  // Recorded on the meta device, native_batch_norm(training=false) returns saved statistics of [C];
+  // on the CPU they are [0]. The output is still computed and the statistics' buffers are left alone.
+  std::vector<float> region(4 + 2 + 2 + 4 + 2 + 2, 7.0f);  // x [1,2,2], mean [2], var [2], y [1,2,2], save_mean [2], save_invstd [2]
+  for (int i = 0; i < 4; ++i) region[static_cast<std::size_t>(i)] = static_cast<float>(i);
+  region[4] = 0, region[5] = 0, region[6] = 1, region[7] = 1;
+  const json call = {{"op", "aten::native_batch_norm"}, {"overload", ""},
+                     {"args", {{{"tensor", hostView(0, {1, 2, 2}, {4, 2, 1})}}, nullptr, nullptr, {{"tensor", hostView(16, {2}, {1})}},
+                               {{"tensor", hostView(24, {2}, {1})}}, false, 0.1, 0.0}},
+                     {"outputs", {hostView(32, {1, 2, 2}, {4, 2, 1}), hostView(48, {2}, {1}), hostView(56, {2}, {1})}}};
+  ASSERT_EQ(runLibraryCall(call, LibraryMemory{reinterpret_cast<std::byte*>(region.data())}), "");
+  EXPECT_EQ(std::vector<float>(region.begin() + 8, region.begin() + 12), (std::vector<float>{0, 1, 2, 3}));  // (x - 0) / sqrt(1)
+  EXPECT_EQ(region[12], 7.0f);  // the empty saved statistics wrote nothing
+}
+
 TEST(LibraryCall, AnOpThatRejectsItsArgumentsSaysWhy) {
   std::vector<float> region(8);
   const json call = {{"op", "aten::mm"}, {"overload", ""}, {"args", {{{"tensor", hostView(0, {2, 3}, {3, 1})}}, {{"tensor", hostView(0, {2, 2}, {2, 1})}}}},
