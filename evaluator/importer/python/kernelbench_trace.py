@@ -163,6 +163,9 @@ class Knob:
     def __init__(self, key, holder, field, index=None):
         self.key, self.holder, self.field, self.index = key, holder, field, index
 
+    def node(self):
+        return getattr(self.holder, self.field) if self.index is None else getattr(self.holder, self.field)[self.index]
+
     def set(self, value):
         if self.index is None:
             setattr(self.holder, self.field, ast.Constant(value))

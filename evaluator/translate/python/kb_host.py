@@ -10,7 +10,7 @@ import threading
 import torch
 import torch.utils.cpp_extension as cpp_extension
 
-from kb_recording import DTYPE_NAMES, DTYPES, Rec, current
+from kb_recording import DTYPE_NAMES, DTYPES, Rec, current, json_scalar
 from kb_sandbox import Verdict, unsupported
 from kb_streams import patch_streams
 
@@ -41,15 +41,13 @@ def from_json(v):
 def to_json(v):
     if isinstance(v, Rec):
         return current().handle_of(v)
-    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
-        return {"float": str(v)}  # JSON has no inf or nan
     if isinstance(v, (list, tuple)):
         return [to_json(x) for x in v]
     if isinstance(v, torch.dtype):
         return {"dtype": DTYPE_NAMES[v]}
     if isinstance(v, torch.Tensor):
         raise unsupported("the host code received a tensor that is not one of the recording's")
-    return v
+    return json_scalar(v)
 
 
 def host_request(request):

@@ -130,6 +130,13 @@ class Rec(torch.Tensor):
         return f"Rec(buffer {self.buffer.name}, {tuple(self.shape)}, {self.dtype})"
 
 
+def json_scalar(v):
+    """A scalar as a recorded step holds it: JSON has no inf or nan, so those are {"float": "inf"}."""
+    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        return {"float": str(v)}
+    return v
+
+
 def view_json(t):
     if t.dtype not in PLAN_DTYPES:
         raise unsupported(f"a step uses a tensor of dtype {t.dtype}, which the harness does not hold")
@@ -179,7 +186,7 @@ class Recorder:
         self.init_writes = {}      # id(step) -> (buffers it writes, whether an initialiser wrote them, its new outputs)
         self.stream = DEFAULT_STREAM  # the current stream (torch.cuda.stream(s))
         self.streams = StreamOrder()
-        self.stamps = {}           # id(step) -> (its stream stamp, [(buffer, first, last, writes)])
+        self.stamps = {}           # id(step) -> (what it is, its stream stamp, [access(...)])
 
     # -- buffers ------------------------------------------------------------------------------------
     def new_buffer(self, dtype, numel, role="scratch", name=None, init="empty"):
@@ -410,13 +417,11 @@ class Recorder:
                 return [enc(x) for x in a]
             if isinstance(a, torch.Tensor):
                 raise unsupported(f"{func.name()} takes a tensor that is not one of the recording's")
-            if isinstance(a, float) and (a != a or a in (float("inf"), float("-inf"))):
-                return {"float": str(a)}
-            return a
+            return json_scalar(a)
 
-        for t in torch.utils._pytree.tree_flatten((args, kwargs))[0]:
-            if isinstance(t, Rec):
-                t.buffer.written = True
+        tensors = [t for t in torch.utils._pytree.tree_flatten((args, kwargs))[0] if isinstance(t, Rec)]
+        for t in tensors:
+            t.buffer.written = True
         for t in outputs:
             t.buffer.written = True
         name = func.name()
@@ -424,10 +429,10 @@ class Recorder:
         step = {"library": {"op": op, "overload": overload, "args": [enc(a) for a in args],
                             "kwargs": {k: enc(v) for k, v in kwargs.items()},
                             "outputs": [view_json(t) for t in outputs]}}
-        reads = [t.buffer for t in torch.utils._pytree.tree_flatten((args, kwargs))[0] if isinstance(t, Rec)]
-        self.note_init_write(step, [t.buffer for t in outputs] + list(written), op.split("::")[-1] in FACTORY_OPS, reads, [t.buffer for t in outputs])
+        self.note_init_write(step, [t.buffer for t in outputs] + list(written), op.split("::")[-1] in FACTORY_OPS, [t.buffer for t in tensors],
+                             [t.buffer for t in outputs])
         writes = {id(b) for b in written} | {id(t.buffer) for t in outputs}
-        accesses = [access(t, id(t.buffer) in writes) for t in torch.utils._pytree.tree_flatten((args, kwargs))[0] if isinstance(t, Rec)]
+        accesses = [access(t, id(t.buffer) in writes) for t in tensors]
         self.append(step, f"{op}", accesses + [access(t, True) for t in outputs])
 
     def note_init_write(self, step, written, filler, reads=(), fresh=()):
@@ -559,9 +564,7 @@ class Recorder:
                 end = start
                 while end + 1 < len(vals) and vals[end + 1] == vals[start]:
                     end += 1
-                v = vals[start]
-                if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
-                    v = {"float": str(v)}
+                v = json_scalar(vals[start])
                 steps.append({"library": {"op": "aten::fill_", "overload": "Scalar", "purpose": "constant", "kwargs": {}, "outputs": [],
                                           "args": [{"tensor": {"buffer": Ref(b), "offset": start, "sizes": [end - start + 1], "strides": [1],
                                                                "dtype": DTYPE_NAMES[b.dtype]}}, v]}})
@@ -624,15 +627,11 @@ class Recorder:
 
 
 _current = [Recorder()]
-_marked = []
 
 
 def mark_module_tensors():
     """Module.register_parameter / register_buffer mark the buffer they hold as a module's tensor (what
-    __init__ derives from one is not a weight of its own)."""
-    if _marked:
-        return
-    _marked.append(True)
+    __init__ derives from one is not a weight of its own). Once per process, before any ModelNew."""
     for name in ("register_parameter", "register_buffer"):
         original = getattr(torch.nn.Module, name)
 

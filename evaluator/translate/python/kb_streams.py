@@ -31,7 +31,6 @@ class StreamOrder:
     def __init__(self):
         self.clocks = {}
         self.host = {}
-        self.used = set()
 
     def clock(self, sid):
         c = merged(self.clocks.get(sid, {}), self.host)
@@ -42,7 +41,6 @@ class StreamOrder:
         """A step issued on stream `sid`: (stream, its count there, what it comes after)."""
         c = self.clock(sid)
         c[sid] = c.get(sid, 0) + 1
-        self.used.add(sid)
         return (sid, c[sid], dict(c))
 
     def record_event(self, stream):

@@ -22,6 +22,7 @@ code like any manifest, and the evaluator validates it (kernelbench_plan.cpp).
 Output: one JSON object on the descriptor given by --result-fd.
 """
 import argparse
+import ast
 import functools
 import importlib
 import json
@@ -66,15 +67,18 @@ def run_solution(path, source, problem_ns=None, kb=None):
     return ns
 
 
+def knob_values(tree, kb):
+    """knob -> the integer a module's size constant holds as written, read from its AST."""
+    return {knob.key: kb.constant_int(knob.node()) for knob in kb.int_constants(tree)}
+
+
 def scaled_like_problem(source, path, problem_ns, kb):
     scaled = (problem_ns or {}).get("__cuset_scaled__")
     if not scaled:
         return source
-    import ast
     tree = ast.parse(source, path)
     for knob in kb.int_constants(tree):
-        node = getattr(knob.holder, knob.field) if knob.index is None else getattr(knob.holder, knob.field)[knob.index]
-        if knob.key in scaled and kb.constant_int(node) == scaled[knob.key][0]:
+        if knob.key in scaled and kb.constant_int(knob.node()) == scaled[knob.key][0]:
             knob.set(scaled[knob.key][1])
     ast.fix_missing_locations(tree)
     return tree
@@ -90,7 +94,7 @@ def problem_namespace(problem, size_set, kb):
         overrides = recomputed_overrides(origin, problem["size_sets"][size_set].get("sizes", {}), kb)
     ns = kb.load(origin["source"], origin["file"], overrides)
     if overrides:
-        full = kb.size_knobs(kb.load(origin["source"], origin["file"]), origin["source"], origin["file"])
+        full = knob_values(ast.parse(origin["source"], origin["file"]), kb)
         ns["__cuset_scaled__"] = {k: (full[k], v) for k, v in overrides.items() if k in full}
     return ns
 
@@ -252,7 +256,6 @@ def record_size_set(solution_path, source, problem, size_set, kb):
         b = recorder.new_buffer(dtype, numel, role="input", name=i["name"])
         inputs[i["name"]] = Rec(b, b.base.as_strided(i["shape"], torch.empty(i["shape"], device="meta").stride(), 0))
     recorder.phase = "init"
-    kb_recording.mark_module_tensors()
     try:
         with torch.no_grad(), OnRecordingDevice(), Recording():
             model = ns["ModelNew"](*init)
@@ -336,6 +339,7 @@ def main():
             built = json.load(f)
     captured = patch_extension_api(args.mode, built)
     patch_cuda_api()
+    kb_recording.mark_module_tensors()
     # torch 2.x imports torch._dynamo lazily, the first time one of its Python-implemented (meta) kernels
     # runs, and that import looks up and makes a cache folder (TORCHINDUCTOR_CACHE_DIR, which the
     # translator points at this run's existing folder). It is torch's own code: load it here, before the

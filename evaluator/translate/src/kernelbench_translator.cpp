@@ -33,6 +33,11 @@ constexpr std::string_view kDevicePrelude =
     "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\nnamespace c10 { using Half = __half; using BFloat16 = __nv_bfloat16; }\n"
     "namespace at { using c10::Half; using c10::BFloat16; }\n";
 
+// Whether a size set is one the translation records (all of them when none is named).
+bool records(const std::vector<std::string>& sizeSets, const std::string& name) {
+  return sizeSets.empty() || std::find(sizeSets.begin(), sizeSets.end(), name) != sizeSets.end();
+}
+
 // What the recorder needs of the problem: its sizes' shapes, which inputs are lifted weights, and the
 // KernelBench file (with the constants the importer scaled) that builds its Model.
 json problemSpec(const Problem& p, const std::vector<std::string>& sizeSets) {
@@ -44,7 +49,7 @@ json problemSpec(const Problem& p, const std::vector<std::string>& sizeSets) {
     spec["origin"] = {{"source", p.origin->source}, {"file", p.origin->file}, {"size_overrides", overrides}};
   }
   for (const auto& set : p.sizeSets) {
-    if (!sizeSets.empty() && std::find(sizeSets.begin(), sizeSets.end(), set.name) == sizeSets.end()) continue;
+    if (!records(sizeSets, set.name)) continue;
     json s = {{"inputs", json::array()}, {"outputs", json::array()}, {"sizes", set.sizes}};
     for (const auto& t : p.inputs) s["inputs"].push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", *evaluateShape(t, set.sizes)}});
     for (const auto& t : p.outputs) s["outputs"].push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", *evaluateShape(t, set.sizes)}});
@@ -184,7 +189,7 @@ void finishPlans(Translation& t, const Problem& problem, const TranslatorOptions
   if (!t.ok()) return;
   t.plan.form = "kernelbench";
   for (const auto& set : problem.sizeSets) {
-    if (!options.sizeSets.empty() && std::find(options.sizeSets.begin(), options.sizeSets.end(), set.name) == options.sizeSets.end()) continue;
+    if (!records(options.sizeSets, set.name)) continue;
     if (!t.recorded.contains(set.name)) {
       t.verdict = "invalid_submission";
       t.reason = fmt::format("the recording has no plan for size set '{}'", set.name);
