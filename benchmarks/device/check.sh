@@ -23,6 +23,13 @@ prefix=/tmp/cuset-deps
 if [[ -d .deps ]]; then
   mkdir -p "$prefix"
   for deb in .deps/*.deb; do dpkg-deb -x "$deb" "$prefix"; done
+  # The machine's own libcurl (ABI-stable across 7.x/8.x) with Debian's headers: its TLS and LDAP
+  # libraries are the ones that runtime was built against, which Debian's libcurl4 may not find there.
+  system_curl="$(ldconfig -p | awk '/libcurl\.so\.4 .*x86-64/ {print $NF; exit}')"
+  if [[ -n "$system_curl" ]]; then
+    rm -f "$prefix"/usr/lib/x86_64-linux-gnu/libcurl.so*
+    ln -s "$system_curl" "$prefix/usr/lib/x86_64-linux-gnu/libcurl.so"
+  fi
 fi
 export CMAKE_PREFIX_PATH="$prefix/usr:${CMAKE_PREFIX_PATH:-}"
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
@@ -57,6 +64,7 @@ log "build"
 cmake --build build/device -j "$(nproc)" --target cuset test_cuda_backend test_cuda_fake_driver cuset_fake_libcuda test_llama_model \
   > "$out/build.log" 2>&1 || { grep -m 20 -A5 "error" "$out/build.log"; exit 1; }
 cuset=build/device/cli/cuset
+if ldd "$cuset" | grep "not found"; then log "cuset cannot start: libraries above not found"; exit 1; fi
 
 # 3. GPU tests: the cuda label (driver, backend on the GPU, the fake-driver run) and the model on CUDA.
 log "GPU tests"

@@ -10,6 +10,10 @@ packages=(
   libyaml-cpp-dev libyaml-cpp0.7 libfmt-dev libfmt9 nlohmann-json3-dev libcli11-dev libxxhash-dev libxxhash0
   libboost-context1.74-dev libboost-context1.74.0 libboost1.74-dev libseccomp-dev libseccomp2
   libicu-dev libicu72 libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian
+  zlib1g-dev
+  # libcurl (OpenAI-compatible endpoints). check.sh links the GPU machine's own libcurl.so.4 where it has
+  # one; Debian's runtime and the libraries it needs that an Ubuntu image may lack are the fallback.
+  libcurl4-openssl-dev libcurl4 libldap-2.5-0 libsasl2-2 librtmp1 libssh2-1 libpsl5 libnghttp2-14 libbrotli1
 )
 apt-get update -qq
 cd "$root/.deps"
