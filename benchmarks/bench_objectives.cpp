@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdint>
 
 #include "commands.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"

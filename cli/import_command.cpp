@@ -1,6 +1,7 @@
 // `cuset import kernelbench KB_ROOT --out DIR`
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <sstream>
 
 #include "commands.hpp"

@@ -1,6 +1,7 @@
 // `cuset problems list|show|prompt|table|check`
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <random>
 
 #include "commands.hpp"

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "endpoint_options.hpp"
 #include "cuset/refine/refine_loop.hpp"
+#include <cstdint>
 
 namespace cuset::cli {
 

@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "cuset/reports/report_writer.hpp"
+#include <cstdint>
 
 namespace cuset::cli {
 

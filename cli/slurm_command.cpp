@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "cuset/loop/slurm_eval.hpp"
+#include <cstdint>
 
 namespace cuset::cli {
 

@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "cuset/trainer/training.hpp"
+#include <cstdint>
 
 namespace cuset::cli {
 

@@ -61,7 +61,7 @@ cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$tor
   -DCMAKE_PREFIX_PATH="$prefix/usr" -DCUDAToolkit_ROOT=/usr/local/cuda > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 log "build"
 # Only what the check runs: the whole tree would spend the time budget on trainer tests and benchmarks.
-cmake --build build/device -j "$(nproc)" --target cuset test_cuda_backend test_cuda_fake_driver cuset_fake_libcuda test_llama_model \
+cmake --build build/device -j "$(nproc)" --target cuset test_cuda_backend test_cuda_fake_driver cuset_fake_libcuda test_llama_model -- -k 0 \
   > "$out/build.log" 2>&1 || { grep -m 20 -A5 "error" "$out/build.log"; exit 1; }
 cuset=build/device/cli/cuset
 if ldd "$cuset" | grep "not found"; then log "cuset cannot start: libraries above not found"; exit 1; fi
@@ -84,7 +84,7 @@ done
 # --jobs 4: each job holds a `full` region (up to ~4 GiB) several times over on the host (inputs,
 # region, reference outputs); 16 at once could exhaust the machine's 128 GiB. Results are written as
 # they finish, so a run cut by the timeout still gives its table.
-timeout 300 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --jobs 4 --candidates "$out/cands" \
+timeout 240 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --jobs 4 --candidates "$out/cands" \
   --out "$out/run" --seed 1 -q > "$out/eval.log" 2>&1
 log "eval exit $?"
 tail -3 "$out/eval.log"

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include <cstdint>
 #include <new>
 
 namespace cuset {

@@ -1,5 +1,6 @@
 #include "cuset/common/json_util.hpp"
 
+#include <cstdint>
 #include <fstream>
 
 #include "cuset/common/error.hpp"

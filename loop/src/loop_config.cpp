@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <random>
 
 #include "cuset/common/error.hpp"

@@ -3,6 +3,7 @@
 // at a time (a kill leaves at most a torn last line), and a resumed run keeps exactly the records
 // whose request key it would send again. Records of other requests are moved to FILE.replaced.jsonl,
 // never deleted.
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <mutex>

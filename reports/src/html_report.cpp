@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdint>
 #include <map>
 
 #include "cuset/common/json_util.hpp"

@@ -6,6 +6,7 @@
 #include "cuset/common/json_util.hpp"
 #include "cuset/reports/metrics.hpp"
 #include "cuset/reports/renderers.hpp"
+#include <cstdint>
 
 using nlohmann::json;
 

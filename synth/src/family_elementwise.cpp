@@ -3,6 +3,7 @@
 
 #include "cuset/synth/op_family.hpp"
 #include "family_util.hpp"
+#include <cstdint>
 
 namespace cuset::synth {
 namespace {

@@ -1,6 +1,7 @@
 #include "family_util.hpp"
 
 #include <fmt/format.h>
+#include <cstdint>
 
 namespace cuset::synth::detail {
 

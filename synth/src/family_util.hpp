@@ -1,6 +1,7 @@
 #pragma once
 // Pieces the op families share: tensor names, size draws, tolerances and the kernel skeletons that
 // several families reuse (flat elementwise loops, block and warp reductions).
+#include <cstdint>
 #include <string>
 #include <vector>
 

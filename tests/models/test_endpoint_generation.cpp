@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <sstream>
 
 #include "cuset/evaluator/candidate/candidate.hpp"

@@ -1,6 +1,7 @@
 // The leaderboard page from plain inputs: ranking, cost, verdict shares, failed models, comparison.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <map>
 
 #include "cuset/reports/leaderboard_report.hpp"

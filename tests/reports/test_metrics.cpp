@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "cuset/reports/metrics.hpp"
 #include "cuset/reports/renderers.hpp"

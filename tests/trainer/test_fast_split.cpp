@@ -5,6 +5,7 @@
 #include <unicode/regex.h>
 #include <unicode/unistr.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <random>
 #include <string>

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <set>
 
 #include "cuset/common/json_util.hpp"

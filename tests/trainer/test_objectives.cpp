@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "cuset/trainer/objectives.hpp"
 

@@ -4,6 +4,7 @@
 
 #include "cuset/trainer/tokenizer.hpp"
 #include "test_util.hpp"
+#include <cstdint>
 
 namespace cuset {
 namespace {

@@ -2,6 +2,7 @@
 // checkpoints load as HF folders, configs are validated.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 

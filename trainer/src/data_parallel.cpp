@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "cuset/common/error.hpp"

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "cuset/common/error.hpp"

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/json_util.hpp"

@@ -11,6 +11,7 @@
 #include "cuset/common/subprocess.hpp"
 
 #include <nlohmann/json.hpp>
+#include <cstdint>
 
 namespace cuset {
 namespace {

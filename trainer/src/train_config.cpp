@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <numbers>
 
 #include "cuset/common/error.hpp"

@@ -1,5 +1,6 @@
 #include "cuset/evaluator/compile/nvrtc_prelude.hpp"
 
+#include <cstdint>
 #include <string>
 
 #include "cuset/common/hash.hpp"

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <sstream>
 
 #include "cuset/common/file_util.hpp"

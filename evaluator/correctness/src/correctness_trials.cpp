@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "cuset/evaluator/correctness/compare_output.hpp"

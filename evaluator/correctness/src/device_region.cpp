@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstring>
 #include <unistd.h>
 

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>

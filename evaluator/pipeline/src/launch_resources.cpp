@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "cuset/evaluator/candidate/launch_manifest.hpp"
 

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <array>
+#include <cstdint>
 #include <string_view>
 
 namespace cuset {

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <cstdint>
 #include <utility>
 
 namespace cuset {

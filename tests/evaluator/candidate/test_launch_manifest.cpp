@@ -3,6 +3,7 @@
 #include "cuset/evaluator/candidate/launch_manifest.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "test_util.hpp"
+#include <cstdint>
 
 namespace cuset {
 namespace {

@@ -10,6 +10,7 @@
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/problem/torch_reference.hpp"
 #include "test_util.hpp"
+#include <cstdint>
 
 namespace cuset {
 namespace {

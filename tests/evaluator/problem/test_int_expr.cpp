@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "cuset/evaluator/problem/int_expr.hpp"
+#include <cstdint>
 
 namespace cuset {
 namespace {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "cuset/evaluator/problem/input_generator.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"

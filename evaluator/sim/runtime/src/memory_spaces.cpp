@@ -3,6 +3,7 @@
 // shared by the pipeline headers and the inline-PTX interpreter so that both see one state.
 #include <link.h>
 
+#include <cstdint>
 #include <cstring>
 #include <vector>
 

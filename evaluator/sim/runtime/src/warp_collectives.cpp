@@ -2,6 +2,7 @@
 // every participant waits, the scheduler computes all their results at once (so no lane can overwrite
 // another's value) in BlockRunner::resolveWarpGroup.
 #include <algorithm>
+#include <cstdint>
 
 #include "block_runner.hpp"
 #include "ptx_program.hpp"

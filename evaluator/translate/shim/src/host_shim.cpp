@@ -2,6 +2,7 @@
 // turns tensor operations and launches into JSON requests to the recorder (kernelbench_solution.py),
 // which loads the build with ctypes and answers through the callback it registers.
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>

@@ -2,6 +2,7 @@
 // `cuset loop`: data -> (per objective and seed) train -> generate -> evaluate -> one comparison report.
 // Every stage leaves a marker when it finishes; a loop started again skips finished stages and resumes
 // the interrupted one (training from its last checkpoint, evaluation from its last result).
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>

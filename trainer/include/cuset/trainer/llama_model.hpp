@@ -7,6 +7,7 @@
 // D head dim, V vocab.
 #include <torch/torch.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <vector>
 

@@ -2,6 +2,7 @@
 // The functions a solution exposes to Python: those `load_inline(functions=[...])` names (bound by a
 // generated registration) or those its own PYBIND11_MODULE defines. The recorder calls them by name
 // with tensors and numbers; each becomes a std::function over Values.
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
