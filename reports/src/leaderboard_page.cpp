@@ -346,7 +346,7 @@ std::string levelsSection(const json& l) {
                        esc(row["model"]), row["problems"].get<int>(), percentOr(row, "pass_at_1"), percentOr(row, "pass_at_k"),
                        timed ? R"(<td class="num">)" + percentOr(row, "fast_1") + "</td>" : "");
       for (auto& s : series) {
-        if (s.name == row["model"]) s.values.back() = row.value("pass_at_1", 0.0);
+        if (s.name == row["model"].get<std::string>()) s.values.back() = row.value("pass_at_1", 0.0);
       }
     }
   }

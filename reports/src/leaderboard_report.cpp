@@ -221,7 +221,7 @@ json levelRows(const json& ranked, const std::vector<LeaderboardEntry>& entries,
   std::map<std::string, json> byLevel;
   for (const auto& row : ranked) {
     if (!row["evaluated"].get<bool>()) continue;
-    const auto e = std::find_if(entries.begin(), entries.end(), [&](const LeaderboardEntry& x) { return x.name == row["model"]; });
+    const auto e = std::find_if(entries.begin(), entries.end(), [&](const LeaderboardEntry& x) { return x.name == row["model"].get<std::string>(); });
     if (e == entries.end() || !e->summary.contains("models") || !e->summary["models"].contains(e->name)) continue;
     const json& model = e->summary["models"][e->name];
     if (!model.contains("levels")) continue;
