@@ -13,7 +13,7 @@ packages=(
   zlib1g-dev
   # libcurl (OpenAI-compatible endpoints). check.sh links the GPU machine's own libcurl.so.4 where it has
   # one; Debian's runtime and the libraries it needs that an Ubuntu image may lack are the fallback.
-  libcurl4-openssl-dev libcurl4 libldap-2.5-0 libsasl2-2 librtmp1 libssh2-1 libpsl5 libnghttp2-14 libbrotli1
+  libcurl4-openssl-dev libcurl4 libldap-2.5-0 libsasl2-2 librtmp1 libssh2-1 libpsl5 libnghttp2-14 libbrotli1 libidn2-0 libunistring2
 )
 apt-get update -qq
 cd "$root/.deps"

@@ -65,7 +65,10 @@ void WorkerProcess::start() {
   std::vector<std::string> envStrings;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view entry(*e);
-    const bool kept = environment_ == WorkerEnvironment::inherit || entry.starts_with("CUSET_LOG=") || entry.starts_with("ASAN_OPTIONS=") ||
+    // The worker is this same executable: the library path that let it start must reach it, or it
+    // dies in the loader (exit 127) wherever cuset's libraries live outside the system folders.
+    const bool kept = environment_ == WorkerEnvironment::inherit || entry.starts_with("CUSET_LOG=") || entry.starts_with("LD_LIBRARY_PATH=") ||
+                      entry.starts_with("ASAN_OPTIONS=") ||
                       entry.starts_with("UBSAN_OPTIONS=") || entry.starts_with("LSAN_OPTIONS=");
     if (kept) envStrings.emplace_back(entry);
   }
