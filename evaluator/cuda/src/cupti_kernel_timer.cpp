@@ -117,7 +117,13 @@ Expected<std::unique_ptr<CuptiKernelTimer>> CuptiKernelTimer::create() {
   store().api = api.get();
   for (auto [call, what] : {std::pair{api->registerCallbacks(bufferRequested, bufferCompleted), "cuptiActivityRegisterCallbacks"},
                             std::pair{api->enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "enabling CONCURRENT_KERNEL activity"},
-                            std::pair{api->enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), "enabling EXTERNAL_CORRELATION activity"}}) {
+                            std::pair{api->enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), "enabling EXTERNAL_CORRELATION activity"},
+                            // CUPTI writes an external-correlation record only ahead of an API activity record
+                            // (cupti_activity.h, cuptiActivityPushExternalCorrelationId): without these kinds
+                            // no kernel is attributed to its iteration. Candidates launch through the driver
+                            // API, LibTorch's references through the runtime.
+                            std::pair{api->enable(CUPTI_ACTIVITY_KIND_DRIVER), "enabling DRIVER activity"},
+                            std::pair{api->enable(CUPTI_ACTIVITY_KIND_RUNTIME), "enabling RUNTIME activity"}}) {
     if (call != CUPTI_SUCCESS) {
       store().api = nullptr;
       return Unexpected(fmt::format("{} ({}): {}", what, library, api->describe(call)));
@@ -130,6 +136,8 @@ CuptiKernelTimer::~CuptiKernelTimer() {
   api_->flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   api_->disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   api_->disable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  api_->disable(CUPTI_ACTIVITY_KIND_DRIVER);
+  api_->disable(CUPTI_ACTIVITY_KIND_RUNTIME);
   std::lock_guard lock(store().mutex);
   store().api = nullptr;
 }

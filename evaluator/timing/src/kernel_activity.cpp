@@ -31,11 +31,15 @@ ActivitySummary summariseActivity(const std::vector<KernelRecord>& records, std:
   for (const auto& r : records) byIteration[r.externalId].push_back(&r);
   ActivitySummary out;
   if (droppedRecords > 0) out.problems.push_back(fmt::format("CUPTI dropped {} activity record(s): timings may be incomplete", droppedRecords));
+  // One line for all mismatched iterations: a measurement runs thousands of them, and one cause
+  // (records not attributed, a launch that does not happen) usually explains every one.
+  std::size_t mismatched = 0;
+  std::string firstMismatch;
   for (std::uint64_t id : expectedIterations) {
     const auto it = byIteration.find(id);
     const std::size_t got = it == byIteration.end() ? 0 : it->second.size();
-    if (got != launchesPerIteration) {
-      out.problems.push_back(fmt::format("iteration {}: {} kernel record(s) for {} launch(es)", id, got, launchesPerIteration));
+    if (got != launchesPerIteration && mismatched++ == 0) {
+      firstMismatch = fmt::format("iteration {}: {} kernel record(s) for {} launch(es)", id, got, launchesPerIteration);
     }
     if (got == 0) continue;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;
@@ -47,6 +51,8 @@ ActivitySummary summariseActivity(const std::vector<KernelRecord>& records, std:
     }
     out.iterations.push_back({id, static_cast<double>(busyNanoseconds(intervals)) / 1e6, static_cast<double>(last - first) / 1e6, got});
   }
+  if (mismatched == 1) out.problems.push_back(firstMismatch);
+  if (mismatched > 1) out.problems.push_back(fmt::format("{} of {} iterations with a kernel-record count other than their launches (first: {})", mismatched, expectedIterations.size(), firstMismatch));
   for (const auto& [id, list] : byIteration) {
     if (std::find(expectedIterations.begin(), expectedIterations.end(), id) == expectedIterations.end()) {
       out.problems.push_back(fmt::format("{} kernel record(s) outside any measured iteration (external id {}): work launched where it "

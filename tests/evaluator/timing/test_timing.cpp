@@ -82,6 +82,23 @@ TEST(KernelActivity, GroupsByIterationAndChecksRecordCounts) {
   EXPECT_NE(s.problems[2].find("outside any measured iteration"), std::string::npos);
 }
 
+TEST(KernelActivity, MismatchedIterationsAreOneProblem) {
+  // Records that carry no iteration (external correlation missing) leave every iteration empty: one
+  // line says so, not one per iteration of a measurement that runs thousands.
+  std::vector<KernelRecord> records;
+  std::vector<std::uint64_t> iterations;
+  for (std::uint64_t i = 1; i <= 1000; ++i) {
+    records.push_back({i * 10, i * 10 + 5, 0, 7, "k"});
+    iterations.push_back(i);
+  }
+  const ActivitySummary s = summariseActivity(records, 1, iterations, 0);
+  EXPECT_TRUE(s.iterations.empty());
+  ASSERT_EQ(s.problems.size(), 2u);
+  EXPECT_NE(s.problems[0].find("1000 of 1000 iterations"), std::string::npos) << s.problems[0];
+  EXPECT_NE(s.problems[0].find("first: iteration 1: 0 kernel record(s) for 1 launch(es)"), std::string::npos) << s.problems[0];
+  EXPECT_NE(s.problems[1].find("1000 kernel record(s) outside any measured iteration"), std::string::npos) << s.problems[1];
+}
+
 Problem costed(DType dtype, const char* flops, const char* bytes) {
   Problem p;
   p.id = "level1/x";
