@@ -98,13 +98,19 @@ std::string restrictToReading(const std::vector<std::filesystem::path>& readable
   return problem;
 }
 
-LandlockRuleset::LandlockRuleset(const std::vector<std::filesystem::path>& readableTrees, const std::vector<std::filesystem::path>& writableFiles) {
+LandlockRuleset::LandlockRuleset(const std::vector<std::filesystem::path>& readableTrees, const std::vector<std::filesystem::path>& writableFiles,
+                                 const std::vector<std::filesystem::path>& writableTrees) {
   std::vector<std::pair<std::filesystem::path, std::uint64_t>> rules;
   const std::uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_EXECUTE;
   for (const auto& t : readableTrees) {
     if (std::filesystem::exists(t)) rules.emplace_back(t, read);
   }
   for (const auto& f : writableFiles) rules.emplace_back(f, LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE);
+  // Files and folders made, written and removed; no devices, sockets, pipes or links.
+  const std::uint64_t scratch = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_WRITE_FILE |
+                                LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_DIR |
+                                LANDLOCK_ACCESS_FS_MAKE_REG | kFsTruncate;
+  for (const auto& t : writableTrees) rules.emplace_back(t, scratch);
   fd_ = makeRuleset(rules, why_);
 }
 

@@ -23,7 +23,10 @@ std::string restrictToReading(const std::vector<std::filesystem::path>& readable
 // (why() says so); the child then runs without it.
 class LandlockRuleset {
  public:
-  LandlockRuleset(const std::vector<std::filesystem::path>& readableTrees, const std::vector<std::filesystem::path>& writableFiles);
+  // writableTrees: folders beneath which files and folders may be made, written and removed (a
+  // helper's private scratch folder).
+  LandlockRuleset(const std::vector<std::filesystem::path>& readableTrees, const std::vector<std::filesystem::path>& writableFiles,
+                  const std::vector<std::filesystem::path>& writableTrees = {});
   ~LandlockRuleset();
   LandlockRuleset(const LandlockRuleset&) = delete;
   LandlockRuleset& operator=(const LandlockRuleset&) = delete;

@@ -17,18 +17,19 @@ namespace cuset {
 namespace {
 
 // Between fork and exec only system calls: everything the child needs is prepared before the fork.
-[[noreturn]] void childExec(const RestrictedCommand& c, char* const* argv, char* const* envp, int resultFd, int logFd, int rulesetFd) {
+[[noreturn]] void childExec(const RestrictedCommand& c, char* const* argv, char* const* envp, int inputFd, int resultFd, int logFd, int rulesetFd) {
   ::setpgid(0, 0);  // its own group: the time limit kills whatever it started
   if (rulesetFd >= 0 && detail::enforceLandlock(rulesetFd) != 0) ::_exit(126);
-  const int null = ::open("/dev/null", O_RDONLY);
-  ::dup2(null, STDIN_FILENO);
+  ::dup2(inputFd >= 0 ? inputFd : ::open("/dev/null", O_RDONLY), STDIN_FILENO);
   ::dup2(logFd, STDOUT_FILENO);
   ::dup2(logFd, STDERR_FILENO);
   ::dup2(resultFd, 3);
   ::closefrom(4);
   rlimit none{0, 0};
-  ::setrlimit(RLIMIT_FSIZE, &none);
+  rlimit files{c.scratch.empty() ? 0 : c.scratchFileBytes, c.scratch.empty() ? 0 : c.scratchFileBytes};
+  ::setrlimit(RLIMIT_FSIZE, &files);
   ::setrlimit(RLIMIT_CORE, &none);
+  if (!c.scratch.empty() && ::chdir(c.scratch.c_str()) != 0) ::_exit(126);
 #if !defined(__SANITIZE_ADDRESS__)
   rlimit memory{c.memoryBytes, c.memoryBytes};
   ::setrlimit(RLIMIT_AS, &memory);
@@ -37,17 +38,31 @@ namespace {
   ::_exit(127);
 }
 
+struct Prepared {
+  explicit Prepared(const RestrictedCommand& c) : ruleset(c.readable, {"/dev/null"}, c.scratch.empty() ? std::vector<std::filesystem::path>{} : std::vector{c.scratch}) {
+    if (c.argv.empty()) throw Error("runRestricted: empty command");
+    for (const auto& a : c.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (const auto& e : c.environment) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+  }
+  detail::LandlockRuleset ruleset;
+  std::vector<char*> argv, envp;
+};
+
 }  // namespace
 
+pid_t spawnRestricted(const RestrictedCommand& c, int inputFd, int resultFd, int logFd) {
+  Prepared p(c);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw makeError("cannot start {}: {}", c.argv[0], std::strerror(errno));
+  if (pid == 0) childExec(c, p.argv.data(), p.envp.data(), inputFd, resultFd, logFd, p.ruleset.fd());
+  return pid;
+}
+
 RestrictedResult runRestricted(const RestrictedCommand& c) {
-  if (c.argv.empty()) throw Error("runRestricted: empty command");
-  std::vector<std::filesystem::path> writable = {"/dev/null"};
-  const detail::LandlockRuleset ruleset(c.readable, writable);
-  std::vector<char*> argv, envp;
-  for (const auto& a : c.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  for (const auto& e : c.environment) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
+  Prepared p(c);
+  const detail::LandlockRuleset& ruleset = p.ruleset;
   int resultPipe[2], logPipe[2];
   if (::pipe2(resultPipe, O_CLOEXEC) != 0) throw makeError("cannot create a pipe: {}", std::strerror(errno));
   if (::pipe2(logPipe, O_CLOEXEC) != 0) {
@@ -57,7 +72,7 @@ RestrictedResult runRestricted(const RestrictedCommand& c) {
   }
   const pid_t pid = ::fork();
   if (pid < 0) throw makeError("cannot start {}: {}", c.argv[0], std::strerror(errno));
-  if (pid == 0) childExec(c, argv.data(), envp.data(), resultPipe[1], logPipe[1], ruleset.fd());
+  if (pid == 0) childExec(c, p.argv.data(), p.envp.data(), -1, resultPipe[1], logPipe[1], ruleset.fd());
   ::close(resultPipe[1]);
   ::close(logPipe[1]);
 

@@ -34,7 +34,32 @@ def finish(result):
     os._exit(0)
 
 
-def install_audit_hook(allowed_libraries, readable):
+def inside(folder, path):
+    """Whether path (relative ones from the working directory) lies beneath folder."""
+    if folder is None or not isinstance(path, (str, bytes, os.PathLike)):
+        return False
+    full = os.path.realpath(os.fsdecode(path))
+    return full == folder or full.startswith(folder.rstrip("/") + "/")
+
+
+# What a solution may do inside its scratch folder: per audit event, the positions of its path
+# arguments and of its dir_fd arguments (which must be absent: a path relative to a descriptor is not
+# checked).
+SCRATCH_EVENTS = {"os.mkdir": ((0,), (2,)), "os.remove": ((0,), (1,)), "os.rmdir": ((0,), (1,)), "os.rename": ((0, 1), (2, 3)),
+                  "os.truncate": ((0,), ()), "os.chmod": ((0,), (2,)), "shutil.rmtree": ((0,), (1,))}
+
+
+def scratch_only(event, args, scratch):
+    paths, fds = SCRATCH_EVENTS[event]
+    return (all(i < len(args) and inside(scratch, args[i]) for i in paths)
+            and all(i >= len(args) or args[i] is None or args[i] == -1 for i in fds))
+
+
+def install_audit_hook(allowed_libraries, readable, scratch=None):
+    """scratch: the private folder the solution may write in (its build folders, tempfile's files)."""
+    scratch = os.path.realpath(scratch) if scratch else None
+    if scratch:
+        readable = set(readable) | {scratch}
     forbidden = {"socket.__new__": "opens a network socket", "socket.connect": "connects to the network",
                  "socket.bind": "binds a network port", "subprocess.Popen": "starts a process", "os.system": "runs a shell command",
                  "os.exec": "executes a program", "os.posix_spawn": "starts a process", "os.spawn": "starts a process",
@@ -48,12 +73,14 @@ def install_audit_hook(allowed_libraries, readable):
             path, mode = args[0], args[1]
             flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
             writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)
-            if writing:
+            if writing and not inside(scratch, path):
                 finish({"status": "sandbox_violation", "reason": f"the solution's Python writes a file ({path!r})"})
             if isinstance(path, (str, bytes)):
                 full = os.path.abspath(os.fsdecode(path))
                 if not any(full == r or full.startswith(r.rstrip("/") + "/") for r in readable):
                     finish({"status": "sandbox_violation", "reason": f"the solution's Python reads a file outside Python's own ({full!r})"})
+            return
+        if event in SCRATCH_EVENTS and scratch and scratch_only(event, args, scratch):
             return
         if event in forbidden:
             if event == "ctypes.dlopen":

@@ -28,6 +28,7 @@ import importlib
 import json
 import os
 import sys
+import tempfile
 import traceback
 import warnings
 
@@ -323,6 +324,7 @@ def main():
     ap.add_argument("--extensions", default=None)
     ap.add_argument("--result-fd", type=int, required=True)
     ap.add_argument("--no-seccomp", action="store_true")
+    ap.add_argument("--scratch", default=None, help="the private folder the solution may write in (its build folders)")
     args = ap.parse_args()
     RESULT["fd"] = args.result_fd
     torch.set_num_threads(1)
@@ -353,7 +355,10 @@ def main():
     readable = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.dirname(torch.__file__)),
                 os.path.dirname(os.path.abspath(args.solution)), os.devnull, "/dev/urandom", "/proc/self"}
     readable |= {os.path.abspath(p) for p in sys.path if p}
-    install_audit_hook({v for v in built.values() if isinstance(v, str)}, readable)
+    if args.scratch:
+        os.chdir(args.scratch)  # a relative build folder lands there
+        tempfile.tempdir = args.scratch
+    install_audit_hook({v for v in built.values() if isinstance(v, str)}, readable, args.scratch)
 
     try:
         if args.mode == "capture":
@@ -388,5 +393,26 @@ def main():
         finish({"status": "runtime_error", "reason": f"{type(e).__name__}: {str(e).strip()[:300]}{where}"})
 
 
+def serve():
+    """The warm recorder (kb_server.py): everything main() loads, loaded once, then a fork per request."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["serve"])
+    ap.add_argument("--kb-lib", required=True)
+    ap.add_argument("--restrict-lib", required=True)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    sys.path.insert(0, args.kb_lib)
+    importlib.import_module("kernelbench_trace")
+    importlib.import_module("torch._dynamo")
+    # The first meta-device ops load torch's Python decompositions and meta registrations: once here,
+    # not in every fork.
+    with torch.no_grad():
+        x = torch.empty(1, 2, 4, 4, device="meta")
+        torch.nn.functional.conv2d(x, torch.empty(2, 2, 3, 3, device="meta"))
+        torch.softmax(x.flatten(1) @ torch.empty(32, 8, device="meta"), dim=-1)
+    import kb_server  # noqa: E402
+    kb_server.serve(args.restrict_lib, main)
+
+
 if __name__ == "__main__":
-    main()
+    serve() if sys.argv[1:2] == ["serve"] else main()

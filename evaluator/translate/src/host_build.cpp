@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <future>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "cuset/common/file_util.hpp"
+#include "cuset/common/hash.hpp"
+#include "cuset/common/json_util.hpp"
 #include "cuset/common/subprocess.hpp"
 #include "cuset/evaluator/candidate/source_policy.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
@@ -37,6 +41,24 @@ bool standInGap(const std::string& log) {
   return std::regex_search(first, kGap);
 }
 
+// A name the host code uses that its translation unit never declares fails load_inline's build too:
+// g++ compiles cpp_sources and nvcc cuda_sources apart, and links them after.
+std::string undeclaredNote(const std::string& log, const Extension& extension, const std::string& hostCuda) {
+  static const std::regex kUndeclared(R"(^(cpp_sources|cuda_sources):\d+:\d+: error: [^\w\s]+(\w+)[^\w\s]+ was not declared in this scope)", std::regex::multiline);
+  std::smatch m;
+  const std::string first = firstErrorLine(log);
+  if (!std::regex_search(first, m, kUndeclared)) return {};
+  const std::string name = m[2].str();
+  const bool inCpp = m[1].str() == "cpp_sources";
+  const std::regex word("\\b" + name + "\\b");
+  const std::string& other = inCpp ? hostCuda : extension.cppSources;
+  if (std::regex_search(other, word)) {
+    return fmt::format(" ('{}' is only in {}, which load_inline compiles apart from {})", name, inCpp ? "cuda_sources" : "cpp_sources",
+                       inCpp ? "cpp_sources" : "cuda_sources");
+  }
+  return fmt::format(" ('{}' is declared in neither source)", name);
+}
+
 }  // namespace
 
 std::string hostIncludeRefusal(const std::string& source) {
@@ -52,7 +74,48 @@ std::string hostIncludeRefusal(const std::string& source) {
   return {};
 }
 
-HostBuild buildHostLibrary(const Extension& extension, const std::string& hostCuda, const fs::path& folder, std::chrono::milliseconds timeout) {
+namespace {
+
+std::vector<std::string> compileFlags() {
+  return {CUSET_TRANSLATE_CXX, "-std=gnu++20", "-fPIC", "-O0", "-w", "-fmax-errors=5", "-I" + std::string(CUSET_TRANSLATE_SHIM_INCLUDE),
+          "-I" + std::string(CUSET_TRANSLATE_CUDA_INCLUDE)};
+}
+
+}  // namespace
+
+HostBuild compileHostLibrary(const Extension& extension, const std::string& hostCuda, const fs::path& folder, std::chrono::milliseconds timeout,
+                             const fs::path& pch);
+
+fs::path HostBuildCache::precompiledHeader(std::chrono::milliseconds timeout) {
+  std::lock_guard lock(mutex_);
+  if (pch_) return *pch_;
+  // Parsing the stand-in's headers (torch's API, CUDA's half types) is most of a host build: about
+  // 1.5 s of 2.2 per translation unit here; the precompiled header takes that to a load.
+  const fs::path folder = root_ / ("host-pch-" + digest_.substr(0, 16));
+  const fs::path header = folder / "cuset_kb_pch.hpp";
+  pch_ = fs::path();
+  try {
+    if (!fs::exists(fs::path(header.string() + ".gch"))) {
+      fs::create_directories(folder);
+      const ScratchDir work(folder);
+      writeFileAtomic(work.path() / "cuset_kb_pch.hpp", "#pragma once\n#include <torch/extension.h>\n");
+      std::vector<std::string> argv = compileFlags();
+      argv.insert(argv.end(), {"-x", "c++-header", (work.path() / "cuset_kb_pch.hpp").string(), "-o", (work.path() / "cuset_kb_pch.hpp.gch").string()});
+      if (!runSubprocess(argv, timeout).ok()) return *pch_;
+      // Several processes may race here; the header goes in last, so a .gch beside it is whole.
+      fs::rename(work.path() / "cuset_kb_pch.hpp.gch", fs::path(header.string() + ".gch"));
+      writeFileAtomic(header, "#pragma once\n#include <torch/extension.h>\n");
+    } else if (!fs::exists(header)) {
+      writeFileAtomic(header, "#pragma once\n#include <torch/extension.h>\n");
+    }
+    pch_ = header;
+  } catch (const std::exception&) {
+  }
+  return *pch_;
+}
+
+HostBuild buildHostLibrary(const Extension& extension, const std::string& hostCuda, const fs::path& folder, std::chrono::milliseconds timeout,
+                           HostBuildCache* cache) {
   HostBuild b;
   for (const std::string* text : {&extension.cppSources, &hostCuda}) {
     if (std::string why = hostIncludeRefusal(*text); !why.empty()) {
@@ -69,6 +132,44 @@ HostBuild buildHostLibrary(const Extension& extension, const std::string& hostCu
     }
   }
   fs::create_directories(folder);
+  b.library = folder / "extension.so";
+  // The same sources built before (another problem, a re-run): the library or the failure is reused.
+  fs::path cached;
+  if (cache) {
+    ContentHasher h;
+    h.add(cache->digest()).add(extension.cppSources).add(hostCuda);
+    for (const auto& f : extension.functions) h.add(f);
+    cached = cache->root() / "host-builds" / h.digest().hex();
+    std::error_code ec;
+    if (fs::exists(cached / "extension.so")) {
+      fs::copy_file(cached / "extension.so", b.library, fs::copy_options::overwrite_existing, ec);
+      if (!ec) return b;
+    } else if (fs::exists(cached / "failure.json")) {
+      const nlohmann::json f = readJsonFile(cached / "failure.json");
+      b.verdict = f.at("verdict");
+      b.reason = f.at("reason");
+      b.log = f.at("log");
+      return b;
+    }
+  }
+  b = compileHostLibrary(extension, hostCuda, folder, timeout, cache ? cache->precompiledHeader(timeout) : fs::path());
+  if (!cached.empty() && b.verdict != "ok" && !b.reason.starts_with("the host code did not compile within")) {
+    fs::create_directories(cached);
+    writeFileAtomic(cached / "failure.json", nlohmann::json{{"verdict", b.verdict}, {"reason", b.reason}, {"log", b.log}}.dump());
+  } else if (!cached.empty() && b.verdict == "ok") {
+    const ScratchDir staging(cache->root());
+    fs::copy_file(b.library, staging.path() / "extension.so");
+    fs::create_directories(cached.parent_path());
+    std::error_code ec;
+    fs::rename(staging.path(), cached, ec);  // another process may have put the same build there first
+    fs::create_directories(staging.path());  // ScratchDir removes its folder
+  }
+  return b;
+}
+
+HostBuild compileHostLibrary(const Extension& extension, const std::string& hostCuda, const fs::path& folder, std::chrono::milliseconds timeout,
+                             const fs::path& pch) {
+  HostBuild b;
   std::string main = "#include <torch/extension.h>\n#line 1 \"cpp_sources\"\n" + extension.cppSources + "\n";
   if (!extension.functions.empty()) {
     main += "\nstatic ::cuset_kb::Registration cuset_kb_functions_([](::cuset_kb::Module& m) {\n";
@@ -76,18 +177,31 @@ HostBuild buildHostLibrary(const Extension& extension, const std::string& hostCu
     main += "});\n";
   }
   writeFileAtomic(folder / "main.cpp", main);
-  // nvcc includes cuda_runtime.h in every .cu file.
-  writeFileAtomic(folder / "cuda.cpp", "#include <cuda_runtime.h>\n#line 1 \"cuda_sources\"\n" + hostCuda);
+  // nvcc includes cuda_runtime.h in every .cu file, and gives its host code min/max.
+  writeFileAtomic(folder / "cuda.cpp", "#include <cuda_runtime.h>\n#include <cuset_kb/nvcc_host.hpp>\n#line 1 \"cuda_sources\"\n" + hostCuda);
   b.library = folder / "extension.so";
-  // The recorder's process holds torch, which loads the real CUDA runtime with RTLD_GLOBAL: a name the
-  // host code calls would bind to that library before the stand-in linked into its own. -Bsymbolic binds
-  // every call to the stand-in when linking, and --no-undefined makes a call to anything else (a CUDA
-  // API the stand-in lacks) a link error here instead of a call into the real runtime.
-  const std::vector<std::string> argv = {CUSET_TRANSLATE_CXX, "-std=gnu++20", "-shared", "-fPIC", "-O0", "-w", "-fmax-errors=5",
-                                         "-I" + std::string(CUSET_TRANSLATE_SHIM_INCLUDE), "-I" + std::string(CUSET_TRANSLATE_CUDA_INCLUDE),
-                                         (folder / "main.cpp").string(), (folder / "cuda.cpp").string(), CUSET_TRANSLATE_SHIM_LIBRARY,
-                                         "-Wl,-Bsymbolic", "-Wl,--no-undefined", "-o", b.library.string()};
-  const SubprocessResult run = runSubprocess(argv, timeout);
+  // The two sources are two translation units, as under load_inline (g++ for cpp_sources, nvcc for
+  // cuda_sources), compiled side by side. The precompiled stand-in header goes first in both: a
+  // cuda_sources that never includes torch/extension.h sees its declarations here, where nvcc would not.
+  auto compile = [&](const char* unit) {
+    std::vector<std::string> argv = compileFlags();
+    if (!pch.empty()) argv.insert(argv.end(), {"-include", pch.string()});
+    argv.insert(argv.end(), {"-c", (folder / unit).string(), "-o", (folder / unit).string() + ".o"});
+    return runSubprocess(argv, timeout);
+  };
+  auto cudaUnit = std::async(std::launch::async, compile, "cuda.cpp");
+  SubprocessResult run = compile("main.cpp");
+  const SubprocessResult cudaRun = cudaUnit.get();
+  if (run.ok() && !cudaRun.ok()) run = cudaRun;
+  if (run.ok()) {
+    // The recorder's process holds torch, which loads the real CUDA runtime with RTLD_GLOBAL: a name the
+    // host code calls would bind to that library before the stand-in linked into its own. -Bsymbolic
+    // binds every call to the stand-in when linking, and --no-undefined makes a call to anything else (a
+    // CUDA API the stand-in lacks) a link error here instead of a call into the real runtime.
+    run = runSubprocess({CUSET_TRANSLATE_CXX, "-shared", (folder / "main.cpp.o").string(), (folder / "cuda.cpp.o").string(), CUSET_TRANSLATE_SHIM_LIBRARY,
+                         "-Wl,-Bsymbolic", "-Wl,--no-undefined", "-o", b.library.string()},
+                        timeout);
+  }
   b.log = run.output;
   if (run.ok()) return b;
   if (run.timedOut) {
@@ -105,9 +219,12 @@ HostBuild buildHostLibrary(const Extension& extension, const std::string& hostCu
   }
   // Code KernelBench's nvcc would reject is the model's compile error; code that only our stand-in of
   // torch cannot take is the recording's limit.
-  b.verdict = standInGap(b.log) ? "unsupported" : "compile_error";
+  // A name declared nowhere is the model's error even where g++ suggests one of the stand-in's
+  // ("did you mean 'at::conv2d'?").
+  const std::string undeclared = undeclaredNote(b.log, extension, hostCuda);
+  b.verdict = undeclared.empty() && standInGap(b.log) ? "unsupported" : "compile_error";
   b.reason = b.verdict == "unsupported" ? "the host code uses torch API the recording's stand-in does not have: " + firstErrorLine(b.log)
-                                        : "host code: " + firstErrorLine(b.log);
+                                        : "host code: " + firstErrorLine(b.log) + undeclared;
   return b;
 }
 

@@ -17,6 +17,7 @@
 #include "cuset/evaluator/sandbox/restricted_process.hpp"
 #include "cuset/evaluator/translate/cuda_source_split.hpp"
 #include "host_build.hpp"
+#include "warm_recorder.hpp"
 #include "cuset/evaluator/translate/recorded_plan.hpp"
 
 namespace fs = std::filesystem;
@@ -27,9 +28,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Device code of a KernelBench solution names ATen's half types in template arguments (k<c10::Half>,
-// from AT_DISPATCH): they are CUDA's own under NVRTC.
+// What nvcc's compile of a load_inline .cu gives device code without an include of its own: the C
+// library's limits and math (torch/extension.h pulls in <cfloat>, <climits>, <cstdint>, <cmath> and
+// <limits>), and ATen's half types in template arguments (k<c10::Half>, from AT_DISPATCH), which are
+// CUDA's own under NVRTC. docs/kernelbench-solutions.md lists what still differs.
 constexpr std::string_view kDevicePrelude =
+    "#include <cfloat>\n#include <climits>\n#include <cstdint>\n#include <cmath>\n#include <limits>\n"
     "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\nnamespace c10 { using Half = __half; using BFloat16 = __nv_bfloat16; }\n"
     "namespace at { using c10::Half; using c10::BFloat16; }\n";
 
@@ -75,12 +79,35 @@ std::string translatorDigest() {
   return h.digest().hex();
 }
 
+// The restricted environment of a recorder run whose folder (HOME, torch's cache) is `home`.
+std::vector<std::string> recorderEnvironment(const fs::path& home) {
+  // torch._dynamo's import (kernelbench_solution.py loads it) asks for a cache folder: named, and one
+  // that exists, it is neither looked up as a user (a passwd lookup opens a socket), nor probed by
+  // writing a temporary file, nor made.
+  return {"PATH=/usr/bin:/bin", "HOME=" + home.string(), "USER=cuset", "TORCHINDUCTOR_CACHE_DIR=" + home.string(),
+          "PYTHONDONTWRITEBYTECODE=1", "PYTHONNOUSERSITE=1", "PYTHONHASHSEED=0", "LANG=C.UTF-8", "OMP_NUM_THREADS=1"};
+}
+
+// What every recorder run may read besides its own folder: the system, the recorder, the importer's
+// loader, the stand-in's library, and the Python prefix as named (a virtual environment, whose
+// site-packages hold torch) and as resolved (the base interpreter a venv's bin/python links to).
+std::vector<fs::path> recorderReadable(const std::string& python) {
+  std::vector<fs::path> readable = {"/usr", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev", "/bin", fs::path(CUSET_TRANSLATE_RECORDER).parent_path(),
+                                    CUSET_TRANSLATE_KB_LIB, CUSET_TRANSLATE_SHIM_LIBRARY, CUSET_TRANSLATE_RESTRICT_LIBRARY};
+  std::error_code ec;
+  if (const fs::path named = fs::absolute(python, ec); !ec && named.has_parent_path()) readable.push_back(named.parent_path().parent_path());
+  if (const fs::path real = fs::canonical(python, ec); !ec) readable.push_back(real.parent_path().parent_path());
+  return readable;
+}
+
 class Session {
  public:
-  Session(const TranslatorOptions& options, const Problem& problem, std::string_view solution, const fs::path& folder)
-      : options_(options), problem_(problem), folder_(folder) {
+  Session(const TranslatorOptions& options, detail::WarmRecorderPool* warm, detail::HostBuildCache* hostBuilds, const Problem& problem,
+          std::string_view solution, const fs::path& folder)
+      : options_(options), warm_(warm), hostBuilds_(hostBuilds), problem_(problem), folder_(folder) {
     writeFileAtomic(folder / "problem.json", problemSpec(problem, options.sizeSets).dump());
     writeFileAtomic(folder / "solution.py", solution);
+    fs::create_directories(folder / "scratch");
   }
 
   Translation run() {
@@ -91,7 +118,7 @@ class Session {
     for (const auto& e : captured.at("extensions")) {
       detail::Extension x{e.at("key"), e.at("name"), e.at("cpp_sources"), e.at("cuda_sources"), e.at("functions").get<std::vector<std::string>>()};
       const SplitCudaSource split = splitCudaSource(x.cudaSources);
-      const detail::HostBuild built = detail::buildHostLibrary(x, split.host, folder_ / ("ext-" + x.key), options_.timeout);
+      const detail::HostBuild built = detail::buildHostLibrary(x, split.host, folder_ / ("ext-" + x.key), options_.timeout, hostBuilds_);
       t.log += built.log;
       const std::string reason = fmt::format("extension '{}': {}", x.name, built.reason);
       if (built.verdict == "compile_error") {
@@ -126,21 +153,18 @@ class Session {
     c.argv = {python, CUSET_TRANSLATE_RECORDER, mode, "--solution", (folder_ / "solution.py").string(), "--problem", (folder_ / "problem.json").string(),
               "--kb-lib", CUSET_TRANSLATE_KB_LIB, "--result-fd", "3"};
     if (!extensions.empty()) c.argv.insert(c.argv.end(), {"--extensions", extensions.string()});
-    // torch._dynamo's import (kernelbench_solution.py loads it) asks for a cache folder: named, and one
-    // that exists, it is neither looked up as a user (a passwd lookup opens a socket), nor probed by
-    // writing a temporary file, nor made.
-    c.environment = {"PATH=/usr/bin:/bin", "HOME=" + folder_.string(), "USER=cuset", "TORCHINDUCTOR_CACHE_DIR=" + folder_.string(),
-                     "PYTHONDONTWRITEBYTECODE=1", "PYTHONNOUSERSITE=1", "PYTHONHASHSEED=0", "LANG=C.UTF-8", "OMP_NUM_THREADS=1"};
-    c.readable = {"/usr", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev", "/bin", folder_, fs::path(CUSET_TRANSLATE_RECORDER).parent_path(),
-                  CUSET_TRANSLATE_KB_LIB, CUSET_TRANSLATE_SHIM_LIBRARY};
-    std::error_code ec;
-    // Its prefix, as named (a virtual environment, whose site-packages hold torch) and as resolved (the
-    // base interpreter a venv's bin/python links to).
-    if (const fs::path named = fs::absolute(python, ec); !ec && named.has_parent_path()) c.readable.push_back(named.parent_path().parent_path());
-    if (const fs::path real = fs::canonical(python, ec); !ec) c.readable.push_back(real.parent_path().parent_path());
+    c.environment = recorderEnvironment(folder_);
+    // A solution that makes its own build folder (os.makedirs, tempfile) writes there, and nowhere else.
+    c.scratch = folder_ / "scratch";
+    c.environment.push_back("TMPDIR=" + c.scratch.string());
+    c.argv.insert(c.argv.end(), {"--scratch", c.scratch.string()});
+    c.readable = recorderReadable(python);
+    c.readable.push_back(folder_);
     c.timeout = options_.timeout;
     c.memoryBytes = options_.memoryBytes;
-    const RestrictedResult r = runRestricted(c);
+    std::optional<RestrictedResult> warm = warm_ ? warm_->run(c) : std::nullopt;
+    t.warmRuns += warm ? 1 : 0;
+    const RestrictedResult r = warm ? std::move(*warm) : runRestricted(c);
     if (r.timedOut) return fail(t, "timeout", fmt::format("the translation ({}) did not finish within {} s", mode, options_.timeout.count() / 1000.0)), json();
     if (r.signal == SIGSYS) {
       return fail(t, "sandbox_violation", "the solution's Python or host code made a forbidden system call (network, a new process, ...)"), json();
@@ -180,6 +204,8 @@ class Session {
   }
 
   const TranslatorOptions& options_;
+  detail::WarmRecorderPool* warm_;
+  detail::HostBuildCache* hostBuilds_;
   const Problem& problem_;
   fs::path folder_;
 };
@@ -243,7 +269,29 @@ bool isKernelBenchSolution(std::string_view source) {
 }
 
 KernelBenchTranslator::KernelBenchTranslator(TranslatorOptions options) : options_(std::move(options)), digest_(translatorDigest()) {
-  if (!options_.cacheDir.empty()) fs::create_directories(options_.cacheDir);
+  if (!options_.cacheDir.empty()) {
+    fs::create_directories(options_.cacheDir);
+    workRoot_ = options_.cacheDir;
+  } else {
+    ownRoot_ = std::make_shared<ScratchDir>(fs::temp_directory_path());
+    workRoot_ = ownRoot_->path();
+  }
+  hostBuilds_ = std::make_shared<detail::HostBuildCache>(workRoot_, digest_);
+  const char* env = std::getenv("CUSET_KB_WARM");
+  if (options_.warm && !(env && std::string_view(env) == "0")) {
+    // The server reads every translation's folder and lets each child write its own scratch folder
+    // beneath the work root; it runs no candidate code itself.
+    const std::string python = pythonWithTorch(options_.python);
+    RestrictedCommand server;
+    server.argv = {python, CUSET_TRANSLATE_RECORDER, "serve", "--kb-lib", CUSET_TRANSLATE_KB_LIB, "--restrict-lib", CUSET_TRANSLATE_RESTRICT_LIBRARY};
+    server.environment = recorderEnvironment(workRoot_);
+    server.readable = recorderReadable(python);
+    server.readable.push_back(workRoot_);
+    server.scratch = workRoot_;
+    server.timeout = options_.timeout;
+    server.memoryBytes = options_.memoryBytes;
+    warm_ = std::make_shared<detail::WarmRecorderPool>(std::move(server));
+  }
 }
 
 Translation KernelBenchTranslator::translate(const Problem& problem, std::string_view solution) const {
@@ -260,8 +308,8 @@ Translation KernelBenchTranslator::translate(const Problem& problem, std::string
     t.recorded = j.at("recorded");
     t.cacheHit = true;
   } else {
-    const ScratchDir folder(options_.cacheDir.empty() ? fs::temp_directory_path() : options_.cacheDir);
-    t = Session(options_, problem, solution, folder.path()).run();
+    const ScratchDir folder(workRoot_);
+    t = Session(options_, warm_.get(), hostBuilds_.get(), problem, solution, folder.path()).run();
     if (!cached.empty() && t.verdict != "timeout") {  // a timeout may be the machine's load: tried again next time
       writeFileAtomic(cached, json{{"verdict", t.verdict}, {"reason", t.reason}, {"log", t.log.substr(0, 1 << 16)},
                                    {"device_source", t.plan.deviceSource}, {"recorded", t.recorded}}.dump());

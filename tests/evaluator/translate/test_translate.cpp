@@ -330,5 +330,50 @@ TEST(KernelBenchTranslator, AStreamIsUnsupportedAndASocketIsAViolation) {
   EXPECT_NE(b.reason.find("socket"), std::string::npos) << b.reason;
 }
 
+// The warm recorder (a fork per request of one Python with torch imported) and a process per run must
+// give a solution the same sandbox: its scratch folder writable, everything else not, and nothing of
+// one solution left for the next.
+TEST(KernelBenchTranslator, WarmAndColdRecordersGiveTheSameSandbox) {
+  if (!pythonHasTorch()) GTEST_SKIP() << "no Python with torch";
+  const Problem p = reluProblem();
+  const std::string scratchWrites =
+      "import os, tempfile\nos.makedirs('build/ext', exist_ok=True)\nd = tempfile.mkdtemp()\n"
+      "open(os.path.join(d, 'k.cu'), 'w').write('x')\nos.remove(os.path.join(d, 'k.cu'))\n";
+  const std::string poisons = "import torch\ntorch.Tensor.mean = lambda *a, **k: 1 / 0\n";
+  for (const bool warm : {true, false}) {
+    SCOPED_TRACE(warm ? "warm" : "cold");
+    const KernelBenchTranslator translator(TranslatorOptions{.warm = warm});
+    const Translation scratch = translator.translate(p, scratchWrites + kSolution);
+    EXPECT_TRUE(scratch.ok()) << scratch.verdict << ": " << scratch.reason << "\n" << scratch.log;
+    EXPECT_EQ(scratch.warmRuns, warm ? 2 : 0);  // capture and record, both served warm (or neither)
+    const Translation outside = translator.translate(p, std::string("open('/tmp/cuset_planted_by_test', 'w').write('x')\n") + kSolution);
+    EXPECT_EQ(outside.verdict, "sandbox_violation") << outside.reason;
+    EXPECT_FALSE(std::filesystem::exists("/tmp/cuset_planted_by_test"));
+    const Translation escape = translator.translate(p, std::string("import os\nos.makedirs('../../escaped', exist_ok=True)\n") + kSolution);
+    EXPECT_EQ(escape.verdict, "sandbox_violation") << escape.reason;
+    const Translation reads = translator.translate(p, std::string("open('/etc/hostname').read()\n") + kSolution);
+    EXPECT_EQ(reads.verdict, "sandbox_violation") << reads.reason;
+    const Translation forks = translator.translate(p, std::string("import os\nos.fork()\n") + kSolution);
+    EXPECT_EQ(forks.verdict, "sandbox_violation") << forks.reason;
+    // A solution that breaks torch for whoever runs next breaks only itself.
+    const Translation poisoned = translator.translate(p, poisons + kSolution);
+    EXPECT_FALSE(poisoned.ok());
+    const Translation after = translator.translate(p, kSolution);
+    EXPECT_TRUE(after.ok()) << after.verdict << ": " << after.reason;
+  }
+}
+
+// A function bound by functions=[...] but declared only in cuda_sources fails load_inline's own build
+// (cpp_sources is its own translation unit): compile_error, and the reason says load_inline fails too.
+TEST(KernelBenchTranslator, AFunctionDeclaredNowhereFailsAsLoadInlineWould) {
+  if (!pythonHasTorch()) GTEST_SKIP() << "no Python with torch";
+  std::string undeclared = kSolution;
+  undeclared.replace(undeclared.find("cpp_sources=\"torch::Tensor relu_cuda(torch::Tensor x);\""), 55, "cpp_sources=\"\"");
+  const Translation t = KernelBenchTranslator(TranslatorOptions{}).translate(reluProblem(), undeclared);
+  EXPECT_EQ(t.verdict, "compile_error") << t.reason;
+  EXPECT_NE(t.reason.find("'relu_cuda' is only in cuda_sources, which load_inline compiles apart"), std::string::npos) << t.reason;
+  EXPECT_NE(t.reason.find("load_inline fails there too"), std::string::npos) << t.reason;
+}
+
 }  // namespace
 }  // namespace cuset

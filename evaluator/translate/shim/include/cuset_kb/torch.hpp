@@ -44,6 +44,21 @@ namespace c10 {
 enum class ScalarType : std::int8_t { Byte, Char, Short, Int, Long, Half, Float, Double, Bool, BFloat16, Undefined };
 const char* toString(ScalarType t);
 std::size_t elementSize(ScalarType t);
+inline bool isFloatingType(ScalarType t) {
+  return t == ScalarType::Half || t == ScalarType::Float || t == ScalarType::Double || t == ScalarType::BFloat16;
+}
+// What the deprecated Tensor::type() returns: AT_DISPATCH and comparisons take it for its dtype.
+class DeprecatedTypeProperties {
+ public:
+  explicit DeprecatedTypeProperties(ScalarType t) : type_(t) {}
+  ScalarType scalarType() const { return type_; }
+  operator ScalarType() const { return type_; }
+  bool is_cuda() const { return true; }
+  bool operator==(const DeprecatedTypeProperties& o) const { return type_ == o.type_; }
+
+ private:
+  ScalarType type_;
+};
 
 // Host-side half types: storage and conversions only (host code rarely computes with them).
 struct Half {
@@ -187,6 +202,8 @@ TensorOptions TensorOptions::dtype() const { return dtype(CppTypeToScalarType<T>
 
 namespace at {
 using c10::ArrayRef;
+using c10::DeprecatedTypeProperties;
+using c10::isFloatingType;
 using c10::BFloat16;
 using c10::Device;
 using c10::DeviceType;
@@ -378,6 +395,10 @@ class Tensor {
   Tensor operator[](std::int64_t i) const { return select(0, i); }
   Tensor operator-() const { return neg(); }
   Tensor type(ScalarType t) const { return to(t); }
+  // The deprecated x.type() that host code still hands to AT_DISPATCH (x.type().scalarType()).
+  DeprecatedTypeProperties type() const { return DeprecatedTypeProperties(scalar_type()); }
+  bool is_floating_point() const { return c10::isFloatingType(scalar_type()); }
+  int64_t get_device() const { return 0; }
 
  private:
   void check() const {
@@ -413,7 +434,18 @@ CUSET_KB_FUNCTION(softmax) CUSET_KB_FUNCTION(log_softmax) CUSET_KB_FUNCTION(mean
 CUSET_KB_FUNCTION(sub) CUSET_KB_FUNCTION(mul) CUSET_KB_FUNCTION(div) CUSET_KB_FUNCTION(clamp) CUSET_KB_FUNCTION(where)
 CUSET_KB_FUNCTION(conv2d) CUSET_KB_FUNCTION(linear) CUSET_KB_FUNCTION(transpose) CUSET_KB_FUNCTION(reshape) CUSET_KB_FUNCTION(arange)
 CUSET_KB_FUNCTION(cat) CUSET_KB_FUNCTION(stack)
+// Further torch functions the published solutions' host code calls (measured over CUDA-L1's 250).
+CUSET_KB_FUNCTION(abs) CUSET_KB_FUNCTION(neg) CUSET_KB_FUNCTION(sqrt) CUSET_KB_FUNCTION(rsqrt) CUSET_KB_FUNCTION(pow)
+CUSET_KB_FUNCTION(cumsum) CUSET_KB_FUNCTION(batch_norm) CUSET_KB_FUNCTION(layer_norm) CUSET_KB_FUNCTION(group_norm)
+CUSET_KB_FUNCTION(conv1d) CUSET_KB_FUNCTION(conv3d) CUSET_KB_FUNCTION(conv_transpose1d) CUSET_KB_FUNCTION(conv_transpose2d)
+CUSET_KB_FUNCTION(conv_transpose3d) CUSET_KB_FUNCTION(max_pool2d) CUSET_KB_FUNCTION(avg_pool2d) CUSET_KB_FUNCTION(gelu)
+CUSET_KB_FUNCTION(silu) CUSET_KB_FUNCTION(amax) CUSET_KB_FUNCTION(amin) CUSET_KB_FUNCTION(baddbmm) CUSET_KB_FUNCTION(einsum)
+CUSET_KB_FUNCTION(clamp_min) CUSET_KB_FUNCTION(clamp_max) CUSET_KB_FUNCTION(maximum) CUSET_KB_FUNCTION(minimum)
+CUSET_KB_FUNCTION(logsumexp) CUSET_KB_FUNCTION(contiguous) CUSET_KB_FUNCTION(flatten) CUSET_KB_FUNCTION(permute)
+CUSET_KB_FUNCTION(sigmoid_) CUSET_KB_FUNCTION(relu_)
 #undef CUSET_KB_FUNCTION
+
+
 
 // Factories take a size list first; `{a, b}` needs an explicit parameter type to deduce.
 #define CUSET_KB_FACTORY(name)                                                                                         \
@@ -473,7 +505,15 @@ using c10::cuda::OptionalCUDAGuard;
 namespace torch {
 using namespace at;
 using at::Tensor;
-namespace nn::functional {}
+// torch::nn::functional::<name>(...): torch.nn.functional.<name> in the recorder.
+namespace nn::functional {
+#define CUSET_KB_FUNCTIONAL(name) \
+  template <class... A>         \
+  Tensor name(const A&... a) { return cuset_kb::tensorOf(cuset_kb::call(false, "nn.functional." #name, cuset_kb::values(a...))); }
+CUSET_KB_FUNCTIONAL(mish) CUSET_KB_FUNCTIONAL(gelu) CUSET_KB_FUNCTIONAL(silu) CUSET_KB_FUNCTIONAL(softplus) CUSET_KB_FUNCTIONAL(hardswish)
+CUSET_KB_FUNCTIONAL(hardtanh) CUSET_KB_FUNCTIONAL(leaky_relu) CUSET_KB_FUNCTIONAL(elu) CUSET_KB_FUNCTIONAL(selu)
+#undef CUSET_KB_FUNCTIONAL
+}  // namespace nn::functional
 namespace indexing {}
 using Dtype = at::ScalarType;
 inline TensorOptions dtype(ScalarType t) { return TensorOptions(t); }

@@ -8,6 +8,7 @@
 // KernelBench's verdict. The kernels' device code then goes through NVRTC and the simulator like any
 // candidate's.
 #include <chrono>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <filesystem>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "cuset/evaluator/candidate/launch_plan.hpp"
 #include "cuset/evaluator/problem/problem.hpp"
+#include "cuset/common/file_util.hpp"
 #include "cuset/evaluator/translate/recorded_plan.hpp"
 
 namespace cuset {
@@ -32,6 +34,7 @@ struct Translation {
   nlohmann::json recorded;  // the recorder's plans, per size set, as it wrote them (for `cuset translate --json`)
   double milliseconds = 0.0;
   bool cacheHit = false;
+  int warmRuns = 0;  // recorder runs served by the warm recorder (the others started their own process)
   bool ok() const { return verdict == "plan"; }
 };
 
@@ -43,7 +46,15 @@ struct TranslatorOptions {
   // The size sets to record (the ones the backend runs); empty: every size set of the problem.
   std::vector<std::string> sizeSets;
   MemoryBudget budget;  // of the device that runs the plans
+  // Keep the recorder warm: one restricted Python process with torch imported, forking a sandboxed
+  // child per run (warm_recorder.hpp). CUSET_KB_WARM=0 in the environment turns it off.
+  bool warm = true;
 };
+
+namespace detail {
+class WarmRecorderPool;
+class HostBuildCache;
+}
 
 // What a translation came to, for a person: the verdict and reason, or per size set the scratch
 // buffers, the kernel launches with their geometry and arguments, and the library steps.
@@ -61,6 +72,10 @@ class KernelBenchTranslator {
  private:
   TranslatorOptions options_;
   std::string digest_;  // of the recorder, the torch stand-in and its library: part of every cache key
+  std::filesystem::path workRoot_;                  // where translations make their folders
+  std::shared_ptr<ScratchDir> ownRoot_;             // that folder, when there is no cache folder
+  std::shared_ptr<detail::WarmRecorderPool> warm_;  // null: every recorder run is its own process
+  std::shared_ptr<detail::HostBuildCache> hostBuilds_;  // by content, and the stand-in's precompiled header
 };
 
 }  // namespace cuset
