@@ -84,8 +84,9 @@ std::string runSizeSet(const EvalConfig& config, BackendKind backend) {
 // KernelBench solutions are recorded at the size set this run judges, and their memory is checked
 // against the device that runs them: the simulator's worker limit (the region it holds is half of it:
 // the supervisor's copy and the worker's), or on a GPU the allocation itself at run time.
-TranslatorOptions translatorOptions(const EvalConfig& config, BackendKind backend, std::size_t jobs) {
+TranslatorOptions translatorOptions(const EvalConfig& config, BackendKind backend, std::size_t jobs, const NvrtcCompiler& compiler) {
   TranslatorOptions o{.cacheDir = config.useCache ? cacheRoot(config) / "kernelbench" : fs::path(), .timeout = config.translateTimeout};
+  o.deviceCompiler = &compiler;
   o.sizeSets = {runSizeSet(config, backend)};
   if (backend == BackendKind::sim) {
     const std::size_t worker = config.sandbox.memoryBytes ? config.sandbox.memoryBytes : defaultSandboxMemory(jobs);
@@ -111,7 +112,7 @@ EvalHarness::EvalHarness(const EvalConfig& config, const BackendChoice& backend)
                config.useCache ? cacheRoot(config) / "nvrtc" : fs::path()),
       references(backend.kind == BackendKind::cuda && TorchReference::cudaAvailable()),
       jobs(workerCount(config)),
-      translator(translatorOptions(config, backend.kind, jobs)) {
+      translator(translatorOptions(config, backend.kind, jobs, compiler)) {
   if (backend.kind == BackendKind::sim) {
     // The worker loads each library from disk, so --no-cache gives the run a folder of its own, removed
     // when the run ends, instead of no folder. The precompiled prelude is toolchain state, not a

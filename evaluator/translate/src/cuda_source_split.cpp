@@ -213,7 +213,11 @@ class Splitter {
         continue;
       }
       if (x == "(" || x == "[") {
-        if (x == "(") paren = true;
+        // An attribute's parentheses (struct __align__(16) {...}) do not make a function.
+        const bool attribute = k > start && (t_[k - 1].text == "__align__" || t_[k - 1].text == "alignas" ||
+                                             t_[k - 1].text == "__attribute__" || t_[k - 1].text == "__declspec" ||
+                                             t_[k - 1].text == "__launch_bounds__");
+        if (x == "(" && !attribute) paren = true;
         k = match(k) + 1;
         continue;
       }

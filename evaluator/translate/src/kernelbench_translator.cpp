@@ -14,6 +14,8 @@
 #include "cuset/common/hash.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/subprocess.hpp"
+#include "cuset/evaluator/compile/compiler_log.hpp"
+#include "cuset/evaluator/compile/nvrtc_compiler.hpp"
 #include "cuset/evaluator/sandbox/restricted_process.hpp"
 #include "cuset/evaluator/translate/cuda_source_split.hpp"
 #include "host_build.hpp"
@@ -128,7 +130,17 @@ class Session {
         continue;
       }
       if (built.verdict != "ok") return fail(t, built.verdict, reason);
-      t.plan.deviceSource += fmt::format("// ---- load_inline extension '{}' ----\n{}\n", x.name, split.device);
+      const std::string device = fmt::format("// ---- load_inline extension '{}' ----\n{}\n", x.name, split.device);
+      if (options_.deviceCompiler) {
+        const CompileOutput compiled = options_.deviceCompiler->compile(std::string(kDevicePrelude) + device, {});
+        if (compiled.status == CompileOutput::Status::compileError) {
+          t.log += compiled.log;
+          extensions[x.key] = {{"failed", "compile_error"},
+                               {"reason", fmt::format("extension '{}': device code: {}", x.name, firstErrorLine(compiled.log))}};
+          continue;
+        }
+      }
+      t.plan.deviceSource += device;
       extensions[x.key] = built.library.string();
     }
     if (captured.at("extensions").empty()) t.log += "the solution compiles no CUDA source with load_inline\n";

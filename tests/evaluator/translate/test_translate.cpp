@@ -64,6 +64,22 @@ TEST(CudaSourceSplit, DeviceCodeKeepsKernelsAndDropsHostCode) {
   EXPECT_EQ(s.kernels, std::vector<std::string>{"scale"});
 }
 
+TEST(CudaSourceSplit, AnAlignedTypedefStructIsATypeNotAFunction) {
+  // A published solution's vector type: the attribute's parentheses once made it look like a host
+  // function, which the device half dropped.
+  const std::string source =
+      "typedef struct __align__(16) {\n  float x, y, z, w;\n} float4_t;\n"
+      "struct alignas(8) Pair { float a, b; };\n"
+      "__global__ void k(const float4_t* p, float* out) { out[0] = p[0].x; }\n"
+      "torch::Tensor run(torch::Tensor x) { return x; }\n";
+  const SplitCudaSource s = splitCudaSource(source);
+  EXPECT_NE(s.device.find("typedef struct __align__(16) {"), std::string::npos) << s.device;
+  EXPECT_NE(s.device.find("} float4_t;"), std::string::npos) << s.device;
+  EXPECT_NE(s.device.find("struct alignas(8) Pair"), std::string::npos) << s.device;
+  EXPECT_EQ(s.device.find("torch::Tensor run"), std::string::npos) << s.device;
+  EXPECT_EQ(s.kernels, std::vector<std::string>{"k"});
+}
+
 TEST(CudaSourceSplit, HostCodeKeepsSignaturesAndRecordsLaunches) {
   const SplitCudaSource s = splitCudaSource(kSource);
   EXPECT_EQ(lines(s.host), lines(kSource));

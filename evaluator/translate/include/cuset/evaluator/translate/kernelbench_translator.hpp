@@ -38,6 +38,8 @@ struct Translation {
   bool ok() const { return verdict == "plan"; }
 };
 
+class NvrtcCompiler;
+
 struct TranslatorOptions {
   std::filesystem::path cacheDir;  // empty: no cache
   std::chrono::milliseconds timeout{120000};  // per helper run and per host build
@@ -49,6 +51,12 @@ struct TranslatorOptions {
   // Keep the recorder warm: one restricted Python process with torch imported, forking a sandboxed
   // child per run (warm_recorder.hpp). CUSET_KB_WARM=0 in the environment turns it off.
   bool warm = true;
+  // The compiler that will build the plan's device code: each extension's device half is compiled
+  // with it at translation, as load_inline's nvcc builds it, so that a device build failure (a syntax
+  // error, ptxas' "too much shared data") is the extension's build failure, which the solution may
+  // catch and fall back from as under KernelBench. Null: not checked here (the evaluation's compile
+  // still fails such a plan).
+  const NvrtcCompiler* deviceCompiler = nullptr;
 };
 
 namespace detail {
