@@ -67,7 +67,8 @@ json problemSpec(const Problem& p, const std::vector<std::string>& sizeSets) {
 // The recorder's scripts, the importer's loader, the torch stand-in and its library: a change to any is a new translator.
 std::string translatorDigest() {
   ContentHasher h;
-  h.add("cuset-kb-translate-v1");
+  // The C++ half of the translator (splitter, host build, device check): bumped when what it makes changes.
+  h.add("cuset-kb-translate-v2");
   h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / "kernelbench_trace.py"));
   std::vector<fs::path> headers;
   for (const fs::path& folder : {fs::path(CUSET_TRANSLATE_SHIM_INCLUDE), fs::path(CUSET_TRANSLATE_RECORDER).parent_path()}) {
