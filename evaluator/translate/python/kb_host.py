@@ -287,3 +287,12 @@ def patch_cuda_api():
     def no_threads(*a, **k):
         raise unsupported("threads in forward")
     threading.Thread.start = no_threads
+
+
+def patch_compile():
+    """torch.compile runs eagerly in a recording: a compiled module computes what the eager one does
+    (within tolerance), and its ops are recorded as library steps like any other; compiling would start
+    a C++ compiler and write caches, which the sandbox forbids. Its speed on a GPU is not reproduced."""
+    def compile(model=None, **kwargs):
+        return model if model is not None else (lambda m: m)
+    torch.compile = compile

@@ -88,7 +88,8 @@ def install_audit_hook(allowed_libraries, readable, scratch=None):
                 if name is not None and name in allowed_libraries:
                     return
                 finish({"status": "sandbox_violation", "reason": f"the solution's Python loads a native library ({name!r})"})
-            finish({"status": "sandbox_violation", "reason": f"the solution's Python {forbidden[event]} ({event})"})
+            where = f" {os.fsdecode(args[0])!r}" if event in SCRATCH_EVENTS and args and isinstance(args[0], (str, bytes, os.PathLike)) else ""
+            finish({"status": "sandbox_violation", "reason": f"the solution's Python {forbidden[event]} ({event}{where})"})
 
     sys.addaudithook(hook)
 

@@ -38,7 +38,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
 import kb_recording  # noqa: E402
-from kb_host import StopCapture, build_failure, patch_cuda_api, patch_extension_api  # noqa: E402
+from kb_host import StopCapture, build_failure, patch_compile, patch_cuda_api, patch_extension_api  # noqa: E402
 from kb_recording import DTYPE_NAMES, DTYPES, OnRecordingDevice, Rec, Recording, view_json  # noqa: E402
 from kb_sandbox import RESULT, Verdict, finish, install_audit_hook, install_seccomp, unsupported  # noqa: E402
 
@@ -341,6 +341,7 @@ def main():
             built = json.load(f)
     captured = patch_extension_api(args.mode, built)
     patch_cuda_api()
+    patch_compile()
     kb_recording.mark_module_tensors()
     # torch 2.x imports torch._dynamo lazily, the first time one of its Python-implemented (meta) kernels
     # runs, and that import looks up and makes a cache folder (TORCHINDUCTOR_CACHE_DIR, which the
