@@ -37,6 +37,20 @@ std::string workerExecutable() {
 
 }  // namespace
 
+std::vector<std::string> workerEnvironment(char* const* environment, WorkerEnvironment mode) {
+  std::vector<std::string> kept;
+  for (char* const* e = environment; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    // The worker is this same executable: the library path that let it start must reach it, or it
+    // dies in the loader (exit 127) wherever cuset's libraries live outside the system folders.
+    if (mode == WorkerEnvironment::inherit || entry.starts_with("CUSET_LOG=") || entry.starts_with("LD_LIBRARY_PATH=") ||
+        entry.starts_with("ASAN_OPTIONS=") || entry.starts_with("UBSAN_OPTIONS=") || entry.starts_with("LSAN_OPTIONS=")) {
+      kept.emplace_back(entry);
+    }
+  }
+  return kept;
+}
+
 WorkerProcess::WorkerProcess(std::vector<std::string> arguments, bool sharedPayload, WorkerEnvironment environment)
     : arguments_(std::move(arguments)), environment_(environment) {
   if (!sharedPayload) return;
@@ -62,16 +76,7 @@ void WorkerProcess::start() {
   std::vector<char*> argv = {const_cast<char*>(exe.c_str())};
   for (auto& a : arguments_) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<std::string> envStrings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view entry(*e);
-    // The worker is this same executable: the library path that let it start must reach it, or it
-    // dies in the loader (exit 127) wherever cuset's libraries live outside the system folders.
-    const bool kept = environment_ == WorkerEnvironment::inherit || entry.starts_with("CUSET_LOG=") || entry.starts_with("LD_LIBRARY_PATH=") ||
-                      entry.starts_with("ASAN_OPTIONS=") ||
-                      entry.starts_with("UBSAN_OPTIONS=") || entry.starts_with("LSAN_OPTIONS=");
-    if (kept) envStrings.emplace_back(entry);
-  }
+  std::vector<std::string> envStrings = workerEnvironment(environ, environment_);
 #if defined(__SANITIZE_ADDRESS__)
   // A kernel's crash must reach the worker as the signal it is: AddressSanitizer's own crash
   // handler would make system calls the sandbox forbids and turn a wild pointer into a violation;

@@ -11,6 +11,7 @@
 #include "cuset/common/error.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/sandbox/shared_payload.hpp"
+#include "cuset/evaluator/sandbox/worker_process.hpp"
 #include "test_util.hpp"
 
 namespace cuset::sandbox {
@@ -121,4 +122,14 @@ TEST(SandboxProtocol, AdoptingAClosedDescriptorFails) {
 }
 
 }  // namespace
+// A minimal worker environment keeps what the worker binary needs to start (on the H200 its libraries
+// were found only through LD_LIBRARY_PATH, and every helper died in the loader without it) and drops
+// the rest (tokens, HOME) that candidate code could otherwise read.
+TEST(WorkerEnvironment, MinimalKeepsTheLibraryPathAndDropsTheRest) {
+  std::string a = "LD_LIBRARY_PATH=/opt/lib", b = "CUSET_LOG=debug", c = "HF_TOKEN=secret", d = "HOME=/root";
+  char* env[] = {a.data(), b.data(), c.data(), d.data(), nullptr};
+  EXPECT_EQ(workerEnvironment(env, WorkerEnvironment::minimal), (std::vector<std::string>{a, b}));
+  EXPECT_EQ(workerEnvironment(env, WorkerEnvironment::inherit), (std::vector<std::string>{a, b, c, d}));
+}
+
 }  // namespace cuset::sandbox

@@ -26,6 +26,10 @@ inline constexpr int kWorkerPayloadFd = 3;
 // on its host side.
 enum class WorkerEnvironment { inherit, minimal };
 
+// The environment a worker starts with: all of `environment` (inherit), or only the logging and
+// sanitizer settings and the library path the executable needs to load (minimal).
+std::vector<std::string> workerEnvironment(char* const* environment, WorkerEnvironment mode);
+
 class WorkerProcess {
  public:
   // `arguments` follow the executable ($CUSET_WORKER or this process's own binary).
