@@ -55,6 +55,9 @@ def host_request(request):
     if "launch" in request:
         current().record_launch(request["launch"])
         return None
+    if "gemm" in request:
+        current().record_gemm(request["gemm"])
+        return None
     name = request["name"]
     args = [from_json(a) for a in request["args"]]
     kwargs = {k: from_json(v) for k, v in request["kwargs"].items()}

@@ -478,6 +478,43 @@ class Recorder:
         self.note_init_write(step, written, False, [b for b, _, _ in accesses])
         self.append(step, f"kernel {launch['kernel']}", accesses)
 
+    def record_gemm(self, g):
+        """cublasSgemm(StridedBatched): C = alpha op(A) op(B) + beta C on column-major matrices, recorded
+        as the library steps torch makes of it on strided views of the tensors the pointers point into
+        (a column-major rows x cols matrix with leading dimension ld is the view (rows, cols), strides
+        (1, ld)). A matrix that reaches past its tensor is the call's out-of-bounds access."""
+        batch = g["batch"]
+
+        def matrix(p, rows, cols, ld, stride, what):
+            if "buffer" not in p:
+                raise unsupported(f"cuBLAS is given a null {what}")
+            if p["buffer"] >= len(self.buffers):
+                raise unsupported(f"cuBLAS's {what} points outside every tensor")
+            b = self.buffers[p["buffer"]]
+            if b.dtype != torch.float32:
+                raise unsupported(f"cuBLAS's {what} is a {b.dtype} tensor (cublasSgemm takes float32)")
+            if rows <= 0 or cols <= 0 or batch <= 0 or ld < rows or stride < 0:
+                raise Verdict("runtime_error", f"cublasSgemm: invalid {what} ({rows} x {cols}, leading dimension {ld}, {batch} batch(es))")
+            offset = p["byte_offset"] // 4
+            last = offset + (batch - 1) * stride + (rows - 1) + (cols - 1) * ld
+            if last >= b.numel:
+                raise Verdict("runtime_error", f"cublasSgemm: {what} ({rows} x {cols}, leading dimension {ld}) reaches element {last} of "
+                                               f"a tensor of {b.numel}")
+            with torch.utils._python_dispatch._disable_current_modes():  # the view is made here, not recorded
+                view = b.base.as_strided((batch, rows, cols), (stride, 1, ld), offset)
+            return Rec(b, view)
+
+        m, n, k = g["m"], g["n"], g["k"]
+        a = matrix(g["a"], *((k, m) if g["transa"] else (m, k)), g["lda"], g["stride_a"], "A")
+        b = matrix(g["b"], *((n, k) if g["transb"] else (k, n)), g["ldb"], g["stride_b"], "B")
+        c = matrix(g["c"], m, n, g["ldc"], g["stride_c"], "C")
+        product = torch.bmm(a.transpose(1, 2) if g["transa"] else a, b.transpose(1, 2) if g["transb"] else b)
+        if g["alpha"] != 1.0:
+            product = product * g["alpha"]
+        if g["beta"] != 0.0:  # cuBLAS does not read C when beta is 0
+            product = product + c * g["beta"]
+        c.copy_(product)
+
     def append(self, step, what, accesses):
         if self.stream.id:
             step["stream"] = self.stream.id

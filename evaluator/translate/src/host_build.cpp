@@ -31,13 +31,13 @@ bool standInHeader(std::string_view h) {
   for (std::string_view prefix : {"torch/", "ATen/", "c10/", "pybind11/", "THC/"}) {
     if (h.starts_with(prefix) && h.find("..") == std::string_view::npos) return true;
   }
-  return h == "cuda_runtime.h" || h == "cuda_runtime_api.h" || h == "cuda.h";
+  return h == "cuda_runtime.h" || h == "cuda_runtime_api.h" || h == "cuda.h" || h == "device_launch_parameters.h" || h == "cublas_v2.h";
 }
 
 // g++'s first error names the torch stand-in: the host code uses API the recording lacks.
 bool standInGap(const std::string& log) {
   const std::string first = firstErrorLine(log);
-  static const std::regex kGap(R"((cuset_kb|cuset:|torch::|at::|c10::|pybind11|\bcuda[A-Z]\w*.? was not declared))");
+  static const std::regex kGap(R"((cuset_kb|cuset:|torch::|at::|c10::|pybind11|\b(cuda|cublas|cublasLt|cudnn|cufft|curand|cusparse|cusolver|nccl)[A-Z_]\w*[^\w\s]* was not declared))");
   return std::regex_search(first, kGap);
 }
 
@@ -49,6 +49,9 @@ std::string undeclaredNote(const std::string& log, const Extension& extension, c
   const std::string first = firstErrorLine(log);
   if (!std::regex_search(first, m, kUndeclared)) return {};
   const std::string name = m[2].str();
+  // A CUDA library's API (cublasGemmEx, cudaGraphLaunch) exists under load_inline: the stand-in lacks it.
+  static const std::regex kCudaLibrary(R"(^(cuda|cublas|cublasLt|cudnn|cufft|curand|cusparse|cusolver|nccl)[A-Z_]\w*$)");
+  if (std::regex_match(name, kCudaLibrary)) return {};
   const bool inCpp = m[1].str() == "cpp_sources";
   const std::regex word("\\b" + name + "\\b");
   const std::string& other = inCpp ? hostCuda : extension.cppSources;
@@ -68,8 +71,8 @@ std::string hostIncludeRefusal(const std::string& source) {
     if ((*it)[1].str() == "\"") return fmt::format("host code includes \"{}\": only <...> headers of the C++ library, torch and CUDA are allowed", header);
     if (std::find(kStandardHeaders.begin(), kStandardHeaders.end(), header) != kStandardHeaders.end()) continue;
     if (standInHeader(header) || isAllowedHeader(header)) continue;
-    return fmt::format("unsupported:host code includes <{}>, a library the recording does not model (cuBLAS, cuDNN, Thrust and CUB's "
-                       "device-wide calls run on the host)", header);
+    return fmt::format("unsupported:host code includes <{}>, a library the recording does not model (cuDNN, Thrust and CUB's "
+                       "device-wide calls run on the host; of cuBLAS, <cublas_v2.h>'s single-precision GEMMs are)", header);
   }
   return {};
 }
@@ -223,7 +226,7 @@ HostBuild compileHostLibrary(const Extension& extension, const std::string& host
   // ("did you mean 'at::conv2d'?").
   const std::string undeclared = undeclaredNote(b.log, extension, hostCuda);
   b.verdict = undeclared.empty() && standInGap(b.log) ? "unsupported" : "compile_error";
-  b.reason = b.verdict == "unsupported" ? "the host code uses torch API the recording's stand-in does not have: " + firstErrorLine(b.log)
+  b.reason = b.verdict == "unsupported" ? "the host code uses torch or CUDA API the recording's stand-in does not have: " + firstErrorLine(b.log)
                                         : "host code: " + firstErrorLine(b.log) + undeclared;
   return b;
 }

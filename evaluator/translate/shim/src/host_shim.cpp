@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cuset_kb/torch.hpp"
+#include "cublas_v2.h"
 
 using nlohmann::json;
 
@@ -186,20 +187,21 @@ void* fakeAddress(const at::TensorMeta& meta) {
   return reinterpret_cast<void*>(address);
 }
 
+// A device pointer as the recorder names it: a buffer and a byte offset in it, or null.
+json devicePointer(const void* pointer, bool readOnly, const std::string& what) {
+  const auto address = reinterpret_cast<std::uint64_t>(pointer);
+  if (address == 0) return {{"null", true}};
+  if (address < kFakeBase || address >= kFakeBase + (1ull << 61)) unsupported(what + " points to host memory, not to a tensor");
+  const std::uint64_t rel = address - kFakeBase;
+  return {{"buffer", rel >> kBufferShift}, {"byte_offset", rel & ((1ull << kBufferShift) - 1)}, {"const", readOnly}};
+}
+
 void recordLaunch(const char* prettyName, dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t stream, std::vector<LaunchArg> args) {
   if (stream != nullptr) unsupported("a launch on a stream of the solution's own");
   json a = json::array();
   for (const auto& arg : args) {
     if (arg.kind == LaunchArg::Kind::pointer) {
-      const auto address = reinterpret_cast<std::uint64_t>(arg.address);
-      if (address == 0) {
-        a.push_back({{"null", true}});
-      } else if (address < kFakeBase || address >= kFakeBase + (1ull << 61)) {
-        unsupported("a kernel argument points to host memory, not to a tensor");
-      } else {
-        const std::uint64_t rel = address - kFakeBase;
-        a.push_back({{"buffer", rel >> kBufferShift}, {"byte_offset", rel & ((1ull << kBufferShift) - 1)}, {"const", arg.readOnly}});
-      }
+      a.push_back(devicePointer(arg.address, arg.readOnly, "a kernel argument"));
       continue;
     }
     static constexpr const char* kKinds[] = {"pointer", "int", "uint", "float", "bytes"};
@@ -332,4 +334,58 @@ const char* cuset_kb_invoke(const char* name, const char* arguments) {
   return answer.c_str();
 }
 
+}  // extern "C"
+
+// cuBLAS (shim/include/cublas_v2.h): GEMMs become library steps on views of the tensors (kb_recording.py
+// record_gemm); handles and settings hold nothing.
+namespace {
+
+float hostScalar(const float* scalar, const char* name) {
+  if (reinterpret_cast<std::uint64_t>(scalar) >= kFakeBase) {
+    cuset_kb::unsupported(std::string("cuBLAS reads ") + name + " from device memory (CUBLAS_POINTER_MODE_DEVICE)");
+  }
+  return *scalar;
+}
+
+cublasStatus_t recordGemm(cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const float* alpha, const void* a, int lda,
+                          long long strideA, const void* b, int ldb, long long strideB, const float* beta, void* c, int ldc, long long strideC,
+                          int batch) {
+  // Real matrices: the conjugate transpose is the transpose.
+  ask({{"gemm",
+        {{"transa", transa != CUBLAS_OP_N}, {"transb", transb != CUBLAS_OP_N}, {"m", m}, {"n", n}, {"k", k},
+         {"alpha", hostScalar(alpha, "alpha")}, {"beta", hostScalar(beta, "beta")},
+         {"a", cuset_kb::devicePointer(a, true, "cuBLAS's A")}, {"lda", lda}, {"stride_a", strideA},
+         {"b", cuset_kb::devicePointer(b, true, "cuBLAS's B")}, {"ldb", ldb}, {"stride_b", strideB},
+         {"c", cuset_kb::devicePointer(c, false, "cuBLAS's C")}, {"ldc", ldc}, {"stride_c", strideC}, {"batch", batch}}}});
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+cublasStatus_t cublasCreate(cublasHandle_t* handle) {
+  static int context;
+  *handle = reinterpret_cast<cublasHandle_t>(&context);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasDestroy(cublasHandle_t) { return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasSetStream(cublasHandle_t, cudaStream_t stream) {
+  if (stream != nullptr) cuset_kb::unsupported("cuBLAS on a stream of the solution's own");
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetMathMode(cublasHandle_t, cublasMath_t) { return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasSetPointerMode(cublasHandle_t, cublasPointerMode_t mode) {
+  if (mode != CUBLAS_POINTER_MODE_HOST) cuset_kb::unsupported("cuBLAS scalars in device memory (CUBLAS_POINTER_MODE_DEVICE)");
+  return CUBLAS_STATUS_SUCCESS;
+}
+const char* cublasGetStatusString(cublasStatus_t status) { return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_ERROR"; }
+cublasStatus_t cublasSgemm(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A,
+                           int lda, const float* B, int ldb, const float* beta, float* C, int ldc) {
+  return recordGemm(transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const float* alpha,
+                                         const float* A, int lda, long long strideA, const float* B, int ldb, long long strideB, const float* beta,
+                                         float* C, int ldc, long long strideC, int batchCount) {
+  return recordGemm(transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+}
 }  // extern "C"
