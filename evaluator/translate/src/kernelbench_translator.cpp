@@ -68,7 +68,7 @@ json problemSpec(const Problem& p, const std::vector<std::string>& sizeSets) {
 std::string translatorDigest() {
   ContentHasher h;
   // The C++ half of the translator (splitter, host build, device check): bumped when what it makes changes.
-  h.add("cuset-kb-translate-v2");
+  h.add("cuset-kb-translate-v3");
   h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / "kernelbench_trace.py"));
   std::vector<fs::path> headers;
   for (const fs::path& folder : {fs::path(CUSET_TRANSLATE_SHIM_INCLUDE), fs::path(CUSET_TRANSLATE_RECORDER).parent_path()}) {
