@@ -1,4 +1,4 @@
-"""The recorder kept warm (warm_recorder.hpp; docs/kernelbench.md, "Translation speed").
+"""The recorder kept warm (warm_recorder.hpp; docs/kernelbench-solutions.md, "Kept warm").
 
 `kernelbench_solution.py serve` imports torch and everything a recording loads once, says it is ready,
 then answers requests, one JSON line each on stdin, with one JSON line each on descriptor 3. A request
