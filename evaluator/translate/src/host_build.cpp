@@ -96,20 +96,21 @@ fs::path HostBuildCache::precompiledHeader(std::chrono::milliseconds timeout) {
   // 1.5 s of 2.2 per translation unit here; the precompiled header takes that to a load.
   const fs::path folder = root_ / ("host-pch-" + digest_.substr(0, 16));
   const fs::path header = folder / "cuset_kb_pch.hpp";
+  constexpr std::string_view kSource = "#pragma once\n#include <torch/extension.h>\n";
   pch_ = fs::path();
   try {
     if (!fs::exists(fs::path(header.string() + ".gch"))) {
       fs::create_directories(folder);
       const ScratchDir work(folder);
-      writeFileAtomic(work.path() / "cuset_kb_pch.hpp", "#pragma once\n#include <torch/extension.h>\n");
+      writeFileAtomic(work.path() / "cuset_kb_pch.hpp", kSource);
       std::vector<std::string> argv = compileFlags();
       argv.insert(argv.end(), {"-x", "c++-header", (work.path() / "cuset_kb_pch.hpp").string(), "-o", (work.path() / "cuset_kb_pch.hpp.gch").string()});
       if (!runSubprocess(argv, timeout).ok()) return *pch_;
       // Several processes may race here; the header goes in last, so a .gch beside it is whole.
       fs::rename(work.path() / "cuset_kb_pch.hpp.gch", fs::path(header.string() + ".gch"));
-      writeFileAtomic(header, "#pragma once\n#include <torch/extension.h>\n");
+      writeFileAtomic(header, kSource);
     } else if (!fs::exists(header)) {
-      writeFileAtomic(header, "#pragma once\n#include <torch/extension.h>\n");
+      writeFileAtomic(header, kSource);
     }
     pch_ = header;
   } catch (const std::exception&) {
@@ -160,12 +161,8 @@ HostBuild buildHostLibrary(const Extension& extension, const std::string& hostCu
     fs::create_directories(cached);
     writeFileAtomic(cached / "failure.json", nlohmann::json{{"verdict", b.verdict}, {"reason", b.reason}, {"log", b.log}}.dump());
   } else if (!cached.empty() && b.verdict == "ok") {
-    const ScratchDir staging(cache->root());
-    fs::copy_file(b.library, staging.path() / "extension.so");
-    fs::create_directories(cached.parent_path());
-    std::error_code ec;
-    fs::rename(staging.path(), cached, ec);  // another process may have put the same build there first
-    fs::create_directories(staging.path());  // ScratchDir removes its folder
+    fs::create_directories(cached);
+    writeFileAtomic(cached / "extension.so", readFile(b.library));  // a racing process writes the same bytes
   }
   return b;
 }
