@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "commands.hpp"
+#include "cuset/evaluator/importer/kernelbench_suite_cache.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 #include "cuset/evaluator/pipeline/eval_summary_format.hpp"
 #include "cuset/reports/report_writer.hpp"
@@ -20,8 +21,34 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
   auto maxRows = std::make_shared<std::size_t>(60);
 
   CLI::App* eval = app.add_subcommand("eval", "Compile and judge candidate kernels, writing RUN_DIR/results.jsonl");
-  eval->add_option("--problems", config->problemsDir, "Problem suite folder")->capture_default_str();
-  eval->add_option("--candidates", config->candidatesPath, "JSONL file of candidates, or a folder of .cu files")->required();
+  CLI::Option* problems = eval->add_option("--problems", config->problemsDir, "Problem suite folder")->capture_default_str();
+  eval->add_option("--candidates", config->candidatesPath,
+                   "JSONL file of candidates, a folder of .cu / .py files, or a KernelBench run folder (level_L_problem_P_sample_S_kernel.py)")
+      ->required();
+  auto kernelbenchRoot = std::make_shared<std::string>();
+  eval->add_option("--kernelbench", *kernelbenchRoot,
+                   "KernelBench checkout: the problems a KernelBench run folder names are imported from it on first use (cached) instead of --problems")
+      ->check(CLI::ExistingDirectory)
+      ->excludes(problems);
+  eval->add_option("--kernelbench-check", config->kernelbench.check,
+                   "KernelBench's own check beside CuSeT's (kernelbench_correct): auto (KernelBench solutions and problems), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  eval->add_option("--precision", config->kernelbench.precision,
+                   "KernelBench's precision option: fp32 as the problems are; fp16 or bf16 cast every float32 input, weight and output (tolerance 1e-2)")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->capture_default_str();
+  eval->add_option("--kernelbench-static", config->kernelbench.staticChecks,
+                   "KernelBench's static checker: record (findings in results.jsonl) or strict (its strict findings are invalid_submission)")
+      ->check(CLI::IsMember({"record", "strict"}))
+      ->capture_default_str();
+  eval->add_option("--kernelbench-baseline", config->kernelbench.baseline,
+                   "KernelBench's baseline timing JSON ({\"level1\": {\"19_ReLU.py\": {\"mean\": ms}}}): writes analysis_results.json (fast_p, geometric-mean speedup)")
+      ->check(CLI::ExistingFile);
+  eval->add_option("--pass-at-k", config->kernelbench.passAtK, "k values of pass_at_k_results.json (KernelBench's pass@k file)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
   eval->add_option("--backend", *backend,
                    "auto (cuda when a GPU and driver are usable, else sim), compile-only (NVRTC verdicts), sim (run on the CPU "
                    "simulator, full correctness checks) or cuda (run and time on the GPU)")
@@ -118,8 +145,15 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
     config->useCache = !*noCache;
     config->showProgress = !*quiet;
     config->commandLine = context.argv;
+    if (!kernelbenchRoot->empty()) {
+      config->problemsDir = kernelBenchSuiteOnFirstUse({.root = *kernelbenchRoot,
+                                                        .cacheRoot = config->cacheDir.empty() ? defaultCacheDir() : config->cacheDir,
+                                                        .needed = kernelBenchRunFileProblems(config->candidatesPath),
+                                                        .progress = config->showProgress});
+    }
     const EvalRunSummary summary = runEvaluation(*config);
     fmt::print("{}", formatEvalSummary(summary, *maxRows));
+    for (const auto& file : summary.kernelbenchFiles) fmt::print("kernelbench: {}\n", file.string());
     // The run's reports come with it; `cuset report` rewrites them later (e.g. with --compare).
     writeRunReports(ReportOptions{.runDir = summary.runDir});
     fmt::print("report: {}\n", (summary.runDir / "report.html").string());

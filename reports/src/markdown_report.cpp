@@ -13,19 +13,6 @@ std::string passCell(const nlohmann::json& group, int k) {
   return pk.contains(key) ? formatPercent(pk[key]["value"].get<double>()) : "-";
 }
 
-// Pipes and newlines would break a Markdown table cell.
-std::string cell(std::string text) {
-  for (char& ch : text) {
-    if (ch == '\n' || ch == '\r') ch = ' ';
-  }
-  std::string out;
-  for (char ch : text) {
-    if (ch == '|') out += "\\|";
-    else out += ch;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string renderMarkdown(const nlohmann::json& summary) {
@@ -46,7 +33,7 @@ std::string renderMarkdown(const nlohmann::json& summary) {
   if (summary["leaderboard"].size() > 1) {
     md += "## Leaderboard\n\n| rank | model | pass@1 | fast_1 | geomean speedup | correct |\n|---|---|---|---|---|---|\n";
     for (const auto& row : summary["leaderboard"]) {
-      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", row["rank"].get<int>(), cell(row["model"]),
+      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", row["rank"].get<int>(), markdownCell(row["model"]),
                         row.contains("pass_at_1") ? formatPercent(row["pass_at_1"]) : "-", row.contains("fast_1") ? formatPercent(row["fast_1"]) : "-",
                         row.contains("geomean_speedup") ? fmt::format("{:.2f}x", row["geomean_speedup"].get<double>()) : "-",
                         formatPercent(row["correct_rate"]));
@@ -97,7 +84,7 @@ std::string renderMarkdown(const nlohmann::json& summary) {
     if (!m["overall"]["top_reasons"].empty()) {
       md += "| verdict | count | most frequent reason |\n|---|---|---|\n";
       for (const auto& [v, reasons] : m["overall"]["top_reasons"].items()) {
-        for (const auto& r : reasons) md += fmt::format("| {} | {} | {} |\n", v, r["count"].get<int>(), cell(r["reason"]));
+        for (const auto& r : reasons) md += fmt::format("| {} | {} | {} |\n", v, r["count"].get<int>(), markdownCell(r["reason"]));
       }
       md += "\n";
     }
@@ -113,25 +100,26 @@ std::string renderMarkdown(const nlohmann::json& summary) {
     md += "| status | model | problem | detail |\n|---|---|---|---|\n";
     for (const auto& row : cmp["rows"]) {
       if (row["status"] == "same") continue;  // the counts say how many; the table lists what changed
-      md += fmt::format("| {} | {} | {} | {} |\n", row["status"].get<std::string>(), cell(row["model"]), row["problem"].get<std::string>(),
-                        cell(row.value("why", "")));
+      md += fmt::format("| {} | {} | {} | {} |\n", row["status"].get<std::string>(), markdownCell(row["model"]), row["problem"].get<std::string>(),
+                        markdownCell(row.value("why", "")));
     }
     md += "\n";
   }
 
   if (const auto flagged = summary.value("coverage", nlohmann::json::object()).value("flagged", nlohmann::json::object()); !flagged.empty()) {
     md += "## Flagged problems\n\n| problem | defect | why |\n|---|---|---|\n";
-    for (const auto& [id, d] : flagged.items()) md += fmt::format("| `{}` | {} | {} |\n", id, d.value("kind", ""), cell(d.value("reason", "")));
+    for (const auto& [id, d] : flagged.items()) md += fmt::format("| `{}` | {} | {} |\n", id, d.value("kind", ""), markdownCell(d.value("reason", "")));
     md += "\n";
   }
   if (!origins.empty()) {
     md += "## Problem origins\n\n| problem | from |\n|---|---|\n";
-    for (const auto& [id, from] : origins) md += fmt::format("| `{}` | {} |\n", id, cell(from));
+    for (const auto& [id, from] : origins) md += fmt::format("| `{}` | {} |\n", id, markdownCell(from));
     md += "\n";
   }
+  md += kernelBenchAgreementMarkdown(summary.value("kernelbench_agreement", nlohmann::json()));
   if (!summary["warnings"].empty()) {
     md += "## Warnings\n\n";
-    for (const auto& w : summary["warnings"]) md += "- " + cell(w) + "\n";
+    for (const auto& w : summary["warnings"]) md += "- " + markdownCell(w) + "\n";
     md += "\n";
   }
   return md;

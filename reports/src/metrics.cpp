@@ -362,6 +362,7 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
       {"warnings", warnings},
       {"leaderboard", leaderboard},
       {"models", models},
+      {"kernelbench_agreement", kernelBenchAgreement(results)},
   };
 }
 

@@ -25,6 +25,18 @@ std::vector<int> passAtKColumns(const nlohmann::json& model) {
   return {1, 5, 10};
 }
 
+std::string markdownCell(std::string text) {
+  for (char& ch : text) {
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  }
+  std::string out;
+  for (char ch : text) {
+    if (ch == '|') out += "\\|";
+    else out += ch;
+  }
+  return out;
+}
+
 std::string formatPercent(double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); }
 
 std::string originText(const nlohmann::json& origin) {

@@ -13,6 +13,7 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
 
 namespace fs = std::filesystem;
 
@@ -156,6 +157,11 @@ std::vector<Candidate> readDirectory(const fs::path& root, const std::string& de
     c.model = defaultModel;
     c.sample = -1;
     c.problemId = problemIdFromPath(file);
+    if (auto runFile = parseKernelBenchRunFileName(file.filename().string())) {
+      c.kernelbench = runFile->first;
+      c.sample = runFile->second;
+      c.problemId = fmt::format("kernelbench/level{}/{}", runFile->first.level, runFile->first.number);  // until resolved
+    }
     // A link may point anywhere (/etc/shadow, another user's files): one that leaves the folder is
     // not followed, so nothing outside it reaches a compile log or a report.
     const fs::path target = fs::weakly_canonical(file, ec);
@@ -165,7 +171,10 @@ std::vector<Candidate> readDirectory(const fs::path& root, const std::string& de
     } else if (!fs::is_regular_file(file)) {
       c.readError = fmt::format("{}: not a regular file", file.string());
     } else if (c.problemId.empty()) {
-      c.readError = fmt::format("{}: cannot tell which problem this is for (expected .../levelN/<problem>/<file>.cu or .py)", file.string());
+      c.readError = fmt::format(
+          "{}: cannot tell which problem this is for (expected .../levelN/<problem>/<file>.cu or .py, or KernelBench's "
+          "level_<L>_problem_<P>_sample_<S>_kernel.py)",
+          file.string());
     } else if (fs::file_size(file) > kMaxCandidateSourceBytes) {
       c.readError = fmt::format("{}: over the {} byte limit", file.string(), kMaxCandidateSourceBytes);
     } else {
@@ -224,6 +233,43 @@ Expected<std::string> extractCodeFromResponse(std::string_view response) {
   }
   if (blocks.empty()) return Unexpected{"response has no fenced code block"};
   return Unexpected{fmt::format("none of the response's {} code block(s) has a /*@cuset manifest, a ModelNew or a __global__ kernel", blocks.size())};
+}
+
+std::optional<std::pair<KernelBenchRunFile, std::int64_t>> parseKernelBenchRunFileName(std::string_view fileName) {
+  static const std::regex kRunFile(R"(level_([0-9]{1,3})_problem_([0-9]{1,6})_sample_([0-9]{1,9})_kernel\.py)");
+  std::match_results<std::string_view::const_iterator> m;
+  if (!std::regex_match(fileName.begin(), fileName.end(), m, kRunFile)) return std::nullopt;
+  return std::pair{KernelBenchRunFile{std::stoi(m[1].str()), std::stoi(m[2].str())}, std::stoll(m[3].str())};
+}
+
+std::set<std::pair<int, int>> kernelBenchRunFileProblems(const fs::path& folder) {
+  if (!fs::is_directory(folder)) throw makeError("{}: --kernelbench needs a KernelBench run folder (level_L_problem_P_sample_S_kernel.py files)", folder.string());
+  std::set<std::pair<int, int>> out;
+  for (auto it = fs::recursive_directory_iterator(folder, fs::directory_options::skip_permission_denied); it != fs::recursive_directory_iterator(); ++it) {
+    if (auto runFile = parseKernelBenchRunFileName(it->path().filename().string())) out.insert({runFile->first.level, runFile->first.number});
+  }
+  if (out.empty()) throw makeError("{}: no KernelBench run files in it (level_L_problem_P_sample_S_kernel.py)", folder.string());
+  return out;
+}
+
+void resolveKernelBenchRunFiles(std::vector<Candidate>& candidates, const ProblemSuite& suite) {
+  std::map<std::pair<int, int>, std::string> imported;
+  for (const auto& p : suite.problems()) {
+    if (p.origin && p.origin->suite == "kernelbench") imported[{p.origin->level, p.origin->number}] = p.id;
+  }
+  for (auto& c : candidates) {
+    if (!c.kernelbench) continue;
+    auto it = imported.find({c.kernelbench->level, c.kernelbench->number});
+    if (it != imported.end()) {
+      c.problemId = it->second;
+    } else if (c.readError.empty()) {
+      c.readError = fmt::format(
+          "{}: KernelBench level {} problem {} is not in the suite {} ({} KernelBench problems imported there; import it with "
+          "`cuset import kernelbench KB_ROOT --out {} --only level{}/{}`, or pass --kernelbench KB_ROOT)",
+          c.origin, c.kernelbench->level, c.kernelbench->number, suite.root().string(), imported.size(), suite.root().string(),
+          c.kernelbench->level, c.kernelbench->number);
+    }
+  }
 }
 
 std::vector<Candidate> readCandidates(const fs::path& path, const std::string& defaultModel) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -23,10 +25,78 @@ std::string mutatedInput(const RegionLayout& layout, const std::vector<std::byte
   return {};
 }
 
-}  // namespace
+// torch.allclose(reference, candidate, atol, rtol) as KernelBench calls it: |want - got| <= atol +
+// rtol * |got| (relative to the candidate's value), a NaN anywhere fails; with its max and mean |want - got|.
+struct KernelBenchComparison {
+  bool close = true;
+  double maxDifference = 0.0, avgDifference = 0.0;
+};
 
-void runCorrectnessTrials(const Problem& problem, const TrialLayouts& layouts, ReferenceCache& references, const CorrectnessOptions& options,
-                          const TrialExecutor& execute, const std::string& executorName, bool recordSamples, EvalResult& result) {
+KernelBenchComparison kernelBenchAllclose(const HostTensor& got, const HostTensor& want, const Tolerance& tolerance) {
+  KernelBenchComparison c;
+  const std::int64_t n = want.numel();
+  double sum = 0.0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double g = got.valueAsDouble(i), w = want.valueAsDouble(i);
+    const double diff = std::abs(w - g);
+    if (std::isinf(g) && std::isinf(w) && g == w) continue;  // equal infinities are close (and differ by nothing)
+    if (std::isnan(diff) || !(diff <= tolerance.atol + tolerance.rtol * std::abs(g))) c.close = false;
+    c.maxDifference = std::isnan(diff) || std::isnan(c.maxDifference) ? std::nan("") : std::max(c.maxDifference, diff);
+    sum += diff;
+  }
+  c.avgDifference = n > 0 ? sum / static_cast<double>(n) : 0.0;
+  return c;
+}
+
+// KernelBench's run_and_check_correctness on this backend: every trial runs (a mismatch is counted,
+// not a stop), a failed launch ends the check.
+KernelBenchCheck runKernelBenchTrials(const Problem& problem, const TrialLayouts& layouts, ReferenceCache& references, const CorrectnessOptions& options,
+                                      const TrialExecutor& execute) {
+  KernelBenchCheck check;
+  check.compiled = true;
+  const SizeBindings& sizes = problem.sizes(options.sizeSet);
+  const KernelBenchCheckOptions& kb = options.kernelbench;
+  for (int t = 0; t < kb.trials; ++t) {
+    const std::vector<HostTensor> inputs = drawInputs(problem, sizes, kb.seed, static_cast<std::uint64_t>(t), false);
+    const std::vector<HostTensor> want = references.run(problem, inputs, sizes);
+    const TrialRequest request{.trial = t, .kernelbench = true};
+    const RegionLayout& layout = layouts.of(request);
+    std::vector<std::byte> region = layout.fillFresh(inputs);
+    const TrialRun run = execute(region, request);
+    check.trials = t + 1;
+    if (run.status == TrialRun::Status::runtimeError) {
+      check.correct = false;
+      check.issue = "runtime_error: " + run.message;
+      return check;
+    }
+    if (run.status != TrialRun::Status::ok) {
+      check.issue = fmt::format("not reproduced: trial {} could not run here ({})", t + 1, run.message);
+      return check;
+    }
+    bool close = true;
+    double maxDiff = 0.0, avgDiff = 0.0;
+    std::size_t outputIndex = 0;
+    for (const auto& slot : layout.slots()) {
+      if (slot.role != BufferSlot::Role::output) continue;
+      const KernelBenchComparison c = kernelBenchAllclose(layout.extract(region, slot), want[outputIndex++], kb.tolerance);
+      close = close && c.close;
+      maxDiff = std::max(maxDiff, c.maxDifference);
+      avgDiff = std::max(avgDiff, c.avgDifference);
+    }
+    if (close) {
+      ++check.passed;
+    } else {
+      check.maxDifference.push_back(maxDiff);
+      check.avgDifference.push_back(avgDiff);
+      check.issue = "Output mismatch";
+    }
+  }
+  check.correct = check.passed == check.trials;
+  return check;
+}
+
+void runCusetTrials(const Problem& problem, const TrialLayouts& layouts, ReferenceCache& references, const CorrectnessOptions& options,
+                    const TrialExecutor& execute, const std::string& executorName, bool recordSamples, EvalResult& result) {
   auto finish = [&](Verdict v, std::string reason) {
     result.verdict = v;
     result.reason = std::move(reason);
@@ -91,6 +161,24 @@ void runCorrectnessTrials(const Problem& problem, const TrialLayouts& layouts, R
     }
   }
   finish(Verdict::correct, "");
+}
+
+}  // namespace
+
+void runCorrectnessTrials(const Problem& problem, const TrialLayouts& layouts, ReferenceCache& references, const CorrectnessOptions& options,
+                          const TrialExecutor& execute, const std::string& executorName, bool recordSamples, EvalResult& result) {
+  runCusetTrials(problem, layouts, references, options, execute, executorName, recordSamples, result);
+  if (options.kernelbench.trials <= 0) return;
+  switch (result.verdict) {
+    case Verdict::timeout:
+    case Verdict::unsupported:
+    case Verdict::invalid_submission:
+      // What stopped CuSeT's trials would stop KernelBench's here too; a GPU might still have run it.
+      result.kernelbench = KernelBenchCheck{.compiled = true, .issue = "not reproduced: " + result.reason};
+      return;
+    default:
+      result.kernelbench = runKernelBenchTrials(problem, layouts, references, options, execute);
+  }
 }
 
 }  // namespace cuset

@@ -92,23 +92,31 @@ const BufferSlot* RegionLayout::find(std::string_view name) const {
   return nullptr;
 }
 
+namespace {
+
+void copyInputs(const std::vector<BufferSlot>& slots, const std::vector<HostTensor>& inputs, std::vector<std::byte>& region) {
+  std::size_t inputIndex = 0;
+  for (const auto& s : slots) {
+    if (s.role != BufferSlot::Role::input) continue;
+    const HostTensor& t = inputs.at(inputIndex++);
+    if (t.byteSize() != s.bytes) throw makeError("input '{}' has {} bytes, layout expects {}", s.name, t.byteSize(), s.bytes);
+    std::memcpy(region.data() + s.offset, t.data(), s.bytes);
+  }
+}
+
+}  // namespace
+
+std::vector<std::byte> RegionLayout::fillFresh(const std::vector<HostTensor>& inputs) const {
+  std::vector<std::byte> region(totalBytes_, std::byte{0});
+  copyInputs(slots_, inputs, region);
+  return region;
+}
+
 std::vector<std::byte> RegionLayout::fill(const std::vector<HostTensor>& inputs, int trial) const {
   std::vector<std::byte> region(totalBytes_, kGuardByte);
-  std::size_t inputIndex = 0;
+  copyInputs(slots_, inputs, region);
   for (const auto& s : slots_) {
-    std::byte* data = region.data() + s.offset;
-    switch (s.role) {
-      case BufferSlot::Role::input: {
-        const HostTensor& t = inputs.at(inputIndex++);
-        if (t.byteSize() != s.bytes) throw makeError("input '{}' has {} bytes, layout expects {}", s.name, t.byteSize(), s.bytes);
-        std::memcpy(data, t.data(), s.bytes);
-        break;
-      }
-      case BufferSlot::Role::output:
-      case BufferSlot::Role::workspace:
-        std::memset(data, s.zeroed ? 0 : std::to_integer<int>(outputCanary(trial, s.dtype)), s.bytes);
-        break;
-    }
+    if (s.role != BufferSlot::Role::input) std::memset(region.data() + s.offset, s.zeroed ? 0 : std::to_integer<int>(outputCanary(trial, s.dtype)), s.bytes);
   }
   return region;
 }

@@ -12,6 +12,7 @@
 #include "cuset/common/hash.hpp"
 #include "cuset/common/text_excerpt.hpp"
 #include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/candidate/kernelbench_static_check.hpp"
 #include "cuset/evaluator/candidate/launch_plan.hpp"
 #include "cuset/evaluator/candidate/source_policy.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
@@ -116,16 +117,45 @@ std::variant<CandidatePlan, EarlyVerdict> planFromKernelBenchCandidate(const Can
 }
 
 // Trials (and timing, on a GPU) on the run's backend; fills the verdict into `r`.
-void runOnBackend(const Problem& problem, const CandidatePlan& plan, const CompileOutput& compiled, const EvalServices& services, EvalResult& r) {
-  const LaunchPlan& launchPlan = plan.plans.at(services.correctness.sizeSet);
+void runOnBackend(const Problem& problem, const CandidatePlan& plan, const CompileOutput& compiled, const EvalServices& services,
+                  const CorrectnessOptions& options, EvalResult& r) {
+  const LaunchPlan& launchPlan = plan.plans.at(options.sizeSet);
   if (services.backend == BackendKind::cuda) {
     // The whole candidate, trials and timing, on one device.
     const CudaDevices::Lease gpu = services.cuda->acquire();
-    runCudaBackend(problem, launchPlan, compiled, gpu.pool(), *services.references, services.correctness, r);
+    runCudaBackend(problem, launchPlan, compiled, gpu.pool(), *services.references, options, r);
     r.device = gpu.ordinal();
   } else {
-    runSimBackend(problem, launchPlan, plan.deviceSource, *services.simCompiler, *services.sandbox, *services.references, services.correctness, r);
+    runSimBackend(problem, launchPlan, plan.deviceSource, *services.simCompiler, *services.sandbox, *services.references, options, r);
   }
+}
+
+// KernelBench's conclusion for a candidate that never reached the trials: a build that fails fails
+// there too (compiled: false), an exception in __init__ or forward is its runtime error; what stopped it
+// here for CuSeT's own reasons (the sandbox, a limit, the simulator) cannot tell what KernelBench would say.
+KernelBenchCheck kernelBenchCheckBeforeTrials(Verdict verdict, const std::string& reason) {
+  switch (verdict) {
+    case Verdict::compile_error: return {.compiled = false, .correct = false, .issue = "compilation_error: " + reason};
+    case Verdict::runtime_error:
+    case Verdict::wrong_answer: return {.compiled = true, .correct = false, .issue = "runtime_error: " + reason};
+    default:
+      return {.compiled = verdict != Verdict::invalid_submission, .issue = "not reproduced: " + (reason.empty() ? "nothing was run (compile-only backend)" : reason)};
+  }
+}
+
+// KernelBench's tolerance for its precision option (eval.py's get_tolerance_for_precision).
+Tolerance kernelBenchTolerance(const std::string& precision) { return precision == "fp32" ? Tolerance{1e-4, 1e-4} : Tolerance{1e-2, 1e-2}; }
+
+// KernelBench's static checker on a KernelBench solution; the reason to refuse it when its strict
+// findings count (--kernelbench-static strict).
+std::optional<std::string> recordStaticFindings(const Candidate& candidate, const KernelBenchRunOptions& kb, EvalResult& r) {
+  std::string strict;
+  for (auto& f : kernelBenchStaticFindings(candidate.source, kb.precision)) {
+    if (f.strict) strict += fmt::format("{}{} ({})", strict.empty() ? "" : "; ", f.message, f.check);
+    r.staticFindings.push_back({std::move(f.check), std::move(f.message), f.strict});
+  }
+  if (kb.staticChecks != "strict" || strict.empty()) return std::nullopt;
+  return "KernelBench's static checker rejects it (--kernelbench-static strict): " + strict;
 }
 
 EvalResult resultShell(const Candidate& candidate, BackendKind backend) {
@@ -162,10 +192,21 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
                               suite.root().string()));
   }
 
+  static const KernelBenchRunOptions kDefaults;
+  const KernelBenchRunOptions& kb = services.kernelbench ? *services.kernelbench : kDefaults;
   r.form = isKernelBenchSolution(candidate.source) ? "kernelbench" : "manifest";
+  const bool kernelBenchCheck =
+      kb.check == "always" || (kb.check == "auto" && (r.form == "kernelbench" || (problem->origin && problem->origin->suite == "kernelbench")));
+  auto finishEarly = [&](Verdict v, std::string reason) {
+    if (kernelBenchCheck) r.kernelbench = kernelBenchCheckBeforeTrials(v, reason);
+    return finish(v, std::move(reason));
+  };
+  if (r.form == "kernelbench") {
+    if (auto refused = recordStaticFindings(candidate, kb, r)) return finishEarly(Verdict::invalid_submission, std::move(*refused));
+  }
   auto planned = r.form == "kernelbench" ? planFromKernelBenchCandidate(candidate, *problem, services, r) : planFromManifestCandidate(candidate, *problem);
   r.timings.manifestMs = msSince(start) - r.timings.translateMs;
-  if (auto* early = std::get_if<EarlyVerdict>(&planned)) return finish(early->verdict, std::move(early->reason));
+  if (auto* early = std::get_if<EarlyVerdict>(&planned)) return finishEarly(early->verdict, std::move(early->reason));
   const CandidatePlan& plan = std::get<CandidatePlan>(planned);
   r.libraryOps = plan.libraryOps();
 
@@ -174,18 +215,22 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
   r.compileCacheHit = compiled.cacheHit;
   const auto failure = compileFailure(compiled, compiled.log, r.form);
   r.compileLog += std::move(compiled.log);
-  if (failure) return finish(failure->first, failure->second);
-  if (auto refused = refusedLaunch(plan.plans, compiled.resources, services.correctness.sizeSet)) return finish(refused->verdict, std::move(refused->reason));
-  if (services.backend == BackendKind::compileOnly) return finish(Verdict::compiled, "");
+  if (failure) return finishEarly(failure->first, failure->second);
+  if (auto refused = refusedLaunch(plan.plans, compiled.resources, services.correctness.sizeSet)) return finishEarly(refused->verdict, std::move(refused->reason));
+  if (services.backend == BackendKind::compileOnly) return finishEarly(Verdict::compiled, "");
   if (services.unjudgeable) {
-    if (auto it = services.unjudgeable->find(problem->id); it != services.unjudgeable->end()) return finish(Verdict::unsupported, it->second);
+    if (auto it = services.unjudgeable->find(problem->id); it != services.unjudgeable->end()) return finishEarly(Verdict::unsupported, it->second);
   }
   try {
-    runOnBackend(*problem, plan, compiled, services, r);
+    CorrectnessOptions options = services.correctness;
+    if (kernelBenchCheck) options.kernelbench = {.trials = kb.checkTrials, .tolerance = kernelBenchTolerance(kb.precision)};
+    runOnBackend(*problem, plan, compiled, services, options, r);
+    // The backend's own refusals before any trial (the simulator's host build) come back without one.
+    if (kernelBenchCheck && !r.kernelbench) r.kernelbench = kernelBenchCheckBeforeTrials(r.verdict, r.reason);
   } catch (const ReferenceFailure& e) {
     // A reference that fails on these inputs (the check at the start passed it on others): the
     // problem's candidates cannot be judged, the rest of the run can.
-    return finish(Verdict::unsupported, std::string("this problem's reference failed, so the kernel cannot be judged: ") + e.what());
+    return finishEarly(Verdict::unsupported, std::string("this problem's reference failed, so the kernel cannot be judged: ") + e.what());
   } catch (const std::exception& e) {
     // A harness failure (the host compiler missing, a full disk) is not the candidate's fault: it
     // stops the run with the reason rather than recording a verdict.

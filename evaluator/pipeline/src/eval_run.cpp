@@ -16,6 +16,7 @@
 #include "cuset/common/progress.hpp"
 #include "cuset/common/thread_pool.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/pipeline/kernelbench_files.hpp"
 #include "cuset/evaluator/pipeline/reference_check.hpp"
 #include "cuset/evaluator/pipeline/run_environment.hpp"
 #include "cuset/evaluator/problem/torch_reference.hpp"
@@ -138,6 +139,7 @@ CandidateBatch readCandidateBatch(const EvalConfig& config, const ProblemSuite& 
   }
   CandidateBatch batch;
   batch.candidates = readCandidates(config.candidatesPath, model);
+  resolveKernelBenchRunFiles(batch.candidates, suite);
   // The whole set's identity, before a shard takes its part, so `cuset merge` can check shards match.
   batch.identity = {{"fingerprint", candidateSetFingerprint(batch.candidates)}, {"candidates", batch.candidates.size()}};
   if (!config.shard) return batch;
@@ -280,8 +282,11 @@ void collectResults(const CandidateBatch& batch, const RunFolder& run, std::vect
 EvalRunSummary runEvaluation(const EvalConfig& config) {
   using namespace detail;
   const auto start = Clock::now();
-  const ProblemSuite suite = ProblemSuite::load(config.problemsDir);
+  ProblemSuite suite = ProblemSuite::load(config.problemsDir);
   suite.requireNoErrors();
+  if (config.kernelbench.precision != "fp32") {
+    suite.castFloat32To(config.kernelbench.precision == "fp16" ? DType::float16 : DType::bfloat16, Tolerance{1e-2, 1e-2});
+  }
   const CandidateBatch batch = readCandidateBatch(config, suite);
   const BackendChoice backend = chooseBackend(config);
   RunFolder run(config, backend.kind);
@@ -290,7 +295,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   harness.unjudgeable.merge(checkReferences(config, suite, batch, run, backend.kind, harness.sizeSet, harness.unjudgeable));
   const EvalServices services{suite, harness.compiler, backend.kind, harness.simCompiler.get(), harness.sandbox.get(), &harness.references,
                               CorrectnessOptions{run.seed, config.trials, harness.sizeSet}, backend.cuda.get(), &harness.unjudgeable,
-                              &harness.translator};
+                              &harness.translator, &config.kernelbench};
   nlohmann::json record = startRunRecord(config, suite, batch, backend, run, harness);
 
   EvalRunSummary summary;
@@ -299,6 +304,10 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   summary.runDir = run.dir;
   std::vector<std::optional<EvalResult>> fresh = judgeCandidates(config, batch, services, run, harness.jobs, record, summary);
   collectResults(batch, run, fresh, summary);
+  summary.kernelbenchFiles = writeKernelBenchResultFiles(
+      run.dir, suite, summary.results, config.kernelbench,
+      KernelBenchHardware{.name = backend.kind == BackendKind::cuda ? backend.device.value("name", "cuda device") : "cpu_simulator",
+                          .gpu = backend.kind == BackendKind::cuda});
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   finishRunRecord(record, run.runJson, summary, batch.candidates.size(), backend);
   return summary;

@@ -497,6 +497,18 @@ ProblemSuite ProblemSuite::load(const fs::path& root) {
   return suite;
 }
 
+void ProblemSuite::castFloat32To(DType to, const Tolerance& tolerance) {
+  for (auto& problem : problems_) {
+    for (auto* specs : {&problem.inputs, &problem.outputs}) {
+      for (auto& spec : *specs) {
+        if (spec.dtype == DType::float32) spec.dtype = to;
+      }
+    }
+    problem.tolerance = tolerance;
+    problem.toleranceGiven = true;
+  }
+}
+
 const Problem* ProblemSuite::find(std::string_view id) const {
   auto it = index_.find(id);
   return it == index_.end() ? nullptr : &problems_[it->second];

@@ -41,6 +41,17 @@ nlohmann::json toJson(const EvalResult& r) {
   if (!r.form.empty()) j["form"] = r.form;
   if (!r.libraryOps.empty()) j["library_ops"] = r.libraryOps;
   if (r.device) j["device"] = *r.device;
+  if (r.kernelbench) {
+    const KernelBenchCheck& k = *r.kernelbench;
+    j["kernelbench_correct"] = k.correct ? nlohmann::json(*k.correct) : nlohmann::json(nullptr);
+    j["kernelbench"] = {{"compiled", k.compiled}, {"trials", k.trials},       {"passed", k.passed},
+                        {"max_difference", k.maxDifference}, {"avg_difference", k.avgDifference}, {"issue", k.issue}};
+  }
+  if (!r.staticFindings.empty()) {
+    nlohmann::json findings = nlohmann::json::array();
+    for (const auto& f : r.staticFindings) findings.push_back({{"check", f.check}, {"message", f.message}, {"strict", f.strict}});
+    j["kernelbench_static"] = findings;
+  }
   if (!r.timingKind.empty()) {
     j["timing"] = {{"kind", r.timingKind}, {"samples_ms", r.timingSamplesMs}, {"median_ms", medianOf(r.timingSamplesMs)}};
     if (!r.referenceTimingSamplesMs.empty()) {
@@ -103,6 +114,20 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
     r.form = j.value("form", "");
     if (auto l = j.find("library_ops"); l != j.end()) r.libraryOps = l->get<std::vector<std::string>>();
     if (auto d = j.find("device"); d != j.end() && d->is_number_integer()) r.device = d->get<int>();
+    if (auto k = j.find("kernelbench"); k != j.end() && k->is_object()) {
+      KernelBenchCheck check;
+      check.compiled = k->value("compiled", false);
+      if (auto c = j.find("kernelbench_correct"); c != j.end() && c->is_boolean()) check.correct = c->get<bool>();
+      check.trials = k->value("trials", 0);
+      check.passed = k->value("passed", 0);
+      check.maxDifference = k->value("max_difference", std::vector<double>{});
+      check.avgDifference = k->value("avg_difference", std::vector<double>{});
+      check.issue = k->value("issue", "");
+      r.kernelbench = std::move(check);
+    }
+    if (auto f = j.find("kernelbench_static"); f != j.end() && f->is_array()) {
+      for (const auto& item : *f) r.staticFindings.push_back({item.value("check", ""), item.value("message", ""), item.value("strict", false)});
+    }
     if (auto t = j.find("timings_ms"); t != j.end()) {
       r.timings.manifestMs = t->value("manifest", 0.0);
       r.timings.translateMs = t->value("translate", 0.0);

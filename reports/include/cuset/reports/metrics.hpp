@@ -41,6 +41,11 @@ double groupMetric(const nlohmann::json& group, const char* field, const char* k
 // correct rate; ties keep their order.
 std::vector<std::size_t> leaderboardOrder(const std::vector<nlohmann::json>& groups);
 
+// KernelBench's check beside CuSeT's verdict (results' kernelbench_correct): the 2 x 2 table, the
+// candidates KernelBench would pass and CuSeT does not, its static checker's findings; null when no
+// result has any of them.
+nlohmann::json kernelBenchAgreement(const std::vector<EvalResult>& results);
+
 // The whole summary.json for a run: `runInfo` is run.json (may be empty), `warnings` are carried
 // into the summary (e.g. a torn results line).
 nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nlohmann::json& runInfo,

@@ -23,6 +23,10 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
 
 // Formatting shared by the renderers.
 std::string formatPercent(double fraction);  // 0.4567 -> "45.7%"
+// Text fit for a Markdown table cell: newlines become spaces, pipes are escaped.
+std::string markdownCell(std::string text);
+// summary.json's `kernelbench_agreement` as a report section (kernelbench_agreement.cpp); empty without one.
+std::string kernelBenchAgreementMarkdown(const nlohmann::json& agreement);
 // The k a model's pass@k columns show (summary.json `pass_at_k_values`; 1, 5, 10 for older summaries).
 std::vector<int> passAtKColumns(const nlohmann::json& model);
 std::string htmlEscape(const std::string& text);  // also valid XML text and attribute content

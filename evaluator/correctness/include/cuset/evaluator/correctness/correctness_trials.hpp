@@ -16,16 +16,27 @@
 
 namespace cuset {
 
+// KernelBench's own check, run after CuSeT's trials (docs/kernelbench.md "Replacing
+// eval_from_generations.py"): its public seed, its number of trials, its tolerance for the precision,
+// outputs in fresh (zeroed) memory, no fences, canaries, shared-memory poison, mutation or determinism checks.
+struct KernelBenchCheckOptions {
+  int trials = 0;  // 0: not run
+  Tolerance tolerance{1e-4, 1e-4};
+  std::uint64_t seed = 42;  // eval_kernel_against_ref's seed_num
+};
+
 struct CorrectnessOptions {
   std::uint64_t seed = 0;   // the run's secret seed
   int trials = 5;           // plus one determinism rerun
   std::string sizeSet = "small";
+  KernelBenchCheckOptions kernelbench;
 };
 
 struct TrialRequest {
   int trial = 0;                   // 0-based; the determinism rerun repeats trial 0
   bool rerun = false;
   bool reverseThreadOrder = false;  // simulator: start threads in reverse order
+  bool kernelbench = false;         // a KernelBench-check trial: the plain layout, no shared-memory poison
 };
 
 // Runs `region` (filled by the layout) through the backend; the region comes back as the kernels left it.
@@ -36,20 +47,26 @@ using TrialExecutor = std::function<TrialRun(std::vector<std::byte>& region, con
 // (trials 0-1 and the rerun the first, 2-3 the second, 4-5 the first, ...), so a kernel that keys a
 // cache by a buffer's address meets the same address with fresh inputs (docs/exploits.md). The
 // layouts must outlive the trials.
+// KernelBench-check trials use a third layout without fences (`plain`; index 2), as a GPU gives.
 struct TrialLayouts {
-  TrialLayouts(const RegionLayout& every) : first(&every), second(&every) {}  // NOLINT(google-explicit-constructor)
-  TrialLayouts(const RegionLayout& firstPair, const RegionLayout& secondPair) : first(&firstPair), second(&secondPair) {}
+  TrialLayouts(const RegionLayout& every) : first(&every), second(&every), plain(&every) {}  // NOLINT(google-explicit-constructor)
+  TrialLayouts(const RegionLayout& firstPair, const RegionLayout& secondPair, const RegionLayout& unfenced)
+      : first(&firstPair), second(&secondPair), plain(&unfenced) {}
   static int index(int trial) { return (trial / 2) % 2; }
-  const RegionLayout& at(int index) const { return index == 0 ? *first : *second; }
+  static int index(const TrialRequest& request) { return request.kernelbench ? 2 : index(request.trial); }
+  const RegionLayout& at(int index) const { return index == 0 ? *first : index == 1 ? *second : *plain; }
   const RegionLayout& of(int trial) const { return at(index(trial)); }
+  const RegionLayout& of(const TrialRequest& request) const { return at(index(request)); }
 
   const RegionLayout* first;
   const RegionLayout* second;
+  const RegionLayout* plain;
 };
 
 // Runs options.trials trials plus a determinism rerun of trial 0 and sets result.verdict, reason,
 // trials, comparisons and nondeterministic; kernelMs of each trial is appended to timingSamplesMs
 // when `recordSamples`. `executorName` words harness failures ("the simulator could not run ...").
+// Then, when options.kernelbench.trials > 0, KernelBench's check, into result.kernelbench.
 void runCorrectnessTrials(const Problem& problem, const TrialLayouts& layouts, ReferenceCache& references, const CorrectnessOptions& options,
                           const TrialExecutor& execute, const std::string& executorName, bool recordSamples, EvalResult& result);
 

@@ -64,6 +64,9 @@ class RegionLayout {
   // A region holding `inputs` (problem order), outputs and scratch filled with the trial's canary
   // (outputCanary) or zeros (BufferSlot::zeroed), and guards.
   std::vector<std::byte> fill(const std::vector<HostTensor>& inputs, int trial) const;
+  // As memory fresh from cudaMalloc usually reads, and as KernelBench's check meets it: outputs,
+  // scratch and the space between buffers all zero.
+  std::vector<std::byte> fillFresh(const std::vector<HostTensor>& inputs) const;
   // The first guard band a kernel wrote into, described ("wrote 4 bytes past the end of 'y' ..."), or nullopt.
   std::optional<std::string> findGuardViolation(const std::vector<std::byte>& region) const;
   // The output or input buffer as a host tensor.

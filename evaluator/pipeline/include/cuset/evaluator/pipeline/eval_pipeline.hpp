@@ -29,6 +29,20 @@ std::optional<BackendKind> parseBackend(std::string_view name);
 // it, else PTX (compute_XY) of the newest architecture NVRTC supports, for the driver to JIT.
 std::string archForDevice(const std::string& computeCapability);
 
+// KernelBench as a drop-in (docs/kernelbench.md "Replacing eval_from_generations.py").
+struct KernelBenchRunOptions {
+  // auto: KernelBench's own check beside CuSeT's for KernelBench solutions and imported KernelBench
+  // problems; always; never.
+  std::string check = "auto";
+  int checkTrials = 5;  // eval_from_generations.py's num_correct_trials
+  // KernelBench's precision option: fp32 runs problems as they are; fp16 / bf16 cast every float32
+  // input, weight and output (and set KernelBench's tolerance for it, 1e-2).
+  std::string precision = "fp32";
+  std::string staticChecks = "record";  // record: findings only; strict: its strict findings are invalid_submission
+  std::filesystem::path baseline;       // KernelBench's baseline timing JSON: fast_p and the geometric-mean speedup
+  std::vector<int> passAtK{1};          // pass_at_k_results.json's k values
+};
+
 struct EvalConfig {
   std::filesystem::path problemsDir = "problems";
   std::filesystem::path candidatesPath;
@@ -59,6 +73,7 @@ struct EvalConfig {
   // cuda backend
   CudaOptions cuda;
   std::vector<int> devices;             // GPU ordinals, one worker each; empty: every visible GPU
+  KernelBenchRunOptions kernelbench;
 };
 
 struct EvalRunSummary {
@@ -70,6 +85,7 @@ struct EvalRunSummary {
   std::size_t skippedAsDone = 0;
   std::map<Verdict, std::size_t> counts;
   double seconds = 0.0;
+  std::vector<std::filesystem::path> kernelbenchFiles;  // KernelBench's result files written (kernelbench_files.hpp)
 };
 
 // What evaluating a candidate needs besides the candidate. The sim members are null for compile-only.
@@ -87,6 +103,7 @@ struct EvalServices {
   const std::map<std::string, std::string>* unjudgeable = nullptr;
   // KernelBench solutions into launch plans; null: such candidates are `unsupported`.
   const KernelBenchTranslator* translator = nullptr;
+  const KernelBenchRunOptions* kernelbench = nullptr;  // null: defaults
 };
 
 // The per-candidate stages. Never throws for a bad candidate: every problem with the candidate becomes

@@ -26,6 +26,10 @@ class ProblemSuite {
   const Problem* find(std::string_view id) const;
   // Throws one cuset::Error listing every load error, if any.
   void requireNoErrors() const;
+  // KernelBench's precision option (`cuset eval --precision fp16`): every float32 input, parameter and
+  // output of every problem becomes `to`, judged at `tolerance`; the reference still computes in
+  // float32 from the cast inputs (DESIGN §4) and its outputs are cast to `to`.
+  void castFloat32To(DType to, const Tolerance& tolerance);
 
  private:
   std::filesystem::path root_;

@@ -21,6 +21,26 @@ struct StageTimings {
   double totalMs = 0.0;     // whole candidate, harness bookkeeping included
 };
 
+// What KernelBench's own check (its eval_kernel_against_ref) concludes about the candidate, reproduced
+// here beside CuSeT's verdict: its tolerance, its seeded trials, outputs in fresh memory, and none of
+// CuSeT's fences, canaries, mutation or determinism checks (docs/kernelbench.md).
+struct KernelBenchCheck {
+  bool compiled = false;
+  std::optional<bool> correct;  // nullopt: not reproduced here (`issue` says why)
+  int trials = 0;               // run
+  int passed = 0;               // of those, within KernelBench's tolerance
+  std::vector<double> maxDifference, avgDifference;  // of each failing trial, as KernelBench lists them
+  std::string issue;            // KernelBench's correctness_issue or runtime_error; why not reproduced
+};
+
+// One finding of KernelBench's static checker (its kernel_static_checker): `strict` ones make
+// KernelBench reject the submission.
+struct StaticFinding {
+  std::string check;    // "code_bypass", "torch_computation_ops", ...
+  std::string message;
+  bool strict = false;
+};
+
 struct EvalResult {
   std::string problem;
   std::int64_t sample = 0;
@@ -53,6 +73,8 @@ struct EvalResult {
   std::optional<double> peakFraction;
   // Results that a person should look at although the verdict stands ("speedup_above_10x").
   std::vector<std::string> flags;
+  std::optional<KernelBenchCheck> kernelbench;  // absent: the KernelBench check was not asked for
+  std::vector<StaticFinding> staticFindings;    // KernelBench's static checker, for KernelBench solutions
   std::optional<int> device;  // cuda backend: the ordinal of the GPU that judged and timed it
 
   std::string key() const;  // candidateKey(model, problem, sample)

@@ -1,0 +1,23 @@
+#pragma once
+// `cuset eval --kernelbench KB_ROOT`: the problems a KernelBench run folder names, imported from the
+// user's own checkout on first use into a cache folder and reused by every later run.
+#include <filesystem>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace cuset {
+
+struct KernelBenchSuiteCacheOptions {
+  std::filesystem::path root;       // the KernelBench checkout (KernelBench/level{N}/<id>_<name>.py)
+  std::filesystem::path cacheRoot;  // the run's cache folder; the suite lives in <cacheRoot>/kernelbench-suites/<checkout hash>
+  std::set<std::pair<int, int>> needed;  // (level, number) of every problem the run names
+  bool progress = true;
+};
+
+// Imports what the cached suite lacks (a problem never imported, or one whose KernelBench file changed
+// since) and returns the suite folder. A problem the checkout does not have stays out of the suite: its
+// candidates say so. Throws cuset::Error for a root that is not a KernelBench checkout.
+std::filesystem::path kernelBenchSuiteOnFirstUse(const KernelBenchSuiteCacheOptions& options);
+
+}  // namespace cuset
