@@ -5,6 +5,8 @@
 #include "commands.hpp"
 #include "endpoint_options.hpp"
 #include "cuset/common/error.hpp"
+#include "cuset/evaluator/candidate/kernelbench_run_folder.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/models/endpoint_generation.hpp"
 #include "cuset/trainer/generation.hpp"
 
@@ -35,7 +37,13 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
   cmd->add_option("--model", *model, "HF model folder (config.json, model.safetensors, tokenizer.json), or with --endpoint the served model's name")
       ->required();
   cmd->add_option("--problems", o->problemsDir, "Problem suite folder")->required();
-  cmd->add_option("--out", o->outFile, "Candidate JSONL to write")->required();
+  cmd->add_option("--out", o->outFile, "Candidate JSONL to write (with --layout kernelbench: the run folder)")->required();
+  auto layout = std::make_shared<std::string>("jsonl");
+  cmd->add_option("--layout", *layout,
+                  "jsonl (one candidate JSONL) or kernelbench (--out is a KernelBench run folder: level_L_problem_P_sample_S_kernel.py files "
+                  "beside samples.jsonl, for KernelBench's eval_from_generations.py or `cuset eval`)")
+      ->check(CLI::IsMember({"jsonl", "kernelbench"}))
+      ->capture_default_str();
   cmd->add_option("--samples,-k", o->samples, "Responses per problem")->capture_default_str();
   cmd->add_option("--temperature", o->temperature, "Sampling temperature (0: greedy)")->capture_default_str();
   cmd->add_option("--top-p", o->topP, "Nucleus sampling threshold")->capture_default_str();
@@ -56,7 +64,20 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
   auto* kv = cmd->add_flag("--no-kv-cache", *noCache, "Recompute the whole sequence each step (for comparison)");
   for (auto* option : {threads, device, bf16, kv}) option->excludes(endpoint);
   cmd->add_flag("--resume", e->resume, "Keep the finished samples of --out; request only the missing ones")->needs(endpoint);
+  // KernelBench's layout: the JSONL (the generation's own record, which --resume reads) goes inside the
+  // folder, and each sample's code beside it under KernelBench's file name.
+  auto writeLayout = [layout, o](const std::filesystem::path& folder, const std::string& model) {
+    if (*layout != "kernelbench") return;
+    const KernelBenchRunFolderWrite w = writeKernelBenchRunFolder(readCandidates(o->outFile, model), ProblemSuite::load(o->problemsDir), folder);
+    fmt::print("kernelbench layout: {} file(s) in {}{}\n", w.written, folder.string(), w.skipped.empty() ? "" : fmt::format(", {} skipped:", w.skipped.size()));
+    for (const auto& why : w.skipped) fmt::print("  {}\n", why);
+  };
   cmd->callback([=, &context] {
+    const std::filesystem::path folder = o->outFile;
+    if (*layout == "kernelbench") {
+      std::filesystem::create_directories(folder);
+      o->outFile = folder / "samples.jsonl";
+    }
     if (endpoint->count() == 0) {
       o->modelDir = *model;
       o->useKvCache = !*noCache;
@@ -66,6 +87,7 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
       const GenerateSummary s = runGeneration(*o);
       fmt::print("{} responses for {} problems, {} tokens in {:.1f} s ({:.0f} tokens/s) -> {}\n", s.responses, s.problems, s.generatedTokens,
                  s.seconds, s.seconds > 0 ? static_cast<double>(s.generatedTokens) / s.seconds : 0.0, o->outFile.string());
+      writeLayout(folder, o->modelName.empty() ? std::filesystem::path(*model).filename().string() : o->modelName);
       context.exitCode = 0;
       return;
     }
@@ -85,6 +107,7 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
     e->showProgress = !*quiet;
     const EndpointGenerateSummary s = runEndpointGeneration(*e);
     printEndpointSummary(s, e->outFile.string());
+    writeLayout(folder, o->modelName.empty() ? *model : o->modelName);
     context.exitCode = 0;
   });
 }
