@@ -1,4 +1,4 @@
-"""Helpers shared by the Python end-to-end tests (tests/models, tests/refine, tests/scale): the scripted OpenAI-
+"""Helpers shared by the Python end-to-end tests (tests/models, tests/refine, tests/scale, tests/kernelbench): the scripted OpenAI-
 compatible server and a tiny checkpoint of the built-in model."""
 import json
 import os
@@ -8,6 +8,23 @@ import sys
 import time
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def require_torch():
+    """Exits 77 (ctest's skip) unless this interpreter has torch (KernelBench import and recording need it)."""
+    if subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode != 0:
+        print(f"SKIP: {sys.executable} has no torch (scripts/install-deps.sh makes the project's .venv)")
+        sys.exit(77)
+
+
+def cuset_runner(cuset):
+    """run(*args, check=True): `cuset ARGS` with output captured; a failure ends the test with it."""
+    def run(*args, check=True):
+        p = subprocess.run([cuset, *args], capture_output=True, text=True)
+        if check and p.returncode != 0:
+            sys.exit(f"FAIL: cuset {' '.join(args)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+        return p
+    return run
 
 
 def require_slurm():

@@ -15,22 +15,16 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import e2e_support  # noqa: E402
 
 cuset, source, work = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
-if subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode != 0:
-    print(f"SKIP: {sys.executable} has no torch (scripts/install-deps.sh makes the project's .venv)")
-    sys.exit(77)
-
-
-def run(*args, check=True):
-    p = subprocess.run([cuset, *args], capture_output=True, text=True)
-    if check and p.returncode != 0:
-        sys.exit(f"FAIL: cuset {' '.join(args)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
-    return p
+e2e_support.require_torch()
+run = e2e_support.cuset_runner(cuset)
 
 
 def results_of(run_dir):

@@ -23,9 +23,7 @@ import e2e_support  # noqa: E402
 cuset, source, work = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
-if subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode != 0:
-    print(f"SKIP: {sys.executable} has no torch (scripts/install-deps.sh makes the project's .venv)")
-    sys.exit(77)
+e2e_support.require_torch()
 
 checkout = os.path.join(source, "tests/data/kernelbench_fixture")
 fixtures = os.path.join(source, "tests/data/kernelbench_modelnew/level1")
@@ -37,12 +35,7 @@ def need(cond, what):
         failures.append(what)
 
 
-def run(*args, check=True):
-    p = subprocess.run([cuset, *args], capture_output=True, text=True)
-    if check and p.returncode != 0:
-        sys.exit(f"FAIL: cuset {' '.join(args)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
-    return p
-
+run = e2e_support.cuset_runner(cuset)
 
 # A run folder as KernelBench's generate_samples.py leaves it.
 runs = os.path.join(work, "runs", "my_run")

@@ -52,6 +52,10 @@ nlohmann::json runDefinition(const EvalConfig& config, const ProblemSuite& suite
   if (backend.kind == BackendKind::sim) definition["trial_timeout_ms"] = config.sandbox.timeout.count();
   if (backend.kind == BackendKind::cuda) definition["cuda"] = {{"timer", config.cuda.timer}, {"timing", config.cuda.time}};
   if (config.shard) definition["shard"] = fmt::format("{}/{}", config.shard->index, config.shard->count);
+  definition["kernelbench"] = {{"precision", config.kernelbench.precision},
+                               {"check", config.kernelbench.check},
+                               {"check_trials", config.kernelbench.checkTrials},
+                               {"static", config.kernelbench.staticChecks}};
   return definition;
 }
 
