@@ -241,6 +241,27 @@ std::string verdictSection(const nlohmann::json& models) {
   return h + "</tbody></table></div></section>";
 }
 
+// KernelBench's check beside CuSeT's: the 2 x 2 table and what KernelBench passes that CuSeT does not.
+std::string kernelBenchSection(const nlohmann::json& summary) {
+  const auto& a = summary.value("kernelbench_agreement", nlohmann::json());
+  if (!a.is_object()) return "";
+  const auto& t = a["table"];
+  std::string h = R"h(<section id="kernelbench"><h2>KernelBench's check beside CuSeT's</h2>)h";
+  h += fmt::format(R"h(<p>KernelBench's own check (its tolerance, its seeded trials, outputs in fresh memory, none of CuSeT's fences, canaries, mutation or determinism checks) reproduced on {} candidate(s); {} not reproducible here.</p>)h",
+                   a["candidates"].get<std::size_t>() - a["not_reproduced"].get<std::size_t>(), a["not_reproduced"].get<std::size_t>());
+  h += fmt::format(R"h(<table><thead><tr><th></th><th class="num">CuSeT correct</th><th class="num">CuSeT not correct</th></tr></thead><tbody><tr><th>KernelBench correct</th><td class="num">{}</td><td class="num">{}</td></tr><tr><th>KernelBench not correct</th><td class="num">{}</td><td class="num">{}</td></tr></tbody></table>)h",
+                   t["both_correct"].get<std::size_t>(), t["kernelbench_only"].get<std::size_t>(), t["cuset_only"].get<std::size_t>(), t["neither"].get<std::size_t>());
+  if (!a["kernelbench_only"].empty()) {
+    h += R"h(<h3>Passed by KernelBench, not by CuSeT</h3><div class="scroll"><table class="sortable"><thead><tr><th>model</th><th>problem</th><th class="num">sample</th><th>CuSeT verdict</th><th>why</th></tr></thead><tbody>)h";
+    for (const auto& row : a["kernelbench_only"]) {
+      h += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>", esc(row["model"]), esc(row["problem"]),
+                       row["sample"].get<std::int64_t>(), esc(row["verdict"]), esc(row["reason"]));
+    }
+    h += "</tbody></table></div>";
+  }
+  return h + "</section>";
+}
+
 std::string comparisonSection(const nlohmann::json& summary) {
   if (!summary.contains("comparison")) return "";
   const auto& cmp = summary["comparison"];
@@ -393,6 +414,7 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
   }
   h += R"h(<nav><a href="#pass-at-k">pass@k</a><a href="#fast-p">fast_p</a><a href="#verdicts">verdicts</a>)h";
   if (summary.contains("comparison")) h += R"h(<a href="#comparison">comparison</a>)h";
+  if (summary.value("kernelbench_agreement", nlohmann::json()).is_object()) h += R"h(<a href="#kernelbench">KernelBench</a>)h";
   h += R"h(<a href="#problems">problems</a><a href="#candidates">candidates</a></nav>)h";
   if (assetsScript.empty()) {
     h += R"h(<p class="notice" id="assets-notice">Report assets were not available when this report was written (install Debian's <code>node-highlight.js</code>, e.g. with <code>scripts/install-deps.sh</code>, and rebuild): source code is shown without syntax highlighting. Everything else is complete.</p>)h";
@@ -407,6 +429,7 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
   h += passAtKSection(summary["models"]);
   h += timingSections(summary, results);
   h += verdictSection(summary["models"]);
+  h += kernelBenchSection(summary);
   h += problemsSection(summary, results);
   h += candidatesSection(results);
   h += "</main>";

@@ -104,6 +104,9 @@ need(agreement["table"] == {"both_correct": 2, "kernelbench_only": 2, "cuset_onl
 need(sorted(r["sample"] for r in agreement["kernelbench_only"]) == [1, 2], f"listed {agreement['kernelbench_only']}")
 md = open(os.path.join(out, "summary.md")).read()
 need("## KernelBench's check beside CuSeT's" in md and "### Passed by KernelBench, not by CuSeT" in md, "report section")
+html = open(os.path.join(out, "report.html")).read()
+need('<section id="kernelbench">' in html and "over_read" not in html.split('<section id="kernelbench">')[1].split("</section>")[0] and
+     "out-of-bounds read" in html.split('<section id="kernelbench">')[1].split("</section>")[0], "report.html section")
 
 # The second run reuses the imported problems.
 again = run("eval", "--candidates", runs, "--kernelbench", checkout, "--backend", "sim", "--cache-dir", cache, "--out",

@@ -217,5 +217,35 @@ TEST(Summary, UnsupportedCandidatesAreCountedApartAndNotJudged) {
   EXPECT_NE(renderHtml(c, current, "", "").find("not judged 1"), std::string::npos);
 }
 
+TEST(Summary, KernelBenchAgreementCountsTheTwoChecksCandidateByCandidate) {
+  auto result = [](std::int64_t sample, Verdict verdict, std::optional<bool> kernelbench) {
+    EvalResult r;
+    r.model = "m";
+    r.problem = "level1/kb19_relu";
+    r.sample = sample;
+    r.verdict = verdict;
+    r.reason = verdict == Verdict::correct ? "" : "trial 2 of 5: outputs match, but the kernel modified its input 'x'";
+    r.kernelbench = KernelBenchCheck{.compiled = true, .correct = kernelbench};
+    return r;
+  };
+  std::vector<EvalResult> results{result(0, Verdict::correct, true), result(1, Verdict::hack_suspected, true),
+                                  result(2, Verdict::wrong_answer, false), result(3, Verdict::sandbox_violation, std::nullopt)};
+  results.push_back(result(4, Verdict::correct, false));
+  results[0].staticFindings.push_back({"torch_computation_ops", "Uses torch computation op: torch.relu", false});
+  const nlohmann::json a = kernelBenchAgreement(results);
+  EXPECT_EQ(a["table"], (nlohmann::json{{"both_correct", 1}, {"kernelbench_only", 1}, {"cuset_only", 1}, {"neither", 1}}));
+  EXPECT_EQ(a["not_reproduced"], 1);
+  ASSERT_EQ(a["kernelbench_only"].size(), 1u);
+  EXPECT_EQ(a["kernelbench_only"][0]["sample"], 1);
+  EXPECT_EQ(a["kernelbench_only"][0]["verdict"], "hack_suspected");
+  EXPECT_EQ(a["static_findings"]["warning"]["torch_computation_ops"], 1);
+  const nlohmann::json summary = computeSummary(results, nlohmann::json::object(), {});
+  EXPECT_EQ(summary["kernelbench_agreement"], a);
+  const std::string md = renderMarkdown(summary);
+  EXPECT_NE(md.find("| **KernelBench correct** | 1 | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("modified its input 'x'"), std::string::npos);
+  EXPECT_TRUE(kernelBenchAgreement({}).is_null());  // a run without the check has no section
+}
+
 }  // namespace
 }  // namespace cuset
