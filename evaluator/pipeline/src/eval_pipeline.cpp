@@ -104,7 +104,8 @@ std::variant<CandidatePlan, EarlyVerdict> planFromManifestCandidate(const Candid
 
 // A KernelBench solution: its Python and host code recorded, in the restricted helper, into plans.
 std::variant<CandidatePlan, EarlyVerdict> planFromKernelBenchCandidate(const Candidate& candidate, const Problem& problem,
-                                                                      const EvalServices& services, EvalResult& r) {
+                                                                      const EvalServices& services, EvalResult& r,
+                                                                      std::optional<EarlyVerdict>& standing) {
   if (!services.translator) return EarlyVerdict{Verdict::unsupported, "KernelBench solutions are not translated in this run"};
   Translation t = services.translator->translate(problem, candidate.source);
   r.timings.translateMs = t.milliseconds;
@@ -113,6 +114,7 @@ std::variant<CandidatePlan, EarlyVerdict> planFromKernelBenchCandidate(const Can
     const auto verdict = parseVerdict(t.verdict);
     return EarlyVerdict{verdict.value_or(Verdict::runtime_error), t.reason};
   }
+  if (t.standing) standing = EarlyVerdict{parseVerdict(t.standing->verdict).value_or(Verdict::hack_suspected), t.standing->reason};
   return std::move(t.plan);
 }
 
@@ -197,14 +199,18 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
   r.form = isKernelBenchSolution(candidate.source) ? "kernelbench" : "manifest";
   const bool kernelBenchCheck =
       kb.check == "always" || (kb.check == "auto" && (r.form == "kernelbench" || (problem->origin && problem->origin->suite == "kernelbench")));
+  std::optional<EarlyVerdict> standing;  // the verdict the plan gets whatever its trials show
   auto finishEarly = [&](Verdict v, std::string reason) {
     if (kernelBenchCheck) r.kernelbench = kernelBenchCheckBeforeTrials(v, reason);
+    // Nothing ran (compile-only, a problem this backend cannot judge): what the recording showed stands.
+    if (standing && (v == Verdict::compiled || v == Verdict::unsupported)) return finish(standing->verdict, standing->reason);
     return finish(v, std::move(reason));
   };
   if (r.form == "kernelbench") {
     if (auto refused = recordStaticFindings(candidate, kb, r)) return finishEarly(Verdict::invalid_submission, std::move(*refused));
   }
-  auto planned = r.form == "kernelbench" ? planFromKernelBenchCandidate(candidate, *problem, services, r) : planFromManifestCandidate(candidate, *problem);
+  auto planned = r.form == "kernelbench" ? planFromKernelBenchCandidate(candidate, *problem, services, r, standing)
+                                         : planFromManifestCandidate(candidate, *problem);
   r.timings.manifestMs = msSince(start) - r.timings.translateMs;
   if (auto* early = std::get_if<EarlyVerdict>(&planned)) return finishEarly(early->verdict, std::move(early->reason));
   const CandidatePlan& plan = std::get<CandidatePlan>(planned);
@@ -227,6 +233,13 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
     runOnBackend(*problem, plan, compiled, services, options, r);
     // The backend's own refusals before any trial (the simulator's host build) come back without one.
     if (kernelBenchCheck && !r.kernelbench) r.kernelbench = kernelBenchCheckBeforeTrials(r.verdict, r.reason);
+    if (standing) {
+      // The recording showed it (a library step writes an input): the trials ran for KernelBench's check.
+      const bool told = r.verdict == Verdict::correct || r.verdict == standing->verdict;
+      const std::string trials = told ? "" : fmt::format(" (its trials: {}: {})", verdictName(r.verdict), r.reason);
+      r.verdict = standing->verdict;
+      r.reason = standing->reason + trials;
+    }
   } catch (const ReferenceFailure& e) {
     // A reference that fails on these inputs (the check at the start passed it on others): the
     // problem's candidates cannot be judged, the rest of the run can.

@@ -234,7 +234,9 @@ void finishPlans(Translation& t, const Problem& problem, const TranslatorOptions
       t.reason = fmt::format("the recording has no plan for size set '{}'", set.name);
       return;
     }
-    auto plan = planFromRecording(t.recorded[set.name], problem, set, options.budget);
+    std::optional<PlanRefusal> inputWrite;
+    auto plan = planFromRecording(t.recorded[set.name], problem, set, options.budget, &inputWrite);
+    if (inputWrite && !t.standing) t.standing = PlanRefusal{inputWrite->verdict, fmt::format("sizes '{}': {}", set.name, inputWrite->reason)};
     if (auto* refusal = std::get_if<PlanRefusal>(&plan)) {
       t.verdict = refusal->verdict;
       t.reason = fmt::format("sizes '{}': {}", set.name, refusal->reason);
@@ -252,7 +254,8 @@ void finishPlans(Translation& t, const Problem& problem, const TranslatorOptions
 
 std::string describeTranslation(const Translation& t) {
   if (!t.ok()) return fmt::format("{}: {}\n", t.verdict, t.reason);
-  std::string out = fmt::format("plan ({} kernel(s){}; translated in {:.0f} ms{})\n", t.plan.kernelNames.size(),
+  std::string out = t.standing ? fmt::format("{} whatever its trials show: {}\n", t.standing->verdict, t.standing->reason) : std::string();
+  out += fmt::format("plan ({} kernel(s){}; translated in {:.0f} ms{})\n", t.plan.kernelNames.size(),
                                 t.plan.libraryOps().empty() ? "" : fmt::format(", library ops: {}", fmt::join(t.plan.libraryOps(), ", ")),
                                 t.milliseconds, t.cacheHit ? ", cached" : "");
   for (const auto& [set, plan] : t.plan.plans) {

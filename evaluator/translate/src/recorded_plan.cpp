@@ -42,8 +42,9 @@ bool contiguous(const std::vector<std::int64_t>& sizes, const std::vector<std::i
 
 class Converter {
  public:
-  Converter(const nlohmann::json& recorded, const Problem& problem, const SizeSet& set, const MemoryBudget& budget)
-      : recorded_(recorded), problem_(problem), set_(set), budget_(budget) {}
+  Converter(const nlohmann::json& recorded, const Problem& problem, const SizeSet& set, const MemoryBudget& budget,
+            std::optional<PlanRefusal>* inputWrite)
+      : recorded_(recorded), problem_(problem), set_(set), budget_(budget), inputWrite_(inputWrite) {}
 
   LaunchPlan run() {
     readBuffers();
@@ -193,10 +194,11 @@ class Converter {
       // or not the trial's values happen to change (relu_ on inputs that are all positive).
       for (const auto& v : libraryWrittenArguments(call)) {
         const Buffer& b = buffer(v.at("buffer").get<std::string>());
-        if (b.role == "input") {
-          refuse("hack_suspected", fmt::format("forward modifies its input '{}' in place ({}); the inputs are the reference's too, and no step may "
-                                               "write them", b.name, op));
-        }
+        if (b.role != "input") continue;
+        PlanRefusal mutation{"hack_suspected", fmt::format("forward modifies its input '{}' in place ({}); the inputs are the reference's too, "
+                                                           "and no step may write them", b.name, op)};
+        if (!inputWrite_) refuse(std::move(mutation.verdict), std::move(mutation.reason));
+        if (!*inputWrite_) *inputWrite_ = std::move(mutation);
       }
       return out;
     }
@@ -260,6 +262,7 @@ class Converter {
   const Problem& problem_;
   const SizeSet& set_;
   const MemoryBudget& budget_;
+  std::optional<PlanRefusal>* inputWrite_;
   std::map<std::string, Buffer> buffers_;  // by the recording's name
   std::vector<PlanStep> outputCopies_;
 };
@@ -267,9 +270,9 @@ class Converter {
 }  // namespace
 
 std::variant<LaunchPlan, PlanRefusal> planFromRecording(const nlohmann::json& recorded, const Problem& problem, const SizeSet& sizeSet,
-                                                        const MemoryBudget& budget) {
+                                                        const MemoryBudget& budget, std::optional<PlanRefusal>* inputWrite) {
   try {
-    return Converter(recorded, problem, sizeSet, budget).run();
+    return Converter(recorded, problem, sizeSet, budget, inputWrite).run();
   } catch (const Refused& r) {
     return r.refusal;
   } catch (const nlohmann::json::exception& e) {

@@ -212,6 +212,13 @@ TEST(RecordedPlan, ALibraryStepThatWritesAnInputIsInputMutation) {
   const auto out = planFromRecording(recording({outInput}, view("t1")), p, p.sizeSets[0]);
   ASSERT_TRUE(std::holds_alternative<PlanRefusal>(out));
   EXPECT_EQ(std::get<PlanRefusal>(out).verdict, "hack_suspected");
+  // Asked for it, the plan comes back with the verdict it keeps whatever its trials show, so that
+  // KernelBench's check (which never looks at inputs) can run it.
+  std::optional<PlanRefusal> inputWrite;
+  EXPECT_TRUE(std::holds_alternative<LaunchPlan>(planFromRecording(recording({relu}, view("x")), p, p.sizeSets[0], {}, &inputWrite)));
+  ASSERT_TRUE(inputWrite);
+  EXPECT_EQ(inputWrite->verdict, "hack_suspected");
+  EXPECT_NE(inputWrite->reason.find("modifies its input 'x' in place"), std::string::npos);
 }
 
 json hostView(std::int64_t byte, json sizes, json strides, const std::string& dtype = "float32") {

@@ -35,6 +35,9 @@ struct Translation {
   double milliseconds = 0.0;
   bool cacheHit = false;
   int warmRuns = 0;  // recorder runs served by the warm recorder (the others started their own process)
+  // With a plan: the verdict it gets whatever its trials show (a library step writes an input:
+  // hack_suspected). The plan still runs, for KernelBench's check, which does not look.
+  std::optional<PlanRefusal> standing;
   bool ok() const { return verdict == "plan"; }
 };
 

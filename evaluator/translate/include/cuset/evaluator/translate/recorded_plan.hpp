@@ -4,6 +4,7 @@
 // untrusted as a manifest), and its outputs made the problem's.
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -26,7 +27,10 @@ struct MemoryBudget {
   std::string verdict = "runtime_error";
 };
 
+// `inputWrite`: where given, a library step that writes an input does not refuse the plan: the plan is
+// returned (KernelBench's check runs it) and the hack_suspected verdict it earns whatever its trials
+// show is set here. Without it, such a step refuses the plan.
 std::variant<LaunchPlan, PlanRefusal> planFromRecording(const nlohmann::json& recorded, const Problem& problem, const SizeSet& sizeSet,
-                                                        const MemoryBudget& budget = {});
+                                                        const MemoryBudget& budget = {}, std::optional<PlanRefusal>* inputWrite = nullptr);
 
 }  // namespace cuset
