@@ -68,7 +68,7 @@ json problemSpec(const Problem& p, const std::vector<std::string>& sizeSets) {
 std::string translatorDigest() {
   ContentHasher h;
   // The C++ half of the translator (splitter, host build, device check): bumped when what it makes changes.
-  h.add("cuset-kb-translate-v3");
+  h.add("cuset-kb-translate-v4");
   h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / "kernelbench_trace.py"));
   std::vector<fs::path> headers;
   for (const fs::path& folder : {fs::path(CUSET_TRANSLATE_SHIM_INCLUDE), fs::path(CUSET_TRANSLATE_RECORDER).parent_path()}) {
@@ -234,9 +234,9 @@ void finishPlans(Translation& t, const Problem& problem, const TranslatorOptions
       t.reason = fmt::format("the recording has no plan for size set '{}'", set.name);
       return;
     }
-    std::optional<PlanRefusal> inputWrite;
-    auto plan = planFromRecording(t.recorded[set.name], problem, set, options.budget, &inputWrite);
-    if (inputWrite && !t.standing) t.standing = PlanRefusal{inputWrite->verdict, fmt::format("sizes '{}': {}", set.name, inputWrite->reason)};
+    std::optional<PlanRefusal> standing;
+    auto plan = planFromRecording(t.recorded[set.name], problem, set, options.budget, &standing);
+    if (standing && !t.standing) t.standing = PlanRefusal{standing->verdict, fmt::format("sizes '{}': {}", set.name, standing->reason)};
     if (auto* refusal = std::get_if<PlanRefusal>(&plan)) {
       t.verdict = refusal->verdict;
       t.reason = fmt::format("sizes '{}': {}", set.name, refusal->reason);

@@ -43,10 +43,13 @@ bool contiguous(const std::vector<std::int64_t>& sizes, const std::vector<std::i
 class Converter {
  public:
   Converter(const nlohmann::json& recorded, const Problem& problem, const SizeSet& set, const MemoryBudget& budget,
-            std::optional<PlanRefusal>* inputWrite)
-      : recorded_(recorded), problem_(problem), set_(set), budget_(budget), inputWrite_(inputWrite) {}
+            std::optional<PlanRefusal>* standing)
+      : recorded_(recorded), problem_(problem), set_(set), budget_(budget), standing_(standing) {}
 
   LaunchPlan run() {
+    // The recorder found two steps on two streams that nothing orders: whatever order a GPU happened to
+    // run them in, the solution has a race.
+    if (recorded_.contains("race")) stand("runtime_error", recorded_.at("race").get<std::string>());
     readBuffers();
     mapOutputs();
     LaunchPlan plan;
@@ -175,6 +178,12 @@ class Converter {
     return out;
   }
 
+  // A verdict the plan keeps whatever its trials show: with nowhere to put it, it refuses the plan.
+  void stand(std::string verdict, std::string reason) const {
+    if (!standing_) refuse(std::move(verdict), std::move(reason));
+    if (!*standing_) *standing_ = PlanRefusal{std::move(verdict), std::move(reason)};
+  }
+
   PlanStep step(const nlohmann::json& s) const {
     PlanStep out;
     if (s.contains("library")) {
@@ -195,10 +204,8 @@ class Converter {
       for (const auto& v : libraryWrittenArguments(call)) {
         const Buffer& b = buffer(v.at("buffer").get<std::string>());
         if (b.role != "input") continue;
-        PlanRefusal mutation{"hack_suspected", fmt::format("forward modifies its input '{}' in place ({}); the inputs are the reference's too, "
-                                                           "and no step may write them", b.name, op)};
-        if (!inputWrite_) refuse(std::move(mutation.verdict), std::move(mutation.reason));
-        if (!*inputWrite_) *inputWrite_ = std::move(mutation);
+        stand("hack_suspected", fmt::format("forward modifies its input '{}' in place ({}); the inputs are the reference's too, and no step may "
+                                            "write them", b.name, op));
       }
       return out;
     }
@@ -262,7 +269,7 @@ class Converter {
   const Problem& problem_;
   const SizeSet& set_;
   const MemoryBudget& budget_;
-  std::optional<PlanRefusal>* inputWrite_;
+  std::optional<PlanRefusal>* standing_;
   std::map<std::string, Buffer> buffers_;  // by the recording's name
   std::vector<PlanStep> outputCopies_;
 };
@@ -270,9 +277,9 @@ class Converter {
 }  // namespace
 
 std::variant<LaunchPlan, PlanRefusal> planFromRecording(const nlohmann::json& recorded, const Problem& problem, const SizeSet& sizeSet,
-                                                        const MemoryBudget& budget, std::optional<PlanRefusal>* inputWrite) {
+                                                        const MemoryBudget& budget, std::optional<PlanRefusal>* standing) {
   try {
-    return Converter(recorded, problem, sizeSet, budget, inputWrite).run();
+    return Converter(recorded, problem, sizeSet, budget, standing).run();
   } catch (const Refused& r) {
     return r.refusal;
   } catch (const nlohmann::json::exception& e) {

@@ -221,6 +221,21 @@ TEST(RecordedPlan, ALibraryStepThatWritesAnInputIsInputMutation) {
   EXPECT_NE(inputWrite->reason.find("modifies its input 'x' in place"), std::string::npos);
 }
 
+TEST(RecordedPlan, ARaceTheRecorderFoundIsARuntimeErrorWhateverTheTrialsShow) {
+  const Problem p = reluProblem();
+  const json onScratch = {{"library", {{"op", "aten::relu_"}, {"overload", ""}, {"args", {{{"tensor", view("t1")}}}}, {"outputs", json::array()}}}};
+  json raced = recording({onScratch}, view("t1"));
+  raced["race"] = "a race between streams: step 1 (aten::relu_) (stream 1) and ...";
+  const auto refused = planFromRecording(raced, p, p.sizeSets[0]);
+  ASSERT_TRUE(std::holds_alternative<PlanRefusal>(refused));
+  EXPECT_EQ(std::get<PlanRefusal>(refused).verdict, "runtime_error");
+  std::optional<PlanRefusal> standing;
+  EXPECT_TRUE(std::holds_alternative<LaunchPlan>(planFromRecording(raced, p, p.sizeSets[0], {}, &standing)));
+  ASSERT_TRUE(standing);
+  EXPECT_EQ(standing->verdict, "runtime_error");
+  EXPECT_NE(standing->reason.find("a race between streams"), std::string::npos);
+}
+
 json hostView(std::int64_t byte, json sizes, json strides, const std::string& dtype = "float32") {
   return {{"buffer", "b"}, {"byte", byte}, {"offset", 0}, {"sizes", std::move(sizes)}, {"strides", std::move(strides)}, {"dtype", dtype}};
 }

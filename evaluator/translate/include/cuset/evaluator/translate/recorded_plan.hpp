@@ -27,10 +27,11 @@ struct MemoryBudget {
   std::string verdict = "runtime_error";
 };
 
-// `inputWrite`: where given, a library step that writes an input does not refuse the plan: the plan is
-// returned (KernelBench's check runs it) and the hack_suspected verdict it earns whatever its trials
-// show is set here. Without it, such a step refuses the plan.
+// `standing`: where given, what the recording itself shows wrong (a library step writes an input:
+// hack_suspected; two steps on two streams race: runtime_error) does not refuse the plan: the plan is
+// returned (KernelBench's check runs it, in program order) and the verdict it keeps whatever its trials
+// show is set here. Without it, such a recording refuses the plan.
 std::variant<LaunchPlan, PlanRefusal> planFromRecording(const nlohmann::json& recorded, const Problem& problem, const SizeSet& sizeSet,
-                                                        const MemoryBudget& budget = {}, std::optional<PlanRefusal>* inputWrite = nullptr);
+                                                        const MemoryBudget& budget = {}, std::optional<PlanRefusal>* standing = nullptr);
 
 }  // namespace cuset
