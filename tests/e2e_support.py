@@ -2,12 +2,23 @@
 compatible server and a tiny checkpoint of the built-in model."""
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def kernelbench_test_start(argv):
+    """(cuset, source, work) of a KernelBench end-to-end test's `CUSET SOURCE_DIR WORK_DIR`, with WORK_DIR
+    made empty; exits 77 (skip) without torch."""
+    cuset, source, work = argv[1:4]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    require_torch()
+    return cuset, source, work
 
 
 def require_torch():

@@ -20,10 +20,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import e2e_support  # noqa: E402
 
-cuset, source, work = sys.argv[1:4]
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-e2e_support.require_torch()
+cuset, source, work = e2e_support.kernelbench_test_start(sys.argv)
 run = e2e_support.cuset_runner(cuset)
 
 
