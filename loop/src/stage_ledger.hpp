@@ -54,10 +54,6 @@ class StageLedger {
       return false;
     }
   }
-  void forget(const std::string& stage) const {
-    std::filesystem::remove(dir_ / (stage + ".done"));
-    std::filesystem::remove(dir_ / (stage + ".started"));
-  }
   // A stage interrupted under other settings leaves partial output (checkpoints, results) that must
   // not be resumed into this one.
   bool startedWithOtherInputs(const std::string& stage, const nlohmann::json& inputs) const {

@@ -47,10 +47,6 @@ class Skip(Exception):
     pass
 
 
-class DefectFound(Exception):
-    """KernelBench's own file is at fault in a way that still leaves a problem to import (flagged)."""
-
-
 class TooCostly(Exception):
     """A real (CPU) run went past the bound it was measured against: that size set does not fit."""
 

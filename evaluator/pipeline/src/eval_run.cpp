@@ -293,9 +293,17 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   EvalHarness harness(config, backend);
   harness.unjudgeable = problemsWithoutSizeSet(suite, batch, backend.kind, harness.sizeSet);
   harness.unjudgeable.merge(checkReferences(config, suite, batch, run, backend.kind, harness.sizeSet, harness.unjudgeable));
-  const EvalServices services{suite, harness.compiler, backend.kind, harness.simCompiler.get(), harness.sandbox.get(), &harness.references,
-                              CorrectnessOptions{run.seed, config.trials, harness.sizeSet}, backend.cuda.get(), &harness.unjudgeable,
-                              &harness.translator, &config.kernelbench};
+  const EvalServices services{.suite = suite,
+                              .nvrtc = harness.compiler,
+                              .backend = backend.kind,
+                              .simCompiler = harness.simCompiler.get(),
+                              .sandbox = harness.sandbox.get(),
+                              .references = &harness.references,
+                              .correctness = CorrectnessOptions{.seed = run.seed, .trials = config.trials, .sizeSet = harness.sizeSet},
+                              .cuda = backend.cuda.get(),
+                              .unjudgeable = &harness.unjudgeable,
+                              .translator = &harness.translator,
+                              .kernelbench = &config.kernelbench};
   nlohmann::json record = startRunRecord(config, suite, batch, backend, run, harness);
 
   EvalRunSummary summary;

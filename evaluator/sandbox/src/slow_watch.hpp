@@ -28,7 +28,6 @@ class SlowWatch {
   // "too slow to simulate at these sizes: 37 of 128 blocks after 80.0 s; judge it with --backend cuda"
   std::string tooSlowMessage(std::uint64_t blocksDone) const;
 
-  std::uint64_t totalBlocks() const { return totalBlocks_; }
 
  private:
   std::chrono::milliseconds limit_, slowLimit_;

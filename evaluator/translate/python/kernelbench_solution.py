@@ -3,7 +3,8 @@
 
 A KernelBench solution is a Python file defining ModelNew, whose CUDA source strings are compiled by
 torch.utils.cpp_extension.load_inline. The evaluator never runs it: it runs this script, in a
-sandboxed child (`cuset __kb-translate`: no network, no new processes, no writes, time and memory
+restricted child (`runRestricted` / the warm recorder's forked children, `libcuset_restrict.so`: Landlock,
+seccomp, no network, no new processes, writes only in a private scratch folder, time and memory
 limits), twice:
 
   capture   executes the file with a load_inline that only keeps the sources it is given, and prints
@@ -17,7 +18,7 @@ limits), twice:
             <<<...>>> of the host code as a kernel launch. The result is a launch plan per size set.
 
 Nothing here ever sees a trial's data: there is none. The plan is untrusted output of candidate
-code like any manifest, and the evaluator validates it (kernelbench_plan.cpp).
+code like any manifest, and the evaluator validates it (recorded_plan.cpp).
 
 Output: one JSON object on the descriptor given by --result-fd.
 """

@@ -9,7 +9,6 @@ class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
   void addRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::size_t rowCount() const { return rows_.size(); }
   std::string render() const;
 
  private:

@@ -44,8 +44,6 @@ class Rope {
   // cos and sin of the rotation angles at positions offset..offset+T-1: each (T, D), in `like`'s dtype
   // and device (yarn: times its attention factor).
   std::pair<torch::Tensor, torch::Tensor> cosAndSin(std::int64_t offset, std::int64_t T, const torch::Tensor& like) const;
-  const torch::Tensor& inverseFrequencies() const { return invFreq_; }  // (D/2), float32
-  double attentionScaling() const { return attentionScaling_; }
 
  private:
   torch::Tensor invFreq_;  // (D/2)
