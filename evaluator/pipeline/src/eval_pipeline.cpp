@@ -112,6 +112,10 @@ std::variant<CandidatePlan, EarlyVerdict> planFromKernelBenchCandidate(const Can
   if (!t.log.empty()) r.compileLog = "--- translation ---\n" + t.log;
   if (!t.ok()) {
     const auto verdict = parseVerdict(t.verdict);
+    // A translation ends in a plan or in a failure: never in a verdict that only trials may give.
+    if (verdict == Verdict::correct || verdict == Verdict::compiled) {
+      return EarlyVerdict{Verdict::invalid_submission, fmt::format("the translation reported '{}' without running anything", t.verdict)};
+    }
     return EarlyVerdict{verdict.value_or(Verdict::runtime_error), t.reason};
   }
   if (t.standing) standing = EarlyVerdict{parseVerdict(t.standing->verdict).value_or(Verdict::hack_suspected), t.standing->reason};

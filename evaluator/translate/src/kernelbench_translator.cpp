@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
@@ -68,7 +69,7 @@ json problemSpec(const Problem& p, const std::vector<std::string>& sizeSets) {
 std::string translatorDigest() {
   ContentHasher h;
   // The C++ half of the translator (splitter, host build, device check): bumped when what it makes changes.
-  h.add("cuset-kb-translate-v4");
+  h.add("cuset-kb-translate-v5");  // v5: entries a solution could have forged through the result channel are dropped
   h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / "kernelbench_trace.py"));
   std::vector<fs::path> headers;
   for (const fs::path& folder : {fs::path(CUSET_TRANSLATE_SHIM_INCLUDE), fs::path(CUSET_TRANSLATE_RECORDER).parent_path()}) {
@@ -207,6 +208,16 @@ class Session {
     const std::string status = answer.value("status", "");
     if (status == "captured" || status == "recorded") return answer;
     if (status == "error") return fail(t, "unsupported", answer.value("reason", "")), json();
+    // The channel is a descriptor of the process the solution runs in, so the solution can write to it:
+    // only the verdicts a recording can end with are taken from it, never one that would skip the trials.
+    static const std::set<std::string_view> kRecorderVerdicts = {"unsupported",  "runtime_error",     "invalid_submission",
+                                                                 "wrong_answer", "sandbox_violation", "compile_error"};
+    if (!kRecorderVerdicts.contains(status)) {
+      return fail(t, "invalid_submission",
+                  fmt::format("the recorder's result channel says '{}', which no recording ends with: the solution wrote to it",
+                              status.substr(0, 40))),
+             json();
+    }
     return fail(t, status, answer.value("reason", "")), json();
   }
 
