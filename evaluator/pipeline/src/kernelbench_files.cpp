@@ -11,6 +11,7 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/results/estimators.hpp"
 
 namespace fs = std::filesystem;
 using ordered_json = nlohmann::ordered_json;
@@ -126,12 +127,12 @@ ordered_json analysisResults(const ordered_json& evalResults, const fs::path& ba
   }
   const std::size_t n = speedups.size();
   ordered_json fastP = ordered_json::object();
-  for (double p : {0.0, 0.5, 0.8, 1.0, 1.5, 2.0}) fastP[fmt::format("{:.1f}", p)] = timed ? ordered_json(kernelBenchFastP(speedups, p)) : ordered_json(nullptr);
-  double logSum = 0.0;
-  std::size_t counted = 0;
+  for (double p : kFastP) fastP[fmt::format("{:.1f}", p)] = timed ? ordered_json(kernelBenchFastP(speedups, p)) : ordered_json(nullptr);
+  std::vector<double> correctSpeedups;
   for (const auto& s : speedups) {
-    if (s) logSum += std::log(*s), ++counted;
+    if (s) correctSpeedups.push_back(*s);
   }
+  const std::optional<double> geomean = geometricMean(correctSpeedups);
   ordered_json out = {
       {"level", level},
       {"baseline", baselineFile.string()},
@@ -143,7 +144,7 @@ ordered_json analysisResults(const ordered_json& evalResults, const fs::path& ba
         {"compilation_rate", n ? double(compiled) / double(n) : 0.0},
         {"correctness_rate", n ? double(correct) / double(n) : 0.0}}},
       {"speedup_metrics",
-       {{"geometric_mean_speedup", counted ? ordered_json(std::exp(logSum / double(counted))) : ordered_json(timed ? ordered_json(0.0) : ordered_json(nullptr))},
+       {{"geometric_mean_speedup", geomean ? ordered_json(*geomean) : timed ? ordered_json(0.0) : ordered_json(nullptr)},
         {"fast_p", fastP}}}};
   if (!timed) out["note"] = "nothing was timed (the simulator times no kernel): fast_p and speedups need --backend cuda";
   if (!missing.empty()) out["not_in_baseline"] = missing;
@@ -151,13 +152,6 @@ ordered_json analysisResults(const ordered_json& evalResults, const fs::path& ba
 }
 
 }  // namespace
-
-double kernelBenchPassAtK(int n, int c, int k) {
-  if (n - c < k) return 1.0;
-  double prod = 1.0;
-  for (int i = n - c + 1; i <= n; ++i) prod *= 1.0 - double(k) / double(i);
-  return 1.0 - prod;
-}
 
 double kernelBenchFastP(const std::vector<std::optional<double>>& speedups, double p) {
   if (speedups.empty()) return 0.0;
@@ -200,7 +194,7 @@ ordered_json kernelBenchPassAtKResults(const ordered_json& evalResults, const st
     ordered_json entry = {{"total_samples", n}, {"correct_samples", c}};
     for (int k : ks) {
       const int used = std::min(k, n);  // KernelBench lowers k to n, and names the entry by the k it used
-      entry[fmt::format("pass@{}", used)] = kernelBenchPassAtK(n, c, used);
+      entry[fmt::format("pass@{}", used)] = passAtK(n, c, used).value_or(0.0);  // k lowered to 0 (no samples): 0, as KernelBench's formula gives
     }
     for (int k : ks) {
       if (auto it = entry.find(fmt::format("pass@{}", k)); it != entry.end()) {

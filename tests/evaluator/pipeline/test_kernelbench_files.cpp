@@ -4,6 +4,7 @@
 
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 #include "cuset/evaluator/pipeline/kernelbench_files.hpp"
+#include "cuset/evaluator/results/estimators.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -46,10 +47,10 @@ EvalResult result(const std::string& problem, std::int64_t sample, Verdict verdi
 }
 
 TEST(KernelBenchFiles, PassAtKIsKernelBenchsUnbiasedEstimator) {
-  EXPECT_DOUBLE_EQ(kernelBenchPassAtK(10, 0, 1), 0.0);
-  EXPECT_DOUBLE_EQ(kernelBenchPassAtK(10, 3, 1), 0.3);
-  EXPECT_NEAR(kernelBenchPassAtK(10, 3, 5), 1.0 - (7.0 * 6 * 5 * 4 * 3) / (10.0 * 9 * 8 * 7 * 6), 1e-12);  // 1 - C(7,5)/C(10,5)
-  EXPECT_DOUBLE_EQ(kernelBenchPassAtK(4, 2, 3), 1.0);  // n - c < k
+  EXPECT_DOUBLE_EQ(passAtK(10, 0, 1).value(), 0.0);
+  EXPECT_DOUBLE_EQ(passAtK(10, 3, 1).value(), 0.3);
+  EXPECT_NEAR(passAtK(10, 3, 5).value(), 1.0 - (7.0 * 6 * 5 * 4 * 3) / (10.0 * 9 * 8 * 7 * 6), 1e-12);  // 1 - C(7,5)/C(10,5)
+  EXPECT_DOUBLE_EQ(passAtK(4, 2, 3).value(), 1.0);  // n - c < k
 }
 
 TEST(KernelBenchFiles, FastPCountsStrictlyFasterCorrectOnesOverAll) {

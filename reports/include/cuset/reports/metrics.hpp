@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cuset/evaluator/results/estimators.hpp"  // passAtK, geometricMean, kFastP
 #include "cuset/evaluator/results/eval_result.hpp"
 
 namespace cuset {
@@ -17,15 +18,6 @@ inline constexpr int kSummarySchemaVersion = 1;
 inline constexpr int kPassAtK[] = {1, 5, 10};
 // The k a report shows: 1, 5, 10 and the samples per problem a run drew (pass@n), in order.
 std::vector<int> passAtKValues(std::int64_t samplesPerProblem);
-inline constexpr double kFastP[] = {0.0, 0.5, 0.8, 1.0, 1.5, 2.0};
-
-// Unbiased pass@k for n samples of which c are correct (Chen et al. 2021): 1 - C(n-c, k) / C(n, k),
-// computed as 1 - prod_{i=n-c+1..n} (1 - k/i), which never forms a binomial. nullopt when n < k.
-std::optional<double> passAtK(std::int64_t n, std::int64_t c, std::int64_t k);
-
-// exp(mean(log x)); nullopt for no values. Values must be > 0.
-std::optional<double> geometricMean(const std::vector<double>& values);
-
 // Relative noise of timing samples: standard deviation / mean (nullopt below two samples).
 std::optional<double> relativeNoise(const std::vector<double>& samples);
 

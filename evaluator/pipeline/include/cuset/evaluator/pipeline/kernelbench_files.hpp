@@ -22,15 +22,13 @@ struct KernelBenchHardware {
   bool gpu = false;
 };
 
-// KernelBench's unbiased pass@k estimator for n samples of which c are correct (1 - C(n-c, k) / C(n, k)).
-double kernelBenchPassAtK(int n, int c, int k);
-
 // KernelBench's fast_p: the fraction of `speedups` (nullopt: not correct) strictly above p, over all of them.
 double kernelBenchFastP(const std::vector<std::optional<double>>& speedups, double p);
 
 // eval_results.json for the results of one level (KernelBench keys problems by number within a level).
 nlohmann::ordered_json kernelBenchEvalResults(const ProblemSuite& suite, const std::vector<EvalResult>& results, const KernelBenchHardware& hardware);
-// pass_at_k_results.json from an eval_results.json, as KernelBench's calculate_pass_at_k computes it.
+// pass_at_k_results.json from an eval_results.json, as KernelBench's calculate_pass_at_k computes it
+// (with the one unbiased estimator, passAtK, of results/estimators.hpp).
 nlohmann::ordered_json kernelBenchPassAtKResults(const nlohmann::ordered_json& evalResults, const std::vector<int>& ks);
 
 // Writes the files for every KernelBench level among `results` (one level: in the run folder; several:
