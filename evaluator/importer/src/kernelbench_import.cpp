@@ -26,13 +26,7 @@ using nlohmann::json;
 namespace cuset {
 namespace {
 
-struct SourceFile {
-  int level = 0;
-  int number = 0;
-  fs::path path;
-  std::string relative;  // "level1/19_ReLU.py"
-  std::string name;      // "kb19_relu"
-};
+using SourceFile = KernelBenchSourceFile;
 
 std::string pythonProgram(const KernelBenchImportOptions& o) { return pythonWithTorch(o.python); }
 
@@ -78,26 +72,8 @@ bool selected(const SourceFile& f, const std::vector<std::string>& only) {
 }
 
 std::vector<SourceFile> listSources(const KernelBenchImportOptions& o) {
-  static const std::regex kFile(R"((\d+)_(.+)\.py)");
-  std::vector<SourceFile> files;
-  bool anyLevel = false;
-  for (int level : o.levels) {
-    const fs::path dir = o.root / "KernelBench" / fmt::format("level{}", level);
-    if (!fs::is_directory(dir)) continue;
-    anyLevel = true;
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      std::smatch m;
-      const std::string file = entry.path().filename().string();
-      if (!entry.is_regular_file() || !std::regex_match(file, m, kFile)) continue;
-      SourceFile f{level, std::stoi(m[1].str()), entry.path(), fmt::format("level{}/{}", level, file), kernelBenchProblemName(file)};
-      if (selected(f, o.only)) files.push_back(std::move(f));
-    }
-  }
-  if (!anyLevel) {
-    throw makeError("{}: no KernelBench/level{{N}} folder for levels {} (expected KB_ROOT/KernelBench/level1/1_*.py)", o.root.string(),
-                    fmt::join(o.levels, ","));
-  }
-  std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return std::tie(a.level, a.number) < std::tie(b.level, b.number); });
+  std::vector<SourceFile> files = listKernelBenchSources(o.root, o.levels);
+  std::erase_if(files, [&](const SourceFile& f) { return !selected(f, o.only); });
   return files;
 }
 
@@ -362,6 +338,29 @@ std::map<std::string, ImportCounts> importCountsPerLevel(const KernelBenchImport
 
 std::size_t KernelBenchImportReport::imported() const {
   return static_cast<std::size_t>(std::count_if(problems.begin(), problems.end(), [](auto& p) { return p.status == "imported"; }));
+}
+
+std::vector<KernelBenchSourceFile> listKernelBenchSources(const fs::path& root, const std::vector<int>& levels) {
+  static const std::regex kFile(R"((\d+)_(.+)\.py)");
+  std::vector<KernelBenchSourceFile> files;
+  bool anyLevel = false;
+  for (int level : levels) {
+    const fs::path dir = root / "KernelBench" / fmt::format("level{}", level);
+    if (!fs::is_directory(dir)) continue;
+    anyLevel = true;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      std::smatch m;
+      const std::string file = entry.path().filename().string();
+      if (!entry.is_regular_file() || !std::regex_match(file, m, kFile)) continue;
+      files.push_back({level, std::stoi(m[1].str()), entry.path(), fmt::format("level{}/{}", level, file), kernelBenchProblemName(file)});
+    }
+  }
+  if (!anyLevel) {
+    throw makeError("{}: no KernelBench/level{{N}} folder for levels {} (expected KB_ROOT/KernelBench/level1/1_*.py)", root.string(),
+                    fmt::join(levels, ","));
+  }
+  std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return std::tie(a.level, a.number) < std::tie(b.level, b.number); });
+  return files;
 }
 
 std::string kernelBenchProblemName(const std::string& fileName) {

@@ -64,6 +64,19 @@ std::map<std::string, ImportCounts> importCountsPerLevel(const KernelBenchImport
 // that cannot be imported is a `skipped` entry with its reason, never an exception.
 KernelBenchImportReport importKernelBench(const KernelBenchImportOptions& options);
 
+// A KernelBench problem file of a checkout.
+struct KernelBenchSourceFile {
+  int level = 0;
+  int number = 0;  // the number before the file name's first '_'
+  std::filesystem::path path;
+  std::string relative;  // "level1/19_ReLU.py"
+  std::string name;      // "kb19_relu"
+};
+
+// The checkout's problem files of `levels` (KB_ROOT/KernelBench/level{N}/<number>_<name>.py), by level
+// then number. Throws cuset::Error when none of the level folders exists.
+std::vector<KernelBenchSourceFile> listKernelBenchSources(const std::filesystem::path& root, const std::vector<int>& levels);
+
 // The problem folder name for a KernelBench file: "19_ReLU.py" -> "kb19_relu".
 std::string kernelBenchProblemName(const std::string& fileName);
 
