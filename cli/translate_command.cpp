@@ -42,7 +42,7 @@ void registerTranslateCommand(CLI::App& app, CommandContext& context) {
         TranslatorOptions{.cacheDir = o->noCache ? std::filesystem::path() : defaultCacheDir() / "kernelbench"});
     const Translation t = translator.translate(*problem, source);
     if (o->json) {
-      std::cout << nlohmann::json{{"verdict", t.verdict}, {"reason", t.reason}, {"plans", t.recorded}, {"device_source", t.plan.deviceSource},
+      std::cout << nlohmann::json{{"verdict", t.ok() ? std::string_view("plan") : verdictName(*t.verdict)}, {"reason", t.reason}, {"plans", t.recorded}, {"device_source", t.plan.deviceSource},
                                   {"milliseconds", t.milliseconds}, {"cache_hit", t.cacheHit}}.dump(2)
                 << "\n";
     } else {

@@ -23,7 +23,7 @@ STAGE_USES = {
     "sandbox": {"correctness", "candidate", "results", "problem"},
     "sim": {"sandbox", "compile", "correctness", "results", "candidate", "problem"},
     "cuda": {"sandbox", "correctness", "compile", "timing", "results", "candidate", "problem"},
-    "translate": {"problem", "candidate", "sandbox", "compile"},
+    "translate": {"problem", "candidate", "results", "sandbox", "compile"},
     "pipeline": {"problem", "timing", "suite", "candidate", "compile", "results", "correctness", "sandbox", "sim", "cuda", "translate"},
     "importer": {"problem", "suite"},
 }

@@ -111,14 +111,13 @@ std::variant<CandidatePlan, EarlyVerdict> planFromKernelBenchCandidate(const Can
   r.timings.translateMs = t.milliseconds;
   if (!t.log.empty()) r.compileLog = "--- translation ---\n" + t.log;
   if (!t.ok()) {
-    const auto verdict = parseVerdict(t.verdict);
     // A translation ends in a plan or in a failure: never in a verdict that only trials may give.
-    if (verdict == Verdict::correct || verdict == Verdict::compiled) {
-      return EarlyVerdict{Verdict::invalid_submission, fmt::format("the translation reported '{}' without running anything", t.verdict)};
+    if (isSuccess(*t.verdict)) {
+      return EarlyVerdict{Verdict::invalid_submission, fmt::format("the translation reported '{}' without running anything", verdictName(*t.verdict))};
     }
-    return EarlyVerdict{verdict.value_or(Verdict::runtime_error), t.reason};
+    return EarlyVerdict{*t.verdict, t.reason};
   }
-  if (t.standing) standing = EarlyVerdict{parseVerdict(t.standing->verdict).value_or(Verdict::hack_suspected), t.standing->reason};
+  if (t.standing) standing = EarlyVerdict{t.standing->verdict, t.standing->reason};
   return std::move(t.plan);
 }
 

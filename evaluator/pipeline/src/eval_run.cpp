@@ -91,8 +91,9 @@ TranslatorOptions translatorOptions(const EvalConfig& config, BackendKind backen
   o.sizeSets = {runSizeSet(config, backend)};
   if (backend == BackendKind::sim) {
     const std::size_t worker = config.sandbox.memoryBytes ? config.sandbox.memoryBytes : defaultSandboxMemory(jobs);
-    o.budget = {static_cast<std::int64_t>(worker / 2), fmt::format("device memory the simulator's workers hold at --memory-limit {:.3g} GiB", worker / double(1 << 30)),
-                "unsupported"};
+    o.budget = {.bytes = static_cast<std::int64_t>(worker / 2),
+                .what = fmt::format("device memory the simulator's workers hold at --memory-limit {:.3g} GiB", worker / double(1 << 30)),
+                .verdict = Verdict::unsupported};
   }
   return o;
 }

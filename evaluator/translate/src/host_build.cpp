@@ -123,14 +123,14 @@ HostBuild buildHostLibrary(const Extension& extension, const std::string& hostCu
   HostBuild b;
   for (const std::string* text : {&extension.cppSources, &hostCuda}) {
     if (std::string why = hostIncludeRefusal(*text); !why.empty()) {
-      b.verdict = why.starts_with("unsupported:") ? "unsupported" : "invalid_submission";
+      b.verdict = why.starts_with("unsupported:") ? Verdict::unsupported : Verdict::invalid_submission;
       b.reason = why.starts_with("unsupported:") ? why.substr(12) : why;
       return b;
     }
     // File-scope assembly (.incbin) would read files of this machine into the build.
     static const std::regex kAsm(R"(\b(__asm__|__asm|asm)\b|incbin)");
     if (std::regex_search(*text, kAsm)) {
-      b.verdict = "invalid_submission";
+      b.verdict = Verdict::invalid_submission;
       b.reason = "host code contains inline assembly";
       return b;
     }
@@ -150,17 +150,18 @@ HostBuild buildHostLibrary(const Extension& extension, const std::string& hostCu
       if (!ec) return b;
     } else if (fs::exists(cached / "failure.json")) {
       const nlohmann::json f = readJsonFile(cached / "failure.json");
-      b.verdict = f.at("verdict");
+      b.verdict = parseVerdict(f.at("verdict").get<std::string>());
       b.reason = f.at("reason");
       b.log = f.at("log");
-      return b;
+      if (b.verdict) return b;
+      b = HostBuild();  // written by another version: built again
     }
   }
   b = compileHostLibrary(extension, hostCuda, folder, timeout, cache ? cache->precompiledHeader(timeout) : fs::path());
-  if (!cached.empty() && b.verdict != "ok" && !b.reason.starts_with("the host code did not compile within")) {
+  if (!cached.empty() && !b.ok() && !b.reason.starts_with("the host code did not compile within")) {
     fs::create_directories(cached);
-    writeFileAtomic(cached / "failure.json", nlohmann::json{{"verdict", b.verdict}, {"reason", b.reason}, {"log", b.log}}.dump());
-  } else if (!cached.empty() && b.verdict == "ok") {
+    writeFileAtomic(cached / "failure.json", nlohmann::json{{"verdict", verdictName(*b.verdict)}, {"reason", b.reason}, {"log", b.log}}.dump());
+  } else if (!cached.empty() && b.ok()) {
     fs::create_directories(cached);
     writeFileAtomic(cached / "extension.so", readFile(b.library));  // a racing process writes the same bytes
   }
@@ -205,7 +206,7 @@ HostBuild compileHostLibrary(const Extension& extension, const std::string& host
   b.log = run.output;
   if (run.ok()) return b;
   if (run.timedOut) {
-    b.verdict = "compile_error";
+    b.verdict = Verdict::compile_error;
     b.reason = fmt::format("the host code did not compile within {} s", timeout.count() / 1000.0);
     return b;
   }
@@ -213,7 +214,7 @@ HostBuild compileHostLibrary(const Extension& extension, const std::string& host
   // recording's limit, as KernelBench's own build would have found it in the CUDA runtime.
   static const std::regex kUndefined("undefined reference to `([^'(]+)");
   if (std::smatch m; std::regex_search(b.log, m, kUndefined)) {
-    b.verdict = "unsupported";
+    b.verdict = Verdict::unsupported;
     b.reason = fmt::format("host code calls {}, which the recording does not model", m[1].str());
     return b;
   }
@@ -222,8 +223,8 @@ HostBuild compileHostLibrary(const Extension& extension, const std::string& host
   // A name declared nowhere is the model's error even where g++ suggests one of the stand-in's
   // ("did you mean 'at::conv2d'?").
   const std::string undeclared = undeclaredNote(b.log, extension, hostCuda);
-  b.verdict = undeclared.empty() && standInGap(b.log) ? "unsupported" : "compile_error";
-  b.reason = b.verdict == "unsupported" ? "the host code uses torch or CUDA API the recording's stand-in does not have: " + firstErrorLine(b.log)
+  b.verdict = undeclared.empty() && standInGap(b.log) ? Verdict::unsupported : Verdict::compile_error;
+  b.reason = b.verdict == Verdict::unsupported ? "the host code uses torch or CUDA API the recording's stand-in does not have: " + firstErrorLine(b.log)
                                         : "host code: " + firstErrorLine(b.log) + undeclared;
   return b;
 }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "cuset/evaluator/results/verdict.hpp"
+
 namespace cuset::detail {
 
 struct Extension {
@@ -21,9 +23,10 @@ struct Extension {
 };
 
 struct HostBuild {
-  // "ok", or the verdict: invalid_submission (a header outside the policy, inline assembly in host
-  // code), compile_error (the host code is not C++) or unsupported (it uses API the stand-in lacks).
-  std::string verdict = "ok";
+  // Empty: built. Else the verdict: invalid_submission (a header outside the policy, inline assembly in
+  // host code), compile_error (the host code is not C++) or unsupported (it uses API the stand-in lacks).
+  std::optional<Verdict> verdict;
+  bool ok() const { return !verdict; }
   std::string reason;
   std::string log;
   std::filesystem::path library;

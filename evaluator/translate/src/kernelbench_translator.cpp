@@ -125,19 +125,19 @@ class Session {
       const detail::HostBuild built = detail::buildHostLibrary(x, split.host, folder_ / ("ext-" + x.key), options_.timeout, hostBuilds_);
       t.log += built.log;
       const std::string reason = fmt::format("extension '{}': {}", x.name, built.reason);
-      if (built.verdict == "compile_error") {
+      if (built.verdict == Verdict::compile_error) {
         // load_inline raises where its build fails, and KernelBench runs whatever the solution does
         // then (many catch it and fall back to torch): the recorder raises the same in the solution.
-        extensions[x.key] = {{"failed", built.verdict}, {"reason", reason}};
+        extensions[x.key] = {{"failed", verdictName(*built.verdict)}, {"reason", reason}};
         continue;
       }
-      if (built.verdict != "ok") return fail(t, built.verdict, reason);
+      if (!built.ok()) return fail(t, *built.verdict, reason);
       const std::string device = fmt::format("// ---- load_inline extension '{}' ----\n{}\n", x.name, split.device);
       if (options_.deviceCompiler) {
         const CompileOutput compiled = options_.deviceCompiler->compile(std::string(kDevicePrelude) + device, {});
         if (compiled.status == CompileOutput::Status::compileError) {
           t.log += compiled.log;
-          extensions[x.key] = {{"failed", "compile_error"},
+          extensions[x.key] = {{"failed", verdictName(Verdict::compile_error)},
                                {"reason", fmt::format("extension '{}': device code: {}", x.name, firstErrorLine(compiled.log))}};
           continue;
         }
@@ -155,8 +155,8 @@ class Session {
   }
 
  private:
-  static Translation& fail(Translation& t, std::string verdict, std::string reason) {
-    t.verdict = std::move(verdict);
+  static Translation& fail(Translation& t, Verdict verdict, std::string reason) {
+    t.verdict = verdict;
     t.reason = std::move(reason);
     return t;
   }
@@ -179,21 +179,21 @@ class Session {
     std::optional<RestrictedResult> warm = warm_ ? warm_->run(c) : std::nullopt;
     t.warmRuns += warm ? 1 : 0;
     const RestrictedResult r = warm ? std::move(*warm) : runRestricted(c);
-    if (r.timedOut) return fail(t, "timeout", fmt::format("the translation ({}) did not finish within {} s", mode, options_.timeout.count() / 1000.0)), json();
+    if (r.timedOut) return fail(t, Verdict::timeout, fmt::format("the translation ({}) did not finish within {} s", mode, options_.timeout.count() / 1000.0)), json();
     if (r.signal == SIGSYS) {
-      return fail(t, "sandbox_violation", "the solution's Python or host code made a forbidden system call (network, a new process, ...)"), json();
+      return fail(t, Verdict::sandbox_violation, "the solution's Python or host code made a forbidden system call (network, a new process, ...)"), json();
     }
     if (r.signal == SIGSEGV || r.signal == SIGBUS) {
-      return fail(t, "unsupported", "host code read or wrote tensor data on the host (or crashed): the recording has no data"), json();
+      return fail(t, Verdict::unsupported, "host code read or wrote tensor data on the host (or crashed): the recording has no data"), json();
     }
-    if (r.signal != 0) return fail(t, "runtime_error", fmt::format("the translation was killed by signal {} (over the memory limit?)", r.signal)), json();
+    if (r.signal != 0) return fail(t, Verdict::runtime_error, fmt::format("the translation was killed by signal {} (over the memory limit?)", r.signal)), json();
     if (r.exitCode == 126) throw makeError("the KernelBench translator could not restrict its helper: Landlock failed");
     if (r.log.find("No module named 'torch'") != std::string::npos || r.exitCode == 127) {
       throw makeError("the KernelBench translator needs a Python with torch ({}: {}); run scripts/install-deps.sh (the project's .venv) or set CUSET_PYTHON", python,
                       r.log.substr(0, 300));
     }
     if (r.resultTruncated) {
-      return fail(t, "unsupported", fmt::format("the recording is larger than {} MiB (thousands of recorded ops: a recurrent network "
+      return fail(t, Verdict::unsupported, fmt::format("the recording is larger than {} MiB (thousands of recorded ops: a recurrent network "
                                                 "unrolled over its sequence, say); a launch plan that size is not judged",
                                                 c.maxOutputBytes >> 20)),
              json();
@@ -203,22 +203,23 @@ class Session {
       answer = json::parse(r.result);
     } catch (const json::exception&) {
       t.log += r.log;
-      return fail(t, "runtime_error", fmt::format("the translation ended without a result (exit {}): {}", r.exitCode, lastLine(r.log))), json();
+      return fail(t, Verdict::runtime_error, fmt::format("the translation ended without a result (exit {}): {}", r.exitCode, lastLine(r.log))), json();
     }
     const std::string status = answer.value("status", "");
     if (status == "captured" || status == "recorded") return answer;
-    if (status == "error") return fail(t, "unsupported", answer.value("reason", "")), json();
+    if (status == "error") return fail(t, Verdict::unsupported, answer.value("reason", "")), json();
     // The channel is a descriptor of the process the solution runs in, so the solution can write to it:
     // only the verdicts a recording can end with are taken from it, never one that would skip the trials.
-    static const std::set<std::string_view> kRecorderVerdicts = {"unsupported",  "runtime_error",     "invalid_submission",
-                                                                 "wrong_answer", "sandbox_violation", "compile_error"};
-    if (!kRecorderVerdicts.contains(status)) {
-      return fail(t, "invalid_submission",
+    static const std::set<Verdict> kRecorderVerdicts = {Verdict::unsupported,  Verdict::runtime_error,     Verdict::invalid_submission,
+                                                        Verdict::wrong_answer, Verdict::sandbox_violation, Verdict::compile_error};
+    const std::optional<Verdict> told = parseVerdict(status);
+    if (!told || !kRecorderVerdicts.contains(*told)) {
+      return fail(t, Verdict::invalid_submission,
                   fmt::format("the recorder's result channel says '{}', which no recording ends with: the solution wrote to it",
                               status.substr(0, 40))),
              json();
     }
-    return fail(t, status, answer.value("reason", "")), json();
+    return fail(t, *told, answer.value("reason", "")), json();
   }
 
   static std::string lastLine(const std::string& log) {
@@ -241,7 +242,7 @@ void finishPlans(Translation& t, const Problem& problem, const TranslatorOptions
   for (const auto& set : problem.sizeSets) {
     if (!records(options.sizeSets, set.name)) continue;
     if (!t.recorded.contains(set.name)) {
-      t.verdict = "invalid_submission";
+      t.verdict = Verdict::invalid_submission;
       t.reason = fmt::format("the recording has no plan for size set '{}'", set.name);
       return;
     }
@@ -264,8 +265,8 @@ void finishPlans(Translation& t, const Problem& problem, const TranslatorOptions
 }  // namespace
 
 std::string describeTranslation(const Translation& t) {
-  if (!t.ok()) return fmt::format("{}: {}\n", t.verdict, t.reason);
-  std::string out = t.standing ? fmt::format("{} whatever its trials show: {}\n", t.standing->verdict, t.standing->reason) : std::string();
+  if (!t.ok()) return fmt::format("{}: {}\n", verdictName(*t.verdict), t.reason);
+  std::string out = t.standing ? fmt::format("{} whatever its trials show: {}\n", verdictName(t.standing->verdict), t.standing->reason) : std::string();
   out += fmt::format("plan ({} kernel(s){}; translated in {:.0f} ms{})\n", t.plan.kernelNames.size(),
                                 t.plan.libraryOps().empty() ? "" : fmt::format(", library ops: {}", fmt::join(t.plan.libraryOps(), ", ")),
                                 t.milliseconds, t.cacheHit ? ", cached" : "");
@@ -328,7 +329,8 @@ Translation KernelBenchTranslator::translate(const Problem& problem, std::string
   Translation t;
   if (!cached.empty() && fs::exists(cached)) {
     const json j = readJsonFile(cached);
-    t.verdict = j.at("verdict");
+    const std::string verdict = j.at("verdict");
+    if (verdict != "plan") t.verdict = parseVerdict(verdict).value_or(Verdict::runtime_error);
     t.reason = j.at("reason");
     t.log = j.at("log");
     t.plan.deviceSource = j.at("device_source");
@@ -337,8 +339,8 @@ Translation KernelBenchTranslator::translate(const Problem& problem, std::string
   } else {
     const ScratchDir folder(workRoot_);
     t = Session(options_, warm_.get(), hostBuilds_.get(), problem, solution, folder.path()).run();
-    if (!cached.empty() && t.verdict != "timeout") {  // a timeout may be the machine's load: tried again next time
-      writeFileAtomic(cached, json{{"verdict", t.verdict}, {"reason", t.reason}, {"log", t.log.substr(0, 1 << 16)},
+    if (!cached.empty() && t.verdict != Verdict::timeout) {  // a timeout may be the machine's load: tried again next time
+      writeFileAtomic(cached, json{{"verdict", t.ok() ? std::string_view("plan") : verdictName(*t.verdict)}, {"reason", t.reason}, {"log", t.log.substr(0, 1 << 16)},
                                    {"device_source", t.plan.deviceSource}, {"recorded", t.recorded}}.dump());
     }
   }

@@ -23,7 +23,7 @@ struct Refused {
   PlanRefusal refusal;
 };
 
-[[noreturn]] void refuse(std::string verdict, std::string reason) { throw Refused{{std::move(verdict), std::move(reason)}}; }
+[[noreturn]] void refuse(Verdict verdict, std::string reason) { throw Refused{{verdict, std::move(reason)}}; }
 
 std::int64_t product(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
@@ -49,7 +49,7 @@ class Converter {
   LaunchPlan run() {
     // The recorder found two steps on two streams that nothing orders: whatever order a GPU happened to
     // run them in, the solution has a race.
-    if (recorded_.contains("race")) stand("runtime_error", recorded_.at("race").get<std::string>());
+    if (recorded_.contains("race")) stand(Verdict::runtime_error, recorded_.at("race").get<std::string>());
     readBuffers();
     mapOutputs();
     LaunchPlan plan;
@@ -75,22 +75,22 @@ class Converter {
       b.name = j.at("name").get<std::string>();
       b.role = j.at("role").get<std::string>();
       const auto dtype = parseDType(j.at("dtype").get<std::string>());
-      if (!dtype) refuse("unsupported", fmt::format("a tensor of dtype {}", j.at("dtype").get<std::string>()));
+      if (!dtype) refuse(Verdict::unsupported, fmt::format("a tensor of dtype {}", j.at("dtype").get<std::string>()));
       b.dtype = *dtype;
       b.numel = j.at("numel").get<std::int64_t>();
       b.zeroed = j.value("init", "empty") == "zeros";
-      if (b.numel < 1) refuse("invalid_submission", fmt::format("the recording has a buffer '{}' of {} elements", b.name, b.numel));
+      if (b.numel < 1) refuse(Verdict::invalid_submission, fmt::format("the recording has a buffer '{}' of {} elements", b.name, b.numel));
       if (b.role == "input") {
         const auto it = inputs.find(b.name);
         if (it == inputs.end() || it->second->dtype != b.dtype || product(*evaluateShape(*it->second, set_.sizes)) != b.numel) {
-          refuse("invalid_submission", fmt::format("the recording's input '{}' is not the problem's", b.name));
+          refuse(Verdict::invalid_submission, fmt::format("the recording's input '{}' is not the problem's", b.name));
         }
       } else if (b.role == "scratch") {
         scratchBytes += b.numel * static_cast<std::int64_t>(dtypeSize(b.dtype));
       } else {
-        refuse("invalid_submission", fmt::format("the recording has a buffer of role '{}'", b.role));
+        refuse(Verdict::invalid_submission, fmt::format("the recording has a buffer of role '{}'", b.role));
       }
-      if (!buffers_.emplace(b.name, b).second) refuse("invalid_submission", fmt::format("the recording names buffer '{}' twice", b.name));
+      if (!buffers_.emplace(b.name, b).second) refuse(Verdict::invalid_submission, fmt::format("the recording names buffer '{}' twice", b.name));
     }
     if (budget_.bytes > 0 && problemBytes + scratchBytes > budget_.bytes) {
       refuse(budget_.verdict, fmt::format("the solution allocates {:.3g} GB of intermediates beside the problem's {:.3g} GB, over the {:.3g} GB of {}",
@@ -103,7 +103,7 @@ class Converter {
   // kernel writes the output directly), anything else is copied into it by a final library step.
   void mapOutputs() {
     const auto& outs = recorded_.at("outputs");
-    if (outs.size() != problem_.outputs.size()) refuse("wrong_answer", "the solution returns another number of outputs than the problem has");
+    if (outs.size() != problem_.outputs.size()) refuse(Verdict::wrong_answer, "the solution returns another number of outputs than the problem has");
     std::set<std::string> taken;
     for (std::size_t i = 0; i < outs.size(); ++i) {
       const TensorSpec& spec = problem_.outputs[i];
@@ -135,24 +135,24 @@ class Converter {
 
   const Buffer& buffer(const std::string& name) const {
     const auto it = buffers_.find(name);
-    if (it == buffers_.end()) refuse("invalid_submission", fmt::format("the recording refers to an unknown buffer '{}'", name));
+    if (it == buffers_.end()) refuse(Verdict::invalid_submission, fmt::format("the recording refers to an unknown buffer '{}'", name));
     return it->second;
   }
 
   void checkView(const nlohmann::json& v) const {
     const Buffer& b = buffer(v.at("buffer").get<std::string>());
-    if (parseDType(v.at("dtype").get<std::string>()) != b.dtype) refuse("invalid_submission", "a recorded view's dtype is not its buffer's");
+    if (parseDType(v.at("dtype").get<std::string>()) != b.dtype) refuse(Verdict::invalid_submission, "a recorded view's dtype is not its buffer's");
     const auto sizes = v.at("sizes").get<std::vector<std::int64_t>>();
     const auto strides = v.at("strides").get<std::vector<std::int64_t>>();
     const auto offset = v.at("offset").get<std::int64_t>();
-    if (sizes.size() != strides.size() || offset < 0) refuse("invalid_submission", "a recorded view is malformed");
+    if (sizes.size() != strides.size() || offset < 0) refuse(Verdict::invalid_submission, "a recorded view is malformed");
     std::int64_t last = offset;
     for (std::size_t d = 0; d < sizes.size(); ++d) {
-      if (sizes[d] < 0 || strides[d] < 0) refuse("invalid_submission", "a recorded view has a negative size or stride");
+      if (sizes[d] < 0 || strides[d] < 0) refuse(Verdict::invalid_submission, "a recorded view has a negative size or stride");
       if (sizes[d] == 0) return;  // empty: nothing is touched
       last += (sizes[d] - 1) * strides[d];
     }
-    if (last >= b.numel) refuse("invalid_submission", fmt::format("a recorded view reaches past the end of buffer '{}'", b.name));
+    if (last >= b.numel) refuse(Verdict::invalid_submission, fmt::format("a recorded view reaches past the end of buffer '{}'", b.name));
   }
 
   nlohmann::json renamedView(const nlohmann::json& v) const {
@@ -179,9 +179,9 @@ class Converter {
   }
 
   // A verdict the plan keeps whatever its trials show: with nowhere to put it, it refuses the plan.
-  void stand(std::string verdict, std::string reason) const {
+  void stand(Verdict verdict, std::string reason) const {
     if (!standing_) refuse(std::move(verdict), std::move(reason));
-    if (!*standing_) *standing_ = PlanRefusal{std::move(verdict), std::move(reason)};
+    if (!*standing_) *standing_ = PlanRefusal{verdict, std::move(reason)};
   }
 
   PlanStep step(const nlohmann::json& s) const {
@@ -189,14 +189,14 @@ class Converter {
     if (s.contains("library")) {
       const auto& call = s.at("library");
       const std::string op = call.at("op").get<std::string>();
-      if (std::string why = libraryOpRefusal(op, call.value("overload", std::string())); !why.empty()) refuse("unsupported", why);
+      if (std::string why = libraryOpRefusal(op, call.value("overload", std::string())); !why.empty()) refuse(Verdict::unsupported, why);
       out.kind = PlanStep::Kind::library;
       out.library.call = {{"op", op}, {"overload", call.value("overload", std::string())}, {"args", renamedCall(call.at("args"))},
                           {"kwargs", renamedCall(call.value("kwargs", nlohmann::json::object()))}, {"outputs", nlohmann::json::array()}};
       if (const std::string purpose = call.value("purpose", ""); purpose == "buffer_copy" || purpose == "constant") out.library.call["purpose"] = purpose;
       for (const auto& v : call.value("outputs", nlohmann::json::array())) {
         checkView(v);
-        if (buffer(v.at("buffer").get<std::string>()).role == "input") refuse("invalid_submission", "a library step's result is recorded into an input");
+        if (buffer(v.at("buffer").get<std::string>()).role == "input") refuse(Verdict::invalid_submission, "a library step's result is recorded into an input");
         out.library.call["outputs"].push_back(renamedView(v));
       }
       // KernelBench's inputs are the reference's too: a step that writes one is input mutation, whether
@@ -204,7 +204,7 @@ class Converter {
       for (const auto& v : libraryWrittenArguments(call)) {
         const Buffer& b = buffer(v.at("buffer").get<std::string>());
         if (b.role != "input") continue;
-        stand("hack_suspected", fmt::format("forward modifies its input '{}' in place ({}); the inputs are the reference's too, and no step may "
+        stand(Verdict::hack_suspected, fmt::format("forward modifies its input '{}' in place ({}); the inputs are the reference's too, and no step may "
                                             "write them", b.name, op));
       }
       return out;
@@ -212,7 +212,7 @@ class Converter {
     const auto& k = s.at("kernel");
     out.kernel.kernel = k.at("name").get<std::string>();
     if (out.kernel.kernel.empty() || out.kernel.kernel.find_first_of("\"'\n;{}") != std::string::npos) {
-      refuse("invalid_submission", fmt::format("the recording launches a kernel named '{}'", out.kernel.kernel));
+      refuse(Verdict::invalid_submission, fmt::format("the recording launches a kernel named '{}'", out.kernel.kernel));
     }
     const std::string where = fmt::format("the launch of {}", out.kernel.kernel);
     for (int d = 0; d < 3; ++d) {
@@ -220,17 +220,17 @@ class Converter {
       const auto b = k.at("block").at(static_cast<std::size_t>(d)).get<std::int64_t>();
       // What the driver refuses: "invalid configuration argument".
       if (g < 1 || g > LaunchLimits::maxGrid[static_cast<std::size_t>(d)] || b < 1 || b > LaunchLimits::maxBlock[static_cast<std::size_t>(d)]) {
-        refuse("runtime_error", fmt::format("{}: invalid configuration argument (grid {} block {})", where, k.at("grid").dump(), k.at("block").dump()));
+        refuse(Verdict::runtime_error, fmt::format("{}: invalid configuration argument (grid {} block {})", where, k.at("grid").dump(), k.at("block").dump()));
       }
       out.kernel.grid[static_cast<std::size_t>(d)] = static_cast<std::uint32_t>(g);
       out.kernel.block[static_cast<std::size_t>(d)] = static_cast<std::uint32_t>(b);
     }
     if (std::int64_t{out.kernel.block[0]} * out.kernel.block[1] * out.kernel.block[2] > LaunchLimits::maxThreadsPerBlock) {
-      refuse("runtime_error", fmt::format("{}: invalid configuration argument (block {}: over 1024 threads)", where, k.at("block").dump()));
+      refuse(Verdict::runtime_error, fmt::format("{}: invalid configuration argument (block {}: over 1024 threads)", where, k.at("block").dump()));
     }
     const auto shared = k.at("shared").get<std::int64_t>();
     if (shared < 0 || shared > LaunchLimits::maxSharedBytes) {
-      refuse("runtime_error", fmt::format("{}: {} bytes of dynamic shared memory, over the {} a block can have", where, shared, LaunchLimits::maxSharedBytes));
+      refuse(Verdict::runtime_error, fmt::format("{}: {} bytes of dynamic shared memory, over the {} a block can have", where, shared, LaunchLimits::maxSharedBytes));
     }
     out.kernel.sharedBytes = static_cast<std::uint32_t>(shared);
     for (const auto& a : k.at("args")) out.kernel.args.push_back(argument(a, where));
@@ -248,13 +248,13 @@ class Converter {
       const auto offset = a.at("byte_offset").get<std::int64_t>();
       const std::int64_t bytes = b.numel * static_cast<std::int64_t>(dtypeSize(b.dtype));
       if (offset < 0 || offset > bytes) {
-        refuse("runtime_error", fmt::format("{}: a pointer {} bytes into '{}', which has {}", where, offset, b.name, bytes));
+        refuse(Verdict::runtime_error, fmt::format("{}: a pointer {} bytes into '{}', which has {}", where, offset, b.name, bytes));
       }
       return PlanArg::pointer(b.name, offset);
     }
     PlanArg p;
     const std::string hex = a.at("bytes").get<std::string>();
-    if (hex.size() % 2 || hex.size() > 128) refuse("invalid_submission", fmt::format("{}: a malformed scalar argument", where));
+    if (hex.size() % 2 || hex.size() > 128) refuse(Verdict::invalid_submission, fmt::format("{}: a malformed scalar argument", where));
     for (std::size_t i = 0; i < hex.size(); i += 2) p.bytes.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
     const std::string kind = a.value("kind", "bytes");
     const std::size_t bits = 8 * p.bytes.size();
@@ -283,7 +283,7 @@ std::variant<LaunchPlan, PlanRefusal> planFromRecording(const nlohmann::json& re
   } catch (const Refused& r) {
     return r.refusal;
   } catch (const nlohmann::json::exception& e) {
-    return PlanRefusal{"invalid_submission", fmt::format("the recording is malformed: {}", e.what())};
+    return PlanRefusal{Verdict::invalid_submission, fmt::format("the recording is malformed: {}", e.what())};
   }
 }
 

@@ -159,15 +159,16 @@ TEST(RecordedPlan, RefusesWhatNoCorrectRecordingHolds) {
   const Problem p = reluProblem();
   struct Case {
     json recorded;
-    std::string verdict, needle;
+    Verdict verdict;
+    std::string needle;
   };
   const std::vector<Case> cases = {
-      {recording({kernel({1, 1, 1}, {{{"buffer", "t1"}, {"byte_offset", 129}}})}, view("t1")), "runtime_error", "129 bytes into 'y'"},
-      {recording({kernel({1, 1, 1}, {{{"buffer", "nowhere"}, {"byte_offset", 0}}})}, view("t1")), "invalid_submission", "unknown buffer"},
-      {recording({kernel({1, 70000, 1}, {})}, view("t1")), "runtime_error", "invalid configuration argument"},
-      {recording({}, view("t1", 8)), "invalid_submission", "past the end of buffer 't1'"},
-      {recording({{{"library", {{"op", "aten::bernoulli"}, {"overload", ""}, {"args", json::array()}}}}}, view("t1")), "unsupported", "random"},
-      {recording({{{"library", {{"op", "aten::from_file"}, {"overload", ""}, {"args", json::array()}}}}}, view("t1")), "unsupported", "from_file"},
+      {recording({kernel({1, 1, 1}, {{{"buffer", "t1"}, {"byte_offset", 129}}})}, view("t1")), Verdict::runtime_error, "129 bytes into 'y'"},
+      {recording({kernel({1, 1, 1}, {{{"buffer", "nowhere"}, {"byte_offset", 0}}})}, view("t1")), Verdict::invalid_submission, "unknown buffer"},
+      {recording({kernel({1, 70000, 1}, {})}, view("t1")), Verdict::runtime_error, "invalid configuration argument"},
+      {recording({}, view("t1", 8)), Verdict::invalid_submission, "past the end of buffer 't1'"},
+      {recording({{{"library", {{"op", "aten::bernoulli"}, {"overload", ""}, {"args", json::array()}}}}}, view("t1")), Verdict::unsupported, "random"},
+      {recording({{{"library", {{"op", "aten::from_file"}, {"overload", ""}, {"args", json::array()}}}}}, view("t1")), Verdict::unsupported, "from_file"},
   };
   for (const auto& c : cases) {
     const auto plan = planFromRecording(c.recorded, p, p.sizeSets[0]);
@@ -183,16 +184,16 @@ TEST(RecordedPlan, MemoryIsCheckedAgainstTheBudgetOfTheDeviceThatRunsIt) {
   huge["buffers"][1]["numel"] = std::int64_t{1} << 30;  // 4 GiB of intermediates
   // No budget (a GPU: its allocation decides at run time): the plan stands.
   EXPECT_TRUE(std::holds_alternative<LaunchPlan>(planFromRecording(huge, p, p.sizeSets[0])));
-  const MemoryBudget simulator{std::int64_t{2} << 30, "device memory the simulator's workers hold", "unsupported"};
+  const MemoryBudget simulator{std::int64_t{2} << 30, "device memory the simulator's workers hold", Verdict::unsupported};
   const auto plan = planFromRecording(huge, p, p.sizeSets[0], simulator);
   ASSERT_TRUE(std::holds_alternative<PlanRefusal>(plan));
-  EXPECT_EQ(std::get<PlanRefusal>(plan).verdict, "unsupported");
+  EXPECT_EQ(std::get<PlanRefusal>(plan).verdict, Verdict::unsupported);
   EXPECT_NE(std::get<PlanRefusal>(plan).reason.find("over the 2.15 GB of device memory the simulator's workers hold"), std::string::npos)
       << std::get<PlanRefusal>(plan).reason;
-  const MemoryBudget gpu{std::int64_t{1} << 30, "the GPU's free memory", "runtime_error"};
+  const MemoryBudget gpu{std::int64_t{1} << 30, "the GPU's free memory", Verdict::runtime_error};
   const auto onGpu = planFromRecording(huge, p, p.sizeSets[0], gpu);
   ASSERT_TRUE(std::holds_alternative<PlanRefusal>(onGpu));
-  EXPECT_EQ(std::get<PlanRefusal>(onGpu).verdict, "runtime_error");
+  EXPECT_EQ(std::get<PlanRefusal>(onGpu).verdict, Verdict::runtime_error);
 }
 
 TEST(RecordedPlan, ALibraryStepThatWritesAnInputIsInputMutation) {
@@ -202,7 +203,7 @@ TEST(RecordedPlan, ALibraryStepThatWritesAnInputIsInputMutation) {
   const json relu = {{"library", {{"op", "aten::relu_"}, {"overload", ""}, {"args", {{{"tensor", view("x")}}}}, {"outputs", json::array()}}}};
   const auto plan = planFromRecording(recording({relu}, view("x")), p, p.sizeSets[0]);
   ASSERT_TRUE(std::holds_alternative<PlanRefusal>(plan));
-  EXPECT_EQ(std::get<PlanRefusal>(plan).verdict, "hack_suspected");
+  EXPECT_EQ(std::get<PlanRefusal>(plan).verdict, Verdict::hack_suspected);
   EXPECT_NE(std::get<PlanRefusal>(plan).reason.find("modifies its input 'x' in place (aten::relu_)"), std::string::npos);
   // The same op on a scratch buffer, and an out= into one, are the solution's own business.
   const json onScratch = {{"library", {{"op", "aten::relu_"}, {"overload", ""}, {"args", {{{"tensor", view("t1")}}}}, {"outputs", json::array()}}}};
@@ -211,13 +212,13 @@ TEST(RecordedPlan, ALibraryStepThatWritesAnInputIsInputMutation) {
                                       {"kwargs", {{"out", {{"tensor", view("x")}}}}}, {"outputs", json::array()}}}};
   const auto out = planFromRecording(recording({outInput}, view("t1")), p, p.sizeSets[0]);
   ASSERT_TRUE(std::holds_alternative<PlanRefusal>(out));
-  EXPECT_EQ(std::get<PlanRefusal>(out).verdict, "hack_suspected");
+  EXPECT_EQ(std::get<PlanRefusal>(out).verdict, Verdict::hack_suspected);
   // Asked for it, the plan comes back with the verdict it keeps whatever its trials show, so that
   // KernelBench's check (which never looks at inputs) can run it.
   std::optional<PlanRefusal> inputWrite;
   EXPECT_TRUE(std::holds_alternative<LaunchPlan>(planFromRecording(recording({relu}, view("x")), p, p.sizeSets[0], {}, &inputWrite)));
   ASSERT_TRUE(inputWrite);
-  EXPECT_EQ(inputWrite->verdict, "hack_suspected");
+  EXPECT_EQ(inputWrite->verdict, Verdict::hack_suspected);
   EXPECT_NE(inputWrite->reason.find("modifies its input 'x' in place"), std::string::npos);
 }
 
@@ -228,11 +229,11 @@ TEST(RecordedPlan, ARaceTheRecorderFoundIsARuntimeErrorWhateverTheTrialsShow) {
   raced["race"] = "a race between streams: step 1 (aten::relu_) (stream 1) and ...";
   const auto refused = planFromRecording(raced, p, p.sizeSets[0]);
   ASSERT_TRUE(std::holds_alternative<PlanRefusal>(refused));
-  EXPECT_EQ(std::get<PlanRefusal>(refused).verdict, "runtime_error");
+  EXPECT_EQ(std::get<PlanRefusal>(refused).verdict, Verdict::runtime_error);
   std::optional<PlanRefusal> standing;
   EXPECT_TRUE(std::holds_alternative<LaunchPlan>(planFromRecording(raced, p, p.sizeSets[0], {}, &standing)));
   ASSERT_TRUE(standing);
-  EXPECT_EQ(standing->verdict, "runtime_error");
+  EXPECT_EQ(standing->verdict, Verdict::runtime_error);
   EXPECT_NE(standing->reason.find("a race between streams"), std::string::npos);
 }
 
@@ -315,7 +316,7 @@ TEST(KernelBenchTranslator, RecordsKernelsAndLibraryStepsAndCachesTheResult) {
   const Problem p = reluProblem();
   const KernelBenchTranslator translator(TranslatorOptions{.cacheDir = dir / "cache"});
   const Translation t = translator.translate(p, kSolution);
-  ASSERT_TRUE(t.ok()) << t.verdict << ": " << t.reason << "\n" << t.log;
+  ASSERT_TRUE(t.ok()) << describeTranslation(t) << "\n" << t.log;
   EXPECT_FALSE(t.cacheHit);
   EXPECT_EQ(t.plan.kernelNames, std::vector<std::string>{"relu_k"});
   const LaunchPlan& plan = t.plan.plans.at("small");
@@ -354,17 +355,17 @@ TEST(KernelBenchTranslator, AStreamIsUnsupportedAndASocketIsAViolation) {
   std::string stream = kSolution;
   stream.replace(stream.find("auto y ="), 0, "cudaStream_t s; cudaStreamCreate(&s);\n    ");
   const Translation a = translator.translate(p, stream);
-  EXPECT_EQ(a.verdict, "unsupported");
+  EXPECT_EQ(a.verdict, Verdict::unsupported);
   EXPECT_NE(a.reason.find("cudaStreamCreate"), std::string::npos) << a.reason;
   // A CUDA call the stand-in does not define never reaches the real runtime (which the recorder's torch
   // holds): it is refused at link time, named.
   std::string graph = kSolution;
   graph.replace(graph.find("auto y ="), 0, "cudaGraphLaunch(nullptr, nullptr);\n    ");
   const Translation g = translator.translate(p, graph);
-  EXPECT_EQ(g.verdict, "unsupported");
+  EXPECT_EQ(g.verdict, Verdict::unsupported);
   EXPECT_NE(g.reason.find("host code calls cudaGraphLaunch"), std::string::npos) << g.reason;
   const Translation b = translator.translate(p, std::string("import socket\nsocket.socket()\n") + kSolution);
-  EXPECT_EQ(b.verdict, "sandbox_violation");
+  EXPECT_EQ(b.verdict, Verdict::sandbox_violation);
   EXPECT_NE(b.reason.find("socket"), std::string::npos) << b.reason;
 }
 
@@ -382,22 +383,22 @@ TEST(KernelBenchTranslator, WarmAndColdRecordersGiveTheSameSandbox) {
     SCOPED_TRACE(warm ? "warm" : "cold");
     const KernelBenchTranslator translator(TranslatorOptions{.warm = warm});
     const Translation scratch = translator.translate(p, scratchWrites + kSolution);
-    EXPECT_TRUE(scratch.ok()) << scratch.verdict << ": " << scratch.reason << "\n" << scratch.log;
+    EXPECT_TRUE(scratch.ok()) << describeTranslation(scratch) << "\n" << scratch.log;
     EXPECT_EQ(scratch.warmRuns, warm ? 2 : 0);  // capture and record, both served warm (or neither)
     const Translation outside = translator.translate(p, std::string("open('/tmp/cuset_planted_by_test', 'w').write('x')\n") + kSolution);
-    EXPECT_EQ(outside.verdict, "sandbox_violation") << outside.reason;
+    EXPECT_EQ(outside.verdict, Verdict::sandbox_violation) << outside.reason;
     EXPECT_FALSE(std::filesystem::exists("/tmp/cuset_planted_by_test"));
     const Translation escape = translator.translate(p, std::string("import os\nos.makedirs('../../escaped', exist_ok=True)\n") + kSolution);
-    EXPECT_EQ(escape.verdict, "sandbox_violation") << escape.reason;
+    EXPECT_EQ(escape.verdict, Verdict::sandbox_violation) << escape.reason;
     const Translation reads = translator.translate(p, std::string("open('/etc/hostname').read()\n") + kSolution);
-    EXPECT_EQ(reads.verdict, "sandbox_violation") << reads.reason;
+    EXPECT_EQ(reads.verdict, Verdict::sandbox_violation) << reads.reason;
     const Translation forks = translator.translate(p, std::string("import os\nos.fork()\n") + kSolution);
-    EXPECT_EQ(forks.verdict, "sandbox_violation") << forks.reason;
+    EXPECT_EQ(forks.verdict, Verdict::sandbox_violation) << forks.reason;
     // A solution that breaks torch for whoever runs next breaks only itself.
     const Translation poisoned = translator.translate(p, poisons + kSolution);
     EXPECT_FALSE(poisoned.ok());
     const Translation after = translator.translate(p, kSolution);
-    EXPECT_TRUE(after.ok()) << after.verdict << ": " << after.reason;
+    EXPECT_TRUE(after.ok()) << describeTranslation(after);
   }
 }
 
@@ -408,7 +409,7 @@ TEST(KernelBenchTranslator, AFunctionDeclaredNowhereFailsAsLoadInlineWould) {
   std::string undeclared = kSolution;
   undeclared.replace(undeclared.find("cpp_sources=\"torch::Tensor relu_cuda(torch::Tensor x);\""), 55, "cpp_sources=\"\"");
   const Translation t = KernelBenchTranslator(TranslatorOptions{}).translate(reluProblem(), undeclared);
-  EXPECT_EQ(t.verdict, "compile_error") << t.reason;
+  EXPECT_EQ(t.verdict, Verdict::compile_error) << t.reason;
   EXPECT_NE(t.reason.find("'relu_cuda' is only in cuda_sources, which load_inline compiles apart"), std::string::npos) << t.reason;
   EXPECT_NE(t.reason.find("load_inline fails there too"), std::string::npos) << t.reason;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Exactly one verdict per candidate (DESIGN §4). `compiled` is the compile-only backend's success.
 #include <optional>
+#include <ostream>
 #include <string_view>
 
 namespace cuset {
@@ -29,5 +30,8 @@ std::string_view verdictName(Verdict verdict);
 std::optional<Verdict> parseVerdict(std::string_view text);
 // correct and compiled are successes; everything else must carry a reason.
 bool isSuccess(Verdict verdict);
+
+// Its name, so that test failures and logs say `unsupported` rather than 9.
+inline std::ostream& operator<<(std::ostream& out, Verdict verdict) { return out << verdictName(verdict); }
 
 }  // namespace cuset

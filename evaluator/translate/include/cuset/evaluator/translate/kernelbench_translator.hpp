@@ -9,6 +9,7 @@
 // candidate's.
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <filesystem>
 #include <string>
@@ -26,8 +27,8 @@ namespace cuset {
 bool isKernelBenchSolution(std::string_view source);
 
 struct Translation {
-  // `plan`, or the verdict the solution gets without running (its name, as in results).
-  std::string verdict = "plan";
+  // Empty: a plan. Else the verdict the solution gets without running.
+  std::optional<Verdict> verdict;
   std::string reason;
   std::string log;          // the host build's compiler output, or the helper's own output
   CandidatePlan plan;
@@ -38,7 +39,7 @@ struct Translation {
   // With a plan: the verdict it gets whatever its trials show (a library step writes an input:
   // hack_suspected). The plan still runs, for KernelBench's check, which does not look.
   std::optional<PlanRefusal> standing;
-  bool ok() const { return verdict == "plan"; }
+  bool ok() const { return !verdict; }
 };
 
 class NvrtcCompiler;

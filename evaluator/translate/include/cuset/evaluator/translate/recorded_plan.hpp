@@ -10,11 +10,12 @@
 
 #include "cuset/evaluator/candidate/launch_plan.hpp"
 #include "cuset/evaluator/problem/problem.hpp"
+#include "cuset/evaluator/results/verdict.hpp"
 
 namespace cuset {
 
 struct PlanRefusal {
-  std::string verdict;  // runtime_error (a launch a GPU refuses), unsupported, invalid_submission
+  Verdict verdict;  // runtime_error (a launch a GPU refuses), unsupported, invalid_submission, hack_suspected
   std::string reason;
 };
 
@@ -24,7 +25,7 @@ struct PlanRefusal {
 struct MemoryBudget {
   std::int64_t bytes = 0;        // 0: no limit here (the device's allocation decides at run time)
   std::string what;              // "the GPU's free memory", "the simulator's worker limit (--memory-limit)"
-  std::string verdict = "runtime_error";
+  Verdict verdict = Verdict::runtime_error;
 };
 
 // `standing`: where given, what the recording itself shows wrong (a library step writes an input:
