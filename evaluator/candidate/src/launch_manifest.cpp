@@ -31,7 +31,7 @@ class ManifestParser {
     const YAML::Node launches = yaml_.require(root, "launches", "");
     yaml_.expectSequence(launches, "launches");
     if (launches.size() == 0) yaml_.fail(launches, "launches", "needs at least one launch");
-    if (launches.size() > 64) yaml_.fail(launches, "launches", "more than 64 launches");
+    if (launches.size() > LaunchLimits::maxManifestLaunches) yaml_.fail(launches, "launches", fmt::format("more than {} launches", LaunchLimits::maxManifestLaunches));
     for (std::size_t i = 0; i < launches.size(); ++i) m.launches.push_back(parseLaunch(launches[i], indexPath("launches", i), m));
     for (const auto& out : problem_.outputs) {
       const bool passed = std::any_of(m.launches.begin(), m.launches.end(), [&](const KernelLaunch& l) {
@@ -155,19 +155,19 @@ class ManifestParser {
   YamlReader yaml_;
 };
 
-Expected<std::array<std::uint32_t, 3>> resolveDims(const std::vector<IntExpr>& dims, const SizeBindings& sizes,
-                                                   const std::array<std::int64_t, 3>& limits, std::string_view what) {
-  std::array<std::uint32_t, 3> out{1, 1, 1};
+Expected<std::array<std::int64_t, 3>> evaluateDims(const std::vector<IntExpr>& dims, const SizeBindings& sizes, std::string_view what) {
+  std::array<std::int64_t, 3> out{1, 1, 1};
   static constexpr char kAxis[] = {'x', 'y', 'z'};
   for (std::size_t i = 0; i < dims.size(); ++i) {
     auto v = dims[i].evaluate(sizes);
     if (!v) return Unexpected{fmt::format("{}.{}: {}", what, kAxis[i], v.error())};
-    if (*v < 1 || *v > limits[i]) {
-      return Unexpected{fmt::format("{}.{} = {} ('{}') is outside [1, {}]", what, kAxis[i], *v, dims[i].text(), limits[i])};
-    }
-    out[i] = static_cast<std::uint32_t>(*v);
+    out[i] = *v;
   }
   return out;
+}
+
+std::array<std::uint32_t, 3> narrow(const std::array<std::int64_t, 3>& dims) {  // after checkLaunchConfiguration
+  return {static_cast<std::uint32_t>(dims[0]), static_cast<std::uint32_t>(dims[1]), static_cast<std::uint32_t>(dims[2])};
 }
 
 }  // namespace
@@ -215,21 +215,15 @@ Expected<std::vector<ResolvedLaunch>> resolveLaunches(const LaunchManifest& mani
     const std::string where = fmt::format("launch {} ({})", i, l.kernel);
     ResolvedLaunch r;
     r.kernel = l.kernel;
-    auto grid = resolveDims(l.grid, sizes, LaunchLimits::maxGrid, where + " grid");
+    auto grid = evaluateDims(l.grid, sizes, where + " grid");
     if (!grid) return Unexpected{grid.error()};
-    auto block = resolveDims(l.block, sizes, LaunchLimits::maxBlock, where + " block");
+    auto block = evaluateDims(l.block, sizes, where + " block");
     if (!block) return Unexpected{block.error()};
-    r.grid = *grid;
-    r.block = *block;
-    const std::int64_t threads = std::int64_t{r.block[0]} * r.block[1] * r.block[2];
-    if (threads > LaunchLimits::maxThreadsPerBlock) {
-      return Unexpected{fmt::format("{}: {} threads per block, over the limit of {}", where, threads, LaunchLimits::maxThreadsPerBlock)};
-    }
     auto shared = l.sharedBytes.evaluate(sizes);
     if (!shared) return Unexpected{fmt::format("{} shared_bytes: {}", where, shared.error())};
-    if (*shared < 0 || *shared > LaunchLimits::maxSharedBytes) {
-      return Unexpected{fmt::format("{}: shared_bytes = {} is outside [0, {}]", where, *shared, LaunchLimits::maxSharedBytes)};
-    }
+    if (auto v = checkLaunchConfiguration(where, *grid, *block, *shared)) return Unexpected{v->message};
+    r.grid = narrow(*grid);
+    r.block = narrow(*block);
     r.sharedBytes = static_cast<std::uint32_t>(*shared);
     for (const auto& a : l.args) {
       ResolvedArg ra{a.kind, a.buffer, 0, a.type};

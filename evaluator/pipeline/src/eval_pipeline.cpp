@@ -14,6 +14,7 @@
 #include "cuset/evaluator/candidate/launch_manifest.hpp"
 #include "cuset/evaluator/candidate/kernelbench_static_check.hpp"
 #include "cuset/evaluator/candidate/launch_plan.hpp"
+#include "cuset/evaluator/candidate/plan_validator.hpp"
 #include "cuset/evaluator/candidate/source_policy.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
 #include "cuset/evaluator/sim/sim_backend.hpp"
@@ -97,6 +98,9 @@ std::variant<CandidatePlan, EarlyVerdict> planFromManifestCandidate(const Candid
   for (const auto& set : problem.sizeSets) {
     auto p = planFromManifest(*manifest, set.sizes);
     if (!p) return EarlyVerdict{Verdict::invalid_submission, fmt::format("manifest: with sizes '{}': {}", set.name, p.error())};
+    if (auto v = validatePlan(*p, problemBuffers(problem, set.sizes))) {
+      return EarlyVerdict{Verdict::invalid_submission, fmt::format("manifest: with sizes '{}': {}", set.name, v->message)};
+    }
     plan.plans[set.name] = std::move(*p);
   }
   return plan;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/candidate/plan_validator.hpp"
 
 namespace cuset {
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "cuset/evaluator/candidate/plan_validator.hpp"
 #include "cuset/evaluator/problem/library_call.hpp"
 
 namespace cuset {
@@ -24,6 +25,14 @@ struct Refused {
 };
 
 [[noreturn]] void refuse(Verdict verdict, std::string reason) { throw Refused{{verdict, std::move(reason)}}; }
+
+// What the recording did, it did on a GPU: a launch the driver refuses and a pointer past its buffer are
+// the run's runtime errors; anything else the validator finds, no correct recording holds.
+void refuseIf(const std::optional<PlanViolation>& v, std::string_view context = {}) {
+  if (!v) return;
+  const bool gpu = v->kind == PlanViolation::Kind::launchConfiguration || v->kind == PlanViolation::Kind::pointerOutOfBounds;
+  refuse(gpu ? Verdict::runtime_error : Verdict::invalid_submission, std::string(context) + v->message);
+}
 
 std::int64_t product(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
@@ -59,6 +68,7 @@ class Converter {
       if (b.role == "scratch") plan.scratch.push_back({b.name, b.dtype, {b.numel}, b.zeroed});
       if (b.role == "output" && b.zeroed) plan.zeroedOutputs.push_back(b.name);
     }
+    refuseIf(validatePlan(plan, problemBuffers(problem_, set_.sizes)));
     return plan;
   }
 
@@ -79,7 +89,7 @@ class Converter {
       b.dtype = *dtype;
       b.numel = j.at("numel").get<std::int64_t>();
       b.zeroed = j.value("init", "empty") == "zeros";
-      if (b.numel < 1) refuse(Verdict::invalid_submission, fmt::format("the recording has a buffer '{}' of {} elements", b.name, b.numel));
+      refuseIf(checkBufferSize(b.name, b.dtype, b.numel), "the recording's ");
       if (b.role == "input") {
         const auto it = inputs.find(b.name);
         if (it == inputs.end() || it->second->dtype != b.dtype || product(*evaluateShape(*it->second, set_.sizes)) != b.numel) {
@@ -91,6 +101,7 @@ class Converter {
         refuse(Verdict::invalid_submission, fmt::format("the recording has a buffer of role '{}'", b.role));
       }
       if (!buffers_.emplace(b.name, b).second) refuse(Verdict::invalid_submission, fmt::format("the recording names buffer '{}' twice", b.name));
+      views_[b.name] = {b.dtype, b.numel};
     }
     if (budget_.bytes > 0 && problemBytes + scratchBytes > budget_.bytes) {
       refuse(budget_.verdict, fmt::format("the solution allocates {:.3g} GB of intermediates beside the problem's {:.3g} GB, over the {:.3g} GB of {}",
@@ -139,20 +150,10 @@ class Converter {
     return it->second;
   }
 
+  // Before renaming: the recording's names are the ones its views use.
   void checkView(const nlohmann::json& v) const {
-    const Buffer& b = buffer(v.at("buffer").get<std::string>());
-    if (parseDType(v.at("dtype").get<std::string>()) != b.dtype) refuse(Verdict::invalid_submission, "a recorded view's dtype is not its buffer's");
-    const auto sizes = v.at("sizes").get<std::vector<std::int64_t>>();
-    const auto strides = v.at("strides").get<std::vector<std::int64_t>>();
-    const auto offset = v.at("offset").get<std::int64_t>();
-    if (sizes.size() != strides.size() || offset < 0) refuse(Verdict::invalid_submission, "a recorded view is malformed");
-    std::int64_t last = offset;
-    for (std::size_t d = 0; d < sizes.size(); ++d) {
-      if (sizes[d] < 0 || strides[d] < 0) refuse(Verdict::invalid_submission, "a recorded view has a negative size or stride");
-      if (sizes[d] == 0) return;  // empty: nothing is touched
-      last += (sizes[d] - 1) * strides[d];
-    }
-    if (last >= b.numel) refuse(Verdict::invalid_submission, fmt::format("a recorded view reaches past the end of buffer '{}'", b.name));
+    buffer(v.at("buffer").get<std::string>());
+    refuseIf(cuset::checkView(v, views_), "the recording: ");
   }
 
   nlohmann::json renamedView(const nlohmann::json& v) const {
@@ -215,22 +216,13 @@ class Converter {
       refuse(Verdict::invalid_submission, fmt::format("the recording launches a kernel named '{}'", out.kernel.kernel));
     }
     const std::string where = fmt::format("the launch of {}", out.kernel.kernel);
-    for (int d = 0; d < 3; ++d) {
-      const auto g = k.at("grid").at(static_cast<std::size_t>(d)).get<std::int64_t>();
-      const auto b = k.at("block").at(static_cast<std::size_t>(d)).get<std::int64_t>();
-      // What the driver refuses: "invalid configuration argument".
-      if (g < 1 || g > LaunchLimits::maxGrid[static_cast<std::size_t>(d)] || b < 1 || b > LaunchLimits::maxBlock[static_cast<std::size_t>(d)]) {
-        refuse(Verdict::runtime_error, fmt::format("{}: invalid configuration argument (grid {} block {})", where, k.at("grid").dump(), k.at("block").dump()));
-      }
-      out.kernel.grid[static_cast<std::size_t>(d)] = static_cast<std::uint32_t>(g);
-      out.kernel.block[static_cast<std::size_t>(d)] = static_cast<std::uint32_t>(b);
-    }
-    if (std::int64_t{out.kernel.block[0]} * out.kernel.block[1] * out.kernel.block[2] > LaunchLimits::maxThreadsPerBlock) {
-      refuse(Verdict::runtime_error, fmt::format("{}: invalid configuration argument (block {}: over 1024 threads)", where, k.at("block").dump()));
-    }
+    const auto grid = k.at("grid").get<std::array<std::int64_t, 3>>();
+    const auto block = k.at("block").get<std::array<std::int64_t, 3>>();
     const auto shared = k.at("shared").get<std::int64_t>();
-    if (shared < 0 || shared > LaunchLimits::maxSharedBytes) {
-      refuse(Verdict::runtime_error, fmt::format("{}: {} bytes of dynamic shared memory, over the {} a block can have", where, shared, LaunchLimits::maxSharedBytes));
+    refuseIf(checkLaunchConfiguration(where, grid, block, shared));  // before narrowing
+    for (std::size_t d = 0; d < 3; ++d) {
+      out.kernel.grid[d] = static_cast<std::uint32_t>(grid[d]);
+      out.kernel.block[d] = static_cast<std::uint32_t>(block[d]);
     }
     out.kernel.sharedBytes = static_cast<std::uint32_t>(shared);
     for (const auto& a : k.at("args")) out.kernel.args.push_back(argument(a, where));
@@ -244,17 +236,11 @@ class Converter {
       return p;
     }
     if (a.contains("buffer")) {
-      const Buffer& b = buffer(a.at("buffer").get<std::string>());
-      const auto offset = a.at("byte_offset").get<std::int64_t>();
-      const std::int64_t bytes = b.numel * static_cast<std::int64_t>(dtypeSize(b.dtype));
-      if (offset < 0 || offset > bytes) {
-        refuse(Verdict::runtime_error, fmt::format("{}: a pointer {} bytes into '{}', which has {}", where, offset, b.name, bytes));
-      }
-      return PlanArg::pointer(b.name, offset);
+      return PlanArg::pointer(buffer(a.at("buffer").get<std::string>()).name, a.at("byte_offset").get<std::int64_t>());  // validatePlan checks it
     }
     PlanArg p;
     const std::string hex = a.at("bytes").get<std::string>();
-    if (hex.size() % 2 || hex.size() > 128) refuse(Verdict::invalid_submission, fmt::format("{}: a malformed scalar argument", where));
+    if (hex.size() % 2 || hex.size() > 2 * LaunchLimits::maxScalarBytes) refuse(Verdict::invalid_submission, fmt::format("{}: a malformed scalar argument", where));
     for (std::size_t i = 0; i < hex.size(); i += 2) p.bytes.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
     const std::string kind = a.value("kind", "bytes");
     const std::size_t bits = 8 * p.bytes.size();
@@ -271,6 +257,7 @@ class Converter {
   const MemoryBudget& budget_;
   std::optional<PlanRefusal>* standing_;
   std::map<std::string, Buffer> buffers_;  // by the recording's name
+  PlanBuffers views_;                      // the same, as the validator reads them
   std::vector<PlanStep> outputCopies_;
 };
 

@@ -10,6 +10,7 @@
 #include "cuset/common/expected.hpp"
 #include "cuset/evaluator/problem/int_expr.hpp"
 #include "cuset/evaluator/problem/problem.hpp"
+#include "cuset/evaluator/candidate/plan_validator.hpp"
 
 namespace cuset {
 
@@ -37,16 +38,6 @@ struct LaunchManifest {
 
   // Distinct kernel names in launch order.
   std::vector<std::string> kernelNames() const;
-};
-
-// Launch limits a manifest must respect on every GPU CuSeT targets (compute capability 7.5+).
-struct LaunchLimits {
-  static constexpr std::int64_t maxThreadsPerBlock = 1024;
-  static constexpr std::array<std::int64_t, 3> maxBlock{1024, 1024, 64};
-  static constexpr std::array<std::int64_t, 3> maxGrid{2147483647, 65535, 65535};
-  static constexpr std::int64_t maxSharedBytes = 227 * 1024;  // opt-in maximum on sm_90
-  // A cubin's static shared section also holds the 1 KiB that sm_80+ reserves per block.
-  static constexpr std::int64_t reservedSharedBytes = 1024;
 };
 
 // Finds and parses the manifest of `source` and checks it against `problem`: buffer names exist, size

@@ -1,0 +1,150 @@
+#include "cuset/evaluator/candidate/plan_validator.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "cuset/evaluator/candidate/launch_plan.hpp"
+
+namespace cuset {
+namespace {
+
+PlanViolation violation(PlanViolation::Kind kind, std::string message) { return {kind, std::move(message)}; }
+
+const PlanBuffer* find(const PlanBuffers& buffers, const std::string& name) {
+  const auto it = buffers.find(name);
+  return it == buffers.end() ? nullptr : &it->second;
+}
+
+std::optional<PlanViolation> checkViews(const nlohmann::json& j, const PlanBuffers& buffers) {
+  if (j.is_array()) {
+    for (const auto& x : j) {
+      if (auto v = checkViews(x, buffers)) return v;
+    }
+  } else if (j.is_object()) {
+    if (j.contains("tensor")) return checkView(j.at("tensor"), buffers);
+    for (const auto& [key, x] : j.items()) {
+      if (auto v = checkViews(x, buffers)) return v;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<PlanViolation> checkLaunchConfiguration(std::string_view where, const std::array<std::int64_t, 3>& grid,
+                                                      const std::array<std::int64_t, 3>& block, std::int64_t sharedBytes) {
+  static constexpr char kAxis[] = {'x', 'y', 'z'};
+  for (std::size_t d = 0; d < 3; ++d) {
+    for (const auto& [what, value, limit] : {std::tuple{"grid", grid[d], LaunchLimits::maxGrid[d]}, std::tuple{"block", block[d], LaunchLimits::maxBlock[d]}}) {
+      if (value < 1 || value > limit) {
+        return violation(PlanViolation::Kind::launchConfiguration,
+                         fmt::format("{}: {}.{} = {} is outside [1, {}] (invalid configuration argument)", where, what, kAxis[d], value, limit));
+      }
+    }
+  }
+  if (const std::int64_t threads = block[0] * block[1] * block[2]; threads > LaunchLimits::maxThreadsPerBlock) {
+    return violation(PlanViolation::Kind::launchConfiguration,
+                     fmt::format("{}: {} threads per block, over the limit of {} (invalid configuration argument)", where, threads,
+                                 LaunchLimits::maxThreadsPerBlock));
+  }
+  if (sharedBytes < 0 || sharedBytes > LaunchLimits::maxSharedBytes) {
+    return violation(PlanViolation::Kind::launchConfiguration,
+                     fmt::format("{}: shared_bytes = {} is outside [0, {}], the dynamic shared memory a block can have", where, sharedBytes,
+                                 LaunchLimits::maxSharedBytes));
+  }
+  return std::nullopt;
+}
+
+std::optional<PlanViolation> checkBufferSize(std::string_view name, DType dtype, std::int64_t numel) {
+  std::int64_t bytes = 0;
+  if (numel < 1) return violation(PlanViolation::Kind::malformed, fmt::format("buffer '{}' has {} elements", name, numel));
+  if (__builtin_mul_overflow(numel, static_cast<std::int64_t>(dtypeSize(dtype)), &bytes) || bytes > kMaxTensorBytes) {
+    return violation(PlanViolation::Kind::malformed, fmt::format("buffer '{}' is absurdly large (over {} GiB)", name, kMaxTensorBytes >> 30));
+  }
+  return std::nullopt;
+}
+
+std::optional<PlanViolation> checkView(const nlohmann::json& v, const PlanBuffers& buffers) {
+  const std::string name = v.at("buffer").get<std::string>();
+  const PlanBuffer* b = find(buffers, name);
+  if (!b) return violation(PlanViolation::Kind::malformed, fmt::format("a view of an unknown buffer '{}'", name));
+  if (parseDType(v.at("dtype").get<std::string>()) != b->dtype) return violation(PlanViolation::Kind::malformed, "a view's dtype is not its buffer's");
+  const auto sizes = v.at("sizes").get<std::vector<std::int64_t>>();
+  const auto strides = v.at("strides").get<std::vector<std::int64_t>>();
+  const auto offset = v.at("offset").get<std::int64_t>();
+  if (sizes.size() != strides.size() || offset < 0) return violation(PlanViolation::Kind::malformed, "a view is malformed");
+  std::int64_t last = offset;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] < 0 || strides[d] < 0) return violation(PlanViolation::Kind::malformed, "a view has a negative size or stride");
+    if (sizes[d] == 0) return std::nullopt;  // empty: nothing is touched
+    std::int64_t reach = 0;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) || __builtin_add_overflow(last, reach, &last)) last = b->numel;
+  }
+  if (last >= b->numel) return violation(PlanViolation::Kind::malformed, fmt::format("a view reaches past the end of buffer '{}'", name));
+  return std::nullopt;
+}
+
+PlanBuffers problemBuffers(const Problem& problem, const SizeBindings& sizes) {
+  PlanBuffers out;
+  for (const auto* list : {&problem.inputs, &problem.outputs}) {
+    for (const auto& t : *list) {
+      const auto shape = evaluateShape(t, sizes);  // the problem's own shapes: checked when it was loaded
+      std::int64_t numel = 1;
+      for (const auto d : *shape) numel *= d;
+      out[t.name] = {t.dtype, numel};
+    }
+  }
+  return out;
+}
+
+std::optional<PlanViolation> validatePlan(const LaunchPlan& plan, PlanBuffers buffers) {
+  for (const auto& s : plan.scratch) {
+    std::int64_t numel = 1;
+    for (const auto d : s.shape) {
+      if (d < 1) {
+        numel = 0;
+        break;
+      }
+      if (__builtin_mul_overflow(numel, d, &numel)) {
+        numel = std::numeric_limits<std::int64_t>::max();  // absurd: checkBufferSize says so
+        break;
+      }
+    }
+    if (auto v = checkBufferSize(s.name, s.dtype, numel)) return v;
+    buffers[s.name] = {s.dtype, numel};
+  }
+  std::size_t index = 0;
+  for (const auto& step : plan.steps) {
+    const std::string where = step.kind == PlanStep::Kind::kernel ? fmt::format("launch {} ({})", index, step.kernel.kernel)
+                                                                  : fmt::format("step {} ({})", index, step.library.op());
+    ++index;
+    if (step.kind == PlanStep::Kind::library) {
+      auto v = checkViews(step.library.call.value("args", nlohmann::json()), buffers);
+      if (!v) v = checkViews(step.library.call.value("kwargs", nlohmann::json()), buffers);
+      for (const auto& out : step.library.call.value("outputs", nlohmann::json::array())) {
+        if (!v) v = checkView(out, buffers);
+      }
+      if (v) return PlanViolation{v->kind, where + ": " + v->message};
+      continue;
+    }
+    const KernelStep& k = step.kernel;
+    const auto widen = [](const std::array<std::uint32_t, 3>& a) { return std::array<std::int64_t, 3>{a[0], a[1], a[2]}; };
+    if (auto v = checkLaunchConfiguration(where, widen(k.grid), widen(k.block), k.sharedBytes)) return v;
+    for (const auto& a : k.args) {
+      if (a.kind == PlanArg::Kind::scalar && (a.bytes.empty() || a.bytes.size() > LaunchLimits::maxScalarBytes)) {
+        return violation(PlanViolation::Kind::malformed, fmt::format("{}: a scalar argument of {} bytes", where, a.bytes.size()));
+      }
+      if (a.kind != PlanArg::Kind::buffer) continue;
+      const PlanBuffer* b = find(buffers, a.buffer);
+      if (!b) return violation(PlanViolation::Kind::malformed, fmt::format("{}: an argument names an unknown buffer '{}'", where, a.buffer));
+      if (a.byteOffset < 0 || a.byteOffset > b->bytes()) {
+        return violation(PlanViolation::Kind::pointerOutOfBounds,
+                         fmt::format("{}: a pointer {} bytes into '{}', which has {}", where, a.byteOffset, a.buffer, b->bytes()));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace cuset
