@@ -15,6 +15,7 @@ packages=(
   zlib1g-dev              # gzip of the sources embedded in leaderboard.html
   openssl                 # the HTTPS endpoint test makes a self-signed certificate
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang-format-14         # the format test (tests/check_format.py; .clang-format)
   chromium                # headless browser test of report.html
   node-highlight.js       # highlight.js core and language files, bundled into report.html's syntax highlighting
 )

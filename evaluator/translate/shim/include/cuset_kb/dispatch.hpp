@@ -1,4 +1,7 @@
 #pragma once
+// clang-format off
+// (not formatted: macro lists that stand for ATen's generated declarations, several to a line, on
+// which clang-format 14 reaches no fixed point)
 // AT_DISPATCH_*: the lambda once, with scalar_t set from the tensor's dtype, as ATen's macros do.
 // The _AND variants take their extra types as expressions the preprocessor cannot read, so they
 // accept both reduced floating types; a plan is recorded for one dtype per tensor, the problem's,
