@@ -38,9 +38,7 @@ struct Fixture {
     std::error_code ec;
     fs::remove_all(scratch, ec);
   }
-  std::vector<std::string> kernels(const Candidate& c) const {
-    return parseLaunchManifest(c.source, *suite.find(c.problemId))->kernelNames();
-  }
+  std::vector<std::string> kernels(const Candidate& c) const { return parseLaunchManifest(c.source, *suite.find(c.problemId))->kernelNames(); }
 };
 
 Fixture& fixture() {
@@ -79,8 +77,8 @@ void BM_NvccCubin(benchmark::State& state, std::size_t index) {
   // nvcc gets the half headers exactly when NVRTC's prelude would include them, so both compile the
   // same code.
   const std::string halfHeaders = sourceNeedsHalfTypes(c.source) ? "-include cuda_fp16.h -include cuda_bf16.h" : "";
-  const std::string command = fmt::format("{} -cubin -arch=sm_90 -std=c++17 -lineinfo {} {} -o {}.cubin", CUSET_NVCC, halfHeaders,
-                                          src.string(), src.string());
+  const std::string command =
+      fmt::format("{} -cubin -arch=sm_90 -std=c++17 -lineinfo {} {} -o {}.cubin", CUSET_NVCC, halfHeaders, src.string(), src.string());
   for (auto _ : state) {
     if (std::system(command.c_str()) != 0) state.SkipWithError("nvcc failed");
   }
@@ -142,18 +140,17 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
 
   fmt::print("\nfirst NVRTC compile in a fresh process (includes NVRTC start-up): {:.1f} ms\n\n", coldMs);
-  fmt::print("{:<16} {:>10} {:>10} {:>10} {:>10} {:>12} {:>14}\n", "kernel", "nvcc ms", "nvrtc ms", "speedup", "hit ms",
-             "harness ms", "harness/nvrtc");
+  fmt::print("{:<16} {:>10} {:>10} {:>10} {:>10} {:>12} {:>14}\n", "kernel", "nvcc ms", "nvrtc ms", "speedup", "hit ms", "harness ms",
+             "harness/nvrtc");
   for (const auto& l : labels) {
     auto get = [&](const std::string& prefix) {
       auto it = reporter.ms.find(prefix + "/" + l);
       return it == reporter.ms.end() ? 0.0 : it->second;
     };
-    const double nvcc = get("nvcc_cubin"), nvrtc = get("nvrtc_uncached"), hit = get("nvrtc_cache_hit"),
-                 harness = get("harness_overhead");
+    const double nvcc = get("nvcc_cubin"), nvrtc = get("nvrtc_uncached"), hit = get("nvrtc_cache_hit"), harness = get("harness_overhead");
     if (nvrtc == 0.0) continue;
-    fmt::print("{:<16} {:>10.1f} {:>10.1f} {:>9.1f}x {:>10.3f} {:>12.3f} {:>13.2f}%\n", l, nvcc, nvrtc, nvrtc > 0 ? nvcc / nvrtc : 0.0, hit,
-               harness, 100.0 * harness / nvrtc);
+    fmt::print("{:<16} {:>10.1f} {:>10.1f} {:>9.1f}x {:>10.3f} {:>12.3f} {:>13.2f}%\n", l, nvcc, nvrtc, nvrtc > 0 ? nvcc / nvrtc : 0.0, hit, harness,
+               100.0 * harness / nvrtc);
   }
   benchmark::Shutdown();
   return 0;

@@ -18,10 +18,14 @@ namespace {
 constexpr int kVocab = 768, kHidden = 128, kInter = 352, kLayers = 2, kHeads = 4, kKvHeads = 2, kBatch = 4, kSeq = 256;
 
 cuset::CausalLm makeModel() {
-  return cuset::CausalLm(cuset::ModelConfig::fromJson(nlohmann::json{{"model_type", "qwen2"}, {"vocab_size", kVocab}, {"hidden_size", kHidden},
-                                                       {"intermediate_size", kInter}, {"num_hidden_layers", kLayers},
-                                                       {"num_attention_heads", kHeads}, {"num_key_value_heads", kKvHeads},
-                                                       {"tie_word_embeddings", true}},
+  return cuset::CausalLm(cuset::ModelConfig::fromJson(nlohmann::json{{"model_type", "qwen2"},
+                                                                     {"vocab_size", kVocab},
+                                                                     {"hidden_size", kHidden},
+                                                                     {"intermediate_size", kInter},
+                                                                     {"num_hidden_layers", kLayers},
+                                                                     {"num_attention_heads", kHeads},
+                                                                     {"num_key_value_heads", kKvHeads},
+                                                                     {"tie_word_embeddings", true}},
                                                       "bench"));
 }
 
@@ -82,7 +86,8 @@ int main(int argc, char** argv) {
   fmt::print("objective step time, {} threads, batch {}x{}, {} steps each\n", threads, kBatch, kSeq, steps);
   fmt::print("{:<26} {:>9}  {:>7}  {}\n", "objective", "ms/step", "vs sft", "target");
   fmt::print("{:<26} {:>9.2f}  {:>7}  {}\n", "sft", sftMs, "1.00x", "");
-  fmt::print("{:<26} {:>9.2f}  {:>6.2f}x  <= 1.10x: {}\n", "cuset (self confidence)", selfMs, selfMs / sftMs, selfMs / sftMs <= 1.10 ? "met" : "NOT met");
+  fmt::print("{:<26} {:>9.2f}  {:>6.2f}x  <= 1.10x: {}\n", "cuset (self confidence)", selfMs, selfMs / sftMs,
+             selfMs / sftMs <= 1.10 ? "met" : "NOT met");
   fmt::print("{:<26} {:>9.2f}  {:>6.2f}x  <= 1.40x: {}\n", "cuset (reference)", refMs, refMs / sftMs, refMs / sftMs <= 1.40 ? "met" : "NOT met");
   return 0;
 }

@@ -44,10 +44,11 @@ struct RegionJob {
   RegionLayout layout;
 
   explicit RegionJob(std::int64_t elements)
-      : problem(parseProblem(fmt::format("name: t\nlevel: 1\nsizes: {{small: {{N: {}}}}}\ninputs: {{}}\noutputs: {{y: {{dtype: int32, shape: [N]}}}}\n"
-                                         "reference: |\n  def forward(N: int) -> Tensor:\n      return torch.zeros(N, dtype=torch.int32)\n",
-                                         elements),
-                             "t/problem.yaml", "t")),
+      : problem(
+            parseProblem(fmt::format("name: t\nlevel: 1\nsizes: {{small: {{N: {}}}}}\ninputs: {{}}\noutputs: {{y: {{dtype: int32, shape: [N]}}}}\n"
+                                     "reference: |\n  def forward(N: int) -> Tensor:\n      return torch.zeros(N, dtype=torch.int32)\n",
+                                     elements),
+                         "t/problem.yaml", "t")),
         manifest(std::move(parseLaunchManifest("/*@cuset\nlaunches: [{kernel: touch, grid: [1], block: [1], args: [y]}]\n*/", problem)).value()),
         plan(std::move(planFromManifest(manifest, problem.sizes("small"))).value()),
         layout(RegionLayout::plan(problem, plan, problem.sizes("small"))) {}

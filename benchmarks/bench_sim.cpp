@@ -72,7 +72,6 @@ extern "C" __global__ void row_loop(const float* x, float* y, int n, int iterati
 }
 )";
 
-
 // The host build's variants measured side by side (issue #33): the default, without each of the flags
 // that make its verdicts the GPU's, at -O2, and with its loads instrumented as a layout with buffer
 // tails asks (tailReadsChecked; in the suite, noTailReadCheck turns that off for the tails' problems).
@@ -121,15 +120,16 @@ const VariantKernels& variantKernels(Build build) {
   if (it == built.end()) {
     const std::string name = fmt::format("variant-{}", static_cast<int>(build));
     const SimCompiler compiler(SimToolchain::fromBuild(), scratch() / name, optionsFor(build, scratch() / (name + "-pch")));
-    it = built.emplace(build, VariantKernels{openBuilt(compiler, plainSource(), {"axpy"}, checksFor(build)),
-                                             openBuilt(compiler, kLoopSource, {"row_loop"}, checksFor(build))})
+    it = built
+             .emplace(build, VariantKernels{openBuilt(compiler, plainSource(), {"axpy"}, checksFor(build)),
+                                            openBuilt(compiler, kLoopSource, {"row_loop"}, checksFor(build))})
              .first;
   }
   // Two tails, away from the kernels' buffers, as a problem with an odd-sized input and output has:
   // every instrumented load compares itself with both.
   static const std::vector<std::byte> elsewhere(64);
-  cuset_sim::set_tail_ranges({{elsewhere.data() + 12, elsewhere.data() + 16, 12, "input", "a"},
-                              {elsewhere.data() + 44, elsewhere.data() + 48, 12, "output", "b"}});
+  cuset_sim::set_tail_ranges(
+      {{elsewhere.data() + 12, elsewhere.data() + 16, 12, "input", "a"}, {elsewhere.data() + 44, elsewhere.data() + 48, 12, "output", "b"}});
   return it->second;
 }
 
@@ -185,7 +185,7 @@ struct GemmSolution {
   const char* label;
   const char* file;  // under problems/level1
   const char* kernel;
-  bool half;         // float16 operands (else float32)
+  bool half;                             // float16 operands (else float32)
   unsigned tileRows, tileCols, threads;  // of C per block; threads per block (a 16x16 block when 256)
 };
 constexpr GemmSolution kGemms[] = {
@@ -233,7 +233,8 @@ void BM_Gemm(benchmark::State& state, const GemmSolution& g) {
     if (!outcome.ok) state.SkipWithError(outcome.error.c_str());
   }
   state.SetItemsProcessed(state.iterations() * std::int64_t{spec.grid[0]} * spec.grid[1] * g.threads);
-  state.counters["gflops"] = benchmark::Counter(2.0 * kGemmN * kGemmN * kGemmN * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  state.counters["gflops"] =
+      benchmark::Counter(2.0 * kGemmN * kGemmN * kGemmN * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
 
 // Each GEMM solution's host build from a fresh source (never a cache hit).
@@ -312,11 +313,21 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }
-    benchmark::RegisterBenchmark(fmt::format("shared_reduction_256K/host_threads:{}", hostThreads).c_str(), BM_SharedReduction)->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark(fmt::format("warp_shuffle_256K/host_threads:{}", hostThreads).c_str(), BM_WarpShuffle)->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(fmt::format("shared_reduction_256K/host_threads:{}", hostThreads).c_str(), BM_SharedReduction)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(fmt::format("warp_shuffle_256K/host_threads:{}", hostThreads).c_str(), BM_WarpShuffle)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
     if (hostThreads == 2) {
-      benchmark::RegisterBenchmark("host_build/precompiled_prelude", BM_HostBuild, true, Build::standard)->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
-      benchmark::RegisterBenchmark("host_build/prelude_from_source", BM_HostBuild, false, Build::standard)->Unit(benchmark::kMillisecond)->Iterations(8)->UseRealTime();
+      benchmark::RegisterBenchmark("host_build/precompiled_prelude", BM_HostBuild, true, Build::standard)
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(8)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark("host_build/prelude_from_source", BM_HostBuild, false, Build::standard)
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(8)
+          ->UseRealTime();
       benchmark::RegisterBenchmark("host_build/precompiled_prelude_O2", BM_HostBuild, true, Build::optimizedO2)
           ->Unit(benchmark::kMillisecond)
           ->Iterations(8)
@@ -329,12 +340,12 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kMillisecond)
           ->Iterations(8)
           ->UseRealTime();
-      for (const auto& [name, precompiled, build] : {std::tuple{"precompiled_prelude", true, Build::standard},
-                                                     std::tuple{"prelude_from_source", false, Build::standard},
-                                                     std::tuple{"precompiled_prelude_no_alignment_check", true, Build::noAlignmentCheck},
-                                                     std::tuple{"precompiled_prelude_no_fma_contraction", true, Build::noFmaContraction},
-                                                     std::tuple{"precompiled_prelude_O2", true, Build::optimizedO2},
-                                                     std::tuple{"precompiled_prelude_no_tail_read_check", true, Build::noTailReadCheck}}) {
+      for (const auto& [name, precompiled, build] :
+           {std::tuple{"precompiled_prelude", true, Build::standard}, std::tuple{"prelude_from_source", false, Build::standard},
+            std::tuple{"precompiled_prelude_no_alignment_check", true, Build::noAlignmentCheck},
+            std::tuple{"precompiled_prelude_no_fma_contraction", true, Build::noFmaContraction},
+            std::tuple{"precompiled_prelude_O2", true, Build::optimizedO2},
+            std::tuple{"precompiled_prelude_no_tail_read_check", true, Build::noTailReadCheck}}) {
         benchmark::RegisterBenchmark(fmt::format("suite_end_to_end/jobs:2/{}", name).c_str(), BM_SuiteEndToEnd, precompiled, build)
             ->Unit(benchmark::kSecond)
             ->Iterations(1)
@@ -342,7 +353,10 @@ int main(int argc, char** argv) {
       }
       for (const GemmSolution& g : kGemms) {
         benchmark::RegisterBenchmark(fmt::format("gemm_128/{}", g.label).c_str(), BM_Gemm, g)->Unit(benchmark::kMillisecond)->UseRealTime();
-        benchmark::RegisterBenchmark(fmt::format("gemm_host_build/{}", g.label).c_str(), BM_GemmHostBuild, g)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+        benchmark::RegisterBenchmark(fmt::format("gemm_host_build/{}", g.label).c_str(), BM_GemmHostBuild, g)
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(3)
+            ->UseRealTime();
       }
     }
     benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -363,16 +377,19 @@ int main(int argc, char** argv) {
         return 0.0;
       };
       const double pch = seconds("host_build/precompiled_prelude/"), source = seconds("host_build/prelude_from_source");
-      const double suitePch = seconds("suite_end_to_end/jobs:2/precompiled_prelude/"), suiteSource = seconds("suite_end_to_end/jobs:2/prelude_from_source");
+      const double suitePch = seconds("suite_end_to_end/jobs:2/precompiled_prelude/"),
+                   suiteSource = seconds("suite_end_to_end/jobs:2/prelude_from_source");
       fmt::print("{:<40} {:>14} {:>14} {:>8}\n", "side by side", "precompiled", "from source", "ratio");
       if (pch > 0) fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x\n", "one candidate's host build", pch, source, source / pch);
       if (const double o2 = seconds("host_build/precompiled_prelude_O2"); pch > 0 && o2 > 0) {
         fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x  (-O1 / -O2)\n", "one candidate's host build", pch, o2, o2 / pch);
       }
       if (const double unfused = seconds("host_build/precompiled_prelude_no_fma_contraction"); pch > 0 && unfused > 0) {
-        fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x  (with / without FMA contraction)\n", "one candidate's host build", pch, unfused, unfused / pch);
+        fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x  (with / without FMA contraction)\n", "one candidate's host build", pch, unfused,
+                   unfused / pch);
       }
-      if (suitePch > 0) fmt::print("{:<40} {:>12.1f} s {:>12.1f} s {:>7.2f}x\n", "bundled suite, cold caches", suitePch, suiteSource, suiteSource / suitePch);
+      if (suitePch > 0)
+        fmt::print("{:<40} {:>12.1f} s {:>12.1f} s {:>7.2f}x\n", "bundled suite, cold caches", suitePch, suiteSource, suiteSource / suitePch);
       for (const auto& [suffix, label] : {std::pair{"_O2", "(-O1 / -O2)"}, std::pair{"_no_alignment_check", "(with / without alignment check)"},
                                           std::pair{"_no_fma_contraction", "(with / without FMA contraction)"}}) {
         if (const double other = seconds(fmt::format("suite_end_to_end/jobs:2/precompiled_prelude{}", suffix)); suitePch > 0 && other > 0) {

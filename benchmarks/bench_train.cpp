@@ -42,9 +42,13 @@ int main(int argc, char** argv) {
   }
   cuset::setComputeThreads(threads);
   torch::manual_seed(0);
-  cuset::CausalLm model(cuset::ModelConfig::fromJson({{"model_type", "qwen2"}, {"vocab_size", kVocab}, {"hidden_size", kHidden},
-                                                      {"intermediate_size", kInter}, {"num_hidden_layers", kLayers},
-                                                      {"num_attention_heads", kHeads}, {"num_key_value_heads", kKvHeads},
+  cuset::CausalLm model(cuset::ModelConfig::fromJson({{"model_type", "qwen2"},
+                                                      {"vocab_size", kVocab},
+                                                      {"hidden_size", kHidden},
+                                                      {"intermediate_size", kInter},
+                                                      {"num_hidden_layers", kLayers},
+                                                      {"num_attention_heads", kHeads},
+                                                      {"num_key_value_heads", kKvHeads},
                                                       {"tie_word_embeddings", true}},
                                                      "bench"));
   torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-3).betas({0.9, 0.95}).weight_decay(0.01));
@@ -65,8 +69,8 @@ int main(int argc, char** argv) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / steps;
   };
   // Same BLAS threading as the C++ side (setComputeThreads): one OpenBLAS thread under LibTorch's.
-  const std::string command = fmt::format("OPENBLAS_NUM_THREADS=1 {} {}/python/train_step.py {} {} {} {} {} {} {} {} {} {} 2>&1", CUSET_PYTHON, CUSET_BENCH_DIR, kVocab,
-                                          kHidden, kInter, kLayers, kHeads, kKvHeads, kBatch, kSeq, steps, threads);
+  const std::string command = fmt::format("OPENBLAS_NUM_THREADS=1 {} {}/python/train_step.py {} {} {} {} {} {} {} {} {} {} 2>&1", CUSET_PYTHON,
+                                          CUSET_BENCH_DIR, kVocab, kHidden, kInter, kLayers, kHeads, kKvHeads, kBatch, kSeq, steps, threads);
   auto pythonStepMs = [&]() -> double {
     std::string output;
     if (FILE* pipe = popen(command.c_str(), "r")) {
@@ -97,8 +101,8 @@ int main(int argc, char** argv) {
   fmt::print("  C++ (cuset)     {:8.1f} ms/step (median; rounds: {:.1f})\n", median(cpp), fmt::join(cpp, ", "));
   if (!ratios.empty()) {
     fmt::print("  Python PyTorch  {:8.1f} ms/step (median; rounds: {:.1f})\n", median(python), fmt::join(python, ", "));
-    fmt::print("  ratio python/c++ {:.2f}x (median of rounds; range {:.2f}-{:.2f}x)\n", median(ratios), *std::min_element(ratios.begin(), ratios.end()),
-               *std::max_element(ratios.begin(), ratios.end()));
+    fmt::print("  ratio python/c++ {:.2f}x (median of rounds; range {:.2f}-{:.2f}x)\n", median(ratios),
+               *std::min_element(ratios.begin(), ratios.end()), *std::max_element(ratios.begin(), ratios.end()));
   }
 
   const long before = residentKiB();

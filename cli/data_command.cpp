@@ -18,11 +18,14 @@ void registerDataCommand(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = data->add_subcommand("synth", "Generate problem instances with verified (sim) responses, held-out problems and a dataset card");
   cmd->add_option("--out", o->out, "Training JSONL to write (card, held-out suite and verification run go next to it)")->required();
   cmd->add_option("--families", o->families, familyHelp)->delimiter(',');
-  cmd->add_option("--heldout-families", o->heldoutFamilies, "Families never trained on (an evaluation set of their own)")->delimiter(',')->capture_default_str();
+  cmd->add_option("--heldout-families", o->heldoutFamilies, "Families never trained on (an evaluation set of their own)")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--per-family", o->perFamily, "Training samples per family, before rejects")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Generator seed (sizes, names, implementations, held-out split)")->capture_default_str();
   cmd->add_option("--heldout-fraction", o->heldoutVariantFraction, "Share of each training family's variants held out")->capture_default_str();
-  cmd->add_option("--heldout-instances", o->heldoutInstances, "Held-out new instances (sizes, tensor names) of trained variants")->capture_default_str();
+  cmd->add_option("--heldout-instances", o->heldoutInstances, "Held-out new instances (sizes, tensor names) of trained variants")
+      ->capture_default_str();
   cmd->add_option("--heldout-variants", o->heldoutVariants, "Held-out problems from variants never trained on, at most")->capture_default_str();
   cmd->add_option("--heldout-per-family", o->heldoutPerFamily, "Problems per unseen family")->capture_default_str();
   cmd->add_option("--trials", o->trials, "Sim correctness trials per response")->check(CLI::Range(1, 100))->capture_default_str();

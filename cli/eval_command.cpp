@@ -26,16 +26,18 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
                    "JSONL file of candidates, a folder of .cu / .py files, or a KernelBench run folder (level_L_problem_P_sample_S_kernel.py)")
       ->required();
   auto kernelbenchRoot = std::make_shared<std::string>();
-  eval->add_option("--kernelbench", *kernelbenchRoot,
-                   "KernelBench checkout: the problems a KernelBench run folder names are imported from it on first use (cached) instead of --problems")
+  eval->add_option(
+          "--kernelbench", *kernelbenchRoot,
+          "KernelBench checkout: the problems a KernelBench run folder names are imported from it on first use (cached) instead of --problems")
       ->check(CLI::ExistingDirectory)
       ->excludes(problems);
   eval->add_option("--kernelbench-check", config->kernelbench.check,
                    "KernelBench's own check beside CuSeT's (kernelbench_correct): auto (KernelBench solutions and problems), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
-  eval->add_option("--precision", config->kernelbench.precision,
-                   "KernelBench's precision option: fp32 as the problems are; fp16 or bf16 cast every float32 input, weight and output (tolerance 1e-2)")
+  eval->add_option(
+          "--precision", config->kernelbench.precision,
+          "KernelBench's precision option: fp32 as the problems are; fp16 or bf16 cast every float32 input, weight and output (tolerance 1e-2)")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
       ->capture_default_str();
   eval->add_option("--kernelbench-static", config->kernelbench.staticChecks,
@@ -43,7 +45,8 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
       ->check(CLI::IsMember({"record", "strict"}))
       ->capture_default_str();
   eval->add_option("--kernelbench-baseline", config->kernelbench.baseline,
-                   "KernelBench's baseline timing JSON ({\"level1\": {\"19_ReLU.py\": {\"mean\": ms}}}): writes analysis_results.json (fast_p, geometric-mean speedup)")
+                   "KernelBench's baseline timing JSON ({\"level1\": {\"19_ReLU.py\": {\"mean\": ms}}}): writes analysis_results.json (fast_p, "
+                   "geometric-mean speedup)")
       ->check(CLI::ExistingFile);
   eval->add_option("--pass-at-k", config->kernelbench.passAtK, "k values of pass_at_k_results.json (KernelBench's pass@k file)")
       ->delimiter(',')
@@ -72,13 +75,15 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
       ->check([](const std::string& v) {
         if (v == "all") return std::string();
         for (std::size_t i = 0; i < v.size(); ++i) {
-          if (!std::isdigit(static_cast<unsigned char>(v[i])) && !(v[i] == ',' && i > 0 && i + 1 < v.size())) return std::string("expected all or 0,1,...");
+          if (!std::isdigit(static_cast<unsigned char>(v[i])) && !(v[i] == ',' && i > 0 && i + 1 < v.size()))
+            return std::string("expected all or 0,1,...");
         }
         return std::string();
       })
       ->capture_default_str();
   auto shard = std::make_shared<std::string>();
-  eval->add_option("--shard", *shard, "Judge shard I of N (I/N, 1-based): all samples of a problem in one shard; needs --seed; `cuset merge` joins them")
+  eval->add_option("--shard", *shard,
+                   "Judge shard I of N (I/N, 1-based): all samples of a problem in one shard; needs --seed; `cuset merge` joins them")
       ->check([](const std::string& v) { return parseShard(v) ? std::string() : std::string("expected I/N with 1 <= I <= N, e.g. 2/8"); });
   eval->add_option("--seed", *seed, "Secret per-run input seed (default: random, recorded in run.json)");
   eval->add_option("--cache-dir", config->cacheDir, "Cache folder for compiled kernels (default: $XDG_CACHE_HOME/cuset)");

@@ -15,11 +15,12 @@ namespace {
 
 void printEndpointSummary(const EndpointGenerateSummary& s, const std::string& out) {
   const double tokensPerSecond = s.seconds > 0 ? static_cast<double>(s.completionTokens) / s.seconds : 0.0;
-  fmt::print("{} samples for {} problems ({} reused, {} requested in {} requests, {} retries, {} failed{}); {} prompt + {} completion tokens{} "
-             "in {:.1f} s ({:.0f} tokens/s) -> {}\n",
-             s.samples, s.problems, s.reused, s.samples - s.reused, s.requests, s.retries, s.failed,
-             s.nIgnored ? ", n not honoured: one request per sample" : "", s.promptTokens, s.completionTokens,
-             s.usageMissing ? fmt::format(" (usage unknown for {} samples)", s.usageMissing) : "", s.seconds, tokensPerSecond, out);
+  fmt::print(
+      "{} samples for {} problems ({} reused, {} requested in {} requests, {} retries, {} failed{}); {} prompt + {} completion tokens{} "
+      "in {:.1f} s ({:.0f} tokens/s) -> {}\n",
+      s.samples, s.problems, s.reused, s.samples - s.reused, s.requests, s.retries, s.failed,
+      s.nIgnored ? ", n not honoured: one request per sample" : "", s.promptTokens, s.completionTokens,
+      s.usageMissing ? fmt::format(" (usage unknown for {} samples)", s.usageMissing) : "", s.seconds, tokensPerSecond, out);
 }
 
 }  // namespace
@@ -48,13 +49,16 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
   cmd->add_option("--temperature", o->temperature, "Sampling temperature (0: greedy)")->capture_default_str();
   cmd->add_option("--top-p", o->topP, "Nucleus sampling threshold")->capture_default_str();
   cmd->add_option("--max-new-tokens,--max-tokens", o->maxNewTokens, "Tokens per response at most")->capture_default_str();
-  CLI::Option* seed = cmd->add_option("--seed", o->seed, "Sampling seed (with --endpoint: sample i sends seed + i; default: none sent)")->capture_default_str();
+  CLI::Option* seed =
+      cmd->add_option("--seed", o->seed, "Sampling seed (with --endpoint: sample i sends seed + i; default: none sent)")->capture_default_str();
   cmd->add_option("--model-name", o->modelName, "Model name in the candidates (default: the folder name, or the served model's name)");
-  cmd->add_option("--prompt", *prompt,
-                  "Prompt style: cuset, kernelbench or kernelbench-native (docs/prompts.md; default: cuset for a folder, kernelbench for an endpoint)")
+  cmd->add_option(
+         "--prompt", *prompt,
+         "Prompt style: cuset, kernelbench or kernelbench-native (docs/prompts.md; default: cuset for a folder, kernelbench for an endpoint)")
       ->check(CLI::IsMember({"cuset", "kernelbench", "kernelbench-native"}));
   auto kernelbench = std::make_shared<std::filesystem::path>();
-  cmd->add_option("--kernelbench", *kernelbench, "kernelbench-native: the KernelBench checkout whose prompt templates to use (default: the suite's import)");
+  cmd->add_option("--kernelbench", *kernelbench,
+                  "kernelbench-native: the KernelBench checkout whose prompt templates to use (default: the suite's import)");
   cmd->add_option("--stop", o->stopStrings, "Stop strings: a response ends before the first one (repeatable)");
   cmd->add_flag("--quiet,-q", *quiet, "No progress bar");
   // Built-in model only.
@@ -69,7 +73,8 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
   auto writeLayout = [layout, o](const std::filesystem::path& folder, const std::string& model) {
     if (*layout != "kernelbench") return;
     const KernelBenchRunFolderWrite w = writeKernelBenchRunFolder(readCandidates(o->outFile, model), ProblemSuite::load(o->problemsDir), folder);
-    fmt::print("kernelbench layout: {} file(s) in {}{}\n", w.written, folder.string(), w.skipped.empty() ? "" : fmt::format(", {} skipped:", w.skipped.size()));
+    fmt::print("kernelbench layout: {} file(s) in {}{}\n", w.written, folder.string(),
+               w.skipped.empty() ? "" : fmt::format(", {} skipped:", w.skipped.size()));
     for (const auto& why : w.skipped) fmt::print("  {}\n", why);
   };
   cmd->callback([=, &context] {

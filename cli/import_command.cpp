@@ -14,7 +14,8 @@ void registerImportCommand(CLI::App& app, CommandContext& context) {
   import->require_subcommand(1);
   auto options = std::make_shared<KernelBenchImportOptions>();
   auto levels = std::make_shared<std::string>("1,2,3");
-  CLI::App* kb = import->add_subcommand("kernelbench", "KernelBench's problem files -> a problem suite with TorchScript references (Python at import only)");
+  CLI::App* kb =
+      import->add_subcommand("kernelbench", "KernelBench's problem files -> a problem suite with TorchScript references (Python at import only)");
   kb->add_option("KB_ROOT", options->root, "KernelBench checkout (holds KernelBench/level1/...)")->required()->check(CLI::ExistingDirectory);
   kb->add_option("--out", options->outDir, "Suite folder to write (DIR/levelN/<name>/, DIR/import-report.json)")->required();
   kb->add_option("--levels", *levels, "Comma-separated levels")->capture_default_str();
@@ -25,11 +26,14 @@ void registerImportCommand(CLI::App& app, CommandContext& context) {
   kb->add_option("--trace-memory-gib", options->traceMemoryGiB,
                  "Largest real full-size run or trace (a model TorchScript cannot script, or one that cannot run on meta tensors)")
       ->capture_default_str();
-  kb->add_option("--small-max-mib", options->smallMaxMiB, "The simulator's size set: most MiB of inputs, parameters and outputs")->capture_default_str();
+  kb->add_option("--small-max-mib", options->smallMaxMiB, "The simulator's size set: most MiB of inputs, parameters and outputs")
+      ->capture_default_str();
   kb->add_option("--small-max-gflop", options->smallMaxGflop, "The simulator's size set: most GFLOP per forward")->capture_default_str();
-  kb->add_option("--medium-max-mib", options->mediumMaxMiB, "The CPU-verified `medium` set (when no small one fits): most MiB")->capture_default_str();
+  kb->add_option("--medium-max-mib", options->mediumMaxMiB, "The CPU-verified `medium` set (when no small one fits): most MiB")
+      ->capture_default_str();
   kb->add_option("--medium-max-gflop", options->mediumMaxGflop, "The CPU-verified `medium` set: most GFLOP per forward")->capture_default_str();
-  kb->add_flag("--quiet", [options](std::int64_t) { options->progress = false; }, "No progress bar");
+  kb->add_flag(
+      "--quiet", [options](std::int64_t) { options->progress = false; }, "No progress bar");
   kb->callback([options, levels, &context] {
     options->levels.clear();
     std::stringstream list(*levels);

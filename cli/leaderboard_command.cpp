@@ -16,7 +16,8 @@ void registerLeaderboardCommand(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand("leaderboard", "Generate and evaluate every model of a config, resumably, and rank them in one leaderboard");
   cmd->add_option("--config", *config, "Leaderboard YAML: models, problems, k, eval settings (docs/cli-leaderboard.md)")->required();
   cmd->add_option("--compare", *compare, "Base leaderboard folder: compare each model with its run there (cuset report's rules)");
-  cmd->add_flag("--fail-on-regression", *failOnRegression, "Exit 3 when some model is worse than in the base leaderboard")->needs(cmd->get_option("--compare"));
+  cmd->add_flag("--fail-on-regression", *failOnRegression, "Exit 3 when some model is worse than in the base leaderboard")
+      ->needs(cmd->get_option("--compare"));
   cmd->add_flag("--report-only", options->reportOnly, "Rewrite the leaderboard from what has finished; generate and evaluate nothing");
   cmd->add_flag("--quiet,-q", *quiet, "No progress bars");
   cmd->callback([=, &context] {

@@ -22,8 +22,10 @@ void registerLexCommand(CLI::App& app, CommandContext& context) {
   lex->callback([=, &context] {
     const std::string source = input->empty() ? std::string("<stdin>") : *input;
     std::string text;
-    if (input->empty()) text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    else text = readFile(*input);
+    if (input->empty())
+      text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    else
+      text = readFile(*input);
     const SensitivityLexer lexer;
     if (!*jsonl) {
       for (const auto& s : lexer.analyze(text)) {

@@ -13,7 +13,8 @@ void registerMergeAdapterCommand(CLI::App& app, CommandContext& context) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("merge-adapter", "Fold a LoRA adapter folder (PEFT format, as `cuset train` writes) into a full HF checkpoint");
-  cmd->add_option("adapter", o->adapter, "Adapter folder: adapter_config.json and adapter_model.safetensors (the base is its base_model_name_or_path)")
+  cmd->add_option("adapter", o->adapter,
+                  "Adapter folder: adapter_config.json and adapter_model.safetensors (the base is its base_model_name_or_path)")
       ->required();
   cmd->add_option("--out", o->out, "Folder for config.json, model.safetensors and tokenizer.json")->required();
   cmd->add_flag("--bf16", o->bf16, "Write the weights in bfloat16 (default float32)");

@@ -58,9 +58,7 @@ void registerProblemsCommand(CLI::App& app, CommandContext& context) {
   auto config = std::make_shared<ProblemsConfig>();
   CLI::App* problems = app.add_subcommand("problems", "List, show and check the problem suite");
   problems->require_subcommand(1);
-  auto addDir = [&](CLI::App* sub) {
-    sub->add_option("--problems", config->problemsDir, "Problem suite folder")->capture_default_str();
-  };
+  auto addDir = [&](CLI::App* sub) { sub->add_option("--problems", config->problemsDir, "Problem suite folder")->capture_default_str(); };
 
   CLI::App* list = problems->add_subcommand("list", "List every problem with its inputs and outputs");
   addDir(list);
@@ -126,15 +124,13 @@ void registerProblemsCommand(CLI::App& app, CommandContext& context) {
     }
   });
 
-  CLI::App* check = problems->add_subcommand(
-      "check", "Load every problem, run its reference on small inputs, and flag malformed or degenerate problems");
+  CLI::App* check =
+      problems->add_subcommand("check", "Load every problem, run its reference on small inputs, and flag malformed or degenerate problems");
   addDir(check);
   check->add_option("--seed", config->seed, "Input seed (default: random)");
   check->add_flag("--solutions", config->solutions,
                   "Also evaluate every solutions/*.cu: good ones must be correct, bad_*.cu must get their recorded verdict");
-  check->add_option("--backend", config->backend, "Backend for --solutions")
-      ->check(CLI::IsMember({"sim", "compile-only"}))
-      ->capture_default_str();
+  check->add_option("--backend", config->backend, "Backend for --solutions")->check(CLI::IsMember({"sim", "compile-only"}))->capture_default_str();
   check->add_option("--reference-timeout", config->referenceTimeout, "Seconds each problem's check may take (a reference that never returns fails)")
       ->check(CLI::Range(1.0, 36000.0))
       ->capture_default_str();

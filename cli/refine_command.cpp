@@ -34,9 +34,12 @@ void registerRefineCommand(CLI::App& app, CommandContext& context) {
   cmd->add_option("--feedback", *feedback, "brief (verdict and reason) or full (+ compiler errors, mismatch statistics)")
       ->check(CLI::IsMember({"brief", "full"}))
       ->capture_default_str();
-  cmd->add_option("--feedback-candidates", o->feedbackCandidates, "Failures shown to the model per round")->check(CLI::Range(1, 16))->capture_default_str();
+  cmd->add_option("--feedback-candidates", o->feedbackCandidates, "Failures shown to the model per round")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   cmd->add_option("--history", o->history, "Rounds of dialogue carried in the prompt")->check(CLI::Range(0, 100))->capture_default_str();
-  cmd->add_option("--prompt", *prompt, "Prompt style: cuset, kernelbench or kernelbench-native (default: cuset for a folder, kernelbench for an endpoint)")
+  cmd->add_option("--prompt", *prompt,
+                  "Prompt style: cuset, kernelbench or kernelbench-native (default: cuset for a folder, kernelbench for an endpoint)")
       ->check(CLI::IsMember({"cuset", "kernelbench", "kernelbench-native"}));
   cmd->add_option("--kernelbench", o->promptContext.kernelbenchRoot,
                   "kernelbench-native: the KernelBench checkout whose prompt templates to use (default: the suite's import)");

@@ -30,7 +30,8 @@ void registerTrainCommand(CLI::App& app, CommandContext& context) {
   cmd->callback([c, &context] {
     const TrainConfig config = TrainConfig::load(c->config);
     TrainRunOptions options;
-    options.outDir = c->out.empty() ? std::filesystem::path("runs") / ("train-" + std::filesystem::path(c->config).stem().string()) : std::filesystem::path(c->out);
+    options.outDir = c->out.empty() ? std::filesystem::path("runs") / ("train-" + std::filesystem::path(c->config).stem().string())
+                                    : std::filesystem::path(c->out);
     if (c->maxSteps > 0) options.maxSteps = c->maxSteps;
     options.resume = c->resume;
     options.showProgress = !c->quiet;

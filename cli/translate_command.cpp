@@ -38,12 +38,16 @@ void registerTranslateCommand(CLI::App& app, CommandContext& context) {
       if (!extracted || !isKernelBenchSolution(*extracted)) throw makeError("{}: not a KernelBench solution (no ModelNew)", o->solution.string());
       source = *extracted;
     }
-    const KernelBenchTranslator translator(
-        TranslatorOptions{.cacheDir = o->noCache ? std::filesystem::path() : defaultCacheDir() / "kernelbench"});
+    const KernelBenchTranslator translator(TranslatorOptions{.cacheDir = o->noCache ? std::filesystem::path() : defaultCacheDir() / "kernelbench"});
     const Translation t = translator.translate(*problem, source);
     if (o->json) {
-      std::cout << nlohmann::json{{"verdict", t.ok() ? std::string_view("plan") : verdictName(*t.verdict)}, {"reason", t.reason}, {"plans", t.recorded}, {"device_source", t.plan.deviceSource},
-                                  {"milliseconds", t.milliseconds}, {"cache_hit", t.cacheHit}}.dump(2)
+      std::cout << nlohmann::json{{"verdict", t.ok() ? std::string_view("plan") : verdictName(*t.verdict)},
+                                  {"reason", t.reason},
+                                  {"plans", t.recorded},
+                                  {"device_source", t.plan.deviceSource},
+                                  {"milliseconds", t.milliseconds},
+                                  {"cache_hit", t.cacheHit}}
+                       .dump(2)
                 << "\n";
     } else {
       fmt::print("{}", describeTranslation(t));

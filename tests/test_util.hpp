@@ -53,17 +53,16 @@ inline std::string tinyTrainConfig(int maxSteps) {
 }
 
 // Asserts that `statement` throws an exception whose message contains every one of `needles`.
-#define CUSET_EXPECT_THROW_WITH(statement, ...)                                          \
-  do {                                                                                   \
-    try {                                                                                \
-      statement;                                                                         \
-      ADD_FAILURE() << "expected an exception from: " #statement;                        \
-    } catch (const std::exception& cuset_e_) {                                           \
-      for (const std::string& needle : std::initializer_list<std::string>{__VA_ARGS__}) {  \
-        EXPECT_NE(std::string(cuset_e_.what()).find(needle), std::string::npos)          \
-            << "message: " << cuset_e_.what() << "\nmissing: " << needle;                \
-      }                                                                                  \
-    }                                                                                    \
+#define CUSET_EXPECT_THROW_WITH(statement, ...)                                                                                               \
+  do {                                                                                                                                        \
+    try {                                                                                                                                     \
+      statement;                                                                                                                              \
+      ADD_FAILURE() << "expected an exception from: " #statement;                                                                             \
+    } catch (const std::exception& cuset_e_) {                                                                                                \
+      for (const std::string& needle : std::initializer_list<std::string>{__VA_ARGS__}) {                                                     \
+        EXPECT_NE(std::string(cuset_e_.what()).find(needle), std::string::npos) << "message: " << cuset_e_.what() << "\nmissing: " << needle; \
+      }                                                                                                                                       \
+    }                                                                                                                                         \
   } while (0)
 
 }  // namespace cuset::test

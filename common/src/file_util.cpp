@@ -85,9 +85,7 @@ void writeFileAtomic(const fs::path& path, const void* data, std::size_t size) {
   }
 }
 
-void writeFileAtomic(const fs::path& path, std::string_view content) {
-  writeFileAtomic(path, content.data(), content.size());
-}
+void writeFileAtomic(const fs::path& path, std::string_view content) { writeFileAtomic(path, content.data(), content.size()); }
 
 bool publishFileOnce(const fs::path& temporary, const fs::path& destination) {
   // link() fails with EEXIST instead of replacing, which rename() would do.

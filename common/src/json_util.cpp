@@ -18,9 +18,7 @@ nlohmann::json parseJson(std::string_view text, std::string_view source) {
   }
 }
 
-nlohmann::json readJsonFile(const std::filesystem::path& path) {
-  return parseJson(readFile(path), path.string());
-}
+nlohmann::json readJsonFile(const std::filesystem::path& path) { return parseJson(readFile(path), path.string()); }
 
 void forEachJsonlLine(const std::filesystem::path& path, std::string_view what,
                       const std::function<void(const std::string& line, const std::string& where)>& visit) {
@@ -37,9 +35,7 @@ void forEachJsonlLine(const std::filesystem::path& path, std::string_view what,
   if (in.bad()) throw makeError("{}: read failed", path.string());
 }
 
-void writeJsonFileAtomic(const std::filesystem::path& path, const nlohmann::json& value) {
-  writeFileAtomic(path, dumpJson(value, 2) + "\n");
-}
+void writeJsonFileAtomic(const std::filesystem::path& path, const nlohmann::json& value) { writeFileAtomic(path, dumpJson(value, 2) + "\n"); }
 
 std::int64_t jsonInteger(const nlohmann::json& value, std::string_view what, std::int64_t min, std::int64_t max) {
   std::int64_t v = 0;
@@ -63,9 +59,7 @@ std::vector<std::int64_t> jsonIntegers(const nlohmann::json& value, std::string_
   return out;
 }
 
-std::string dumpJson(const nlohmann::json& value, int indent) {
-  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string dumpJson(const nlohmann::json& value, int indent) { return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 std::string validUtf8(std::string_view text) {
   std::string out;

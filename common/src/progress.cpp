@@ -19,9 +19,7 @@ ProgressBar::ProgressBar(std::string label, std::size_t total, std::string unit,
 
 ProgressBar::~ProgressBar() { finish(); }
 
-std::chrono::steady_clock::time_point ProgressBar::now() const {
-  return options_.now ? options_.now() : std::chrono::steady_clock::now();
-}
+std::chrono::steady_clock::time_point ProgressBar::now() const { return options_.now ? options_.now() : std::chrono::steady_clock::now(); }
 
 void ProgressBar::emit(std::string_view text) {
   if (options_.write) {
@@ -40,12 +38,9 @@ std::string ProgressBar::formatDuration(double seconds) {
   return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
 }
 
-std::string ProgressBar::formatStatus(std::size_t done, std::size_t total, double elapsed,
-                                      const std::string& unit) {
+std::string ProgressBar::formatStatus(std::size_t done, std::size_t total, double elapsed, const std::string& unit) {
   const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;
-  const std::string eta = done >= total ? std::string("0s")
-                         : rate > 0    ? formatDuration(static_cast<double>(total - done) / rate)
-                                       : std::string("?");
+  const std::string eta = done >= total ? std::string("0s") : rate > 0 ? formatDuration(static_cast<double>(total - done) / rate) : std::string("?");
   return fmt::format("{}/{} {:.1f} {}/s ETA {}", done, total, rate, unit, eta);
 }
 

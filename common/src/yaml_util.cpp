@@ -13,9 +13,7 @@ std::string joinPath(std::string_view parent, std::string_view child) {
   return fmt::format("{}.{}", parent, child);
 }
 
-std::string indexPath(std::string_view parent, std::size_t index) {
-  return fmt::format("{}[{}]", parent, index);
-}
+std::string indexPath(std::string_view parent, std::size_t index) { return fmt::format("{}[{}]", parent, index); }
 
 YAML::Node YamlReader::parse(std::string_view text) const {
   try {
@@ -45,8 +43,7 @@ void YamlReader::expectSequence(const YAML::Node& node, std::string_view path) c
   if (!node.IsSequence()) fail(node, path, "expected a list");
 }
 
-void YamlReader::onlyKeys(const YAML::Node& map, std::string_view path,
-                          std::initializer_list<std::string_view> allowed) const {
+void YamlReader::onlyKeys(const YAML::Node& map, std::string_view path, std::initializer_list<std::string_view> allowed) const {
   expectMap(map, path);
   std::vector<std::string> seen;
   for (const auto& entry : map) {

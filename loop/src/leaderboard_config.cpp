@@ -15,7 +15,9 @@ namespace fs = std::filesystem;
 namespace cuset {
 namespace {
 
-fs::path resolveAgainst(const fs::path& base, const std::string& p) { return fs::path(p).is_absolute() ? fs::path(p) : (base / p).lexically_normal(); }
+fs::path resolveAgainst(const fs::path& base, const std::string& p) {
+  return fs::path(p).is_absolute() ? fs::path(p) : (base / p).lexically_normal();
+}
 
 // Settings a model may take from the file's `generation:` block or override itself.
 void readGeneration(const YamlReader& y, const YAML::Node& n, std::string_view path, const fs::path& base, LeaderboardModel& m) {
@@ -31,7 +33,8 @@ void readGeneration(const YamlReader& y, const YAML::Node& n, std::string_view p
   }
   if (auto v = n["kernelbench"]) m.kernelbenchRoot = resolveAgainst(base, y.asString(v, field("kernelbench")));
   if (auto v = n["concurrency"]) m.endpoint.concurrency = static_cast<int>(y.asInt64(v, field("concurrency")));
-  if (auto v = n["request_timeout"]) m.endpoint.requestTimeout = std::chrono::milliseconds(static_cast<long long>(y.asDouble(v, field("request_timeout")) * 1000));
+  if (auto v = n["request_timeout"])
+    m.endpoint.requestTimeout = std::chrono::milliseconds(static_cast<long long>(y.asDouble(v, field("request_timeout")) * 1000));
   if (auto v = n["max_retries"]) m.endpoint.retry.maxRetries = static_cast<int>(y.asInt64(v, field("max_retries")));
   if (auto v = n["retry_delay"]) m.endpoint.retry.base = std::chrono::duration<double>(y.asDouble(v, field("retry_delay")));
   if (auto v = n["use_n"]) m.useN = y.asBool(v, field("use_n"));
@@ -39,7 +42,6 @@ void readGeneration(const YamlReader& y, const YAML::Node& n, std::string_view p
   if (m.maxTokens < 1) y.fail(n, field("max_tokens"), "must be >= 1");
   if (m.endpoint.concurrency < 1 || m.endpoint.concurrency > 1024) y.fail(n, field("concurrency"), "must be in 1..1024");
 }
-
 
 }  // namespace
 
@@ -61,7 +63,9 @@ LeaderboardConfig LeaderboardConfig::load(const fs::path& path) try {
 
   LeaderboardModel defaults;
   if (auto g = root["generation"]) {
-    y.onlyKeys(g, "generation", {"temperature", "top_p", "max_tokens", "seed", "prompt", "kernelbench", "concurrency", "request_timeout", "max_retries", "retry_delay", "use_n"});
+    y.onlyKeys(g, "generation",
+               {"temperature", "top_p", "max_tokens", "seed", "prompt", "kernelbench", "concurrency", "request_timeout", "max_retries", "retry_delay",
+                "use_n"});
     readGeneration(y, g, "generation", base, defaults);
   }
 
@@ -74,8 +78,9 @@ LeaderboardConfig LeaderboardConfig::load(const fs::path& path) try {
     const YAML::Node n = models[i];
     const std::string p = indexPath("models", i);
     y.expectMap(n, p);
-    y.onlyKeys(n, p, {"name", "endpoint", "model", "api_key_env", "ca_bundle", "checkpoint", "price", "temperature", "top_p", "max_tokens", "seed", "prompt", "kernelbench",
-                      "concurrency", "request_timeout", "max_retries", "retry_delay", "use_n"});
+    y.onlyKeys(n, p,
+               {"name", "endpoint", "model", "api_key_env", "ca_bundle", "checkpoint", "price", "temperature", "top_p", "max_tokens", "seed",
+                "prompt", "kernelbench", "concurrency", "request_timeout", "max_retries", "retry_delay", "use_n"});
     LeaderboardModel m = defaults;
     m.name = y.asString(y.require(n, "name", p), joinPath(p, "name"));
     if (!std::regex_match(m.name, kName)) y.fail(n["name"], joinPath(p, "name"), "use letters, digits, '.', '_' and '-' (it names a folder)");

@@ -118,8 +118,13 @@ void generate(const LeaderboardConfig& c, const LeaderboardModel& m, const fs::p
 // Returns false when the evaluation had already finished with these inputs.
 bool evaluate(const LeaderboardConfig& c, const LeaderboardModel& m, const fs::path& candidates, const fs::path& evalDir, const StageLedger& ledger,
               bool showProgress) {
-  const json inputs = {{"candidates", hashString(readFile(candidates)).hex()}, {"backend", c.backend}, {"sizes", c.sizes}, {"trials", c.trials},
-                       {"seed", c.seed}, {"timer", c.timer}, {"problems", fs::absolute(c.problemsDir).string()}};
+  const json inputs = {{"candidates", hashString(readFile(candidates)).hex()},
+                       {"backend", c.backend},
+                       {"sizes", c.sizes},
+                       {"trials", c.trials},
+                       {"seed", c.seed},
+                       {"timer", c.timer},
+                       {"problems", fs::absolute(c.problemsDir).string()}};
   const std::string stage = m.name + ".eval";
   if (ledger.doneWith(stage, inputs) && fs::exists(evalDir / "results.jsonl")) return false;
   // New candidates or settings: judged from scratch, never merged into an older run.
@@ -179,8 +184,8 @@ LeaderboardSummary runLeaderboard(const LeaderboardConfig& c, const LeaderboardR
   in.name = c.name;
   in.k = c.k;
   if (options.compareDir) in.compareLabel = options.compareDir->string();
-  in.info = {{"config", c.source.string()}, {"problems", c.problemsDir.string()}, {"backend", c.backend}, {"sizes", c.sizes},
-             {"trials", c.trials}, {"eval_seed", c.seed}};
+  in.info = {{"config", c.source.string()}, {"problems", c.problemsDir.string()}, {"backend", c.backend}, {"sizes", c.sizes}, {"trials", c.trials},
+             {"eval_seed", c.seed}};
   for (std::size_t i = 0; i < c.models.size(); ++i) {
     const LeaderboardModel& m = c.models[i];
     const fs::path dir = c.outDir / "models" / m.name;

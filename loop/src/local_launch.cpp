@@ -53,22 +53,25 @@ std::vector<std::string> rankEnvironment(const LaunchOptions& o, int localRank) 
 
 int launchLocal(const LaunchOptions& o) {
   if (o.nproc < 1 || o.nproc > 1024) throw makeError("--nproc {}: expected 1 to 1024", o.nproc);
-  if (o.nnodes < 1 || o.nodeRank < 0 || o.nodeRank >= o.nnodes) throw makeError("--node-rank {} of --nnodes {}: expected 0 <= rank < nodes", o.nodeRank, o.nnodes);
+  if (o.nnodes < 1 || o.nodeRank < 0 || o.nodeRank >= o.nnodes)
+    throw makeError("--node-rank {} of --nnodes {}: expected 0 <= rank < nodes", o.nodeRank, o.nnodes);
   if (o.masterPort < 1 || o.masterPort > 65535) throw makeError("--master-port {}: expected 1 to 65535", o.masterPort);
   if (o.command.empty()) throw Error("cuset launch: give the subcommand to run after --, e.g. `cuset launch --nproc 2 -- train --config c.yaml`");
   const std::string binary = o.binary.empty() ? std::filesystem::read_symlink("/proc/self/exe").string() : o.binary.string();
   // Only `train` divides its work by rank; any other subcommand would run N whole copies, and N copies
   // writing one run folder race each other.
   if (o.binary.empty() && o.command.front() != "train" && o.nproc * o.nnodes > 1) {
-    log::warn("launch: `{}` does not read RANK or WORLD_SIZE, so each of the {} ranks runs all of it; only `train` is data-parallel "
-              "(for evaluation, use `cuset eval --shard` or `cuset slurm eval`)",
-              o.command.front(), o.nproc * o.nnodes);
+    log::warn(
+        "launch: `{}` does not read RANK or WORLD_SIZE, so each of the {} ranks runs all of it; only `train` is data-parallel "
+        "(for evaluation, use `cuset eval --shard` or `cuset slurm eval`)",
+        o.command.front(), o.nproc * o.nnodes);
   }
 
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_handler = remember;
   sigemptyset(&action.sa_mask);
-  struct sigaction oldInt{}, oldTerm{};
+  struct sigaction oldInt {
+  }, oldTerm{};
   sigaction(SIGINT, &action, &oldInt);
   sigaction(SIGTERM, &action, &oldTerm);
 

@@ -17,7 +17,9 @@ namespace fs = std::filesystem;
 namespace cuset {
 namespace {
 
-fs::path resolveAgainst(const fs::path& base, const std::string& p) { return fs::path(p).is_absolute() ? fs::path(p) : (base / p).lexically_normal(); }
+fs::path resolveAgainst(const fs::path& base, const std::string& p) {
+  return fs::path(p).is_absolute() ? fs::path(p) : (base / p).lexically_normal();
+}
 
 std::vector<std::string> stringList(const YamlReader& y, const YAML::Node& n, std::string_view path) {
   y.expectSequence(n, path);
@@ -52,7 +54,9 @@ LoopConfig LoopConfig::load(const fs::path& path) try {
   y.onlyKeys(data, "data", {"synth", "train", "heldout"});
   if (auto s = data["synth"]) {
     if (data["train"] || data["heldout"]) y.fail(data, "data", "give either 'synth' or 'train' + 'heldout', not both");
-    y.onlyKeys(s, "data.synth", {"per_family", "seed", "families", "heldout_families", "heldout_fraction", "heldout_instances", "heldout_variants", "heldout_per_family", "trials"});
+    y.onlyKeys(s, "data.synth",
+               {"per_family", "seed", "families", "heldout_families", "heldout_fraction", "heldout_instances", "heldout_variants",
+                "heldout_per_family", "trials"});
     synth::SynthOptions o;
     if (auto n = s["per_family"]) o.perFamily = static_cast<std::size_t>(y.asInt64(n, "data.synth.per_family"));
     if (auto n = s["seed"]) o.seed = static_cast<std::uint64_t>(y.asInt64(n, "data.synth.seed"));
@@ -145,7 +149,8 @@ LoopConfig LoopConfig::load(const fs::path& path) try {
   if (auto e = root["eval"]) {
     y.onlyKeys(e, "eval", {"backend", "trials", "seed", "sizes", "timer", "max_timing_seconds", "jobs"});
     if (auto n = e["backend"]) c.backend = y.asString(n, "eval.backend");
-    if (c.backend != "sim" && c.backend != "cuda" && c.backend != "compile-only") y.fail(e["backend"], "eval.backend", "must be sim, cuda or compile-only");
+    if (c.backend != "sim" && c.backend != "cuda" && c.backend != "compile-only")
+      y.fail(e["backend"], "eval.backend", "must be sim, cuda or compile-only");
     if (auto n = e["trials"]) c.trials = static_cast<int>(y.asInt64(n, "eval.trials"));
     if (auto n = e["seed"]) c.evalSeed = static_cast<std::uint64_t>(y.asInt64(n, "eval.seed"));
     if (auto n = e["sizes"]) c.sizes = y.asString(n, "eval.sizes");
@@ -176,8 +181,8 @@ std::string LoopConfig::baseTrainYaml(const fs::path& dataFile) const {
   if (!base->lr.empty()) t["optimizer"]["lr"] = base->lr;
   std::int64_t saveEvery = 0;
   const YAML::Node given = t["steps"]["save_every"];
-  const bool isInteger = given && given.IsScalar() &&
-                         std::from_chars(given.Scalar().data(), given.Scalar().data() + given.Scalar().size(), saveEvery).ec == std::errc();
+  const bool isInteger =
+      given && given.IsScalar() && std::from_chars(given.Scalar().data(), given.Scalar().data() + given.Scalar().size(), saveEvery).ec == std::errc();
   if (!given || (isInteger && saveEvery > base->steps)) t["steps"]["save_every"] = std::max<std::int64_t>(1, base->steps / 4);
   return renderTrainYaml(t, LoopObjective{"base", base->objective}, base->seed, dataFile, {});
 }
@@ -190,7 +195,8 @@ std::string LoopConfig::renderTrainYaml(YAML::Node t, const LoopObjective& objec
                                         const fs::path& warmStart) const {
   const fs::path configDir = source.parent_path();
   const auto absolute = [&](YAML::Node parent, const char* key) {
-    if (parent && parent[key] && parent[key].IsScalar()) parent[key] = fs::absolute(resolveAgainst(configDir, parent[key].as<std::string>())).string();
+    if (parent && parent[key] && parent[key].IsScalar())
+      parent[key] = fs::absolute(resolveAgainst(configDir, parent[key].as<std::string>())).string();
   };
   if (!warmStart.empty()) {
     YAML::Node model(YAML::NodeType::Map);

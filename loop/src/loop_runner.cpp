@@ -97,9 +97,15 @@ LoopData loopData(const LoopConfig& c, const LoopRunOptions& options) {
   d.trainData = paths.train;
   d.heldoutDir = paths.heldoutDir;
   const auto& o = d.synthOptions;
-  d.inputs = {{"per_family", o.perFamily}, {"seed", o.seed}, {"families", o.families}, {"heldout_families", o.heldoutFamilies},
-              {"heldout_fraction", o.heldoutVariantFraction}, {"heldout_instances", o.heldoutInstances}, {"heldout_variants", o.heldoutVariants},
-              {"heldout_per_family", o.heldoutPerFamily}, {"trials", o.trials}};
+  d.inputs = {{"per_family", o.perFamily},
+              {"seed", o.seed},
+              {"families", o.families},
+              {"heldout_families", o.heldoutFamilies},
+              {"heldout_fraction", o.heldoutVariantFraction},
+              {"heldout_instances", o.heldoutInstances},
+              {"heldout_variants", o.heldoutVariants},
+              {"heldout_per_family", o.heldoutPerFamily},
+              {"trials", o.trials}};
   return d;
 }
 
@@ -231,8 +237,8 @@ void runGenerateStage(const LoopConfig& c, const LoopPlan& plan, const LoopRun& 
   GenerateOptions g;
   // A pretrained model's baseline is the model folder itself; a random init is a 0-step training run.
   g.modelDir = r.objective == "untrained" && c.pretrained() ? pretrainedDir(c, plan.data().trainData)
-               : r.objective == "base"                     ? plan.warmStart()
-                                                           : r.dir / "train" / "final";
+               : r.objective == "base"                      ? plan.warmStart()
+                                                            : r.dir / "train" / "final";
   g.problemsDir = plan.data().heldoutDir;
   g.outFile = r.dir / "candidates.jsonl";
   g.modelName = r.name;
@@ -346,12 +352,13 @@ LoopComparisonInput comparisonInput(const LoopConfig& c, const std::vector<LoopR
     }
     in.runs.push_back(std::move(ri));
   }
-  in.info = {{"config", c.source.string()}, {"backend", c.backend}, {"eval_seed", c.evalSeed}, {"samples", c.samples},
-             {"temperature", c.temperature}, {"data", plan.data().inputs}};
+  in.info = {{"config", c.source.string()}, {"backend", c.backend},         {"eval_seed", c.evalSeed},
+             {"samples", c.samples},        {"temperature", c.temperature}, {"data", plan.data().inputs}};
   const fs::path card = synth::SynthPaths::forOutput(plan.data().trainData).cardJson;
   if (fs::exists(card)) {
     const json j = json::parse(readFile(card));
-    in.info["data_card"] = {{"samples", j.value("samples", 0)}, {"rejected", j.value("rejected", 0)}, {"heldout", j.value("heldout", json::object())}};
+    in.info["data_card"] = {
+        {"samples", j.value("samples", 0)}, {"rejected", j.value("rejected", 0)}, {"heldout", j.value("heldout", json::object())}};
   }
   return in;
 }

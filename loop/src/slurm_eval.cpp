@@ -75,7 +75,8 @@ SlurmSubmission submitSlurmEval(const SlurmEvalOptions& o) {
   std::vector<std::string> shardArgs;
   for (const auto& d : shardDirs) shardArgs.push_back(d.string());
   std::string merge = sbatchHeader("cuset-merge", slurmDir / "merge.log", o.partition, o.timeLimit, workDir);
-  merge += fmt::format("set -euo pipefail\nexec {} merge {} --out {}\n", shellQuote(binary.string()), quoteAll(shardArgs), shellQuote((out / "merged").string()));
+  merge += fmt::format("set -euo pipefail\nexec {} merge {} --out {}\n", shellQuote(binary.string()), quoteAll(shardArgs),
+                       shellQuote((out / "merged").string()));
 
   const std::string array = fmt::format("{}", fmt::join(s.shards, ","));
   s.text = fmt::format("# {}\n{}\n# {}\n{}\n", (slurmDir / "eval.sbatch").string(), eval, (slurmDir / "merge.sbatch").string(), merge);

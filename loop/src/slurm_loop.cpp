@@ -34,15 +34,16 @@ SlurmLoopSubmission submitSlurmLoop(const LoopConfig& config, const SlurmLoopOpt
   s.finished = plan.unfinished.empty() && fs::exists(config.outDir / "comparison.json");
 
   const std::string gpus = o.gpusPerTask > 0 ? fmt::format("#SBATCH --gpus-per-task={}\n", o.gpusPerTask) : "";
-  const std::string shared = sbatchHeader("cuset-loop-shared", slurmDir / "shared.log", o.partition, o.timeLimit, workDir) + gpus +
-                             fmt::format("set -euo pipefail\n# The data and the warm start, which every run needs.\nexec {} --only shared --quiet\n", loop);
+  const std::string shared =
+      sbatchHeader("cuset-loop-shared", slurmDir / "shared.log", o.partition, o.timeLimit, workDir) + gpus +
+      fmt::format("set -euo pipefail\n# The data and the warm start, which every run needs.\nexec {} --only shared --quiet\n", loop);
   std::vector<std::string> names;
   for (const auto& r : runs) names.push_back(r.name);
-  const std::string array =
-      sbatchHeader("cuset-loop-run", slurmDir / "run-%a.log", o.partition, o.timeLimit, workDir) + gpus +
-      fmt::format("set -euo pipefail\n# One (objective, seed) run per array task: train, generate, evaluate; resumable.\nRUNS=({})\n"
-                  "exec {} --only \"${{RUNS[$((SLURM_ARRAY_TASK_ID - 1))]}}\" --quiet\n",
-                  quoteAll(names), loop);
+  const std::string array = sbatchHeader("cuset-loop-run", slurmDir / "run-%a.log", o.partition, o.timeLimit, workDir) + gpus +
+                            fmt::format(
+                                "set -euo pipefail\n# One (objective, seed) run per array task: train, generate, evaluate; resumable.\nRUNS=({})\n"
+                                "exec {} --only \"${{RUNS[$((SLURM_ARRAY_TASK_ID - 1))]}}\" --quiet\n",
+                                quoteAll(names), loop);
   const std::string report = sbatchHeader("cuset-loop-report", slurmDir / "report.log", o.partition, o.timeLimit, workDir) +
                              fmt::format("set -euo pipefail\n# The comparison of whatever finished.\nexec {} --report-only --quiet\n", loop);
 

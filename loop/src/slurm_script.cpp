@@ -21,8 +21,8 @@ std::string quoteAll(const std::vector<std::string>& args) {
   return fmt::format("{}", fmt::join(q, " "));
 }
 
-std::string sbatchHeader(const std::string& jobName, const std::filesystem::path& log, const std::string& partition,
-                         const std::string& timeLimit, const std::filesystem::path& workDir) {
+std::string sbatchHeader(const std::string& jobName, const std::filesystem::path& log, const std::string& partition, const std::string& timeLimit,
+                         const std::filesystem::path& workDir) {
   std::string h = fmt::format("#!/bin/bash\n#SBATCH --job-name={}\n#SBATCH --output={}\n#SBATCH --chdir={}\n#SBATCH --ntasks=1\n", jobName,
                               log.string(), workDir.string());
   if (!partition.empty()) h += fmt::format("#SBATCH --partition={}\n", partition);

@@ -11,8 +11,8 @@ namespace cuset {
 std::string shellQuote(const std::string& s);
 std::string quoteAll(const std::vector<std::string>& args);
 
-std::string sbatchHeader(const std::string& jobName, const std::filesystem::path& log, const std::string& partition,
-                         const std::string& timeLimit, const std::filesystem::path& workDir);
+std::string sbatchHeader(const std::string& jobName, const std::filesystem::path& log, const std::string& partition, const std::string& timeLimit,
+                         const std::filesystem::path& workDir);
 
 // `sbatch --parsable ARGS...`; the job id, or an error with sbatch's own words.
 std::string sbatch(const std::vector<std::string>& args);

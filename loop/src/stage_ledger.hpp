@@ -87,5 +87,4 @@ class StageLedger {
   std::filesystem::path dir_;
 };
 
-
 }  // namespace cuset

@@ -14,8 +14,8 @@ using nlohmann::json;
 std::string chatRequestBody(const std::vector<ChatMessage>& messages, const ChatParameters& p, int n, std::optional<std::uint64_t> seed) {
   json m = json::array();
   for (const auto& message : messages) m.push_back({{"role", message.role}, {"content", message.content}});
-  json body = {{"model", p.model}, {"messages", std::move(m)}, {"temperature", p.temperature}, {"top_p", p.topP},
-               {"max_tokens", p.maxTokens}, {"n", n}, {"stream", false}};
+  json body = {{"model", p.model}, {"messages", std::move(m)}, {"temperature", p.temperature}, {"top_p", p.topP}, {"max_tokens", p.maxTokens},
+               {"n", n},           {"stream", false}};
   if (seed) body["seed"] = *seed;
   if (!p.stop.empty()) body["stop"] = p.stop;
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -26,8 +26,8 @@ Expected<ChatAnswer> parseChatAnswer(const std::string& body) {
   try {
     j = json::parse(body);
   } catch (const json::exception&) {
-    return Unexpected(fmt::format("the endpoint answered 200 with a body that is not JSON ({} bytes, starting {:?})", body.size(),
-                                  body.substr(0, 60)));
+    return Unexpected(
+        fmt::format("the endpoint answered 200 with a body that is not JSON ({} bytes, starting {:?})", body.size(), body.substr(0, 60)));
   }
   if (!j.is_object()) return Unexpected("the endpoint answered 200 with JSON that is not an object");
   if (j.contains("error") && !j["error"].is_null()) {
@@ -42,7 +42,8 @@ Expected<ChatAnswer> parseChatAnswer(const std::string& body) {
     if (!c.is_object()) return Unexpected(fmt::format("the endpoint's choice {} is not an object", i));
     ChatChoice choice;
     if (const auto message = c.find("message"); message != c.end() && message->is_object()) {
-      if (const auto content = message->find("content"); content != message->end() && content->is_string()) choice.content = content->get<std::string>();
+      if (const auto content = message->find("content"); content != message->end() && content->is_string())
+        choice.content = content->get<std::string>();
     } else if (const auto text = c.find("text"); text != c.end() && text->is_string()) {
       choice.content = text->get<std::string>();  // completions-style servers
     }

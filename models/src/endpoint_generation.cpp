@@ -106,8 +106,13 @@ struct PlannedProblem {
 class EndpointRun {
  public:
   EndpointRun(const EndpointGenerateOptions& o, std::vector<PlannedProblem> problems, SampleFile& file, std::size_t toRequest)
-      : o_(o), problems_(std::move(problems)), file_(file), key_(apiKey(o.endpoint)), headers_(requestHeaders(key_)),
-        url_(trimSlash(o.endpoint.baseUrl) + "/chat/completions"), progress_("generate", toRequest, "sample", o.showProgress) {}
+      : o_(o),
+        problems_(std::move(problems)),
+        file_(file),
+        key_(apiKey(o.endpoint)),
+        headers_(requestHeaders(key_)),
+        url_(trimSlash(o.endpoint.baseUrl) + "/chat/completions"),
+        progress_("generate", toRequest, "sample", o.showProgress) {}
 
   void run(std::deque<Unit> units) {
     queue_ = std::move(units);
@@ -269,8 +274,9 @@ class EndpointRun {
   std::string fatalMessage(HttpClient& client, const HttpResponse& r, const std::string& what) {
     const std::string url = displayUrl(o_.endpoint.baseUrl);
     if (r.status == 401 || r.status == 403) {
-      return fmt::format("endpoint {}: {}: the API key was refused{}", url, what,
-                         o_.endpoint.apiKeyEnv.empty() ? " (none was sent: pass --api-key-env VAR)" : fmt::format(" (from ${})", o_.endpoint.apiKeyEnv));
+      return fmt::format(
+          "endpoint {}: {}: the API key was refused{}", url, what,
+          o_.endpoint.apiKeyEnv.empty() ? " (none was sent: pass --api-key-env VAR)" : fmt::format(" (from ${})", o_.endpoint.apiKeyEnv));
     }
     std::vector<std::string> served;
     try {
@@ -279,8 +285,7 @@ class EndpointRun {
     } catch (const std::exception&) {
     }
     return fmt::format("endpoint {}: {} (wrong model name or API base?); {}", url, what,
-                       served.empty() ? std::string("GET /models lists no models")
-                                      : fmt::format("the endpoint serves: {}", fmt::join(served, ", ")));
+                       served.empty() ? std::string("GET /models lists no models") : fmt::format("the endpoint serves: {}", fmt::join(served, ", ")));
   }
 
   void accept(const Unit& unit, const PlannedProblem& p, int n, std::optional<std::uint64_t> seed, ChatAnswer answer, double seconds, int attempts) {
@@ -323,7 +328,8 @@ class EndpointRun {
               {"prompt_style", promptStyleName(o_.prompt)},
               {"request", std::move(request)},
               {"finish_reason", choice.finishReason.empty() ? json() : json(choice.finishReason)},
-              {"usage", usage ? json{{"prompt_tokens", usage->first.promptTokens}, {"completion_tokens", usage->first.completionTokens},
+              {"usage", usage ? json{{"prompt_tokens", usage->first.promptTokens},
+                                     {"completion_tokens", usage->first.completionTokens},
                                      {"shared_by", usage->second}}
                               : json()},
               {"latency_s", seconds},
@@ -375,9 +381,14 @@ class EndpointRun {
 std::string sampleRequestKey(const std::vector<ChatMessage>& messages, const ChatParameters& parameters, std::int64_t sample) {
   json m = json::array();
   for (const auto& message : messages) m.push_back({message.role, message.content});
-  const json identity = {{"model", parameters.model}, {"messages", m}, {"temperature", parameters.temperature}, {"top_p", parameters.topP},
-                         {"max_tokens", parameters.maxTokens}, {"seed", parameters.seed ? json(*parameters.seed) : json()},
-                         {"stop", parameters.stop}, {"sample", sample}};
+  const json identity = {{"model", parameters.model},
+                         {"messages", m},
+                         {"temperature", parameters.temperature},
+                         {"top_p", parameters.topP},
+                         {"max_tokens", parameters.maxTokens},
+                         {"seed", parameters.seed ? json(*parameters.seed) : json()},
+                         {"stop", parameters.stop},
+                         {"sample", sample}};
   return hashString(identity.dump(-1, ' ', false, json::error_handler_t::replace)).hex();
 }
 

@@ -126,7 +126,8 @@ std::optional<double> parseRetryAfter(std::string_view value, std::chrono::syste
   value = trim(value);
   if (value.empty()) return std::nullopt;
   double seconds = 0;
-  if (const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds); ec == std::errc() && end == value.data() + value.size()) {
+  if (const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+      ec == std::errc() && end == value.data() + value.size()) {
     return seconds >= 0 ? std::optional(seconds) : std::nullopt;
   }
   const std::string text(value);

@@ -32,9 +32,10 @@ SampleFile::SampleFile(fs::path path, const Plan& plan, bool resume) : path_(std
   if (fs::exists(path_)) {
     const std::string text = readFile(path_);
     if (!resume && text.find_first_not_of(" \t\r\n") != std::string::npos) {
-      throw makeError("{}: already holds samples; pass --resume to continue it (finished samples are kept and not requested again), "
-                      "or choose another --out",
-                      path_.string());
+      throw makeError(
+          "{}: already holds samples; pass --resume to continue it (finished samples are kept and not requested again), "
+          "or choose another --out",
+          path_.string());
     }
     std::vector<std::string> lines;
     std::istringstream in(text);
@@ -58,9 +59,10 @@ SampleFile::SampleFile(fs::path path, const Plan& plan, bool resume) : path_(std
       }
       if (!record.is_object() || !record.contains("problem") || !record["problem"].is_string() || !record.contains("sample") ||
           !record["sample"].is_number_integer() || !record.contains("request_key") || !record["request_key"].is_string()) {
-        throw makeError("{}:{}: not a sample written by `cuset generate --endpoint` (needs problem, sample and request_key); "
-                        "the file was not changed: choose another --out",
-                        path_.string(), i + 1);
+        throw makeError(
+            "{}:{}: not a sample written by `cuset generate --endpoint` (needs problem, sample and request_key); "
+            "the file was not changed: choose another --out",
+            path_.string(), i + 1);
       }
       const std::pair<std::string, std::int64_t> id{record["problem"].get<std::string>(), record["sample"].get<std::int64_t>()};
       const auto planned = plan.find(id);

@@ -27,20 +27,26 @@ std::vector<std::string> compilerErrors(const std::string& log) {
 
 int failureProgress(const EvalResult& r) {
   switch (r.verdict) {
-    case Verdict::correct: return 5;
-    case Verdict::wrong_answer: return 4;
+    case Verdict::correct:
+      return 5;
+    case Verdict::wrong_answer:
+      return 4;
     case Verdict::runtime_error:
     case Verdict::timeout:
     case Verdict::hack_suspected:
-    case Verdict::sandbox_violation: return 3;
+    case Verdict::sandbox_violation:
+      return 3;
     case Verdict::compiled:
-    case Verdict::compile_error: return 2;
-    default: return 1;
+    case Verdict::compile_error:
+      return 2;
+    default:
+      return 1;
   }
 }
 
 std::string failureFeedback(const EvalResult& r, FeedbackDetail detail) {
-  std::string text = fmt::format("The evaluator judged this kernel {}: {}", verdictName(r.verdict), r.reason.empty() ? "(no reason given)" : r.reason);
+  std::string text =
+      fmt::format("The evaluator judged this kernel {}: {}", verdictName(r.verdict), r.reason.empty() ? "(no reason given)" : r.reason);
   if (detail == FeedbackDetail::full) {
     if (r.verdict == Verdict::compile_error) {
       const auto errors = compilerErrors(r.compileLog);

@@ -66,11 +66,15 @@ std::map<std::pair<std::string, std::int64_t>, std::string> readResponses(const 
 bool timedOnGpu(const EvalResult& r) { return r.verdict == Verdict::correct && isGpuTiming(r.timingKind) && !r.timingSamplesMs.empty(); }
 
 json settingsOf(const RefineOptions& o) {
-  json model = o.usesEndpoint() ? json{{"endpoint", o.endpoint.endpoint.baseUrl}, {"model", o.endpoint.parameters.model},
-                                       {"temperature", o.endpoint.parameters.temperature}, {"top_p", o.endpoint.parameters.topP},
+  json model = o.usesEndpoint() ? json{{"endpoint", o.endpoint.endpoint.baseUrl},
+                                       {"model", o.endpoint.parameters.model},
+                                       {"temperature", o.endpoint.parameters.temperature},
+                                       {"top_p", o.endpoint.parameters.topP},
                                        {"max_tokens", o.endpoint.parameters.maxTokens}}
-                                : json{{"checkpoint", fs::absolute(o.checkpoint.modelDir).string()}, {"temperature", o.checkpoint.temperature},
-                                       {"top_p", o.checkpoint.topP}, {"max_tokens", o.checkpoint.maxNewTokens}};
+                                : json{{"checkpoint", fs::absolute(o.checkpoint.modelDir).string()},
+                                       {"temperature", o.checkpoint.temperature},
+                                       {"top_p", o.checkpoint.topP},
+                                       {"max_tokens", o.checkpoint.maxNewTokens}};
   return {{"model", model},
           {"prompt", promptStyleName(o.prompt)},
           {"problems", fs::absolute(o.problemsDir).string()},
@@ -104,8 +108,9 @@ RunState openRun(const RefineOptions& o) {
     for (const auto& [key, value] : state.settings.items()) {
       if (!before.contains(key) || before[key] != value) changed.push_back(key);
     }
-    throw makeError("{}: --resume with other settings (changed: {}) would mix two searches; resume with the run's own settings, or choose another --out",
-                    file.string(), fmt::format("{}", fmt::join(changed, ", ")));
+    throw makeError(
+        "{}: --resume with other settings (changed: {}) would mix two searches; resume with the run's own settings, or choose another --out",
+        file.string(), fmt::format("{}", fmt::join(changed, ", ")));
   }
   state.seed = j.at("seed").get<std::uint64_t>();
   state.requests = j.value("requests", std::size_t{0});
@@ -185,9 +190,7 @@ class RefineRun {
   }
 
  private:
-  bool budgetSpent() const {
-    return (o_.maxRequests && state_.requests >= o_.maxRequests) || (o_.maxTokens && state_.tokens >= o_.maxTokens);
-  }
+  bool budgetSpent() const { return (o_.maxRequests && state_.requests >= o_.maxRequests) || (o_.maxTokens && state_.tokens >= o_.maxTokens); }
 
   // Generates and judges one round; true when the budget ran out during it.
   bool runRound(int round, const std::vector<ProblemState*>& active) {
@@ -323,8 +326,9 @@ class RefineRun {
             feedback += fmt::format("\n\nAnother attempt of the same round:\n```{}\n{}\n```\n{}", native ? "python" : "cuda", failures[i]->source,
                                     failureFeedback(*failures[i], o_.feedback));
           }
-          feedback += native ? "\n\nFix it: answer with the complete corrected ModelNew code, its CUDA compiled by load_inline, in one ```python code block."
-                             : "\n\nFix the kernel: answer with the complete corrected kernel and its /*@cuset manifest in one ```cuda code block.";
+          feedback +=
+              native ? "\n\nFix it: answer with the complete corrected ModelNew code, its CUDA compiled by load_inline, in one ```python code block."
+                     : "\n\nFix the kernel: answer with the complete corrected kernel and its /*@cuset manifest in one ```cuda code block.";
           p.turns.push_back({{"assistant", responseOf(*failures.front())}, {"user", feedback}});
         }
       }
@@ -357,7 +361,8 @@ class RefineRun {
     json problems = json::array();
     for (const auto& p : problems_) {
       if (p.best) {
-        best += dumpJson(json{{"problem", p.id}, {"sample", p.best->sample}, {"model", label_}, {"source", p.best->source}, {"round", p.bestRound}}) + "\n";
+        best += dumpJson(json{{"problem", p.id}, {"sample", p.best->sample}, {"model", label_}, {"source", p.best->source}, {"round", p.bestRound}}) +
+                "\n";
       }
       std::string transcript;
       for (const auto& t : p.transcript) transcript += dumpJson(t) + "\n";
@@ -374,8 +379,12 @@ class RefineRun {
       problems.push_back(row);
     }
     writeFileAtomic(o_.outDir / "best.jsonl", best);
-    return computeRefineReport(problems, {{"model", label_}, {"settings", state_.settings}, {"requests", state_.requests}, {"tokens", state_.tokens},
-                                          {"rounds", o_.rounds}, {"patience", o_.patience}});
+    return computeRefineReport(problems, {{"model", label_},
+                                          {"settings", state_.settings},
+                                          {"requests", state_.requests},
+                                          {"tokens", state_.tokens},
+                                          {"rounds", o_.rounds},
+                                          {"patience", o_.patience}});
   }
 
   const RefineOptions& o_;

@@ -32,18 +32,20 @@ std::vector<double> shares(const nlohmann::json& h) {
 }  // namespace
 
 std::string renderAnalysisHtml(const nlohmann::json& a) {
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
   h += R"(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">)";
   h += fmt::format("<title>CuSeT analysis</title><style>{}{}</style></head><body><main>", simplePageStyle(), kHeatStyle);
-  h += fmt::format("<h1>CuSeT analysis</h1><p>model {} · data {} · {} samples · high confidence means p &ge; {}</p>", htmlEscape(a.value("model", "")),
-                   htmlEscape(a.value("data", "")), a.value("samples", 0), a.value("high_confidence", 0.9));
+  h += fmt::format("<h1>CuSeT analysis</h1><p>model {} · data {} · {} samples · high confidence means p &ge; {}</p>",
+                   htmlEscape(a.value("model", "")), htmlEscape(a.value("data", "")), a.value("samples", 0), a.value("high_confidence", 0.9));
 
   const auto& s = a["sensitive"];
   const auto& o = a["other"];
-  h += R"(<h2>Sensitive vs other response tokens</h2><div class="charts"><div class="scroll"><table><thead><tr><th></th><th class="num">tokens</th><th class="num">mean confidence</th><th class="num">high-confidence share</th></tr></thead><tbody>)";
+  h +=
+      R"(<h2>Sensitive vs other response tokens</h2><div class="charts"><div class="scroll"><table><thead><tr><th></th><th class="num">tokens</th><th class="num">mean confidence</th><th class="num">high-confidence share</th></tr></thead><tbody>)";
   for (const auto& [label, g] : {std::pair{"CUDA-sensitive", &s}, std::pair{"other", &o}}) {
-    h += fmt::format(R"(<tr><td>{}</td><td class="num">{}</td><td class="num">{:.3f}</td><td class="num">{}</td></tr>)", label, (*g)["tokens"].get<long>(),
-                     (*g)["mean"].get<double>(), formatPercent((*g)["high_confidence_share"].get<double>()));
+    h += fmt::format(R"(<tr><td>{}</td><td class="num">{}</td><td class="num">{:.3f}</td><td class="num">{}</td></tr>)", label,
+                     (*g)["tokens"].get<long>(), (*g)["mean"].get<double>(), formatPercent((*g)["high_confidence_share"].get<double>()));
   }
   h += "</tbody></table></div>";
   const int bins = a.value("bins", 20);
@@ -55,22 +57,25 @@ std::string renderAnalysisHtml(const nlohmann::json& a) {
   h += "<figure>" + svgBarChart(labels, series, std::max(0.05, yMax), "share of tokens", true) +
        "<figcaption>Confidence p(y_t) of response tokens, binned (bin lower edges shown every 5 bins).</figcaption></figure></div>";
 
-  h += R"(<h2>Per category</h2><div class="scroll"><table><thead><tr><th>category</th><th class="num">tokens</th><th class="num">mean confidence</th><th class="num">high-confidence share</th><th class="num">low-confidence regions touching it</th></tr></thead><tbody>)";
+  h +=
+      R"(<h2>Per category</h2><div class="scroll"><table><thead><tr><th>category</th><th class="num">tokens</th><th class="num">mean confidence</th><th class="num">high-confidence share</th><th class="num">low-confidence regions touching it</th></tr></thead><tbody>)";
   for (const auto& [name, g] : a["categories"].items()) {
-    h += fmt::format(R"(<tr><td>{}</td><td class="num">{}</td><td class="num">{:.3f}</td><td class="num">{}</td><td class="num">{}</td></tr>)", htmlEscape(name),
-                     g["tokens"].get<long>(), g["mean"].get<double>(), formatPercent(g["high_confidence_share"].get<double>()),
+    h += fmt::format(R"(<tr><td>{}</td><td class="num">{}</td><td class="num">{:.3f}</td><td class="num">{}</td><td class="num">{}</td></tr>)",
+                     htmlEscape(name), g["tokens"].get<long>(), g["mean"].get<double>(), formatPercent(g["high_confidence_share"].get<double>()),
                      a["regions"]["categories"].value(name, 0));
   }
   const auto& r = a["regions"];
   h += "</tbody></table></div>";
-  h += fmt::format("<h2>Low-confidence regions</h2><p>{} regions in {} of {} samples; mean length {:.1f} tokens, median {} (sensitive tokens with p &lt; {}, "
-                   "merged across gaps of &le; {} tokens, at least {} such tokens).</p>",
-                   r["count"].get<long>(), r["samples_with_regions"].get<long>(), a.value("samples", 0), r["mean_length"].get<double>(),
-                   r["median_length"].get<long>(), r["threshold"].get<double>(), r["gap"].get<long>(), r["min_tokens"].get<long>());
+  h += fmt::format(
+      "<h2>Low-confidence regions</h2><p>{} regions in {} of {} samples; mean length {:.1f} tokens, median {} (sensitive tokens with p &lt; {}, "
+      "merged across gaps of &le; {} tokens, at least {} such tokens).</p>",
+      r["count"].get<long>(), r["samples_with_regions"].get<long>(), a.value("samples", 0), r["mean_length"].get<double>(),
+      r["median_length"].get<long>(), r["threshold"].get<double>(), r["gap"].get<long>(), r["min_tokens"].get<long>());
 
-  h += R"(<h2>Heat map</h2><p class="legend">confidence: <span style="background: )" + colour(0.0) + R"(">0</span><span style="background: )" +
-       colour(0.5) + R"(">0.5</span><span style="background: )" + colour(1.0) +
-       R"(">1</span> · <b><u>bold underlined</u></b>: CUDA-sensitive · outlined: inside a low-confidence region · hover a token for its confidence and categories</p>)";
+  h +=
+      R"(<h2>Heat map</h2><p class="legend">confidence: <span style="background: )" + colour(0.0) + R"(">0</span><span style="background: )" +
+      colour(0.5) + R"(">0.5</span><span style="background: )" + colour(1.0) +
+      R"(">1</span> · <b><u>bold underlined</u></b>: CUDA-sensitive · outlined: inside a low-confidence region · hover a token for its confidence and categories</p>)";
   for (const auto& sample : a["heatmap"]) {
     const std::string text = sample["text"];
     std::string pre;

@@ -130,8 +130,9 @@ std::string passAtKSection(const nlohmann::json& models) {
       series.push_back({fmt::format("pass@{}", k), {}});
       header += fmt::format(R"h(<th class="num">pass@{}</th>)h", k);
     }
-    h += fmt::format(R"h(<h3>{}</h3><div class="charts"><div class="scroll"><table><thead><tr><th>level</th><th class="num">problems</th><th class="num">candidates</th><th class="num">correct</th>{}</tr></thead><tbody>)h",
-                     esc(model), header);
+    h += fmt::format(
+        R"h(<h3>{}</h3><div class="charts"><div class="scroll"><table><thead><tr><th>level</th><th class="num">problems</th><th class="num">candidates</th><th class="num">correct</th>{}</tr></thead><tbody>)h",
+        esc(model), header);
     auto row = [&](const std::string& label, const nlohmann::json& g) {
       h += fmt::format(R"h(<tr><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>)h", label, g["problems"].get<int>(),
                        g["candidates"].get<int>(), formatPercent(g["correct_rate"]));
@@ -152,8 +153,9 @@ std::string passAtKSection(const nlohmann::json& models) {
     std::string samples;
     if (m.contains("samples_per_problem")) {
       const auto& spp = m["samples_per_problem"];
-      samples = spp["min"] == spp["max"] ? fmt::format(" {} samples per problem.", spp["min"].get<std::int64_t>())
-                                         : fmt::format(" {}&ndash;{} samples per problem.", spp["min"].get<std::int64_t>(), spp["max"].get<std::int64_t>());
+      samples = spp["min"] == spp["max"]
+                    ? fmt::format(" {} samples per problem.", spp["min"].get<std::int64_t>())
+                    : fmt::format(" {}&ndash;{} samples per problem.", spp["min"].get<std::int64_t>(), spp["max"].get<std::int64_t>());
     }
     h += "</tbody></table></div><figure>" + svgBarChart(categories, series, 1.0, "pass@k", true) +
          "<figcaption>Unbiased pass@k per level (k shown only where every counted problem has n &ge; k samples)." + samples +
@@ -229,12 +231,13 @@ std::string verdictSection(const nlohmann::json& models) {
     h += "</tr>";
   }
   h += "</tbody></table></div><figure>" + svgBarChart(present, series, 1.0, "share of candidates", true) + "</figure></div>";
-  h += R"h(<h3>Most frequent reasons</h3><div class="scroll"><table><thead><tr><th>model</th><th>verdict</th><th class="num">count</th><th>reason (numbers normalised)</th></tr></thead><tbody>)h";
+  h +=
+      R"h(<h3>Most frequent reasons</h3><div class="scroll"><table><thead><tr><th>model</th><th>verdict</th><th class="num">count</th><th>reason (numbers normalised)</th></tr></thead><tbody>)h";
   for (const auto& [model, m] : models.items()) {
     for (const auto& [v, reasons] : m["overall"]["top_reasons"].items()) {
       for (const auto& r : reasons) {
-        h += fmt::format(R"h(<tr><td>{}</td><td class="v-{}">{}</td><td class="num">{}</td><td>{}</td></tr>)h", esc(model), v, v, r["count"].get<int>(),
-                         esc(r["reason"]));
+        h += fmt::format(R"h(<tr><td>{}</td><td class="v-{}">{}</td><td class="num">{}</td><td>{}</td></tr>)h", esc(model), v, v,
+                         r["count"].get<int>(), esc(r["reason"]));
       }
     }
   }
@@ -247,15 +250,19 @@ std::string kernelBenchSection(const nlohmann::json& summary) {
   if (!a.is_object()) return "";
   const auto& t = a["table"];
   std::string h = R"h(<section id="kernelbench"><h2>KernelBench's check beside CuSeT's</h2>)h";
-  h += fmt::format(R"h(<p>KernelBench's own check (its tolerance, its seeded trials, outputs in fresh memory, none of CuSeT's fences, canaries, mutation or determinism checks) reproduced on {} candidate(s); {} not reproducible here.</p>)h",
-                   a["candidates"].get<std::size_t>() - a["not_reproduced"].get<std::size_t>(), a["not_reproduced"].get<std::size_t>());
-  h += fmt::format(R"h(<table><thead><tr><th></th><th class="num">CuSeT correct</th><th class="num">CuSeT not correct</th></tr></thead><tbody><tr><th>KernelBench correct</th><td class="num">{}</td><td class="num">{}</td></tr><tr><th>KernelBench not correct</th><td class="num">{}</td><td class="num">{}</td></tr></tbody></table>)h",
-                   t["both_correct"].get<std::size_t>(), t["kernelbench_only"].get<std::size_t>(), t["cuset_only"].get<std::size_t>(), t["neither"].get<std::size_t>());
+  h += fmt::format(
+      R"h(<p>KernelBench's own check (its tolerance, its seeded trials, outputs in fresh memory, none of CuSeT's fences, canaries, mutation or determinism checks) reproduced on {} candidate(s); {} not reproducible here.</p>)h",
+      a["candidates"].get<std::size_t>() - a["not_reproduced"].get<std::size_t>(), a["not_reproduced"].get<std::size_t>());
+  h += fmt::format(
+      R"h(<table><thead><tr><th></th><th class="num">CuSeT correct</th><th class="num">CuSeT not correct</th></tr></thead><tbody><tr><th>KernelBench correct</th><td class="num">{}</td><td class="num">{}</td></tr><tr><th>KernelBench not correct</th><td class="num">{}</td><td class="num">{}</td></tr></tbody></table>)h",
+      t["both_correct"].get<std::size_t>(), t["kernelbench_only"].get<std::size_t>(), t["cuset_only"].get<std::size_t>(),
+      t["neither"].get<std::size_t>());
   if (!a["kernelbench_only"].empty()) {
-    h += R"h(<h3>Passed by KernelBench, not by CuSeT</h3><div class="scroll"><table class="sortable"><thead><tr><th>model</th><th>problem</th><th class="num">sample</th><th>CuSeT verdict</th><th>why</th></tr></thead><tbody>)h";
+    h +=
+        R"h(<h3>Passed by KernelBench, not by CuSeT</h3><div class="scroll"><table class="sortable"><thead><tr><th>model</th><th>problem</th><th class="num">sample</th><th>CuSeT verdict</th><th>why</th></tr></thead><tbody>)h";
     for (const auto& row : a["kernelbench_only"]) {
-      h += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>", esc(row["model"]), esc(row["problem"]),
-                       row["sample"].get<std::int64_t>(), esc(row["verdict"]), esc(row["reason"]));
+      h += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>", esc(row["model"]),
+                       esc(row["problem"]), row["sample"].get<std::int64_t>(), esc(row["verdict"]), esc(row["reason"]));
     }
     h += "</tbody></table></div>";
   }
@@ -266,11 +273,14 @@ std::string comparisonSection(const nlohmann::json& summary) {
   if (!summary.contains("comparison")) return "";
   const auto& cmp = summary["comparison"];
   const auto& c = cmp["counts"];
-  std::string h = fmt::format(R"h(<section id="comparison"><h2>Comparison with {}</h2><p><span class="s-worse">worse {}</span> · <span class="s-ambiguous">ambiguous {}</span> · <span class="s-better">better {}</span> · same {} · new {} · <span class="s-missing">missing {}</span> · <span class="s-not_judged">not judged {}</span></p>)h",
-                              esc(cmp["base"]), c["worse"].get<int>(), c["ambiguous"].get<int>(), c["better"].get<int>(), c["same"].get<int>(),
-                              c["new"].get<int>(), c["missing"].get<int>(), c.value("not_judged", 0));
-  h += R"h(<div class="filters" data-table="comparison-table"><input type="search" placeholder="filter comparisons" aria-label="filter comparisons"><select name="status" aria-label="status"><option value="">any status</option><option>worse</option><option>ambiguous</option><option>better</option><option>same</option><option>new</option><option>missing</option><option>not_judged</option></select><span class="count"></span></div>)h";
-  h += R"h(<div class="scroll"><table id="comparison-table" class="sortable"><thead><tr><th>status</th><th>model</th><th>problem</th><th class="num">base</th><th class="num">now</th><th class="num">time change</th><th>why</th></tr></thead><tbody>)h";
+  std::string h = fmt::format(
+      R"h(<section id="comparison"><h2>Comparison with {}</h2><p><span class="s-worse">worse {}</span> · <span class="s-ambiguous">ambiguous {}</span> · <span class="s-better">better {}</span> · same {} · new {} · <span class="s-missing">missing {}</span> · <span class="s-not_judged">not judged {}</span></p>)h",
+      esc(cmp["base"]), c["worse"].get<int>(), c["ambiguous"].get<int>(), c["better"].get<int>(), c["same"].get<int>(), c["new"].get<int>(),
+      c["missing"].get<int>(), c.value("not_judged", 0));
+  h +=
+      R"h(<div class="filters" data-table="comparison-table"><input type="search" placeholder="filter comparisons" aria-label="filter comparisons"><select name="status" aria-label="status"><option value="">any status</option><option>worse</option><option>ambiguous</option><option>better</option><option>same</option><option>new</option><option>missing</option><option>not_judged</option></select><span class="count"></span></div>)h";
+  h +=
+      R"h(<div class="scroll"><table id="comparison-table" class="sortable"><thead><tr><th>status</th><th>model</th><th>problem</th><th class="num">base</th><th class="num">now</th><th class="num">time change</th><th>why</th></tr></thead><tbody>)h";
   for (const auto& row : cmp["rows"]) {
     const std::string status = row["status"];
     std::string base = "-", now = "-", change = "-";
@@ -279,8 +289,9 @@ std::string comparisonSection(const nlohmann::json& summary) {
       now = row["correctness"]["current"];
     }
     if (row.contains("timing")) change = fmt::format("{:+.1f}%", 100 * row["timing"]["change"].get<double>());
-    h += fmt::format(R"h(<tr data-status="{}"><td class="s-{}">{}</td><td>{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td></tr>)h",
-                     status, status, status, esc(row["model"]), esc(row["problem"]), base, now, change, esc(row.value("why", "")));
+    h += fmt::format(
+        R"h(<tr data-status="{}"><td class="s-{}">{}</td><td>{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td>{}</td></tr>)h",
+        status, status, status, esc(row["model"]), esc(row["problem"]), base, now, change, esc(row.value("why", "")));
   }
   return h + "</tbody></table></div></section>";
 }
@@ -291,27 +302,32 @@ std::string problemsSection(const nlohmann::json& summary, const std::vector<Eva
   std::map<std::pair<std::string, std::string>, std::size_t> first;
   for (std::size_t i = 0; i < results.size(); ++i) first.try_emplace({results[i].model, results[i].problem}, i);
   std::string h = R"h(<section id="problems"><h2>Problems</h2>)h";
-  h += R"h(<div class="filters" data-table="problems-table"><input type="search" placeholder="filter problems (id, model, verdict...)" aria-label="filter problems"><select name="level" aria-label="level"><option value="">any level</option>)h";
+  h +=
+      R"h(<div class="filters" data-table="problems-table"><input type="search" placeholder="filter problems (id, model, verdict...)" aria-label="filter problems"><select name="level" aria-label="level"><option value="">any level</option>)h";
   std::map<std::string, bool> levels;
   for (const auto& [model, m] : summary["models"].items()) {
     for (const auto& [id, p] : m["problems"].items()) levels[std::to_string(p["level"].get<int>())] = true;
   }
   for (const auto& [level, _] : levels) h += fmt::format(R"h(<option value="{}">{}</option>)h", level, levelLabel(level));
-  h += R"h(</select><select name="solved" aria-label="solved"><option value="">solved or not</option><option value="yes">solved</option><option value="no">unsolved</option></select><span class="count"></span></div>)h";
-  h += R"h(<div class="scroll"><table id="problems-table" class="sortable"><thead><tr><th>problem</th><th>model</th><th class="num">level</th><th class="num">n</th><th class="num">correct</th><th class="num">pass@1</th>)h";
+  h +=
+      R"h(</select><select name="solved" aria-label="solved"><option value="">solved or not</option><option value="yes">solved</option><option value="no">unsolved</option></select><span class="count"></span></div>)h";
+  h +=
+      R"h(<div class="scroll"><table id="problems-table" class="sortable"><thead><tr><th>problem</th><th>model</th><th class="num">level</th><th class="num">n</th><th class="num">correct</th><th class="num">pass@1</th>)h";
   if (gpu) h += R"h(<th class="num">best speedup</th>)h";
   h += R"h(<th class="hide-narrow">verdicts</th></tr></thead><tbody>)h";
   for (const auto& [model, m] : summary["models"].items()) {
     for (const auto& [id, p] : m["problems"].items()) {
       std::string verdicts;
-      for (const auto& [v, n] : p["verdicts"].items()) verdicts += fmt::format(R"h({}<span class="v-{}">{}</span> {})h", verdicts.empty() ? "" : ", ", v, v, n.get<int>());
+      for (const auto& [v, n] : p["verdicts"].items())
+        verdicts += fmt::format(R"h({}<span class="v-{}">{}</span> {})h", verdicts.empty() ? "" : ", ", v, v, n.get<int>());
       const auto link = first.find({model, id});
       std::string name = link == first.end() ? esc(id) : fmt::format(R"h(<a href="#{}">{}</a>)h", anchorFor(link->second), esc(id));
       if (p.contains("origin")) name += fmt::format(R"h(<br><small class="origin">{}</small>)h", esc(originText(p["origin"])));
       const double pass1 = p["pass_at_k"].value("1", 0.0);
-      h += fmt::format(R"h(<tr data-level="{}" data-solved="{}"><td>{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num" data-sort="{}">{}</td>)h",
-                       p["level"].get<int>(), p["c"].get<int>() > 0 ? "yes" : "no", name, esc(model), p["level"].get<int>(), p["n"].get<int>(),
-                       p["c"].get<int>(), pass1, formatPercent(pass1));
+      h += fmt::format(
+          R"h(<tr data-level="{}" data-solved="{}"><td>{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num" data-sort="{}">{}</td>)h",
+          p["level"].get<int>(), p["c"].get<int>() > 0 ? "yes" : "no", name, esc(model), p["level"].get<int>(), p["n"].get<int>(), p["c"].get<int>(),
+          pass1, formatPercent(pass1));
       if (gpu) {
         const double best = p.value("best_speedup", 0.0);
         h += fmt::format(R"h(<td class="num" data-sort="{}">{}</td>)h", best, best > 0 ? fmt::format("{:.2f}x", best) : "-");
@@ -323,11 +339,14 @@ std::string problemsSection(const nlohmann::json& summary, const std::vector<Eva
 }
 
 std::string candidateDetail(const EvalResult& r, std::size_t index) {
-  std::string h = fmt::format(R"h(<details class="cand" id="{}"><summary><span class="v-{}">{}</span> · {} · {} · sample {}</summary><div><dl class="kv">)h",
-                              anchorFor(index), verdictName(r.verdict), verdictName(r.verdict), esc(r.problem), esc(r.model), r.sample);
+  std::string h =
+      fmt::format(R"h(<details class="cand" id="{}"><summary><span class="v-{}">{}</span> · {} · {} · sample {}</summary><div><dl class="kv">)h",
+                  anchorFor(index), verdictName(r.verdict), verdictName(r.verdict), esc(r.problem), esc(r.model), r.sample);
   if (!r.reason.empty()) h += "<dt>reason</dt><dd>" + esc(r.reason) + "</dd>";
   h += "<dt>origin</dt><dd>" + esc(r.origin) + "</dd>";
-  if (!r.form.empty()) h += "<dt>form</dt><dd>" + esc(std::string(r.form == "kernelbench" ? "KernelBench solution (ModelNew + load_inline)" : "/*@cuset manifest")) + "</dd>";
+  if (!r.form.empty())
+    h += "<dt>form</dt><dd>" + esc(std::string(r.form == "kernelbench" ? "KernelBench solution (ModelNew + load_inline)" : "/*@cuset manifest")) +
+         "</dd>";
   if (!r.libraryOps.empty()) {
     std::string ops;
     for (const auto& op : r.libraryOps) ops += (ops.empty() ? "" : ", ") + esc(op);
@@ -337,7 +356,8 @@ std::string candidateDetail(const EvalResult& r, std::size_t index) {
   h += fmt::format("<dt>stage times</dt><dd>{} {:.1f} ms · NVRTC {:.1f} ms{} · host compile {:.1f} ms · run {:.1f} ms · total {:.1f} ms</dd>",
                    r.form == "kernelbench" ? "translation" : "manifest", r.form == "kernelbench" ? r.timings.translateMs : r.timings.manifestMs,
                    r.timings.compileMs, r.compileCacheHit ? " (cached)" : "", r.timings.simCompileMs, r.timings.runMs, r.timings.totalMs);
-  if (r.trials > 0) h += fmt::format("<dt>trials</dt><dd>{}{}</dd>", r.trials, r.nondeterministic ? " (rerun differed bitwise, within tolerance)" : "");
+  if (r.trials > 0)
+    h += fmt::format("<dt>trials</dt><dd>{}{}</dd>", r.trials, r.nondeterministic ? " (rerun differed bitwise, within tolerance)" : "");
   if (!r.timingKind.empty()) {
     std::string samples;
     for (double s : r.timingSamplesMs) samples += fmt::format("{}{:.4g}", samples.empty() ? "" : ", ", s);
@@ -350,13 +370,15 @@ std::string candidateDetail(const EvalResult& r, std::size_t index) {
   }
   h += "</dl>";
   if (!r.comparisons.empty()) {
-    h += R"h(<div class="scroll"><table><thead><tr><th>output</th><th class="num">elements</th><th class="num">mismatches</th><th class="num">max abs err</th><th class="num">max rel err</th><th class="num">tolerance used</th><th>first mismatch</th></tr></thead><tbody>)h";
+    h +=
+        R"h(<div class="scroll"><table><thead><tr><th>output</th><th class="num">elements</th><th class="num">mismatches</th><th class="num">max abs err</th><th class="num">max rel err</th><th class="num">tolerance used</th><th>first mismatch</th></tr></thead><tbody>)h";
     for (const auto& c : r.comparisons) {
       std::string at;
       for (auto i : c.firstMismatchIndex) at += fmt::format("{}{}", at.empty() ? "" : ", ", i);
-      h += fmt::format(R"h(<tr><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{:.3g}</td><td class="num">{:.3g}</td><td class="num">{:.0f}%</td><td>{}</td></tr>)h",
-                       esc(c.output), c.elements, c.mismatches, c.maxAbsError, c.maxRelError, 100.0 * c.toleranceUse,
-                       c.firstMismatch < 0 ? "-" : fmt::format("[{}]: got {:.7g}, want {:.7g}", at, c.firstGot, c.firstWant));
+      h += fmt::format(
+          R"h(<tr><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{:.3g}</td><td class="num">{:.3g}</td><td class="num">{:.0f}%</td><td>{}</td></tr>)h",
+          esc(c.output), c.elements, c.mismatches, c.maxAbsError, c.maxRelError, 100.0 * c.toleranceUse,
+          c.firstMismatch < 0 ? "-" : fmt::format("[{}]: got {:.7g}, want {:.7g}", at, c.firstGot, c.firstWant));
     }
     h += "</tbody></table></div>";
   }
@@ -369,16 +391,18 @@ std::string candidateDetail(const EvalResult& r, std::size_t index) {
 
 std::string candidatesSection(const std::vector<EvalResult>& results) {
   std::string h = R"h(<section id="candidates"><h2>Candidates</h2>)h";
-  h += R"h(<div class="filters" data-table="candidates-table"><input type="search" placeholder="filter candidates (problem, model, reason...)" aria-label="filter candidates"><select name="verdict" aria-label="verdict"><option value="">any verdict</option>)h";
+  h +=
+      R"h(<div class="filters" data-table="candidates-table"><input type="search" placeholder="filter candidates (problem, model, reason...)" aria-label="filter candidates"><select name="verdict" aria-label="verdict"><option value="">any verdict</option>)h";
   for (Verdict v : kAllVerdicts) h += fmt::format("<option>{}</option>", verdictName(v));
   h += R"h(</select><span class="count"></span></div>)h";
-  h += R"h(<div class="scroll"><table id="candidates-table" class="sortable"><thead><tr><th>problem</th><th>model</th><th class="num">sample</th><th>verdict</th><th class="hide-narrow">reason</th></tr></thead><tbody>)h";
+  h +=
+      R"h(<div class="scroll"><table id="candidates-table" class="sortable"><thead><tr><th>problem</th><th>model</th><th class="num">sample</th><th>verdict</th><th class="hide-narrow">reason</th></tr></thead><tbody>)h";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     const std::string reason = shortened(r.reason, 140);
-    h += fmt::format(R"h(<tr data-verdict="{}"><td><a href="#{}">{}</a></td><td>{}</td><td class="num">{}</td><td class="v-{}">{}</td><td class="hide-narrow">{}</td></tr>)h",
-                     verdictName(r.verdict), anchorFor(i), esc(r.problem), esc(r.model), r.sample, verdictName(r.verdict), verdictName(r.verdict),
-                     esc(reason));
+    h += fmt::format(
+        R"h(<tr data-verdict="{}"><td><a href="#{}">{}</a></td><td>{}</td><td class="num">{}</td><td class="v-{}">{}</td><td class="hide-narrow">{}</td></tr>)h",
+        verdictName(r.verdict), anchorFor(i), esc(r.problem), esc(r.model), r.sample, verdictName(r.verdict), verdictName(r.verdict), esc(reason));
   }
   h += "</tbody></table></div><h3>Details</h3>";
   for (std::size_t i = 0; i < results.size(); ++i) h += candidateDetail(results[i], i);
@@ -387,12 +411,13 @@ std::string candidatesSection(const std::vector<EvalResult>& results) {
 
 std::string leaderboardSection(const nlohmann::json& summary) {
   if (summary["leaderboard"].size() < 2) return "";
-  std::string h = R"h(<section id="leaderboard"><h2>Leaderboard</h2><div class="scroll"><table class="sortable"><thead><tr><th class="num">rank</th><th>model</th><th class="num">fast_1</th><th class="num">pass@1</th><th class="num">geomean speedup</th><th class="num">correct</th></tr></thead><tbody>)h";
+  std::string h =
+      R"h(<section id="leaderboard"><h2>Leaderboard</h2><div class="scroll"><table class="sortable"><thead><tr><th class="num">rank</th><th>model</th><th class="num">fast_1</th><th class="num">pass@1</th><th class="num">geomean speedup</th><th class="num">correct</th></tr></thead><tbody>)h";
   for (const auto& row : summary["leaderboard"]) {
-    h += fmt::format(R"h(<tr><td class="num">{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td></tr>)h",
-                     row["rank"].get<int>(), esc(row["model"]), percentOr(row, "fast_1"), percentOr(row, "pass_at_1"),
-                     row.contains("geomean_speedup") ? fmt::format("{:.2f}x", row["geomean_speedup"].get<double>()) : "-",
-                     formatPercent(row["correct_rate"]));
+    h += fmt::format(
+        R"h(<tr><td class="num">{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td></tr>)h",
+        row["rank"].get<int>(), esc(row["model"]), percentOr(row, "fast_1"), percentOr(row, "pass_at_1"),
+        row.contains("geomean_speedup") ? fmt::format("{:.2f}x", row["geomean_speedup"].get<double>()) : "-", formatPercent(row["correct_rate"]));
   }
   return h + "</tbody></table></div><p>Ranked by fast_1, then pass@1.</p></section>";
 }
@@ -403,9 +428,11 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
                        const std::string& assetsStyle) {
   std::string models;
   for (const auto& [model, m] : summary["models"].items()) models += (models.empty() ? "" : ", ") + model;
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
   // No request may leave the file: forbid every fetch, allow only the inline script and styles.
-  h += R"h(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">)h";
+  h +=
+      R"h(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">)h";
   h += fmt::format("<title>CuSeT report · {}</title><style>{}{}</style></head><body><main>", esc(models), kStyle, inlineSafe(assetsStyle, "style"));
   h += fmt::format(R"h(<header><h1>CuSeT evaluation report</h1><p class="run">{}</p><p class="run">models: {} · {} candidates</p></header>)h",
                    esc(describeRun(summary)), esc(models), summary["candidates"].get<int>());
@@ -417,7 +444,8 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
   if (summary.value("kernelbench_agreement", nlohmann::json()).is_object()) h += R"h(<a href="#kernelbench">KernelBench</a>)h";
   h += R"h(<a href="#problems">problems</a><a href="#candidates">candidates</a></nav>)h";
   if (assetsScript.empty()) {
-    h += R"h(<p class="notice" id="assets-notice">Report assets were not available when this report was written (install Debian's <code>node-highlight.js</code>, e.g. with <code>scripts/install-deps.sh</code>, and rebuild): source code is shown without syntax highlighting. Everything else is complete.</p>)h";
+    h +=
+        R"h(<p class="notice" id="assets-notice">Report assets were not available when this report was written (install Debian's <code>node-highlight.js</code>, e.g. with <code>scripts/install-deps.sh</code>, and rebuild): source code is shown without syntax highlighting. Everything else is complete.</p>)h";
   }
   if (!summary["warnings"].empty()) {
     h += R"h(<section id="warnings"><h2>Warnings</h2><ul>)h";

@@ -34,8 +34,8 @@ std::string renderJunit(const nlohmann::json& summary, const std::vector<EvalRes
     seconds += r.timings.totalMs / 1000.0;
   }
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml += fmt::format("<testsuites name=\"cuset\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", results.size(), failures,
-                     skipped, seconds);
+  xml += fmt::format("<testsuites name=\"cuset\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", results.size(), failures, skipped,
+                     seconds);
   for (const auto& [key, cases] : suites) {
     std::size_t suiteFailures = 0, suiteSkipped = 0;
     double suiteSeconds = 0.0;
@@ -50,8 +50,8 @@ std::string renderJunit(const nlohmann::json& summary, const std::vector<EvalRes
                        xmlEscape(summary.value("run", nlohmann::json::object()).value("backend", "")));
     for (const auto* r : cases) {
       const std::string name = fmt::format("{} sample {}", r->problem.substr(r->problem.find('/') + 1), r->sample);
-      xml += fmt::format("    <testcase classname=\"{}.{}\" name=\"{}\" time=\"{:.3f}\"", xmlEscape(key.first), xmlEscape(key.second), xmlEscape(name),
-                         r->timings.totalMs / 1000.0);
+      xml += fmt::format("    <testcase classname=\"{}.{}\" name=\"{}\" time=\"{:.3f}\"", xmlEscape(key.first), xmlEscape(key.second),
+                         xmlEscape(name), r->timings.totalMs / 1000.0);
       if (isSuccess(r->verdict)) {
         xml += "/>\n";
         continue;

@@ -24,10 +24,14 @@ nlohmann::json kernelBenchAgreement(const std::vector<EvalResult>& results) {
       continue;
     }
     const bool kernelbench = *r.kernelbench->correct;
-    if (kernelbench && cuset) ++both;
-    else if (kernelbench) ++kernelbenchOnly;
-    else if (cuset) ++cusetOnly;
-    else ++neither;
+    if (kernelbench && cuset)
+      ++both;
+    else if (kernelbench)
+      ++kernelbenchOnly;
+    else if (cuset)
+      ++cusetOnly;
+    else
+      ++neither;
     if (kernelbench && !cuset) {
       ++reasonCounts[std::string(verdictName(r.verdict))];
       passedThereOnly.push_back({{"model", r.model},
@@ -62,8 +66,8 @@ std::string kernelBenchAgreementMarkdown(const nlohmann::json& agreement) {
   if (!agreement["kernelbench_only"].empty()) {
     md += "### Passed by KernelBench, not by CuSeT\n\n| model | problem | sample | CuSeT verdict | why |\n|---|---|---|---|---|\n";
     for (const auto& row : agreement["kernelbench_only"]) {
-      md += fmt::format("| {} | `{}` | {} | {} | {} |\n", markdownCell(row["model"]), row["problem"].get<std::string>(), row["sample"].get<std::int64_t>(),
-                        row["verdict"].get<std::string>(), markdownCell(row["reason"]));
+      md += fmt::format("| {} | `{}` | {} | {} | {} |\n", markdownCell(row["model"]), row["problem"].get<std::string>(),
+                        row["sample"].get<std::int64_t>(), row["verdict"].get<std::string>(), markdownCell(row["reason"]));
     }
     md += "\n";
   }
@@ -71,7 +75,8 @@ std::string kernelBenchAgreementMarkdown(const nlohmann::json& agreement) {
   if (!findings["strict"].empty() || !findings["warning"].empty()) {
     md += "### KernelBench's static checker\n\n| check | strict | candidates |\n|---|---|---|\n";
     for (const char* kind : {"strict", "warning"}) {
-      for (const auto& [check, n] : findings[kind].items()) md += fmt::format("| {} | {} | {} |\n", check, kind == std::string("strict") ? "yes" : "no", n.get<std::size_t>());
+      for (const auto& [check, n] : findings[kind].items())
+        md += fmt::format("| {} | {} | {} |\n", check, kind == std::string("strict") ? "yes" : "no", n.get<std::size_t>());
     }
     md += "\n";
   }

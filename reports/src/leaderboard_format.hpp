@@ -13,8 +13,8 @@ std::string tokensText(const nlohmann::json& generation);           // "prompt +
 std::string sharesText(const nlohmann::json& row);                  // verdict shares in verdict order
 std::string comparisonText(const nlohmann::json& row);
 std::string notEvaluated(const nlohmann::json& row);
-std::string sourceText(const nlohmann::json& source);  // "served @ endpoint", or the checkpoint
-std::string levelName(const nlohmann::json& level);    // "level 1"
+std::string sourceText(const nlohmann::json& source);               // "served @ endpoint", or the checkpoint
+std::string levelName(const nlohmann::json& level);                 // "level 1"
 std::string moneyText(const nlohmann::json& row, const char* key);  // "0.0123", or "–"
 std::string perSolvedText(const nlohmann::json& row);               // cost or tokens per solved problem, or "–"
 
@@ -24,7 +24,8 @@ std::vector<std::string> coversText(const nlohmann::json& leaderboard);
 // The settings every model was judged under, as (name, value) rows.
 std::vector<std::pair<std::string, std::string>> settingsRows(const nlohmann::json& leaderboard);
 // One model's generation settings in column order of kModelSettingColumns.
-inline constexpr const char* kModelSettingColumns[] = {"endpoint or checkpoint", "served model", "prompt", "temperature", "top_p", "max_tokens", "seed"};
+inline constexpr const char* kModelSettingColumns[] = {
+    "endpoint or checkpoint", "served model", "prompt", "temperature", "top_p", "max_tokens", "seed"};
 std::vector<std::string> modelSettings(const nlohmann::json& source);
 
 // A grid cell: "2/3" correct (with the best speedup when timed), else its best verdict and "0/n".

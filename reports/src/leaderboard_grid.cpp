@@ -16,8 +16,8 @@ namespace {
 // A model writes what it likes: one runaway answer must not make the page unopenable.
 constexpr std::size_t kMaxSourceBytes = 64 * 1024;
 
-constexpr std::string_view kCellOrder[] = {"correct", "compiled", "wrong_answer", "runtime_error", "timeout", "compile_error",
-                                           "invalid_submission", "hack_suspected", "sandbox_violation", "unsupported"};
+constexpr std::string_view kCellOrder[] = {"correct",       "compiled",           "wrong_answer",   "runtime_error",     "timeout",
+                                           "compile_error", "invalid_submission", "hack_suspected", "sandbox_violation", "unsupported"};
 
 std::string cappedSource(const std::string& source) {
   if (source.size() <= kMaxSourceBytes) return source;
@@ -79,16 +79,15 @@ json leaderboardGrid(const LeaderboardInput& in, const std::vector<std::string>&
   for (const auto* e : entries) {
     std::vector<const EvalResult*> ordered;
     for (const auto& r : e->results) ordered.push_back(&r);
-    std::stable_sort(ordered.begin(), ordered.end(), [](const EvalResult* a, const EvalResult* b) {
-      return std::tie(a->problem, a->sample) < std::tie(b->problem, b->sample);
-    });
+    std::stable_sort(ordered.begin(), ordered.end(),
+                     [](const EvalResult* a, const EvalResult* b) { return std::tie(a->problem, a->sample) < std::tie(b->problem, b->sample); });
     for (const EvalResult* r : ordered) {
       const auto p = problems.find(r->problem);
       if (p == problems.end() || !p->second["cells"].contains(e->name)) continue;
       const std::string key = r->sourceHash.empty() ? fmt::format("candidate-{}", candidates.size()) : r->sourceHash;
       if (!sources.contains(key)) sources[key] = cappedSource(r->source);
-      json c = {{"model", e->name}, {"problem", r->problem}, {"sample", r->sample}, {"verdict", verdictName(r->verdict)}, {"reason", r->reason},
-                {"source", key}};
+      json c = {{"model", e->name},    {"problem", r->problem}, {"sample", r->sample}, {"verdict", verdictName(r->verdict)},
+                {"reason", r->reason}, {"source", key}};
       if (const auto s = speedupOf(*r)) c["speedup"] = *s;
       if (!r->libraryOps.empty()) c["library_ops"] = r->libraryOps;
       p->second["cells"][e->name]["candidates"].push_back(candidates.size());
@@ -100,7 +99,8 @@ json leaderboardGrid(const LeaderboardInput& in, const std::vector<std::string>&
     if (in.problems.contains(id) && in.problems[id].contains("statement")) statements[id] = in.problems[id]["statement"];
     list.push_back(std::move(p));
   }
-  return {{"problems", std::move(list)}, {"candidates", std::move(candidates)}, {"sources", std::move(sources)}, {"statements", std::move(statements)}};
+  return {
+      {"problems", std::move(list)}, {"candidates", std::move(candidates)}, {"sources", std::move(sources)}, {"statements", std::move(statements)}};
 }
 
 json headToHead(const json& problems, const std::vector<std::string>& models) {

@@ -296,19 +296,21 @@ std::string rankingSection(const json& l) {
   const int k = l["k"].get<int>();
   const bool timed = l["timing"] == "gpu";
   const bool compared = l.contains("compared_with");
-  std::string h = fmt::format(R"(<section id="ranking"><div class="scroll"><table id="ranking-table" class="sortable"><thead><tr><th class="num">rank</th><th>model</th>)"
-                              R"(<th class="num">pass@1</th><th class="num">pass@{}</th><th class="num">correct</th><th class="num">solved</th>)",
-                              k);
+  std::string h = fmt::format(
+      R"(<section id="ranking"><div class="scroll"><table id="ranking-table" class="sortable"><thead><tr><th class="num">rank</th><th>model</th>)"
+      R"(<th class="num">pass@1</th><th class="num">pass@{}</th><th class="num">correct</th><th class="num">solved</th>)",
+      k);
   if (timed) h += R"(<th class="num">fast_1</th><th class="num">fast_1.5</th><th class="num">geomean speedup</th>)";
   h += R"(<th class="num">tokens (prompt + completion)</th><th class="num">cost</th><th class="num">per solved problem</th><th>verdicts</th>)";
   if (compared) h += "<th>vs base</th>";
   h += "<th>report</th></tr></thead><tbody>";
   for (const auto& row : l["models"]) {
     const bool ev = row["evaluated"].get<bool>();
-    h += fmt::format(R"(<tr data-model="{}"><td class="num">{}</td><td title="{}">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>)",
-                     esc(row["model"]), ev ? std::to_string(row["rank"].get<int>()) : "–", esc(sourceText(row["source"])), esc(row["model"]),
-                     percentOr(row, "pass_at_1"), percentOr(row, "pass_at_k"), ev ? percentOr(row, "correct_rate") : esc(notEvaluated(row)),
-                     row.contains("solved") ? std::to_string(row["solved"].get<int>()) : "–");
+    h += fmt::format(
+        R"(<tr data-model="{}"><td class="num">{}</td><td title="{}">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>)",
+        esc(row["model"]), ev ? std::to_string(row["rank"].get<int>()) : "–", esc(sourceText(row["source"])), esc(row["model"]),
+        percentOr(row, "pass_at_1"), percentOr(row, "pass_at_k"), ev ? percentOr(row, "correct_rate") : esc(notEvaluated(row)),
+        row.contains("solved") ? std::to_string(row["solved"].get<int>()) : "–");
     if (timed) {
       h += fmt::format(R"(<td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>)", fastOr(row, "1"), fastOr(row, "1.5"),
                        row.contains("geomean_speedup") ? fmt::format("{:.2f}x", row["geomean_speedup"].get<double>()) : "–");
@@ -332,9 +334,10 @@ std::string rankingSection(const json& l) {
 std::string levelsSection(const json& l) {
   if (!l.contains("levels") || l["levels"].empty()) return "";
   const bool timed = l["timing"] == "gpu";
-  std::string h = fmt::format(R"(<section id="per-level"><h2>Per level</h2><div class="charts"><div class="scroll"><table id="levels"><thead><tr><th>level</th><th>model</th><th class="num">problems</th>)"
-                              R"(<th class="num">pass@1</th><th class="num">pass@{}</th>{}</tr></thead><tbody>)",
-                              l["k"].get<int>(), timed ? R"(<th class="num">fast_1</th>)" : "");
+  std::string h = fmt::format(
+      R"(<section id="per-level"><h2>Per level</h2><div class="charts"><div class="scroll"><table id="levels"><thead><tr><th>level</th><th>model</th><th class="num">problems</th>)"
+      R"(<th class="num">pass@1</th><th class="num">pass@{}</th>{}</tr></thead><tbody>)",
+      l["k"].get<int>(), timed ? R"(<th class="num">fast_1</th>)" : "");
   std::vector<std::string> categories;
   std::vector<ChartSeries> series;
   for (const auto& model : evaluatedModels(l)) series.push_back({model, {}});
@@ -342,8 +345,8 @@ std::string levelsSection(const json& l) {
     categories.push_back(levelName(level));
     for (auto& s : series) s.values.push_back(NAN);
     for (const auto& row : level["models"]) {
-      h += fmt::format(R"(<tr><td>{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>{}</tr>)", esc(levelName(level)),
-                       esc(row["model"]), row["problems"].get<int>(), percentOr(row, "pass_at_1"), percentOr(row, "pass_at_k"),
+      h += fmt::format(R"(<tr><td>{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td><td class="num">{}</td>{}</tr>)",
+                       esc(levelName(level)), esc(row["model"]), row["problems"].get<int>(), percentOr(row, "pass_at_1"), percentOr(row, "pass_at_k"),
                        timed ? R"(<td class="num">)" + percentOr(row, "fast_1") + "</td>" : "");
       for (auto& s : series) {
         if (s.name == row["model"].get<std::string>()) s.values.back() = row.value("pass_at_1", 0.0);
@@ -351,7 +354,8 @@ std::string levelsSection(const json& l) {
     }
   }
   h += "</tbody></table></div>";
-  return h + R"(<figure id="levels-chart">)" + svgBarChart(categories, series, 1.0, "pass@1", true) + "<figcaption>pass@1 per level</figcaption></figure></div></section>";
+  return h + R"(<figure id="levels-chart">)" + svgBarChart(categories, series, 1.0, "pass@1", true) +
+         "<figcaption>pass@1 per level</figcaption></figure></div></section>";
 }
 
 // pass@k against what the samples cost (or their tokens when no price is set); with GPU timing, the
@@ -362,9 +366,11 @@ std::string costSection(const json& l, const std::vector<std::string>& models) {
   for (const auto& row : l["models"]) {
     if (!row["evaluated"].get<bool>() || !row.contains("pass_at_k")) continue;
     const json& g = row["generation"];
-    if (priced && row.contains("cost")) points.push_back({row["model"].get<std::string>(), row["cost"].get<double>(), row["pass_at_k"].get<double>()});
+    if (priced && row.contains("cost"))
+      points.push_back({row["model"].get<std::string>(), row["cost"].get<double>(), row["pass_at_k"].get<double>()});
     if (!priced && g.contains("completion_tokens")) {
-      points.push_back({row["model"].get<std::string>(), static_cast<double>(g["prompt_tokens"].get<std::int64_t>() + g["completion_tokens"].get<std::int64_t>()),
+      points.push_back({row["model"].get<std::string>(),
+                        static_cast<double>(g["prompt_tokens"].get<std::int64_t>() + g["completion_tokens"].get<std::int64_t>()),
                         row["pass_at_k"].get<double>()});
     }
   }
@@ -374,7 +380,8 @@ std::string costSection(const json& l, const std::vector<std::string>& models) {
   std::string h = R"(<section id="cost-speed"><h2>Cost and speed</h2><div class="charts">)";
   if (!points.empty()) {
     h += R"(<figure id="cost-chart">)" + svgScatter(points, 1.0, priced ? "cost of all samples" : "tokens (prompt + completion)", "pass@" + k, true) +
-         fmt::format("<figcaption>pass@{} against {} per model{}.</figcaption></figure>", k, priced ? "what its samples cost" : "the tokens its samples used",
+         fmt::format("<figcaption>pass@{} against {} per model{}.</figcaption></figure>", k,
+                     priced ? "what its samples cost" : "the tokens its samples used",
                      points.size() < models.size() ? " (models without a price or token counts are left out)" : "");
   }
   if (timed) {
@@ -387,7 +394,8 @@ std::string costSection(const json& l, const std::vector<std::string>& models) {
       fast.push_back(std::move(s));
       ChartSeries sp{row["model"].get<std::string>(), {}};
       for (const auto& p : l["problems"]) {
-        if (p["cells"].contains(sp.name) && p["cells"][sp.name].contains("best_speedup")) sp.values.push_back(p["cells"][sp.name]["best_speedup"].get<double>());
+        if (p["cells"].contains(sp.name) && p["cells"][sp.name].contains("best_speedup"))
+          sp.values.push_back(p["cells"][sp.name]["best_speedup"].get<double>());
       }
       speed.push_back(std::move(sp));
     }
@@ -410,14 +418,18 @@ std::string gridSection(const json& l, const std::vector<std::string>& models) {
   std::string h = R"(<section id="grid"><h2>Problems</h2><p>Each cell is one model on one problem: its correct candidates of those judged)";
   h += l["timing"] == "gpu" ? " and the best speedup" : "";
   h += R"(, or the best verdict when none is correct. Click a cell for the candidates, a problem for its statement.</p>)";
-  h += R"(<div class="filters" id="grid-filters"><input type="search" name="q" placeholder="filter problems" aria-label="filter problems"><select name="level" aria-label="level"><option value="">any level</option>)";
+  h +=
+      R"(<div class="filters" id="grid-filters"><input type="search" name="q" placeholder="filter problems" aria-label="filter problems"><select name="level" aria-label="level"><option value="">any level</option>)";
   for (int level : levels) h += fmt::format(R"(<option value="{}">level {}</option>)", level, level);
   h += R"(</select><select name="tag" aria-label="tag"><option value="">any tag</option>)";
   for (const auto& t : tags) h += fmt::format(R"(<option value="{0}">{0}</option>)", esc(t));
-  h += R"(</select><select name="solvers" aria-label="solved by"><option value="">solved or not</option><option value="one">solved by one model only</option>)"
-       R"(<option value="none">solved by none</option><option value="some">solved by some, not all</option><option value="all">solved by all</option></select><span class="count"></span></div>)";
-  h += R"(<div class="panel" id="detail" hidden></div><noscript><p>Opening a cell needs JavaScript; each model's report lists its candidates.</p></noscript>)";
-  h += R"(<div class="scroll"><table id="grid-table" class="sortable"><thead><tr><th>problem</th><th class="num">level</th><th class="hide-narrow">tags</th><th class="num">solved by</th>)";
+  h +=
+      R"(</select><select name="solvers" aria-label="solved by"><option value="">solved or not</option><option value="one">solved by one model only</option>)"
+      R"(<option value="none">solved by none</option><option value="some">solved by some, not all</option><option value="all">solved by all</option></select><span class="count"></span></div>)";
+  h +=
+      R"(<div class="panel" id="detail" hidden></div><noscript><p>Opening a cell needs JavaScript; each model's report lists its candidates.</p></noscript>)";
+  h +=
+      R"(<div class="scroll"><table id="grid-table" class="sortable"><thead><tr><th>problem</th><th class="num">level</th><th class="hide-narrow">tags</th><th class="num">solved by</th>)";
   for (const auto& m : models) h += "<th>" + esc(m) + "</th>";
   h += "</tr></thead><tbody>";
   for (const auto& p : l["problems"]) {
@@ -427,10 +439,11 @@ std::string gridSection(const json& l, const std::vector<std::string>& models) {
       tagText += (tagText.empty() ? "" : ", ") + t.get<std::string>();
       tagAttr += t.get<std::string>() + "|";
     }
-    h += fmt::format(R"(<tr data-id="{}" data-level="{}" data-tags="{}" data-solvers="{}"><td><a class="problem" href="#problem={}">{}</a>{}</td><td class="num">{}</td><td class="hide-narrow">{}</td><td class="num">{}</td>)",
-                     esc(id), p["level"].get<int>(), esc(tagAttr), p["solved_by"].size(), uriComponent(id), esc(id),
-                     p.contains("excluded") ? R"( <span class="flag" title="flagged defective">(flagged)</span>)" : "", p["level"].get<int>(), esc(tagText),
-                     p["solved_by"].size());
+    h += fmt::format(
+        R"(<tr data-id="{}" data-level="{}" data-tags="{}" data-solvers="{}"><td><a class="problem" href="#problem={}">{}</a>{}</td><td class="num">{}</td><td class="hide-narrow">{}</td><td class="num">{}</td>)",
+        esc(id), p["level"].get<int>(), esc(tagAttr), p["solved_by"].size(), uriComponent(id), esc(id),
+        p.contains("excluded") ? R"( <span class="flag" title="flagged defective">(flagged)</span>)" : "", p["level"].get<int>(), esc(tagText),
+        p["solved_by"].size());
     for (const auto& m : models) {
       if (!p["cells"].contains(m)) {
         h += R"(<td class="cell" data-sort="-1">–</td>)";
@@ -454,11 +467,13 @@ std::string headToHeadSection(const json& l, const std::vector<std::string>& mod
   std::string h = R"(<section id="head-to-head"><h2>Head to head</h2><div class="filters"><label>model <select id="h2h-a">)";
   std::string options;
   for (const auto& m : models) options += fmt::format(R"(<option value="{0}">{0}</option>)", esc(m));
-  h += options + R"(</select></label><label>against <select id="h2h-b">)" + options + R"(</select></label></div><div class="panel" id="h2h-view"></div>)";
+  h += options + R"(</select></label><label>against <select id="h2h-b">)" + options +
+       R"(</select></label></div><div class="panel" id="h2h-view"></div>)";
   // The whole matrix, readable without the script.
   const bool timed = l["timing"] == "gpu";
-  h += fmt::format(R"(<p>Problems the row's model solves and the column's does not{}.</p><div class="scroll"><table id="h2h-matrix"><thead><tr><th></th>)",
-                   timed ? "; in brackets, the geometric mean of the row's best speedup over the column's where both solve it" : "");
+  h += fmt::format(
+      R"(<p>Problems the row's model solves and the column's does not{}.</p><div class="scroll"><table id="h2h-matrix"><thead><tr><th></th>)",
+      timed ? "; in brackets, the geometric mean of the row's best speedup over the column's where both solve it" : "");
   for (const auto& m : models) h += "<th>" + esc(m) + "</th>";
   h += "</tr></thead><tbody>";
   for (const auto& a : models) {
@@ -564,9 +579,11 @@ std::string renderLeaderboardHtml(const json& l) {
   const bool timed = l["timing"] == "gpu";
   const std::string name = l["leaderboard"].get<std::string>();
   const std::vector<std::string> models = evaluatedModels(l);
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
   // Nothing may leave the file: no fetch of any kind, only the inline script and styles.
-  h += R"(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">)";
+  h +=
+      R"(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">)";
   h += fmt::format("<title>CuSeT leaderboard · {}</title><style>{}{}</style></head><body><main>", esc(name), simplePageStyle(), kPageStyle);
   h += fmt::format("<h1>CuSeT leaderboard: {}</h1><p>k = {} samples per problem · {}{}</p>", esc(name), k,
                    timed ? "timed on a GPU" : "no GPU timing (fast_p needs the cuda backend)",

@@ -21,8 +21,8 @@ namespace cuset {
 namespace leaderboard {
 namespace {
 
-constexpr const char* kVerdictOrder[] = {"correct", "wrong_answer", "compile_error", "runtime_error", "timeout", "invalid_submission",
-                                        "hack_suspected", "sandbox_violation", "compiled", "unsupported"};
+constexpr const char* kVerdictOrder[] = {"correct",        "wrong_answer",      "compile_error", "runtime_error", "timeout", "invalid_submission",
+                                         "hack_suspected", "sandbox_violation", "compiled",      "unsupported"};
 
 }  // namespace
 
@@ -97,20 +97,23 @@ std::vector<std::string> coversText(const json& l) {
   }
   judged += fmt::format(", size set {}", sizeSetText(info));
   if (info.contains("trials")) judged += fmt::format(", {} correctness trial(s) on fresh inputs", info["trials"].get<int>());
-  if (info.contains("eval_seed")) judged += fmt::format(", evaluation seed {} (every model sees the same inputs)", info["eval_seed"].get<std::int64_t>());
+  if (info.contains("eval_seed"))
+    judged += fmt::format(", evaluation seed {} (every model sees the same inputs)", info["eval_seed"].get<std::int64_t>());
   out.push_back(judged + ".");
-  out.push_back(fmt::format("pass@1 and pass@{} are unbiased estimates averaged over the problems with at least that many judged samples; a problem "
-                            "counts as solved when at least one of its candidates is correct. Problems flagged defective are shown in the grid "
-                            "but left out of every rate unless the run counted them.",
-                            l["k"].get<int>()));
+  out.push_back(
+      fmt::format("pass@1 and pass@{} are unbiased estimates averaged over the problems with at least that many judged samples; a problem "
+                  "counts as solved when at least one of its candidates is correct. Problems flagged defective are shown in the grid "
+                  "but left out of every rate unless the run counted them.",
+                  l["k"].get<int>()));
   out.push_back(l["timing"] == "gpu"
                     ? "Kernels were timed on a GPU against the reference: fast_p is the share of candidates that are correct and more than p "
                       "times as fast; speedups are the best correct candidate's per problem."
                     : "No GPU timing: fast_p and speedups need the cuda backend, so none are shown.");
   const bool library = std::any_of(l["models"].begin(), l["models"].end(), [](const json& r) { return r.contains("library_candidates"); });
   if (library) {
-    out.push_back("Candidates that call LibTorch ops beside their kernels count as correct in the all-candidate numbers; the pure-kernel "
-                  "pass@1 beside them counts only candidates made of kernels alone.");
+    out.push_back(
+        "Candidates that call LibTorch ops beside their kernels count as correct in the all-candidate numbers; the pure-kernel "
+        "pass@1 beside them counts only candidates made of kernels alone.");
   }
   return out;
 }
@@ -119,8 +122,9 @@ std::vector<std::pair<std::string, std::string>> settingsRows(const json& l) {
   const json& info = l["info"];
   std::vector<std::pair<std::string, std::string>> rows;
   auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
-  for (const auto& [key, label] : {std::pair{"problems", "problem suite"}, std::pair{"config", "leaderboard config"}, std::pair{"backend", "backend"},
-                                   std::pair{"sizes", "size set"}, std::pair{"trials", "correctness trials"}, std::pair{"eval_seed", "evaluation seed"}}) {
+  for (const auto& [key, label] :
+       {std::pair{"problems", "problem suite"}, std::pair{"config", "leaderboard config"}, std::pair{"backend", "backend"},
+        std::pair{"sizes", "size set"}, std::pair{"trials", "correctness trials"}, std::pair{"eval_seed", "evaluation seed"}}) {
     if (info.contains(key)) rows.emplace_back(label, std::string(key) == "sizes" ? sizeSetText(info) : text(info[key]));
   }
   rows.emplace_back("samples per problem (k)", std::to_string(l["k"].get<int>()));
@@ -137,13 +141,19 @@ std::vector<std::pair<std::string, std::string>> settingsRows(const json& l) {
 
 std::vector<std::string> modelSettings(const json& s) {
   auto field = [&](const char* key) { return s.contains(key) ? (s[key].is_string() ? s[key].get<std::string>() : s[key].dump()) : std::string("–"); };
-  return {s.contains("endpoint") ? field("endpoint") : field("checkpoint"), field("model"), field("prompt"), field("temperature"), field("top_p"),
-          field("max_tokens"), field("seed")};
+  return {s.contains("endpoint") ? field("endpoint") : field("checkpoint"),
+          field("model"),
+          field("prompt"),
+          field("temperature"),
+          field("top_p"),
+          field("max_tokens"),
+          field("seed")};
 }
 
 std::string cellText(const json& cell) {
   const int n = cell.value("n", 0), c = cell.value("c", 0);
-  if (c > 0) return cell.contains("best_speedup") ? fmt::format("{:.2f}x · {}/{}", cell["best_speedup"].get<double>(), c, n) : fmt::format("{}/{}", c, n);
+  if (c > 0)
+    return cell.contains("best_speedup") ? fmt::format("{:.2f}x · {}/{}", cell["best_speedup"].get<double>(), c, n) : fmt::format("{}/{}", c, n);
   const std::string best = cell.value("best", "");
   return fmt::format("{} · 0/{}", best.empty() ? "none" : best, n);
 }
@@ -238,7 +248,6 @@ json levelRows(const json& ranked, const std::vector<LeaderboardEntry>& entries,
   return out;
 }
 
-
 // Problems solved (at least one correct candidate, flagged problems left out) and what each cost.
 void addSolvedCounts(json& ranked, const json& problems) {
   for (auto& row : ranked) {
@@ -252,7 +261,8 @@ void addSolvedCounts(json& ranked, const json& problems) {
     if (row.contains("cost")) row["cost_per_solved"] = row["cost"].get<double>() / static_cast<double>(solved);
     const json& g = row["generation"];
     if (g.contains("completion_tokens")) {
-      row["tokens_per_solved"] = static_cast<double>(g["prompt_tokens"].get<std::int64_t>() + g["completion_tokens"].get<std::int64_t>()) / static_cast<double>(solved);
+      row["tokens_per_solved"] =
+          static_cast<double>(g["prompt_tokens"].get<std::int64_t>() + g["completion_tokens"].get<std::int64_t>()) / static_cast<double>(solved);
     }
   }
 }
@@ -282,8 +292,13 @@ json computeLeaderboard(const LeaderboardInput& in) {
   for (auto& row : rows) {
     if (!row["evaluated"].get<bool>()) ranked.push_back(row);
   }
-  json out = {{"schema_version", kLeaderboardSchemaVersion}, {"leaderboard", in.name}, {"k", in.k}, {"timing", timed ? "gpu" : "none"},
-              {"models", ranked}, {"regression", regression}, {"info", in.info}};
+  json out = {{"schema_version", kLeaderboardSchemaVersion},
+              {"leaderboard", in.name},
+              {"k", in.k},
+              {"timing", timed ? "gpu" : "none"},
+              {"models", ranked},
+              {"regression", regression},
+              {"info", in.info}};
   // What the board covers: the first evaluated model's run (every model is judged on the same problems).
   for (const auto& e : in.entries) {
     if (!e.summary.is_null() && e.summary.contains("coverage")) {
@@ -319,8 +334,9 @@ std::string renderLeaderboardMarkdown(const json& l) {
   std::string md = fmt::format("# CuSeT leaderboard: {}\n\n", l["leaderboard"].get<std::string>());
   md += fmt::format("k = {} samples per problem{}{}.\n\n", k, timed ? ", timed on a GPU" : ", no GPU timing (fast_p needs the cuda backend)",
                     compared ? fmt::format(", compared with {}", l["compared_with"].get<std::string>()) : "");
-  md += fmt::format("| rank | model | pass@1 | pass@{} | correct | solved |{} tokens (prompt + completion) | cost | per solved problem | verdicts |{} report |\n", k,
-                    timed ? " fast_1 | fast_1.5 | geomean speedup |" : "", compared ? " vs base |" : "");
+  md += fmt::format(
+      "| rank | model | pass@1 | pass@{} | correct | solved |{} tokens (prompt + completion) | cost | per solved problem | verdicts |{} report |\n",
+      k, timed ? " fast_1 | fast_1.5 | geomean speedup |" : "", compared ? " vs base |" : "");
   md += fmt::format("|---|---|---|---|---|---|{}---|---|---|---|{}---|\n", timed ? "---|---|---|" : "", compared ? "---|" : "");
   for (const auto& row : l["models"]) {
     const bool ev = row["evaluated"].get<bool>();
@@ -330,15 +346,16 @@ std::string renderLeaderboardMarkdown(const json& l) {
                            row.contains("geomean_speedup") ? fmt::format("{:.2f}x", row["geomean_speedup"].get<double>()) : "–");
     }
     md += fmt::format("| {} | {} | {} | {} | {} | {} |{} {} | {} | {} | {} |{} {} |\n", ev ? std::to_string(row["rank"].get<int>()) : "–",
-                      row["model"].get<std::string>(), percentOr(row, "pass_at_1"), percentOr(row, "pass_at_k"), ev ? percentOr(row, "correct_rate") : notEvaluated(row),
-                      row.contains("solved") ? std::to_string(row["solved"].get<int>()) : "–", timing, tokensText(row["generation"]), moneyText(row, "cost"),
-                      perSolvedText(row), sharesText(row), compared ? " " + comparisonText(row) + " |" : "",
+                      row["model"].get<std::string>(), percentOr(row, "pass_at_1"), percentOr(row, "pass_at_k"),
+                      ev ? percentOr(row, "correct_rate") : notEvaluated(row),
+                      row.contains("solved") ? std::to_string(row["solved"].get<int>()) : "–", timing, tokensText(row["generation"]),
+                      moneyText(row, "cost"), perSolvedText(row), sharesText(row), compared ? " " + comparisonText(row) + " |" : "",
                       row.contains("report") ? fmt::format("[report]({})", row["report"].get<std::string>()) : "–");
   }
   for (const auto& row : l["models"]) {
     if (row.contains("library_candidates")) {
-      md += fmt::format("\n`{}`: {} candidate(s) run LibTorch ops beside their kernels; pass@1 of pure kernels {}{}.\n", row["model"].get<std::string>(),
-                        row["library_candidates"].get<int>(), percentOr(row, "pure_pass_at_1"),
+      md += fmt::format("\n`{}`: {} candidate(s) run LibTorch ops beside their kernels; pass@1 of pure kernels {}{}.\n",
+                        row["model"].get<std::string>(), row["library_candidates"].get<int>(), percentOr(row, "pure_pass_at_1"),
                         row.contains("pure_fast_1") ? ", fast_1 " + percentOr(row, "pure_fast_1") : "");
     }
   }
@@ -358,8 +375,10 @@ std::string renderLeaderboardMarkdown(const json& l) {
   }
   const std::vector<std::string> evaluated = evaluatedModels(l);
   if (l.contains("problems") && !l["problems"].empty()) {
-    md += fmt::format("\n## Problems\n\nEach cell: correct candidates of those judged{}, or the best verdict when none is correct.\n\n| problem | level | solved by |",
-                      timed ? " and the best speedup" : "");
+    md += fmt::format(
+        "\n## Problems\n\nEach cell: correct candidates of those judged{}, or the best verdict when none is correct.\n\n| problem | level | solved "
+        "by |",
+        timed ? " and the best speedup" : "");
     std::string rule = "|---|---|---|";
     for (const auto& m : evaluated) {
       md += " " + m + " |";
@@ -367,7 +386,8 @@ std::string renderLeaderboardMarkdown(const json& l) {
     }
     md += "\n" + rule + "\n";
     for (const auto& p : l["problems"]) {
-      md += fmt::format("| {}{} | {} | {} |", p["id"].get<std::string>(), p.contains("excluded") ? " (flagged)" : "", p["level"].get<int>(), p["solved_by"].size());
+      md += fmt::format("| {}{} | {} | {} |", p["id"].get<std::string>(), p.contains("excluded") ? " (flagged)" : "", p["level"].get<int>(),
+                        p["solved_by"].size());
       for (const auto& m : evaluated) md += " " + (p["cells"].contains(m) ? cellText(p["cells"][m]) : std::string("–")) + " |";
       md += "\n";
     }

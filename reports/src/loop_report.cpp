@@ -66,8 +66,11 @@ json runMetrics(const LoopRunInput& run, const LoopComparisonInput& in, bool& ti
       fast += t.fast;
     }
     if (problems == 0) continue;
-    json m = {{"problems", problems}, {"pass@1", p1 / static_cast<double>(problems)}, {"pass@k", pk / static_cast<double>(problems)},
-              {"correct", correct}, {"candidates", candidates}};
+    json m = {{"problems", problems},
+              {"pass@1", p1 / static_cast<double>(problems)},
+              {"pass@k", pk / static_cast<double>(problems)},
+              {"correct", correct},
+              {"candidates", candidates}};
     m["fast_1"] = static_cast<double>(fast) / static_cast<double>(candidates);
     out[set] = m;
   }
@@ -82,8 +85,11 @@ json spread(const std::vector<double>& values) {
   double var = 0;
   for (double v : values) var += (v - mean) * (v - mean);
   const double sd = values.size() > 1 ? std::sqrt(var / static_cast<double>(values.size() - 1)) : 0.0;
-  return {{"mean", mean}, {"std", sd}, {"min", *std::min_element(values.begin(), values.end())},
-          {"max", *std::max_element(values.begin(), values.end())}, {"values", values}};
+  return {{"mean", mean},
+          {"std", sd},
+          {"min", *std::min_element(values.begin(), values.end())},
+          {"max", *std::max_element(values.begin(), values.end())},
+          {"values", values}};
 }
 
 std::string meanStd(const json& s, bool percent) {
@@ -161,8 +167,14 @@ json computeLoopComparison(const LoopComparisonInput& in) {
   }
   std::map<std::string, std::int64_t> setSizes;
   for (const auto& [id, set] : in.problemSet) ++setSizes[set];
-  return {{"schema_version", kLoopSchemaVersion}, {"loop", in.name},    {"k", in.k},           {"timed", timed},
-          {"sets", setSizes},                     {"objectives", objectives}, {"runs", runJson}, {"info", in.info}};
+  return {{"schema_version", kLoopSchemaVersion},
+          {"loop", in.name},
+          {"k", in.k},
+          {"timed", timed},
+          {"sets", setSizes},
+          {"objectives", objectives},
+          {"runs", runJson},
+          {"info", in.info}};
 }
 
 std::string renderLoopMarkdown(const json& c) {
@@ -170,16 +182,19 @@ std::string renderLoopMarkdown(const json& c) {
   std::string md = fmt::format("# CuSeT loop: {}\n\n", c["loop"].get<std::string>());
   std::vector<std::string> sizes;
   for (const auto& [set, n] : c["sets"].items()) sizes.push_back(fmt::format("{} {}", n.get<int>(), setLabel(set)));
-  md += fmt::format("Held-out problems: {}; k = {} samples per problem. Mean ± standard deviation over seeds.\n\n", fmt::format("{}", fmt::join(sizes, ", ")), k);
+  md += fmt::format("Held-out problems: {}; k = {} samples per problem. Mean ± standard deviation over seeds.\n\n",
+                    fmt::format("{}", fmt::join(sizes, ", ")), k);
   const bool timed = c["timed"].get<bool>();
-  md += fmt::format("| objective | seeds | pass@1 | pass@{0} | pass@{0} unseen instances | pass@{0} unseen variants | pass@{0} unseen families |{1} final loss |\n",
-                    k, timed ? " fast_1 |" : "");
+  md += fmt::format(
+      "| objective | seeds | pass@1 | pass@{0} | pass@{0} unseen instances | pass@{0} unseen variants | pass@{0} unseen families |{1} final loss |\n",
+      k, timed ? " fast_1 |" : "");
   md += fmt::format("|---|---|---|---|---|---|---|{}---|\n", timed ? "---|" : "");
   for (const auto& o : c["objectives"]) {
     const json& m = o["metrics"];
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |{} {} |\n", o["name"].get<std::string>(), o["seeds"].size(), meanStd(at(m, "all", "pass@1"), true),
-                      meanStd(at(m, "all", "pass@k"), true), meanStd(at(m, "unseen_instance", "pass@k"), true),
-                      meanStd(at(m, "unseen_variant", "pass@k"), true), meanStd(at(m, "unseen_family", "pass@k"), true), timed ? " " + meanStd(at(m, "all", "fast_1"), true) + " |" : "",
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |{} {} |\n", o["name"].get<std::string>(), o["seeds"].size(),
+                      meanStd(at(m, "all", "pass@1"), true), meanStd(at(m, "all", "pass@k"), true), meanStd(at(m, "unseen_instance", "pass@k"), true),
+                      meanStd(at(m, "unseen_variant", "pass@k"), true), meanStd(at(m, "unseen_family", "pass@k"), true),
+                      timed ? " " + meanStd(at(m, "all", "fast_1"), true) + " |" : "",
                       o.contains("final_loss") ? meanStd(o["final_loss"], false) : "–");
   }
   md += "\n## Runs\n\n| run | seed | pass@1 | pass@k | final loss | report |\n|---|---|---|---|---|---|\n";
@@ -197,7 +212,8 @@ std::string renderLoopMarkdown(const json& c) {
 std::string renderLoopHtml(const json& c) {
   const int k = c["k"].get<int>();
   const bool timed = c["timed"].get<bool>();
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
   h += R"(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">)";
   h += fmt::format("<title>CuSeT loop · {}</title><style>{}</style></head><body><main>", htmlEscape(c["loop"].get<std::string>()), simplePageStyle());
   std::vector<std::string> sizes;
@@ -207,7 +223,8 @@ std::string renderLoopHtml(const json& c) {
                    timed ? " · timed on a GPU" : " · no GPU timing (fast_p needs the cuda backend)");
 
   h += "<h2>Objectives</h2><div class=\"scroll\"><table><thead><tr><th>objective</th><th class=\"num\">seeds</th>";
-  for (const auto& set : kSets) h += fmt::format("<th class=\"num\">pass@1 {0}</th><th class=\"num\">pass@{1} {0}</th>", htmlEscape(setLabel(set)), k);
+  for (const auto& set : kSets)
+    h += fmt::format("<th class=\"num\">pass@1 {0}</th><th class=\"num\">pass@{1} {0}</th>", htmlEscape(setLabel(set)), k);
   if (timed) h += "<th class=\"num\">fast_1</th>";
   h += "<th class=\"num\">final loss</th></tr></thead><tbody>";
   for (const auto& o : c["objectives"]) {
@@ -279,7 +296,8 @@ std::string renderLoopHtml(const json& c) {
       const bool has = ev && r["metrics"].contains(set);
       h += fmt::format("<td class=\"num\">{}</td>", has ? formatPercent(r["metrics"][set]["pass@k"].get<double>()) : "–");
     }
-    h += fmt::format("<td class=\"num\">{}</td><td>{}</td></tr>", r.contains("final_loss") ? fmt::format("{:.3f}", r["final_loss"].get<double>()) : "–",
+    h += fmt::format("<td class=\"num\">{}</td><td>{}</td></tr>",
+                     r.contains("final_loss") ? fmt::format("{:.3f}", r["final_loss"].get<double>()) : "–",
                      ev ? fmt::format("<a href=\"{0}\">{0}</a>", htmlEscape(r["report"].get<std::string>())) : "not evaluated yet");
   }
   h += "</tbody></table></div>";

@@ -33,10 +33,10 @@ std::string renderMarkdown(const nlohmann::json& summary) {
   if (summary["leaderboard"].size() > 1) {
     md += "## Leaderboard\n\n| rank | model | pass@1 | fast_1 | geomean speedup | correct |\n|---|---|---|---|---|---|\n";
     for (const auto& row : summary["leaderboard"]) {
-      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", row["rank"].get<int>(), markdownCell(row["model"]),
-                        row.contains("pass_at_1") ? formatPercent(row["pass_at_1"]) : "-", row.contains("fast_1") ? formatPercent(row["fast_1"]) : "-",
-                        row.contains("geomean_speedup") ? fmt::format("{:.2f}x", row["geomean_speedup"].get<double>()) : "-",
-                        formatPercent(row["correct_rate"]));
+      md += fmt::format(
+          "| {} | {} | {} | {} | {} | {} |\n", row["rank"].get<int>(), markdownCell(row["model"]),
+          row.contains("pass_at_1") ? formatPercent(row["pass_at_1"]) : "-", row.contains("fast_1") ? formatPercent(row["fast_1"]) : "-",
+          row.contains("geomean_speedup") ? fmt::format("{:.2f}x", row["geomean_speedup"].get<double>()) : "-", formatPercent(row["correct_rate"]));
     }
     md += "\n";
   }
@@ -68,8 +68,10 @@ std::string renderMarkdown(const nlohmann::json& summary) {
     if (m.contains("pure_kernel")) {
       // A correct candidate that runs library ops (a kept nn.Conv2d, torch.matmul) is no kernel of the model's.
       addRow("**pure kernels**", m["pure_kernel"]);
-      md += fmt::format("\n{} candidate(s) run LibTorch ops beside their kernels; the *pure kernels* row counts only candidates that "
-                        "run none as solved.\n", m["pure_kernel"].value("library_candidates", 0));
+      md += fmt::format(
+          "\n{} candidate(s) run LibTorch ops beside their kernels; the *pure kernels* row counts only candidates that "
+          "run none as solved.\n",
+          m["pure_kernel"].value("library_candidates", 0));
     }
     if (const auto unsupported = m["overall"].value("unsupported", 0); unsupported > 0) {
       md += fmt::format("\n{} candidate(s) unsupported: not judged (the harness cannot run them here), outside every rate above.\n", unsupported);
@@ -94,8 +96,8 @@ std::string renderMarkdown(const nlohmann::json& summary) {
     const auto& cmp = summary["comparison"];
     md += fmt::format("## Comparison with `{}`\n\n", cmp["base"].get<std::string>());
     const auto& c = cmp["counts"];
-    md += fmt::format("worse {} · ambiguous {} · better {} · same {} · new {} · missing {} · not judged {}\n\n", c["worse"].get<int>(), c["ambiguous"].get<int>(),
-                      c["better"].get<int>(), c["same"].get<int>(), c["new"].get<int>(), c["missing"].get<int>(),
+    md += fmt::format("worse {} · ambiguous {} · better {} · same {} · new {} · missing {} · not judged {}\n\n", c["worse"].get<int>(),
+                      c["ambiguous"].get<int>(), c["better"].get<int>(), c["same"].get<int>(), c["new"].get<int>(), c["missing"].get<int>(),
                       c.value("not_judged", 0));
     md += "| status | model | problem | detail |\n|---|---|---|---|\n";
     for (const auto& row : cmp["rows"]) {
@@ -108,7 +110,8 @@ std::string renderMarkdown(const nlohmann::json& summary) {
 
   if (const auto flagged = summary.value("coverage", nlohmann::json::object()).value("flagged", nlohmann::json::object()); !flagged.empty()) {
     md += "## Flagged problems\n\n| problem | defect | why |\n|---|---|---|\n";
-    for (const auto& [id, d] : flagged.items()) md += fmt::format("| `{}` | {} | {} |\n", id, d.value("kind", ""), markdownCell(d.value("reason", "")));
+    for (const auto& [id, d] : flagged.items())
+      md += fmt::format("| `{}` | {} | {} |\n", id, d.value("kind", ""), markdownCell(d.value("reason", "")));
     md += "\n";
   }
   if (!origins.empty()) {

@@ -26,10 +26,10 @@ int levelOf(const std::string& problemId) {
 
 struct ProblemTally {
   std::int64_t n = 0, c = 0;
-  std::vector<double> speedups;              // correct candidates timed on a GPU
+  std::vector<double> speedups;  // correct candidates timed on a GPU
   std::map<std::string, std::int64_t> verdicts;
   std::map<std::string, std::string> sources;  // source hash -> verdict, so reruns of identical code compare exactly
-  const EvalResult* fastest = nullptr;       // correct candidate with the lowest median time (GPU)
+  const EvalResult* fastest = nullptr;         // correct candidate with the lowest median time (GPU)
 };
 
 // The metrics of a set of problems. pass@k averages per-problem values over the problems with n >= k;
@@ -202,7 +202,9 @@ nlohmann::json coverageOf(const std::vector<EvalResult>& results, const nlohmann
   for (const auto& [id, defect] : defects.items()) {
     if (perProblem.contains(id)) flagged[id] = defect;
   }
-  return {{"levels", levels}, {"suites", suites}, {"flagged", flagged},
+  return {{"levels", levels},
+          {"suites", suites},
+          {"flagged", flagged},
           {"include_defective", runInfo.is_object() && runInfo.value("include_defective", false)}};
 }
 
@@ -279,8 +281,8 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
           row["geomean_speedup"] = *geometricMean(t.speedups);
         }
         if (t.fastest) {
-          nlohmann::json best = {{"sample", t.fastest->sample}, {"median_ms", medianOf(t.fastest->timingSamplesMs)},
-                                 {"samples", t.fastest->timingSamplesMs.size()}};
+          nlohmann::json best = {
+              {"sample", t.fastest->sample}, {"median_ms", medianOf(t.fastest->timingSamplesMs)}, {"samples", t.fastest->timingSamplesMs.size()}};
           if (auto noise = relativeNoise(t.fastest->timingSamplesMs)) best["noise"] = *noise;
           row["fastest"] = best;
         }
@@ -334,7 +336,8 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
   }
 
   nlohmann::json run = nlohmann::json::object();
-  for (const char* field : {"backend", "arch", "seed", "started", "finished", "status", "environment", "command_line", "sim", "problems_dir", "candidates"}) {
+  for (const char* field :
+       {"backend", "arch", "seed", "started", "finished", "status", "environment", "command_line", "sim", "problems_dir", "candidates"}) {
     if (runInfo.is_object() && runInfo.contains(field)) run[field] = runInfo[field];
   }
   if (!run.contains("backend") && backends.size() == 1) run["backend"] = *backends.begin();

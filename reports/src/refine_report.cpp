@@ -38,7 +38,8 @@ json computeRefineReport(const json& problems, const json& info) {
   for (int r = 1; r <= rounds; ++r) {
     std::size_t solved = 0;
     for (const auto& p : problems) solved += p.contains("best") && p["best"]["round"].get<int>() <= r;
-    correctRate.push_back({{"round", r}, {"solved", solved}, {"rate", problems.empty() ? 0.0 : static_cast<double>(solved) / static_cast<double>(problems.size())}});
+    correctRate.push_back(
+        {{"round", r}, {"solved", solved}, {"rate", problems.empty() ? 0.0 : static_cast<double>(solved) / static_cast<double>(problems.size())}});
   }
   std::vector<double> speedups;
   for (const auto& p : problems) {
@@ -85,31 +86,37 @@ std::string renderRefineHtml(const json& r) {
   const json& s = r["suite"];
   const json& info = r["info"];
   const std::string model = info.value("model", "");
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
   h += R"(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">)";
   h += fmt::format("<title>CuSeT refine · {}</title><style>{}</style></head><body><main>", htmlEscape(model), simplePageStyle());
   h += fmt::format("<h1>CuSeT refine: {}</h1><p>{} problems · {} requests · {} tokens{}</p>", htmlEscape(model), s["problems"].get<std::size_t>(),
                    info.value("requests", std::size_t{0}), info.value("tokens", std::int64_t{0}),
-                   s.contains("geomean_speedup") ? fmt::format(" · best kernels: mean speedup {:.2f}x, geomean {:.2f}x", s["mean_speedup"].get<double>(),
-                                                               s["geomean_speedup"].get<double>())
+                   s.contains("geomean_speedup") ? fmt::format(" · best kernels: mean speedup {:.2f}x, geomean {:.2f}x",
+                                                               s["mean_speedup"].get<double>(), s["geomean_speedup"].get<double>())
                                                  : std::string(" · no GPU timing"));
-  h += "<h2>Correct rate after each round</h2><table><thead><tr><th class=\"num\">round</th><th class=\"num\">solved</th><th class=\"num\">correct rate</th></tr></thead><tbody>";
+  h += "<h2>Correct rate after each round</h2><table><thead><tr><th class=\"num\">round</th><th class=\"num\">solved</th><th class=\"num\">correct "
+       "rate</th></tr></thead><tbody>";
   for (const auto& c : s["correct_rate_after_round"]) {
-    h += fmt::format("<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>", c["round"].get<int>(), c["solved"].get<std::size_t>(),
-                     formatPercent(c["rate"].get<double>()));
+    h += fmt::format("<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>", c["round"].get<int>(),
+                     c["solved"].get<std::size_t>(), formatPercent(c["rate"].get<double>()));
   }
-  h += "</tbody></table><h2>Problems</h2><div class=\"scroll\"><table><thead><tr><th>problem</th><th>round</th><th>verdicts</th><th class=\"num\">best speedup</th><th>chosen kernel</th><th>stopped</th></tr></thead><tbody>";
+  h += "</tbody></table><h2>Problems</h2><div class=\"scroll\"><table><thead><tr><th>problem</th><th>round</th><th>verdicts</th><th "
+       "class=\"num\">best speedup</th><th>chosen kernel</th><th>stopped</th></tr></thead><tbody>";
   for (const auto& p : r["problems"]) {
     const auto n = p["rounds"].size();
     for (std::size_t i = 0; i < n; ++i) {
       const json& round = p["rounds"][i];
       h += "<tr>";
       if (i == 0) {
-        h += fmt::format("<td rowspan=\"{}\"><a href=\"{}\">{}</a></td>", n, htmlEscape(p["transcript"].get<std::string>()), htmlEscape(p["problem"].get<std::string>()));
+        h += fmt::format("<td rowspan=\"{}\"><a href=\"{}\">{}</a></td>", n, htmlEscape(p["transcript"].get<std::string>()),
+                         htmlEscape(p["problem"].get<std::string>()));
       }
-      h += fmt::format("<td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>", round["round"].get<int>(), htmlEscape(verdictsText(round["verdicts"])),
-                       speedupText(round, "best_speedup"));
-      if (i == 0) h += fmt::format("<td rowspan=\"{0}\">{1}</td><td rowspan=\"{0}\">{2}</td>", n, htmlEscape(bestText(p)), htmlEscape(p["stop"].get<std::string>()));
+      h += fmt::format("<td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>", round["round"].get<int>(),
+                       htmlEscape(verdictsText(round["verdicts"])), speedupText(round, "best_speedup"));
+      if (i == 0)
+        h += fmt::format("<td rowspan=\"{0}\">{1}</td><td rowspan=\"{0}\">{2}</td>", n, htmlEscape(bestText(p)),
+                         htmlEscape(p["stop"].get<std::string>()));
       h += "</tr>";
     }
   }

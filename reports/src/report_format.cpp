@@ -9,12 +9,23 @@ std::string htmlEscape(const std::string& text) {
   out.reserve(text.size() + text.size() / 8);
   for (char ch : text) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -31,8 +42,10 @@ std::string markdownCell(std::string text) {
   }
   std::string out;
   for (char ch : text) {
-    if (ch == '|') out += "\\|";
-    else out += ch;
+    if (ch == '|')
+      out += "\\|";
+    else
+      out += ch;
   }
   return out;
 }
@@ -90,10 +103,13 @@ std::string coverageText(const nlohmann::json& coverage) {
   for (std::size_t i = 0; i < suites.size(); ++i) text += (i == 0 ? "; " : ", ") + suites[i];
   text += ".";
   if (const int flagged = all.value("flagged", 0); flagged > 0) {
-    text += coverage.value("include_defective", false)
-                ? fmt::format(" {} flagged defective (the reference is degenerate or stochastic) and counted in the metrics (--include-defective).", flagged)
-                : fmt::format(" {} flagged defective (the reference is degenerate or stochastic) and left out of the metrics (--include-defective counts them).",
-                              flagged);
+    text +=
+        coverage.value("include_defective", false)
+            ? fmt::format(" {} flagged defective (the reference is degenerate or stochastic) and counted in the metrics (--include-defective).",
+                          flagged)
+            : fmt::format(
+                  " {} flagged defective (the reference is degenerate or stochastic) and left out of the metrics (--include-defective counts them).",
+                  flagged);
   }
   if (const int unsupported = all.value("unsupported", 0); unsupported > 0) {
     text += fmt::format(" {} unsupported on this backend (no size set it runs, or a reference that cannot run): outside every rate.", unsupported);

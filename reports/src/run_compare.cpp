@@ -10,7 +10,7 @@
 namespace cuset {
 namespace {
 
-constexpr double kZCritical = 1.96;    // two-sided 95%
+constexpr double kZCritical = 1.96;       // two-sided 95%
 constexpr double kMinTimingNoise = 0.01;  // below 1% a change is never called significant
 
 struct Judgement {
@@ -60,8 +60,10 @@ std::optional<Judgement> judgeTiming(const nlohmann::json& base, const nlohmann:
   const double noise = std::max({base["fastest"]["noise"].get<double>(), current["fastest"]["noise"].get<double>(), kMinTimingNoise});
   out["noise"] = noise;
   std::string status = "same";
-  if (change > noise) status = "worse";
-  else if (change < -noise) status = "better";
+  if (change > noise)
+    status = "worse";
+  else if (change < -noise)
+    status = "better";
   out["status"] = status;
   return Judgement{status, fmt::format("{:+.1f}% time (noise {:.1f}%)", 100 * change, 100 * noise)};
 }
@@ -112,8 +114,10 @@ nlohmann::json compareSummaries(const nlohmann::json& base, const nlohmann::json
     nlohmann::json timing;
     if (auto t = judgeTiming(*b, *c, timing)) {
       row["timing"] = timing;
-      if (correctness.status == "same") overall = {t->status, correctness.why + "; " + t->why};
-      else overall.why += "; " + t->why;
+      if (correctness.status == "same")
+        overall = {t->status, correctness.why + "; " + t->why};
+      else
+        overall.why += "; " + t->why;
     }
     row["status"] = overall.status;
     row["why"] = overall.why;
@@ -121,7 +125,8 @@ nlohmann::json compareSummaries(const nlohmann::json& base, const nlohmann::json
     rows.push_back(row);
   }
   // Regressions first, then improvements, so the table reads top-down by urgency.
-  static const std::map<std::string, int> order = {{"worse", 0}, {"ambiguous", 1}, {"missing", 2}, {"better", 3}, {"new", 4}, {"not_judged", 5}, {"same", 6}};
+  static const std::map<std::string, int> order = {{"worse", 0}, {"ambiguous", 1},  {"missing", 2}, {"better", 3},
+                                                   {"new", 4},   {"not_judged", 5}, {"same", 6}};
   std::stable_sort(rows.begin(), rows.end(), [](const nlohmann::json& x, const nlohmann::json& y) {
     return order.at(x["status"].get<std::string>()) < order.at(y["status"].get<std::string>());
   });

@@ -42,8 +42,8 @@ RunData loadRun(const fs::path& runDir) {
       run.results.push_back(evalResultFromJson(parseJson(line, "record")));
     } catch (const Error& e) {
       if (lastUnterminated) {
-        run.warnings.push_back(fmt::format("{}:{}: truncated last record ({} bytes) left out; was the run interrupted?", resultsPath.string(),
-                                           lineNo, line.size()));
+        run.warnings.push_back(
+            fmt::format("{}:{}: truncated last record ({} bytes) left out; was the run interrupted?", resultsPath.string(), lineNo, line.size()));
       } else {
         run.warnings.push_back(fmt::format("{}:{}: malformed record left out ({})", resultsPath.string(), lineNo, e.what()));
       }

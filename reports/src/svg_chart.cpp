@@ -19,8 +19,8 @@ const char* colour(std::size_t i) { return kColours[i % std::size(kColours)]; }
 std::string valueText(double v, bool percent) { return percent ? fmt::format("{:.1f}%", 100 * v) : fmt::format("{:.3g}", v); }
 
 std::string open(const std::string& label) {
-  return fmt::format(R"(<svg class="chart" viewBox="0 0 {} {}" role="img" aria-label="{}" xmlns="http://www.w3.org/2000/svg">)", kWidth,
-                     kHeight, htmlEscape(label));
+  return fmt::format(R"(<svg class="chart" viewBox="0 0 {} {}" role="img" aria-label="{}" xmlns="http://www.w3.org/2000/svg">)", kWidth, kHeight,
+                     htmlEscape(label));
 }
 
 // Y axis with 5 gridlines from 0 to yMax.
@@ -30,8 +30,9 @@ std::string yAxis(double yMax, const std::string& yLabel, bool percent) {
   for (int i = 0; i <= 4; ++i) {
     const double v = yMax * i / 4.0;
     const double y = kTop + plotH - plotH * i / 4.0;
-    s += fmt::format(R"(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" class="grid"/><text x="{}" y="{:.1f}" class="tick" text-anchor="end">{}</text>)",
-                     kLeft, kWidth - kRight, y, y, kLeft - 6, y + 4, valueText(v, percent));
+    s +=
+        fmt::format(R"(<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" class="grid"/><text x="{}" y="{:.1f}" class="tick" text-anchor="end">{}</text>)",
+                    kLeft, kWidth - kRight, y, y, kLeft - 6, y + 4, valueText(v, percent));
   }
   s += fmt::format(R"(<text class="axis-label" transform='translate(12 {}) rotate(-90)' text-anchor="middle">{}</text>)", kTop + plotH / 2,
                    htmlEscape(yLabel));
@@ -43,8 +44,8 @@ std::string legend(const std::vector<ChartSeries>& series) {
   std::string s;
   double x = kLeft;
   for (std::size_t i = 0; i < series.size(); ++i) {
-    s += fmt::format(R"(<rect x="{:.0f}" y="{}" width="10" height="10" fill="{}"/><text x="{:.0f}" y="{}" class="tick">{}</text>)", x,
-                     kHeight - 14, colour(i), x + 14, kHeight - 5, htmlEscape(series[i].name));
+    s += fmt::format(R"(<rect x="{:.0f}" y="{}" width="10" height="10" fill="{}"/><text x="{:.0f}" y="{}" class="tick">{}</text>)", x, kHeight - 14,
+                     colour(i), x + 14, kHeight - 5, htmlEscape(series[i].name));
     x += 24 + 7.0 * static_cast<double>(series[i].name.size());
   }
   return s;
@@ -52,8 +53,8 @@ std::string legend(const std::vector<ChartSeries>& series) {
 
 }  // namespace
 
-std::string svgBarChart(const std::vector<std::string>& categories, const std::vector<ChartSeries>& series, double yMax,
-                        const std::string& yLabel, bool percent) {
+std::string svgBarChart(const std::vector<std::string>& categories, const std::vector<ChartSeries>& series, double yMax, const std::string& yLabel,
+                        bool percent) {
   std::string s = open(yLabel) + yAxis(yMax, yLabel, percent);
   const int plotW = kWidth - kLeft - kRight, plotH = kHeight - kTop - kBottom;
   const double groupW = categories.empty() ? 0 : static_cast<double>(plotW) / static_cast<double>(categories.size());
@@ -84,14 +85,16 @@ std::string svgLineChart(const std::vector<double>& xs, const std::vector<ChartS
   for (double x : xs) {
     s += fmt::format(R"(<text x="{:.1f}" y="{}" class="tick" text-anchor="middle">{:g}</text>)", px(x), kTop + plotH + 16, x);
   }
-  s += fmt::format(R"(<text x="{}" y="{}" class="axis-label" text-anchor="middle">{}</text>)", kLeft + plotW / 2, kTop + plotH + 32, htmlEscape(xLabel));
+  s += fmt::format(R"(<text x="{}" y="{}" class="axis-label" text-anchor="middle">{}</text>)", kLeft + plotW / 2, kTop + plotH + 32,
+                   htmlEscape(xLabel));
   for (std::size_t i = 0; i < series.size(); ++i) {
     std::string points;
-    for (std::size_t j = 0; j < xs.size() && j < series[i].values.size(); ++j) points += fmt::format("{:.1f},{:.1f} ", px(xs[j]), py(series[i].values[j]));
+    for (std::size_t j = 0; j < xs.size() && j < series[i].values.size(); ++j)
+      points += fmt::format("{:.1f},{:.1f} ", px(xs[j]), py(series[i].values[j]));
     s += fmt::format(R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="2"/>)", points, colour(i));
     for (std::size_t j = 0; j < xs.size() && j < series[i].values.size(); ++j) {
-      s += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="{}"><title>{} · p = {:g}: {}</title></circle>)", px(xs[j]), py(series[i].values[j]),
-                       colour(i), htmlEscape(series[i].name), xs[j], valueText(series[i].values[j], percent));
+      s += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="{}"><title>{} · p = {:g}: {}</title></circle>)", px(xs[j]),
+                       py(series[i].values[j]), colour(i), htmlEscape(series[i].name), xs[j], valueText(series[i].values[j], percent));
     }
   }
   return s + legend(series) + "</svg>";
@@ -129,8 +132,9 @@ std::string svgLogHistogram(const std::vector<ChartSeries>& series, const std::s
   std::string svg = svgBarChart(categories, bars, maxCount, yLabel, false);
   // Mark speedup 1x, where a candidate starts beating the reference.
   return svg.substr(0, svg.size() - 6) +
-         fmt::format(R"(<text x="{}" y="{}" class="axis-label" text-anchor="middle">{} (bin lower edges; 1x = as fast as the reference)</text></svg>)",
-                     kLeft + (kWidth - kLeft - kRight) / 2, kHeight - 24, htmlEscape(xLabel));
+         fmt::format(
+             R"(<text x="{}" y="{}" class="axis-label" text-anchor="middle">{} (bin lower edges; 1x = as fast as the reference)</text></svg>)",
+             kLeft + (kWidth - kLeft - kRight) / 2, kHeight - 24, htmlEscape(xLabel));
 }
 
 std::string svgScatter(const std::vector<ChartPoint>& points, double yMax, const std::string& xLabel, const std::string& yLabel, bool percentY) {
@@ -143,9 +147,11 @@ std::string svgScatter(const std::vector<ChartPoint>& points, double yMax, const
   auto py = [&](double y) { return kTop + plotH - plotH * (yMax > 0 ? std::clamp(y / yMax, 0.0, 1.0) : 0.0); };
   for (int i = 0; i <= 4; ++i) {
     const double x = xMax * i / 4.0;
-    s += fmt::format(R"(<text x="{:.1f}" y="{}" class="tick" text-anchor="{}">{:.3g}</text>)", px(x), kTop + plotH + 16, i == 4 ? "end" : "middle", x);
+    s +=
+        fmt::format(R"(<text x="{:.1f}" y="{}" class="tick" text-anchor="{}">{:.3g}</text>)", px(x), kTop + plotH + 16, i == 4 ? "end" : "middle", x);
   }
-  s += fmt::format(R"(<text x="{}" y="{}" class="axis-label" text-anchor="middle">{}</text>)", kLeft + plotW / 2, kTop + plotH + 32, htmlEscape(xLabel));
+  s += fmt::format(R"(<text x="{}" y="{}" class="axis-label" text-anchor="middle">{}</text>)", kLeft + plotW / 2, kTop + plotH + 32,
+                   htmlEscape(xLabel));
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     s += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="5" fill="{}"><title>{}: {} at {:.4g}</title></circle>)"

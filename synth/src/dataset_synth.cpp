@@ -35,10 +35,14 @@ enum class Role { train, unseenInstance, unseenVariant, unseenFamily };
 
 std::string_view roleName(Role r) {
   switch (r) {
-    case Role::unseenInstance: return "unseen_instance";
-    case Role::unseenVariant: return "unseen_variant";
-    case Role::unseenFamily: return "unseen_family";
-    default: return "train";
+    case Role::unseenInstance:
+      return "unseen_instance";
+    case Role::unseenVariant:
+      return "unseen_variant";
+    case Role::unseenFamily:
+      return "unseen_family";
+    default:
+      return "train";
   }
 }
 
@@ -131,9 +135,15 @@ json familyCard(const OpFamily& f, std::string_view role, const std::vector<Plan
     ++impls[p.instance.implementation.substr(0, p.instance.implementation.find(' '))];
     ++dtypes[std::string(dtypeName(p.instance.problem.outputs.front().dtype))];
   }
-  return {{"name", f.name()},          {"summary", f.summary()},         {"role", role},
-          {"variants", f.variantCount()}, {"heldout_variants", heldoutVariantCount}, {"samples", samples},
-          {"rejected", rejected},       {"heldout_problems", heldout},   {"implementations", impls},
+  return {{"name", f.name()},
+          {"summary", f.summary()},
+          {"role", role},
+          {"variants", f.variantCount()},
+          {"heldout_variants", heldoutVariantCount},
+          {"samples", samples},
+          {"rejected", rejected},
+          {"heldout_problems", heldout},
+          {"implementations", impls},
           {"output_dtypes", dtypes}};
 }
 
@@ -144,11 +154,13 @@ std::string cardMarkdown(const json& card) {
       "- training samples: **{}** ({} rejected by verification)\n- held-out problems (`{}`): **{}** unseen instances of trained variants "
       "(new sizes and tensor names), **{}** unseen variants of training families (new op / constant / dtype / layout combinations), **{}** "
       "from families never trained on\n- instruction wording: {}\n\n"
-      "| family | role | variants | held-out variants | samples | rejected | held-out problems | implementations |\n|---|---|---|---|---|---|---|---|\n",
+      "| family | role | variants | held-out variants | samples | rejected | held-out problems | implementations "
+      "|\n|---|---|---|---|---|---|---|---|\n",
       card["train_file"].get<std::string>(), card["generator_version"].get<std::string>(), card["seed"].get<std::uint64_t>(),
       card["verification"]["trials"].get<int>(), card["samples"].get<std::size_t>(), card["rejected"].get<std::size_t>(),
       card["heldout"]["dir"].get<std::string>(), card["heldout"]["unseen_instances"].get<std::size_t>(),
-      card["heldout"]["unseen_variants"].get<std::size_t>(), card["heldout"]["unseen_families"].get<std::size_t>(), card["instruction_styles"].dump());
+      card["heldout"]["unseen_variants"].get<std::size_t>(), card["heldout"]["unseen_families"].get<std::size_t>(),
+      card["instruction_styles"].dump());
   for (const auto& f : card["families"]) {
     std::vector<std::string> impls;
     for (const auto& [k, v] : f["implementations"].items()) impls.push_back(fmt::format("{} {}", k, v.get<std::size_t>()));
@@ -163,7 +175,8 @@ std::string cardMarkdown(const json& card) {
                         r["reason"].get<std::string>());
     }
   }
-  md += "\nVariants never in training (the unseen-variant set draws from these): " + fmt::format("`{}`\n", fmt::join(card["heldout"]["variants"].get<std::vector<std::string>>(), "`, `"));
+  md += "\nVariants never in training (the unseen-variant set draws from these): " +
+        fmt::format("`{}`\n", fmt::join(card["heldout"]["variants"].get<std::vector<std::string>>(), "`, `"));
   return md;
 }
 
@@ -211,7 +224,7 @@ FamilySplit splitFamilies(const SynthOptions& o) {
 // in this order, so a seed gives one dataset.
 struct SynthPlan {
   std::vector<Planned> plans;
-  std::map<std::string, std::set<std::size_t>> heldoutByFamily;      // variants never trained on
+  std::map<std::string, std::set<std::size_t>> heldoutByFamily;     // variants never trained on
   std::map<std::string, std::vector<std::size_t>> trainedByFamily;  // variants that have training samples
   std::vector<std::string> heldoutKeys;
 };
@@ -274,7 +287,8 @@ void planUnseenFamilies(const SynthOptions& o, const FamilySplit& families, Synt
   for (const auto* f : families.heldout) {
     for (std::size_t i = 0; i < o.heldoutPerFamily; ++i) {
       const std::size_t v = i % f->variantCount();
-      plan.plans.push_back({f->realize(v, fmt::format("hf_{}_{}", identifier(f->variantKey(v)), i / f->variantCount()), rng), Role::unseenFamily, "", ""});
+      plan.plans.push_back(
+          {f->realize(v, fmt::format("hf_{}_{}", identifier(f->variantKey(v)), i / f->variantCount()), rng), Role::unseenFamily, "", ""});
     }
   }
 }
@@ -483,7 +497,8 @@ std::vector<std::string> findHeldoutLeaks(const fs::path& trainFile, const fs::p
   for (const auto& entry : index["problems"]) {
     const std::string id = entry["id"].get<std::string>();
     const bool keyMustBeNew = entry.value("set", "") != "unseen_instance";
-    if (keyMustBeNew && trainKeys.contains(entry["key"].get<std::string>())) leaks.push_back(fmt::format("{} (variant {})", id, entry["key"].get<std::string>()));
+    if (keyMustBeNew && trainKeys.contains(entry["key"].get<std::string>()))
+      leaks.push_back(fmt::format("{} (variant {})", id, entry["key"].get<std::string>()));
     const Problem* p = suite.find(id);
     if (p == nullptr) {
       leaks.push_back(fmt::format("{} (listed in heldout.json but missing)", id));

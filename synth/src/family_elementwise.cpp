@@ -13,11 +13,11 @@ using namespace detail;
 const std::vector<Dtype> kAllDtypes = {Dtype::f32, Dtype::f16, Dtype::bf16};
 
 struct UnaryOp {
-  std::string id;           // key part, e.g. "leaky_relu_0.1"
-  std::string kernelName;   // C identifier part
-  std::string phrase;       // description
-  std::string cuda;         // float expression of v
-  std::string torch;        // TorchScript expression of X (replaced by the input name)
+  std::string id;          // key part, e.g. "leaky_relu_0.1"
+  std::string kernelName;  // C identifier part
+  std::string phrase;      // description
+  std::string cuda;        // float expression of v
+  std::string torch;       // TorchScript expression of X (replaced by the input name)
   bool transcendental = false;
 };
 
@@ -109,28 +109,34 @@ class UnaryFamily final : public OpFamily {
     const int block = pickBlock(rng);
     if (dt == Dtype::f32 && rng.chance(0.3)) {
       // Four elements per thread through 16-byte loads, and a scalar tail.
-      const std::string source = helper + fmt::format(
-          "extern \"C\" __global__ void {0}({1}, long long n) {{\n"
-          "  const long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4;\n"
-          "  if (i + 3 < n) {{\n"
-          "    const float4 q = *reinterpret_cast<const float4*>({2} + i);\n"
-          "    *reinterpret_cast<float4*>({3} + i) = make_float4({4}_op(q.x), {4}_op(q.y), {4}_op(q.z), {4}_op(q.w));\n"
-          "  }} else {{\n"
-          "    for (long long j = i; j < n; ++j) {3}[j] = {4}_op({2}[j]);\n"
-          "  }}\n"
-          "}}\n",
-          kernel, params, io.in, io.out, op.kernelName);
+      const std::string source =
+          helper + fmt::format(
+                       "extern \"C\" __global__ void {0}({1}, long long n) {{\n"
+                       "  const long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4;\n"
+                       "  if (i + 3 < n) {{\n"
+                       "    const float4 q = *reinterpret_cast<const float4*>({2} + i);\n"
+                       "    *reinterpret_cast<float4*>({3} + i) = make_float4({4}_op(q.x), {4}_op(q.y), {4}_op(q.z), {4}_op(q.w));\n"
+                       "  }} else {{\n"
+                       "    for (long long j = i; j < n; ++j) {3}[j] = {4}_op({2}[j]);\n"
+                       "  }}\n"
+                       "}}\n",
+                       kernel, params, io.in, io.out, op.kernelName);
       inst.implementation = fmt::format("float4 b{}", block);
-      inst.response = renderResponse({{kernel, {fmt::format("ceil_div(ceil_div({}, 4), {})", n, block)}, {std::to_string(block)}, "",
+      inst.response = renderResponse({{kernel,
+                                       {fmt::format("ceil_div(ceil_div({}, 4), {})", n, block)},
+                                       {std::to_string(block)},
+                                       "",
                                        {io.in, io.out, fmt::format("{{size: {}, type: int64}}", n)}}},
                                      source);
       return inst;
     }
     const FlatStyle style = pickFlatStyle(rng);
-    const std::string body = fmt::format("    {}[i] = {};\n", io.out, storeFromFloat(dt, fmt::format("{}_op({})", op.kernelName, loadAsFloat(dt, io.in + "[i]"))));
+    const std::string body =
+        fmt::format("    {}[i] = {};\n", io.out, storeFromFloat(dt, fmt::format("{}_op({})", op.kernelName, loadAsFloat(dt, io.in + "[i]"))));
     inst.implementation = fmt::format("{} b{}", flatStyleName(style), block);
-    inst.response = renderResponse({{kernel, {flatGrid(style, n, block)}, {std::to_string(block)}, "", {io.in, io.out, fmt::format("{{size: {}, type: int64}}", n)}}},
-                                   helper + flatKernel(kernel, params, body, style));
+    inst.response = renderResponse(
+        {{kernel, {flatGrid(style, n, block)}, {std::to_string(block)}, "", {io.in, io.out, fmt::format("{{size: {}, type: int64}}", n)}}},
+        helper + flatKernel(kernel, params, body, style));
     return inst;
   }
 
@@ -141,8 +147,8 @@ class UnaryFamily final : public OpFamily {
 struct BinaryOp {
   std::string id;
   std::string phrase;
-  std::string cuda;   // of va, vb
-  std::string torch;  // of A, B
+  std::string cuda;     // of va, vb
+  std::string torch;    // of A, B
   std::string formula;  // for the description, of A, B
 };
 
@@ -203,8 +209,8 @@ class BinaryFamily final : public OpFamily {
     const std::string kernel = fmt::format("{}_{}", op.id, bc == Broadcast::same ? "kernel" : "broadcast");
     const std::string ct(dtypeCType(dt));
     const bool needsN = bc != Broadcast::same;
-    const std::string params = fmt::format("const {0}* __restrict__ {1}, const {0}* __restrict__ {2}, {0}* __restrict__ {3}{4}", ct, nm[0],
-                                           nm[1], nm[2], needsN ? ", int N" : "");
+    const std::string params = fmt::format("const {0}* __restrict__ {1}, const {0}* __restrict__ {2}, {0}* __restrict__ {3}{4}", ct, nm[0], nm[1],
+                                           nm[2], needsN ? ", int N" : "");
     const std::string body = fmt::format("    const float va = {};\n    const float vb = {};\n    {}[i] = {};\n", loadAsFloat(dt, nm[0] + "[i]"),
                                          loadAsFloat(dt, fmt::format("{}[{}]", nm[1], bIndex)), nm[2], storeFromFloat(dt, op.cuda));
     const FlatStyle style = pickFlatStyle(rng);
@@ -213,7 +219,8 @@ class BinaryFamily final : public OpFamily {
     if (needsN) args.push_back("N");
     args.push_back("{size: M*N, type: int64}");
     inst.implementation = fmt::format("{} b{}", flatStyleName(style), block);
-    inst.response = renderResponse({{kernel, {flatGrid(style, "M*N", block)}, {std::to_string(block)}, "", args}}, flatKernel(kernel, params, body, style));
+    inst.response =
+        renderResponse({{kernel, {flatGrid(style, "M*N", block)}, {std::to_string(block)}, "", args}}, flatKernel(kernel, params, body, style));
     return inst;
   }
 

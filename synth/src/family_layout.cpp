@@ -62,37 +62,38 @@ class TransposeFamily final : public OpFamily {
       launch.block = {std::to_string(bx), std::to_string(by)};
       inst.implementation = fmt::format("naive {}x{}", bx, by);
       source = helper + fmt::format(
-          "extern \"C\" __global__ void {0}({1}) {{\n"
-          "  const int j = blockIdx.x * blockDim.x + threadIdx.x;\n"
-          "  const int i = blockIdx.y * blockDim.y + threadIdx.y;\n"
-          "  if (i < M && j < N) {3}[(long long)j * M + i] = {4};\n"
-          "}}\n",
-          kernel, params, io.in, io.out, storeFromFloat(dt, fmt::format("map_op({})", loadAsFloat(dt, fmt::format("{}[(long long)i * N + j]", io.in)))));
+                            "extern \"C\" __global__ void {0}({1}) {{\n"
+                            "  const int j = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                            "  const int i = blockIdx.y * blockDim.y + threadIdx.y;\n"
+                            "  if (i < M && j < N) {3}[(long long)j * M + i] = {4};\n"
+                            "}}\n",
+                            kernel, params, io.in, io.out,
+                            storeFromFloat(dt, fmt::format("map_op({})", loadAsFloat(dt, fmt::format("{}[(long long)i * N + j]", io.in)))));
     } else {
       launch.grid = {"ceil_div(N, 32)", "ceil_div(M, 32)"};
       launch.block = {"32", "8"};
       inst.implementation = "tiled 32x32";
       source = helper + fmt::format(
-          "// Read rows into a padded tile and write it out by columns, so both global accesses coalesce\n"
-          "// and the column reads of the tile avoid bank conflicts.\n"
-          "extern \"C\" __global__ void {0}({1}) {{\n"
-          "  __shared__ float tile[32][33];\n"
-          "  const int bx = blockIdx.x * 32;\n"
-          "  const int by = blockIdx.y * 32;\n"
-          "  for (int k = threadIdx.y; k < 32; k += 8) {{\n"
-          "    const int i = by + k;\n"
-          "    const int j = bx + threadIdx.x;\n"
-          "    if (i < M && j < N) tile[k][threadIdx.x] = {4};\n"
-          "  }}\n"
-          "  __syncthreads();\n"
-          "  for (int k = threadIdx.y; k < 32; k += 8) {{\n"
-          "    const int j = bx + k;\n"
-          "    const int i = by + threadIdx.x;\n"
-          "    if (j < N && i < M) {3}[(long long)j * M + i] = {5};\n"
-          "  }}\n"
-          "}}\n",
-          kernel, params, io.in, io.out, loadAsFloat(dt, fmt::format("{}[(long long)i * N + j]", io.in)),
-          storeFromFloat(dt, "map_op(tile[threadIdx.x][k])"));
+                            "// Read rows into a padded tile and write it out by columns, so both global accesses coalesce\n"
+                            "// and the column reads of the tile avoid bank conflicts.\n"
+                            "extern \"C\" __global__ void {0}({1}) {{\n"
+                            "  __shared__ float tile[32][33];\n"
+                            "  const int bx = blockIdx.x * 32;\n"
+                            "  const int by = blockIdx.y * 32;\n"
+                            "  for (int k = threadIdx.y; k < 32; k += 8) {{\n"
+                            "    const int i = by + k;\n"
+                            "    const int j = bx + threadIdx.x;\n"
+                            "    if (i < M && j < N) tile[k][threadIdx.x] = {4};\n"
+                            "  }}\n"
+                            "  __syncthreads();\n"
+                            "  for (int k = threadIdx.y; k < 32; k += 8) {{\n"
+                            "    const int j = bx + k;\n"
+                            "    const int i = by + threadIdx.x;\n"
+                            "    if (j < N && i < M) {3}[(long long)j * M + i] = {5};\n"
+                            "  }}\n"
+                            "}}\n",
+                            kernel, params, io.in, io.out, loadAsFloat(dt, fmt::format("{}[(long long)i * N + j]", io.in)),
+                            storeFromFloat(dt, "map_op(tile[threadIdx.x][k])"));
     }
     inst.response = renderResponse({launch}, source);
     return inst;
@@ -116,9 +117,7 @@ class MatmulFamily final : public OpFamily {
   std::string_view name() const override { return "matmul"; }
   std::string_view summary() const override { return "small float32 matrix products A @ B or A @ B^T with bias / ReLU epilogues"; }
   std::size_t variantCount() const override { return 2 * kEpilogues.size(); }
-  std::string variantKey(std::size_t v) const override {
-    return fmt::format("matmul/{}/{}/f32", v % 2 == 0 ? "nn" : "nt", kEpilogues[v / 2].id);
-  }
+  std::string variantKey(std::size_t v) const override { return fmt::format("matmul/{}/{}/f32", v % 2 == 0 ? "nn" : "nt", kEpilogues[v / 2].id); }
   SynthInstance realize(std::size_t v, const std::string& problemName, SynthRng& rng) const override {
     const bool transposed = v % 2 == 1;
     const Epilogue& ep = kEpilogues[v / 2];
@@ -131,7 +130,8 @@ class MatmulFamily final : public OpFamily {
     const std::string bShape = transposed ? "[N, K]" : "[K, N]";
     p.description = fmt::format("Matrix product of float32 matrices {0}[M, K] and {1}{2}: {3}[M, N] = {0} @ {1}{4}{5} (epilogue: {6}).", nm[0], nm[1],
                                 bShape, nm[2], transposed ? "^T" : "", ep.phrase, ep.id);
-    p.inputs = {{nm[0], Dtype::f32, {"M", "K"}, ""}, {nm[1], Dtype::f32, transposed ? std::vector<std::string>{"N", "K"} : std::vector<std::string>{"K", "N"}, ""}};
+    p.inputs = {{nm[0], Dtype::f32, {"M", "K"}, ""},
+                {nm[1], Dtype::f32, transposed ? std::vector<std::string>{"N", "K"} : std::vector<std::string>{"K", "N"}, ""}};
     std::string params = fmt::format("{}: Tensor, {}: Tensor", nm[0], nm[1]);
     if (ep.bias) {
       p.inputs.push_back({"bias", Dtype::f32, {"N"}, ""});

@@ -112,8 +112,8 @@ class ReduceFamily final : public OpFamily {
     SynthProblem& p = inst.problem;
     const auto& nm = rng.pick(kRowNames);
     rowSizes(p, rng);
-    p.description = fmt::format("Row-wise {} of a {} matrix {}[M, N]: {}[i] is the {} of row i, in float32.", op.id, dtypeName(dt), nm[0],
-                                nm[1], op.phrase);
+    p.description =
+        fmt::format("Row-wise {} of a {} matrix {}[M, N]: {}[i] is the {} of row i, in float32.", op.id, dtypeName(dt), nm[0], nm[1], op.phrase);
     p.inputs = {{nm[0], dt, {"M", "N"}, ""}};
     p.outputs = {{nm[1], Dtype::f32, {"M"}, ""}};
     p.reference = fmt::format("def forward({}: Tensor) -> Tensor:\n    return {}", nm[0], subst(op.torch, "X", nm[0]));
@@ -177,7 +177,8 @@ class SoftmaxFamily final : public OpFamily {
     SynthProblem& p = inst.problem;
     const auto& nm = rng.pick(kRowNames);
     rowSizes(p, rng);
-    p.description = fmt::format("Row-wise {} of a {} matrix {}[M, N] over the last dimension, giving {}[M, N].", op.phrase, dtypeName(dt), nm[0], nm[1]);
+    p.description =
+        fmt::format("Row-wise {} of a {} matrix {}[M, N] over the last dimension, giving {}[M, N].", op.phrase, dtypeName(dt), nm[0], nm[1]);
     p.inputs = {{nm[0], dt, {"M", "N"}, ""}};
     p.outputs = {{nm[1], dt, {"M", "N"}, ""}};
     const std::string scaled = op.scale == 1.0 ? nm[0] : fmt::format("{} * {}", nm[0], torchFloat(op.scale));
@@ -193,26 +194,25 @@ class SoftmaxFamily final : public OpFamily {
     const std::string ct(dtypeCType(dt));
     const std::string value = op.scale == 1.0 ? loadAsFloat(dt, "r[j]") : fmt::format("{} * {}", loadAsFloat(dt, "r[j]"), cudaFloat(op.scale));
     const std::string result = op.log ? "v - m - logf(s)" : "expf(v - m) / s";
-    const std::string source =
-        rowHelpers(launch.style, {"max", "sum"}, launch.block) +
-        fmt::format(
-            "extern \"C\" __global__ void {0}(const {1}* __restrict__ {2}, {1}* __restrict__ {3}, int M, int N) {{\n"
-            "{4}"
-            "  const {1}* r = {2} + (long long)row * N;\n"
-            "  {1}* o = {3} + (long long)row * N;\n"
-            "  float m = -INFINITY;\n"
-            "  {5} m = fmaxf(m, {6});\n"
-            "{7}"
-            "  float s = 0.0f;\n"
-            "  {5} s += expf({6} - m);\n"
-            "{8}"
-            "  {5} {{\n"
-            "    const float v = {6};\n"
-            "    o[j] = {9};\n"
-            "  }}\n"
-            "}}\n",
-            kernel, ct, nm[0], nm[1], frame.prologue, frame.loop, value, rowCombine(launch.style, "max", "m"), rowCombine(launch.style, "sum", "s"),
-            storeFromFloat(dt, result));
+    const std::string source = rowHelpers(launch.style, {"max", "sum"}, launch.block) +
+                               fmt::format(
+                                   "extern \"C\" __global__ void {0}(const {1}* __restrict__ {2}, {1}* __restrict__ {3}, int M, int N) {{\n"
+                                   "{4}"
+                                   "  const {1}* r = {2} + (long long)row * N;\n"
+                                   "  {1}* o = {3} + (long long)row * N;\n"
+                                   "  float m = -INFINITY;\n"
+                                   "  {5} m = fmaxf(m, {6});\n"
+                                   "{7}"
+                                   "  float s = 0.0f;\n"
+                                   "  {5} s += expf({6} - m);\n"
+                                   "{8}"
+                                   "  {5} {{\n"
+                                   "    const float v = {6};\n"
+                                   "    o[j] = {9};\n"
+                                   "  }}\n"
+                                   "}}\n",
+                                   kernel, ct, nm[0], nm[1], frame.prologue, frame.loop, value, rowCombine(launch.style, "max", "m"),
+                                   rowCombine(launch.style, "sum", "s"), storeFromFloat(dt, result));
     inst.implementation = launch.name;
     inst.response = renderResponse({{kernel, {launch.grid}, {std::to_string(launch.block)}, "", {nm[0], nm[1], "M", "N"}}}, source);
     return inst;
@@ -265,8 +265,8 @@ class NormFamily final : public OpFamily {
                                 torchFloat(op.eps));
     } else {
       p.reference = fmt::format(
-          "def forward({}) -> Tensor:\n    d = {} - torch.mean({}, 1, True)\n    return d * torch.rsqrt(torch.mean(d * d, 1, True) + {}){}", params, x, x,
-          torchFloat(op.eps), op.bias ? " * w + b" : "");
+          "def forward({}) -> Tensor:\n    d = {} - torch.mean({}, 1, True)\n    return d * torch.rsqrt(torch.mean(d * d, 1, True) + {}){}", params,
+          x, x, torchFloat(op.eps), op.bias ? " * w + b" : "");
     }
     setTolerance(p, Dtype::f32, 600);
     p.flops = "6*M*N";
@@ -298,9 +298,11 @@ class NormFamily final : public OpFamily {
           frame.loop, rowCombine(launch.style, "sum", "sum"), rowCombine(launch.style, "sum", "var"), cudaFloat(op.eps),
           op.bias ? " * w[j] + b[j]" : "");
     }
-    const std::string source = rowHelpers(launch.style, {"sum"}, launch.block) +
-                               fmt::format("extern \"C\" __global__ void {}({}) {{\n{}  const float* r = {} + (long long)row * N;\n  float* o = {} + (long long)row * N;\n{}}}\n",
-                                           kernel, kparams, frame.prologue, x, nm[1], body);
+    const std::string source =
+        rowHelpers(launch.style, {"sum"}, launch.block) +
+        fmt::format(
+            "extern \"C\" __global__ void {}({}) {{\n{}  const float* r = {} + (long long)row * N;\n  float* o = {} + (long long)row * N;\n{}}}\n",
+            kernel, kparams, frame.prologue, x, nm[1], body);
     inst.implementation = launch.name;
     inst.response = renderResponse({{kernel, {launch.grid}, {std::to_string(launch.block)}, "", args}}, source);
     return inst;
@@ -366,7 +368,8 @@ class ScanFamily final : public OpFamily {
         "}}\n",
         kernel, nm[0], nm[1], op.max ? "-INFINITY" : "0.0f", loop, step);
     inst.implementation = fmt::format("thread-per-row b{}", block);
-    inst.response = renderResponse({{kernel, {fmt::format("ceil_div(M, {})", block)}, {std::to_string(block)}, "", {nm[0], nm[1], "M", "N"}}}, source);
+    inst.response =
+        renderResponse({{kernel, {fmt::format("ceil_div(M, {})", block)}, {std::to_string(block)}, "", {nm[0], nm[1], "M", "N"}}}, source);
     return inst;
   }
 };

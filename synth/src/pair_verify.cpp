@@ -94,17 +94,26 @@ VerifySummary runVerifyPairs(const VerifyOptions& o) {
       ++s.accepted;
       continue;
     }
-    rejects.push_back({{"line", i + 1}, {"problem", pairs[i].problem}, {"verdict", verdict},
-                       {"form", it == bySample.end() ? "" : it->second->form}, {"reason", it == bySample.end() ? "" : it->second->reason.substr(0, 300)}});
+    rejects.push_back({{"line", i + 1},
+                       {"problem", pairs[i].problem},
+                       {"verdict", verdict},
+                       {"form", it == bySample.end() ? "" : it->second->form},
+                       {"reason", it == bySample.end() ? "" : it->second->reason.substr(0, 300)}});
   }
   s.rejected = pairs.size() - s.accepted;
   if (!o.out.parent_path().empty()) fs::create_directories(o.out.parent_path());
   writeFileAtomic(o.out, accepted);
   s.report = fs::path(stem.string() + ".verify.json");
-  writeFileAtomic(s.report, json{{"pairs", o.pairs.string()}, {"problems", o.problems.string()}, {"accepted", s.accepted}, {"rejected", s.rejected},
-                                 {"verdicts", verdicts}, {"trials", o.trials}, {"seed", std::to_string(o.seed)}, {"run", eval.outDir.string()},
+  writeFileAtomic(s.report, json{{"pairs", o.pairs.string()},
+                                 {"problems", o.problems.string()},
+                                 {"accepted", s.accepted},
+                                 {"rejected", s.rejected},
+                                 {"verdicts", verdicts},
+                                 {"trials", o.trials},
+                                 {"seed", std::to_string(o.seed)},
+                                 {"run", eval.outDir.string()},
                                  {"rejects", rejects}}
-                                .dump(2) +
+                                    .dump(2) +
                                 "\n");
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return s;

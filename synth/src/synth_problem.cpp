@@ -9,41 +9,56 @@ namespace cuset::synth {
 
 std::string_view dtypeName(Dtype d) {
   switch (d) {
-    case Dtype::f16: return "float16";
-    case Dtype::bf16: return "bfloat16";
-    default: return "float32";
+    case Dtype::f16:
+      return "float16";
+    case Dtype::bf16:
+      return "bfloat16";
+    default:
+      return "float32";
   }
 }
 
 std::string_view dtypeShort(Dtype d) {
   switch (d) {
-    case Dtype::f16: return "f16";
-    case Dtype::bf16: return "bf16";
-    default: return "f32";
+    case Dtype::f16:
+      return "f16";
+    case Dtype::bf16:
+      return "bf16";
+    default:
+      return "f32";
   }
 }
 
 std::string_view dtypeCType(Dtype d) {
   switch (d) {
-    case Dtype::f16: return "__half";
-    case Dtype::bf16: return "__nv_bfloat16";
-    default: return "float";
+    case Dtype::f16:
+      return "__half";
+    case Dtype::bf16:
+      return "__nv_bfloat16";
+    default:
+      return "float";
   }
 }
 
 std::string loadAsFloat(Dtype d, const std::string& expr) {
   switch (d) {
-    case Dtype::f16: return "__half2float(" + expr + ")";
-    case Dtype::bf16: return "__bfloat162float(" + expr + ")";
-    default: return expr;
+    case Dtype::f16:
+      return "__half2float(" + expr + ")";
+    case Dtype::bf16:
+      return "__bfloat162float(" + expr + ")";
+    default:
+      return expr;
   }
 }
 
 std::string storeFromFloat(Dtype d, const std::string& floatExpr) {
   switch (d) {
-    case Dtype::f16: return "__float2half_rn(" + floatExpr + ")";
-    case Dtype::bf16: return "__float2bfloat16_rn(" + floatExpr + ")";
-    default: return floatExpr;
+    case Dtype::f16:
+      return "__float2half_rn(" + floatExpr + ")";
+    case Dtype::bf16:
+      return "__float2bfloat16_rn(" + floatExpr + ")";
+    default:
+      return floatExpr;
   }
 }
 

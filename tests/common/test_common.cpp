@@ -55,7 +55,11 @@ TEST(ThreadPool, RunsEveryTaskAndPropagatesExceptions) {
   ThreadPool pool(3);
   std::atomic<int> sum{0};
   std::vector<std::future<int>> results;
-  for (int i = 1; i <= 100; ++i) results.push_back(pool.submit([i, &sum] { sum += i; return i * 2; }));
+  for (int i = 1; i <= 100; ++i)
+    results.push_back(pool.submit([i, &sum] {
+      sum += i;
+      return i * 2;
+    }));
   int total = 0;
   for (auto& f : results) total += f.get();
   EXPECT_EQ(sum.load(), 5050);
@@ -78,10 +82,10 @@ TEST(Progress, LogsALineEveryTenthOrThirtySecondsOffATerminal) {
   std::vector<std::string> lines;
   auto clock = std::chrono::steady_clock::time_point{};
   {
-    ProgressBar bar("eval", 100, "cand",
-                    ProgressOptions{.mode = ProgressMode::lines,
-                                    .write = [&](std::string_view text) { lines.emplace_back(text); },
-                                    .now = [&] { return clock; }});
+    ProgressBar bar(
+        "eval", 100, "cand",
+        ProgressOptions{
+            .mode = ProgressMode::lines, .write = [&](std::string_view text) { lines.emplace_back(text); }, .now = [&] { return clock; }});
     for (int i = 0; i < 25; ++i) {  // 25 units in 25 s: lines at 10% and 20%
       clock += std::chrono::seconds(1);
       bar.advance();
@@ -97,8 +101,10 @@ TEST(Progress, LogsALineEveryTenthOrThirtySecondsOffATerminal) {
   ASSERT_EQ(lines.size(), 3u) << "the last line already showed the final count";
   lines.clear();
   {
-    ProgressBar bar("train", 7, "step", ProgressOptions{.mode = ProgressMode::lines, .write = [&](std::string_view text) { lines.emplace_back(text); },
-                                                         .now = [&] { return clock; }});
+    ProgressBar bar(
+        "train", 7, "step",
+        ProgressOptions{
+            .mode = ProgressMode::lines, .write = [&](std::string_view text) { lines.emplace_back(text); }, .now = [&] { return clock; }});
     bar.advance(2);
     bar.setSuffix("loss 2.31");
     bar.advance();
@@ -108,15 +114,18 @@ TEST(Progress, LogsALineEveryTenthOrThirtySecondsOffATerminal) {
   EXPECT_NE(lines.back().find("loss 2.31"), std::string::npos) << lines.back();
   lines.clear();
   {
-    ProgressBar bar("gen", 100, "sample", ProgressOptions{.mode = ProgressMode::lines, .write = [&](std::string_view text) { lines.emplace_back(text); },
-                                                           .now = [&] { return clock; }});
+    ProgressBar bar(
+        "gen", 100, "sample",
+        ProgressOptions{
+            .mode = ProgressMode::lines, .write = [&](std::string_view text) { lines.emplace_back(text); }, .now = [&] { return clock; }});
     for (int i = 0; i < 12; ++i) bar.advance();
   }
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[1].rfind("gen 12/100 ", 0), 0u) << "the final count when no line showed it: " << lines[1];
   lines.clear();
   {
-    ProgressBar quiet("eval", 10, "cand", ProgressOptions{.mode = ProgressMode::off, .write = [&](std::string_view text) { lines.emplace_back(text); }});
+    ProgressBar quiet("eval", 10, "cand",
+                      ProgressOptions{.mode = ProgressMode::off, .write = [&](std::string_view text) { lines.emplace_back(text); }});
     quiet.advance(10);
   }
   EXPECT_TRUE(lines.empty());

@@ -58,8 +58,8 @@ double timedFinish(const std::vector<std::string>& args, const fs::path& log) {
 // Runs until it exits by itself, killing it (and its helpers) after a random 5-60% of the
 // uninterrupted run's time each time, and restarting it with `resumeArgs`. Returns how many times it
 // was killed.
-int runWithKills(const std::vector<std::string>& firstArgs, const std::vector<std::string>& resumeArgs, const fs::path& log,
-                 std::mt19937& rng, double straightMs, int maxKills) {
+int runWithKills(const std::vector<std::string>& firstArgs, const std::vector<std::string>& resumeArgs, const fs::path& log, std::mt19937& rng,
+                 double straightMs, int maxKills) {
   std::uniform_int_distribution<int> delay(std::max(20, static_cast<int>(0.05 * straightMs)), std::max(40, static_cast<int>(0.6 * straightMs)));
   int kills = 0;
   for (bool first = true;; first = false) {
@@ -108,16 +108,21 @@ TEST(CrashResume, EvalKilledAnywhereEndsAsAnUninterruptedRun) {
   for (const char* p : {"relu", "leaky_relu", "softmax_rows", "add_bias_broadcast", "row_sum", "sigmoid", "silu", "elu", "row_max", "argmax_rows"}) {
     fs::copy(fs::path(CUSET_PROBLEMS_DIR) / "level1" / p, dir / "problems" / "level1" / p, fs::copy_options::recursive);
   }
-  const std::vector<std::string> common = {"eval", "-q", "--backend", "sim", "--trials", "2", "--seed", "9", "--jobs", "2",
-                                           "--problems", (dir / "problems").string(), "--candidates", (dir / "problems").string()};
+  const std::vector<std::string> common = {"eval",         "-q",
+                                           "--backend",    "sim",
+                                           "--trials",     "2",
+                                           "--seed",       "9",
+                                           "--jobs",       "2",
+                                           "--problems",   (dir / "problems").string(),
+                                           "--candidates", (dir / "problems").string()};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> a = common;
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
   // Separate compile caches: the crashed run does the straight run's work, so its timing applies.
-  const double straightMs = timedFinish(with({"--out", (dir / "straight").string(), "--cache-dir", (dir / "cache-straight").string()}),
-                                        dir / "straight.log");
+  const double straightMs =
+      timedFinish(with({"--out", (dir / "straight").string(), "--cache-dir", (dir / "cache-straight").string()}), dir / "straight.log");
   ASSERT_FALSE(::testing::Test::HasFailure());
   const auto want = verdicts(dir / "straight" / "results.jsonl");
   ASSERT_GE(want.size(), 8u);
@@ -178,7 +183,8 @@ objectives: [sft]
 generate: {samples: 2, max_new_tokens: 16, device: cpu, threads: 1}
 eval: {backend: sim, trials: 1, seed: 5}
 )");
-  const double straightMs = timedFinish({"loop", "--config", (dir / "loop.yaml").string(), "--out", (dir / "straight").string()}, dir / "straight.log");
+  const double straightMs =
+      timedFinish({"loop", "--config", (dir / "loop.yaml").string(), "--out", (dir / "straight").string()}, dir / "straight.log");
   ASSERT_FALSE(::testing::Test::HasFailure());
   std::mt19937 rng(static_cast<std::uint32_t>(seedOfThisRun()));
   const std::vector<std::string> args = {"loop", "--config", (dir / "loop.yaml").string(), "--out", (dir / "crashed").string()};

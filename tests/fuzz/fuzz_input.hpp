@@ -18,7 +18,8 @@ inline std::string asFile(const std::uint8_t* data, std::size_t size) {
     if (f < 0) throw std::runtime_error("memfd_create failed");
     return f;
   }();
-  if (::ftruncate(fd, 0) != 0 || (size > 0 && ::pwrite(fd, data, size, 0) != static_cast<ssize_t>(size))) throw std::runtime_error("memfd write failed");
+  if (::ftruncate(fd, 0) != 0 || (size > 0 && ::pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)))
+    throw std::runtime_error("memfd write failed");
   return "/proc/self/fd/" + std::to_string(fd);
 }
 

@@ -68,7 +68,8 @@ TEST(LeaderboardConfig, MistakesAreNamedWithFileFieldAndLine) {
   CUSET_EXPECT_THROW_WITH(load(dir, head + "  - name: a\n    checkpoint: c\n  - name: a\n    checkpoint: d\n"), "used twice");
   CUSET_EXPECT_THROW_WITH(load(dir, head + "  - name: ../a\n    checkpoint: c\n"), "names a folder");
   CUSET_EXPECT_THROW_WITH(load(dir, head + "  - name: a\n    checkpoint: c\n    concurrency: 4\n"), "endpoint models only");
-  CUSET_EXPECT_THROW_WITH(load(dir, head + "  - name: a\n    checkpoint: c\n    prompt: chatml\n"), "expected cuset, kernelbench or kernelbench-native");
+  CUSET_EXPECT_THROW_WITH(load(dir, head + "  - name: a\n    checkpoint: c\n    prompt: chatml\n"),
+                          "expected cuset, kernelbench or kernelbench-native");
   CUSET_EXPECT_THROW_WITH(load(dir, "problems: nowhere\nmodels: [{name: a, checkpoint: c}]\n"), "nowhere", "not a folder");
   CUSET_EXPECT_THROW_WITH(load(dir, "problems: suite\nmodels: []\n"), "at least one model");
   CUSET_EXPECT_THROW_WITH(load(dir, "problems: suite\nk: 0\nmodels: [{name: a, checkpoint: c}]\n"), "k", "1..1000");

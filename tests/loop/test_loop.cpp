@@ -14,9 +14,7 @@ namespace {
 using nlohmann::json;
 
 // A loop small enough for a unit test (tests/loop/micro-loop.yaml), plus `extra` top-level keys.
-std::string microLoop(const std::string& extra = "") {
-  return test::readText(CUSET_SOURCE_DIR "/tests/loop/micro-loop.yaml") + extra;
-}
+std::string microLoop(const std::string& extra = "") { return test::readText(CUSET_SOURCE_DIR "/tests/loop/micro-loop.yaml") + extra; }
 
 class Loop : public ::testing::Test {
  protected:
@@ -107,7 +105,7 @@ TEST_F(Loop, RunsEveryStageResumesAndRefusesChangedSettings) {
   }
   EXPECT_EQ(c["objectives"][2]["loss_curve"]["steps"], json({2, 4}));
   EXPECT_EQ(c["objectives"][1]["loss_curve"]["steps"], json({2}));  // the warm start's own curve
-  EXPECT_FALSE(c["objectives"][0].contains("loss_curve"));  // the baseline is not trained
+  EXPECT_FALSE(c["objectives"][0].contains("loss_curve"));          // the baseline is not trained
   for (const auto& r : c["runs"]) {
     if (r["evaluated"]) {
       EXPECT_TRUE(std::filesystem::exists(dir / "out" / r["report"].get<std::string>())) << r.dump();

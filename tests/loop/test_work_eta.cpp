@@ -8,10 +8,10 @@ namespace {
 
 TEST(WorkEta, AddsTheWorkLeftAtEachUnitsOwnRate) {
   WorkEta eta;
-  eta.record({"step", 1000}, 500.0);   // base training: 0.5 s per step
-  eta.record({"sample", 40}, 20.0);    // 0.5 s per sample
-  eta.record({"candidate", 40}, 80.0); // 2 s per candidate
-  eta.record({}, 1.0);                 // a 0-step init teaches nothing
+  eta.record({"step", 1000}, 500.0);    // base training: 0.5 s per step
+  eta.record({"sample", 40}, 20.0);     // 0.5 s per sample
+  eta.record({"candidate", 40}, 80.0);  // 2 s per candidate
+  eta.record({}, 1.0);                  // a 0-step init teaches nothing
   const auto e = eta.estimate({{"step", 200}, {"sample", 40}, {"candidate", 40}, {}, {"step", 200}});
   EXPECT_DOUBLE_EQ(e.seconds, 400 * 0.5 + 40 * 0.5 + 40 * 2.0);
   EXPECT_TRUE(e.unknown.empty());

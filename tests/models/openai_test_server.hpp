@@ -25,9 +25,10 @@ class OpenAiTestServer {
   explicit OpenAiTestServer(const nlohmann::json& script, std::vector<std::string> extraArgs = {}) {
     writeText(dir_ / "script.json", script.dump());
     const std::string python = CUSET_PYTHON;
-    std::vector<std::string> args = {python, std::string(CUSET_SOURCE_DIR) + "/tests/models/openai_test_server.py", "--script",
-                                     (dir_ / "script.json").string(), "--port-file", (dir_ / "port").string(), "--log",
-                                     (dir_ / "requests.jsonl").string()};
+    std::vector<std::string> args = {python,        std::string(CUSET_SOURCE_DIR) + "/tests/models/openai_test_server.py",
+                                     "--script",    (dir_ / "script.json").string(),
+                                     "--port-file", (dir_ / "port").string(),
+                                     "--log",       (dir_ / "requests.jsonl").string()};
     args.insert(args.end(), extraArgs.begin(), extraArgs.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

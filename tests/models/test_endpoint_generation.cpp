@@ -29,8 +29,10 @@ fs::path smallSuite(const test::TempDir& dir) {
 }
 
 json script(json extra = json::object()) {
-  json s = {{"models", {{"coder", {{"rules", json::array({{{"contains", {"ReLU"}}, {"content", "```cuda\n// relu\n```"}}})},
-                                   {"default", {{"content", "```cuda\n// other\n```"}, {"finish_reason", "stop"}}}}}}}};
+  json s = {{"models",
+             {{"coder",
+               {{"rules", json::array({{{"contains", {"ReLU"}}, {"content", "```cuda\n// relu\n```"}}})},
+                {"default", {{"content", "```cuda\n// other\n```"}, {"finish_reason", "stop"}}}}}}}};
   s.update(extra);
   return s;
 }
@@ -127,8 +129,11 @@ TEST(EndpointGeneration, RetriesRateLimitsServerErrorsAndTimeouts) {
 
 TEST(EndpointGeneration, MalformedAnswersBecomeCandidatesThatFailWithTheReason) {
   test::TempDir dir;
-  test::OpenAiTestServer server(script({{"faults", json::array({{{"fault", "malformed"}}, {{"fault", "cut"}}, {{"fault", "no_choices"}},
-                                                                {{"fault", "empty"}}, {{"fault", "400"}, {"message", "prompt is too long"}}})}}));
+  test::OpenAiTestServer server(script({{"faults", json::array({{{"fault", "malformed"}},
+                                                                {{"fault", "cut"}},
+                                                                {{"fault", "no_choices"}},
+                                                                {{"fault", "empty"}},
+                                                                {{"fault", "400"}, {"message", "prompt is too long"}}})}}));
   auto o = options(server, dir, 2);
   o.endpoint.concurrency = 1;
   o.useN = false;

@@ -35,7 +35,12 @@ TEST(Prompts, KernelBenchStyleHasTheTaskTheExampleAndTheProblem) {
 TEST(Prompts, KernelBenchStyleShowsAnImportedModelsSource) {
   const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
   Problem p = *suite.find("level1/relu");
-  p.origin = ProblemOrigin{"kernelbench", "423217d", 1, 19, "level1/19_ReLU.py", "kernelbench_source.py",
+  p.origin = ProblemOrigin{"kernelbench",
+                           "423217d",
+                           1,
+                           19,
+                           "level1/19_ReLU.py",
+                           "kernelbench_source.py",
                            "class Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"};
   const std::string user = renderProblemChat(p, PromptStyle::kernelbench)[1].content;
   EXPECT_NE(user.find("```python\nclass Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n```"), std::string::npos) << user;
@@ -56,7 +61,8 @@ TEST(Prompts, TheDocsShowWhatIsSent) {
     for (const auto& m : renderProblemChat(*suite.find("level1/relu"), style)) {
       EXPECT_NE(docs.find("````text\n" + m.content + "\n````"), std::string::npos)
           << "docs/prompts.md lacks the " << promptStyleName(style) << " " << m.role << " message; regenerate it with "
-          << "`cuset problems prompt level1/relu --style " << promptStyleName(style) << "`:\n" << m.content;
+          << "`cuset problems prompt level1/relu --style " << promptStyleName(style) << "`:\n"
+          << m.content;
     }
   }
 }

@@ -55,8 +55,8 @@ TEST(RefineFeedback, PerformanceFeedbackGivesTheMeasuredTimes) {
   best.referenceTimingSamplesMs = {1.0, 1.0, 1.0};
   best.peakFraction = 0.25;
   const std::string text = performanceFeedback(best);
-  for (const char* needle : {"median 0.5000 ms", "over 3 timings", "reference: median 1.0000 ms", "speedup 2.00x", "25.0% of the speed-of-light",
-                             "stay correct"}) {
+  for (const char* needle :
+       {"median 0.5000 ms", "over 3 timings", "reference: median 1.0000 ms", "speedup 2.00x", "25.0% of the speed-of-light", "stay correct"}) {
     EXPECT_NE(text.find(needle), std::string::npos) << needle << "\n" << text;
   }
   best.referenceTimingSamplesMs.clear();
@@ -73,7 +73,8 @@ std::string reluKernel(const std::string& name, int extraWork, bool correct) {
 
 TEST(RefineOnFakeGpu, KeepsTheFasterCorrectKernelAndNeverAFasterWrongOne) {
   test::TempDir dir;
-  const std::string slow = reluKernel("relu_slow", 3000, true), fastWrong = reluKernel("relu_zero", 0, false), fast = reluKernel("relu_fast", 0, true);
+  const std::string slow = reluKernel("relu_slow", 3000, true), fastWrong = reluKernel("relu_zero", 0, false),
+                    fast = reluKernel("relu_fast", 0, true);
   const SimCompiler compiler(SimToolchain::fromBuild(), dir / "sim");
   const auto built = compiler.compile(slow + fastWrong + fast, {"relu_slow", "relu_zero", "relu_fast"});
   ASSERT_TRUE(built.ok) << built.log;
@@ -125,7 +126,8 @@ TEST(RefineOnFakeGpu, KeepsTheFasterCorrectKernelAndNeverAFasterWrongOne) {
   std::istringstream in(test::readText(dir / "run" / "transcripts" / "level1_relu.jsonl"));
   for (std::string line; std::getline(in, line);) transcript.push_back(json::parse(line));
   ASSERT_EQ(transcript.size(), 3u);
-  EXPECT_NE(transcript[1]["messages"].back()["content"].get<std::string>().find("This kernel is correct. Measured on the GPU: median"), std::string::npos);
+  EXPECT_NE(transcript[1]["messages"].back()["content"].get<std::string>().find("This kernel is correct. Measured on the GPU: median"),
+            std::string::npos);
   EXPECT_EQ(s.solved, 1u);
   for (const char* v : {"CUSET_LIBCUDA", "CUSET_FAKE_CUDA_KERNELS"}) ::unsetenv(v);
 }

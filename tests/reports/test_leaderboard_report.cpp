@@ -12,7 +12,10 @@ namespace cuset {
 namespace {
 
 json summaryOf(const std::string& model, double pass1, double correctRate, std::optional<double> fast1, json verdicts) {
-  json overall = {{"candidates", 8}, {"unsupported", 0}, {"problems", 4}, {"correct_rate", correctRate},
+  json overall = {{"candidates", 8},
+                  {"unsupported", 0},
+                  {"problems", 4},
+                  {"correct_rate", correctRate},
                   {"pass_at_k", {{"1", {{"value", pass1}, {"problems", 4}}}, {"2", {{"value", std::min(1.0, pass1 * 1.5)}, {"problems", 4}}}}},
                   {"verdicts", verdicts}};
   if (fast1) overall["fast_p"] = {{"0", *fast1}, {"1", *fast1}, {"1.5", *fast1 / 2}};
@@ -98,7 +101,8 @@ TEST(LeaderboardReport, EachModelIsShownPerLevel) {
   LeaderboardInput in{"kb", 2, "", {}, json::object()};
   auto withLevels = [](json s, const std::string& model, double level1, double level2) {
     auto group = [](double pass1, int problems) {
-      return json{{"problems", problems}, {"pass_at_k", {{"1", {{"value", pass1}, {"problems", problems}}}, {"2", {{"value", pass1}, {"problems", problems}}}}}};
+      return json{{"problems", problems},
+                  {"pass_at_k", {{"1", {{"value", pass1}, {"problems", problems}}}, {"2", {{"value", pass1}, {"problems", problems}}}}}};
     };
     s["models"][model]["levels"] = {{"1", group(level1, 3)}, {"2", group(level2, 1)}};
     return s;
@@ -159,7 +163,8 @@ LeaderboardEntry judged(const std::string& name, const std::map<std::string, std
     }
     solved += c > 0;
     const int n = static_cast<int>(samples.size());
-    json row = {{"level", id.starts_with("level2") ? 2 : 1}, {"n", n}, {"c", c}, {"verdicts", verdicts}, {"pass_at_k", {{"1", static_cast<double>(c) / n}}}};
+    json row = {
+        {"level", id.starts_with("level2") ? 2 : 1}, {"n", n}, {"c", c}, {"verdicts", verdicts}, {"pass_at_k", {{"1", static_cast<double>(c) / n}}}};
     if (best > 0) row["best_speedup"] = best;
     rows[id] = row;
   }
@@ -173,18 +178,22 @@ LeaderboardEntry judged(const std::string& name, const std::map<std::string, std
 }
 
 LeaderboardInput gridInput(bool timed) {
-  LeaderboardInput in{"kb", 2, "", {}, {{"problems", "problems"}, {"backend", timed ? "cuda" : "sim"}, {"sizes", "small"}, {"trials", 5}, {"eval_seed", 7}}};
-  in.entries.push_back(judged("a", {{"level1/relu", {{"correct", 2.0}, {"wrong_answer"}}},
-                                    {"level1/elu", {{"compile_error"}, {"wrong_answer"}}},
-                                    {"level2/gemm", {{"correct", 1.0}, {"correct", 4.0}}}},
+  LeaderboardInput in{
+      "kb", 2, "", {}, {{"problems", "problems"}, {"backend", timed ? "cuda" : "sim"}, {"sizes", "small"}, {"trials", 5}, {"eval_seed", 7}}};
+  in.entries.push_back(judged("a",
+                              {{"level1/relu", {{"correct", 2.0}, {"wrong_answer"}}},
+                               {"level1/elu", {{"compile_error"}, {"wrong_answer"}}},
+                               {"level2/gemm", {{"correct", 1.0}, {"correct", 4.0}}}},
                               timed));
-  in.entries.push_back(judged("b", {{"level1/relu", {{"correct", 1.0}, {"correct", 0.5}}},
-                                    {"level1/elu", {{"correct", 3.0}, {"timeout"}}},
-                                    {"level2/gemm", {{"runtime_error"}, {"compile_error"}}}},
+  in.entries.push_back(judged("b",
+                              {{"level1/relu", {{"correct", 1.0}, {"correct", 0.5}}},
+                               {"level1/elu", {{"correct", 3.0}, {"timeout"}}},
+                               {"level2/gemm", {{"runtime_error"}, {"compile_error"}}}},
                               timed));
   in.entries[0].promptPricePerMTok = 1.0;
   in.entries[0].completionPricePerMTok = 4.0;
-  in.problems = {{"level1/relu", {{"name", "relu"}, {"tags", {"elementwise", "activation"}}, {"description", "ReLU"}, {"statement", "name: relu\n"}}}};
+  in.problems = {
+      {"level1/relu", {{"name", "relu"}, {"tags", {"elementwise", "activation"}}, {"description", "ReLU"}, {"statement", "name: relu\n"}}}};
   return in;
 }
 
@@ -283,7 +292,8 @@ TEST(LeaderboardReport, ACandidatesSourceCannotEndThePagesDataOrItsScript) {
   const json packed = json::parse(html.substr(at, html.find("</script>", at) - at));
   ASSERT_EQ(packed.size(), 3u);
   for (const auto& [problem, text] : packed.items()) {
-    EXPECT_EQ(text.get<std::string>().find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="), std::string::npos) << problem;
+    EXPECT_EQ(text.get<std::string>().find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="), std::string::npos)
+        << problem;
   }
   // The data block is still one JSON document the script can parse.
   const std::string open = R"(<script type="application/json" id="leaderboard-data">)";

@@ -28,7 +28,10 @@ LoopComparisonInput twoObjectives() {
   in.objectives = {"untrained", "sft"};
   in.runs.push_back({"untrained", 1, "runs/untrained-s1", true, {result("level1/a", 0, false), result("level1/a", 1, false)}, {}});
   // sft seed 1: a solved by 1 of 2, b by 2 of 2, f by none.  seed 2: a 2/2, b missing entirely (interrupted).
-  in.runs.push_back({"sft", 1, "runs/sft-s1", true,
+  in.runs.push_back({"sft",
+                     1,
+                     "runs/sft-s1",
+                     true,
                      {result("level1/a", 0, true), result("level1/a", 1, false), result("level1/b", 0, true), result("level1/b", 1, true),
                       result("level1/f", 0, false), result("level1/f", 1, false)},
                      {{10, 2.0}, {20, 1.0}}});
@@ -67,8 +70,8 @@ TEST(LoopReport, PassAtKPerSetWithSpreadOverSeeds) {
 
 TEST(LoopReport, Fast1OnlyWithGpuTimings) {
   LoopComparisonInput in = twoObjectives();
-  in.runs[1].results[0] = result("level1/a", 0, true, 1.5);   // correct and faster than the reference
-  in.runs[1].results[2] = result("level1/b", 0, true, 0.5);   // correct but slower
+  in.runs[1].results[0] = result("level1/a", 0, true, 1.5);  // correct and faster than the reference
+  in.runs[1].results[2] = result("level1/b", 0, true, 0.5);  // correct but slower
   const json c = computeLoopComparison(in);
   EXPECT_TRUE(c["timed"].get<bool>());
   // seed 1: 1 fast of 6 candidates; seed 2: 0 of 6 (4 counted as missing).

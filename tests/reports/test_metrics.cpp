@@ -11,10 +11,10 @@ namespace cuset {
 namespace {
 
 TEST(PassAtK, MatchesHandComputedValues) {
-  EXPECT_NEAR(*passAtK(5, 2, 1), 0.4, 1e-12);                        // c/n
-  EXPECT_NEAR(*passAtK(10, 3, 5), 1.0 - 21.0 / 252.0, 1e-12);        // 1 - C(7,5)/C(10,5)
-  EXPECT_NEAR(*passAtK(4, 1, 2), 0.5, 1e-12);                        // 1 - C(3,2)/C(4,2)
-  EXPECT_NEAR(*passAtK(20, 1, 10), 0.5, 1e-12);                      // 1 - C(19,10)/C(20,10)
+  EXPECT_NEAR(*passAtK(5, 2, 1), 0.4, 1e-12);                         // c/n
+  EXPECT_NEAR(*passAtK(10, 3, 5), 1.0 - 21.0 / 252.0, 1e-12);         // 1 - C(7,5)/C(10,5)
+  EXPECT_NEAR(*passAtK(4, 1, 2), 0.5, 1e-12);                         // 1 - C(3,2)/C(4,2)
+  EXPECT_NEAR(*passAtK(20, 1, 10), 0.5, 1e-12);                       // 1 - C(19,10)/C(20,10)
   EXPECT_NEAR(*passAtK(200, 13, 10), 1.0 - 0.50244888526939, 1e-12);  // C(187,10)/C(200,10) = 0.50244888...
 }
 
@@ -61,8 +61,8 @@ EvalResult timed(EvalResult r, double candidateMs, double referenceMs) {
 
 TEST(Summary, GpuRunHasFastPSpeedupsAndALeaderboard) {
   const std::vector<EvalResult> results = {
-      timed(result("a", "level1/relu", 0, Verdict::correct), 1.0, 2.0),   // 2x
-      timed(result("a", "level1/relu", 1, Verdict::correct), 4.0, 2.0),   // 0.5x
+      timed(result("a", "level1/relu", 0, Verdict::correct), 1.0, 2.0),  // 2x
+      timed(result("a", "level1/relu", 1, Verdict::correct), 4.0, 2.0),  // 0.5x
       result("a", "level2/fused", 0, Verdict::wrong_answer, "trial 2 of 5: y: 3 of 9 elements differ (33%); first at [0]: got 1, want 2"),
       timed(result("a", "level2/fused", 1, Verdict::correct), 1.0, 8.0),  // 8x
       timed(result("b", "level1/relu", 0, Verdict::correct), 2.0, 2.0),   // 1x

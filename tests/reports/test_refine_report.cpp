@@ -23,8 +23,8 @@ json problem(const std::string& id, int rounds, std::optional<int> solvedIn, std
 }
 
 TEST(RefineReport, CorrectRateIsCumulativeOverRoundsAndSpeedupsAreOverTheChosenKernels) {
-  const json problems = json::array({problem("a", 1, 1, 2.0), problem("b", 3, 3, 0.5), problem("c", 3, std::nullopt, std::nullopt),
-                                     problem("d", 2, 2, std::nullopt)});
+  const json problems =
+      json::array({problem("a", 1, 1, 2.0), problem("b", 3, 3, 0.5), problem("c", 3, std::nullopt, std::nullopt), problem("d", 2, 2, std::nullopt)});
   const json r = computeRefineReport(problems, {{"model", "m"}, {"requests", 7}, {"tokens", 900}});
   const json& rates = r["suite"]["correct_rate_after_round"];
   ASSERT_EQ(rates.size(), 3u);

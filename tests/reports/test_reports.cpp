@@ -55,8 +55,8 @@ TEST(RunCompare, CorrectnessAndTimingAgainstNoise) {
       {"lost", problemRow(1, 0)},
       {"gained", problemRow(1, 1)},
       {"same", problemRow(10, 5)},
-      {"slight_drop", problemRow(10, 5)},   // z = -0.45: not significant
-      {"big_drop", problemRow(50, 30)},     // z = -3.3
+      {"slight_drop", problemRow(10, 5)},  // z = -0.45: not significant
+      {"big_drop", problemRow(50, 30)},    // z = -3.3
       {"slower", problemRow(1, 1, 1.2, 0.02)},
       {"within_noise", problemRow(1, 1, 1.03, 0.02)},
       {"faster", problemRow(1, 1, 0.8, 0.01)},
@@ -175,15 +175,29 @@ TEST(Renderers, JunitMarkdownAndHtmlCarryTheVerdicts) {
 }
 
 TEST(AnalysisReport, RendersTablesChartsAndAnEscapedHeatMap) {
-  const nlohmann::json a = {{"model", "m"}, {"data", "d.jsonl"}, {"samples", 1}, {"high_confidence", 0.9}, {"bins", 4},
+  const nlohmann::json a = {{"model", "m"},
+                            {"data", "d.jsonl"},
+                            {"samples", 1},
+                            {"high_confidence", 0.9},
+                            {"bins", 4},
                             {"sensitive", {{"counts", {1, 0, 0, 1}}, {"tokens", 2}, {"high_confidence_share", 0.5}, {"mean", 0.5}}},
                             {"other", {{"counts", {0, 1, 0, 0}}, {"tokens", 1}, {"high_confidence_share", 0.0}, {"mean", 0.3}}},
                             {"categories", {{"sync", {{"counts", {1, 0, 0, 0}}, {"tokens", 1}, {"high_confidence_share", 0.0}, {"mean", 0.1}}}}},
-                            {"regions", {{"threshold", 0.5}, {"gap", 2}, {"min_tokens", 2}, {"count", 1}, {"samples_with_regions", 1},
-                                         {"mean_length", 2.0}, {"median_length", 2}, {"categories", {{"sync", 1}}}}},
-                            {"heatmap", {{{"text", "a<b __syncthreads();"}, {"regions", 1},
-                                          {"tokens", {{{"start", 0}, {"end", 3}, {"confidence", 0.2}, {"categories", nlohmann::json::array()}, {"region", -1}},
-                                                      {{"start", 4}, {"end", 17}, {"confidence", 0.1}, {"categories", {"sync"}}, {"region", 0}}}}}}}};
+                            {"regions",
+                             {{"threshold", 0.5},
+                              {"gap", 2},
+                              {"min_tokens", 2},
+                              {"count", 1},
+                              {"samples_with_regions", 1},
+                              {"mean_length", 2.0},
+                              {"median_length", 2},
+                              {"categories", {{"sync", 1}}}}},
+                            {"heatmap",
+                             {{{"text", "a<b __syncthreads();"},
+                               {"regions", 1},
+                               {"tokens",
+                                {{{"start", 0}, {"end", 3}, {"confidence", 0.2}, {"categories", nlohmann::json::array()}, {"region", -1}},
+                                 {{"start", 4}, {"end", 17}, {"confidence", 0.1}, {"categories", {"sync"}}, {"region", 0}}}}}}}};
   const std::string html = renderAnalysisHtml(a);
   EXPECT_NE(html.find("<svg class=\"chart\""), std::string::npos);
   EXPECT_NE(html.find("a&lt;b"), std::string::npos);
@@ -199,7 +213,8 @@ TEST(ReportWriter, WritesFourFilesAndFlagsARegression) {
   const ReportOutcome plain = writeRunReports({.runDir = dir / "now", .assetsDir = dir / "no-assets"});
   EXPECT_EQ(plain.written.size(), 4u);
   EXPECT_FALSE(plain.regression);
-  for (const char* name : {"summary.json", "summary.md", "junit.xml", "report.html"}) EXPECT_TRUE(std::filesystem::exists(dir / "now" / name)) << name;
+  for (const char* name : {"summary.json", "summary.md", "junit.xml", "report.html"})
+    EXPECT_TRUE(std::filesystem::exists(dir / "now" / name)) << name;
   const auto summary = nlohmann::json::parse(test::readText(dir / "now/summary.json"));
   EXPECT_EQ(summary["run"]["seed"], "11");
   EXPECT_FALSE(plain.assetsInlined);

@@ -27,8 +27,8 @@ std::string errorOf(const std::map<std::string, std::string>& vars) {
   return "";
 }
 
-const std::map<std::string, std::string> kRank1 = {{"RANK", "1"},         {"LOCAL_RANK", "1"},       {"WORLD_SIZE", "4"},
-                                                   {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "node07"}, {"MASTER_PORT", "29500"}};
+const std::map<std::string, std::string> kRank1 = {
+    {"RANK", "1"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "node07"}, {"MASTER_PORT", "29500"}};
 
 TEST(DistributedEnv, NoVariablesIsOneProcess) {
   const auto env = read({});
@@ -71,9 +71,13 @@ TEST(DistributedEnv, EachMistakeIsNamed) {
     EXPECT_NE(error.find(std::string(name) + " is not set"), std::string::npos) << error;
     EXPECT_NE(error.find("WORLD_SIZE=4"), std::string::npos) << error;
   }
-  const std::vector<std::pair<std::string, std::string>> bad = {
-      {"RANK", "4"}, {"RANK", "-1"}, {"RANK", "one"}, {"WORLD_SIZE", "0"}, {"MASTER_PORT", "70000"}, {"LOCAL_RANK", "2x"},
-      {"CUSET_DIST_TIMEOUT", "0"}};
+  const std::vector<std::pair<std::string, std::string>> bad = {{"RANK", "4"},
+                                                                {"RANK", "-1"},
+                                                                {"RANK", "one"},
+                                                                {"WORLD_SIZE", "0"},
+                                                                {"MASTER_PORT", "70000"},
+                                                                {"LOCAL_RANK", "2x"},
+                                                                {"CUSET_DIST_TIMEOUT", "0"}};
   for (const auto& [name, value] : bad) {
     auto vars = kRank1;
     vars[name] = value;

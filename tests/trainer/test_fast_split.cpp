@@ -57,12 +57,11 @@ std::string utf8(char32_t c) {
 TEST(FastSplitter, SplitsExactlyAsTheRegexOnRandomText) {
   // Letters of every case kind, the contraction letters and what folds to them (long s, Kelvin sign),
   // digits and other numbers, every kind of space ICU does and does not count as \s, marks, symbols.
-  const std::vector<char32_t> alphabet = {
-      'a', 'Z', 's', 'S', 't', 'T', 'r', 'R', 'e', 'E', 'v', 'V', 'm', 'M', 'l', 'L', 'd', 'D', 'x', 0x17F, 0x212A, 0xE9, 0x4E2D,
-      0x1C5, 0x2B0, 0x130, 0xFB06, 0x3B1, 0x416,
-      '\'', '\'', '\'', '0', '7', 0x663, 0xBD, 0x216B, 0xFF11,
-      ' ', ' ', ' ', '\t', '\n', '\r', '\f', '\v', 0xA0, 0x2028, 0x2029, 0x3000, 0x85, 0xFEFF, 0x200B, 0x1680,
-      '!', '(', '_', '-', '.', '"', 0x301, 0x1F680, 0x1F3FD, 0x200D, 0x2014, 0xFF01};
+  const std::vector<char32_t> alphabet = {'a',   'Z',  's',  'S',  't',   'T',     'r',     'R',    'e',    'E',    'v',    'V',    'm',    'M',
+                                          'l',   'L',  'd',  'D',  'x',   0x17F,   0x212A,  0xE9,   0x4E2D, 0x1C5,  0x2B0,  0x130,  0xFB06, 0x3B1,
+                                          0x416, '\'', '\'', '\'', '0',   '7',     0x663,   0xBD,   0x216B, 0xFF11, ' ',    ' ',    ' ',    '\t',
+                                          '\n',  '\r', '\f', '\v', 0xA0,  0x2028,  0x2029,  0x3000, 0x85,   0xFEFF, 0x200B, 0x1680, '!',    '(',
+                                          '_',   '-',  '.',  '"',  0x301, 0x1F680, 0x1F3FD, 0x200D, 0x2014, 0xFF01};
   std::mt19937 rng(20261201);
   std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1), length(0, 24);
   for (const auto& [name, pattern] : std::vector<std::pair<std::string, std::string_view>>{
@@ -71,8 +70,8 @@ TEST(FastSplitter, SplitsExactlyAsTheRegexOnRandomText) {
     ASSERT_TRUE(fast) << name;
     UErrorCode status = U_ZERO_ERROR;
     UParseError parseError{};
-    std::unique_ptr<icu::RegexPattern> regex(
-        icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(icu::StringPiece(pattern.data(), static_cast<int32_t>(pattern.size()))), 0, parseError, status));
+    std::unique_ptr<icu::RegexPattern> regex(icu::RegexPattern::compile(
+        icu::UnicodeString::fromUTF8(icu::StringPiece(pattern.data(), static_cast<int32_t>(pattern.size()))), 0, parseError, status));
     ASSERT_TRUE(U_SUCCESS(status)) << name;
     // CUSET_FUZZ_ROUNDS raises the count for a longer search (2M per pattern passed when this was written).
     const char* env = std::getenv("CUSET_FUZZ_ROUNDS");
@@ -92,7 +91,8 @@ TEST(FastSplitter, SplitsExactlyAsTheRegexOnRandomText) {
         };
         std::string codePoints;
         const icu::UnicodeString u = icu::UnicodeString::fromUTF8(text);
-        for (int32_t i = 0; i < u.length(); i += U16_LENGTH(u.char32At(i))) codePoints += fmt::format(" U+{:04X}", static_cast<unsigned>(u.char32At(i)));
+        for (int32_t i = 0; i < u.length(); i += U16_LENGTH(u.char32At(i)))
+          codePoints += fmt::format(" U+{:04X}", static_cast<unsigned>(u.char32At(i)));
         FAIL() << name << ": '" << text << "' (" << codePoints << ") splits differently; ICU: " << show(want) << " scanner: " << show(got);
       }
       ++checked;
@@ -105,9 +105,9 @@ TEST(FastSplitter, LeavesMalformedUtf8AndUnknownPatternsToTheRegex) {
   const auto fast = detail::FastSplitter::forPattern(kQwen2SplitPattern);
   ASSERT_TRUE(fast);
   Ranges out;
-  EXPECT_FALSE(fast->split("ab\xC3", out));          // truncated sequence
-  EXPECT_FALSE(fast->split("\xED\xA0\x80", out));    // a surrogate
-  EXPECT_FALSE(fast->split("\xC0\xAF", out));        // overlong
+  EXPECT_FALSE(fast->split("ab\xC3", out));        // truncated sequence
+  EXPECT_FALSE(fast->split("\xED\xA0\x80", out));  // a surrogate
+  EXPECT_FALSE(fast->split("\xC0\xAF", out));      // overlong
   EXPECT_TRUE(out.empty());
   EXPECT_FALSE(detail::FastSplitter::forPattern(R"(\p{L}+|\s+)"));
 }

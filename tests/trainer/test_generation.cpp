@@ -19,9 +19,14 @@ std::filesystem::path tinyModelFolder(const test::TempDir& dir) {
   for (const auto& p : suite.problems()) texts.push_back(renderProblemPrompt(p));
   const BpeTokenizer tokenizer = trainBpeTokenizer(texts, 320, {"<|endoftext|>", "<|im_start|>", "<|im_end|>"});
   torch::manual_seed(11);
-  CausalLm model(ModelConfig::fromJson({{"model_type", "qwen2"}, {"vocab_size", tokenizer.vocabSize()}, {"hidden_size", 32},
-                                        {"intermediate_size", 64}, {"num_hidden_layers", 1}, {"num_attention_heads", 4},
-                                        {"num_key_value_heads", 2}, {"tie_word_embeddings", true}},
+  CausalLm model(ModelConfig::fromJson({{"model_type", "qwen2"},
+                                        {"vocab_size", tokenizer.vocabSize()},
+                                        {"hidden_size", 32},
+                                        {"intermediate_size", 64},
+                                        {"num_hidden_layers", 1},
+                                        {"num_attention_heads", 4},
+                                        {"num_key_value_heads", 2},
+                                        {"tie_word_embeddings", true}},
                                        "tiny"));
   const auto folder = dir / "model";
   saveCheckpoint(model, folder);
@@ -108,11 +113,16 @@ TEST(Generation, ImportedProblemsAreAskedKernelBenchStyle) {
   const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
   Problem p = *suite.find("level1/softmax_rows");
   p.inputs.push_back({"fc.weight", DType::float32, {}, {}});
-  p.origin = ProblemOrigin{"kernelbench", "423217d", 1, 23, "level1/23_Softmax.py", "kernelbench_source.py",
+  p.origin = ProblemOrigin{"kernelbench",
+                           "423217d",
+                           1,
+                           23,
+                           "level1/23_Softmax.py",
+                           "kernelbench_source.py",
                            "class Model(nn.Module):\n    def forward(self, x):\n        return torch.softmax(x, dim=1)\n"};
   const std::string prompt = renderProblemPrompt(p);
-  for (const char* needle : {"kernelbench level 1 problem 23", "```python\nclass Model(nn.Module):", "training mode", "fc.weight (float32",
-                             "/*@cuset"}) {
+  for (const char* needle :
+       {"kernelbench level 1 problem 23", "```python\nclass Model(nn.Module):", "training mode", "fc.weight (float32", "/*@cuset"}) {
     EXPECT_NE(prompt.find(needle), std::string::npos) << needle << "\n" << prompt;
   }
   EXPECT_EQ(prompt.find("Row-wise softmax"), std::string::npos) << "the Model source replaces the description";

@@ -53,7 +53,8 @@ LossAndGradients lossAndGradients(CausalLm& m, const torch::Tensor& ids, bool bf
   const auto logits = m->forward(ids.narrow(1, 0, T));
   at::autocast::set_autocast_enabled(at::kCPU, false);
   at::autocast::clear_cache();
-  const auto loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat32).reshape({-1, logits.size(-1)}), ids.narrow(1, 1, T).reshape({-1}));
+  const auto loss =
+      torch::nn::functional::cross_entropy(logits.to(torch::kFloat32).reshape({-1, logits.size(-1)}), ids.narrow(1, 1, T).reshape({-1}));
   loss.backward();
   LossAndGradients out{loss.item<double>(), {}, logits.scalar_type()};
   for (const auto& p : m->named_parameters()) out.gradients[p.key()] = p.value().grad().clone();
@@ -250,37 +251,83 @@ TEST(CausalLm, AgreesWithAnIndependentPythonImplementation) {
 // Tiny random configs shaped as each family's config.json is (the fields those files carry, scaled
 // down; rope_scaling with an original context short enough that a 7-token forward spans every regime).
 std::vector<std::pair<std::string, nlohmann::json>> familyConfigs() {
-  const nlohmann::json base = {{"vocab_size", 61},        {"hidden_size", 32},         {"intermediate_size", 48},
-                               {"num_hidden_layers", 2},  {"num_attention_heads", 4},  {"num_key_value_heads", 2},
-                               {"rms_norm_eps", 1e-6},    {"hidden_act", "silu"},      {"initializer_range", 0.02},
-                               {"bos_token_id", 1},       {"eos_token_id", 2},         {"torch_dtype", "bfloat16"},
-                               {"transformers_version", "4.51.0"}, {"use_cache", true}};
+  const nlohmann::json base = {{"vocab_size", 61},
+                               {"hidden_size", 32},
+                               {"intermediate_size", 48},
+                               {"num_hidden_layers", 2},
+                               {"num_attention_heads", 4},
+                               {"num_key_value_heads", 2},
+                               {"rms_norm_eps", 1e-6},
+                               {"hidden_act", "silu"},
+                               {"initializer_range", 0.02},
+                               {"bos_token_id", 1},
+                               {"eos_token_id", 2},
+                               {"torch_dtype", "bfloat16"},
+                               {"transformers_version", "4.51.0"},
+                               {"use_cache", true}};
   auto with = [&](nlohmann::json extra) {
     nlohmann::json j = base;
     j.update(extra);
     return j;
   };
   return {
-      {"llama-3.1", with({{"model_type", "llama"}, {"rope_theta", 500000.0}, {"max_position_embeddings", 512}, {"mlp_bias", false},
-                          {"attention_bias", false}, {"attention_dropout", 0.0}, {"pretraining_tp", 1},
-                          {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
-                                            {"original_max_position_embeddings", 64}}}})},
-      {"llama-3.2", with({{"model_type", "llama"}, {"rope_theta", 500000.0}, {"head_dim", 8}, {"tie_word_embeddings", true},
-                          {"rope_scaling", {{"rope_type", "llama3"}, {"factor", 32.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
-                                            {"original_max_position_embeddings", 64}}}})},
-      {"deepseek-coder", with({{"model_type", "llama"}, {"rope_theta", 100000.0}, {"max_position_embeddings", 16384},
+      {"llama-3.1", with({{"model_type", "llama"},
+                          {"rope_theta", 500000.0},
+                          {"max_position_embeddings", 512},
+                          {"mlp_bias", false},
+                          {"attention_bias", false},
+                          {"attention_dropout", 0.0},
+                          {"pretraining_tp", 1},
+                          {"rope_scaling",
+                           {{"rope_type", "llama3"},
+                            {"factor", 8.0},
+                            {"low_freq_factor", 1.0},
+                            {"high_freq_factor", 4.0},
+                            {"original_max_position_embeddings", 64}}}})},
+      {"llama-3.2", with({{"model_type", "llama"},
+                          {"rope_theta", 500000.0},
+                          {"head_dim", 8},
+                          {"tie_word_embeddings", true},
+                          {"rope_scaling",
+                           {{"rope_type", "llama3"},
+                            {"factor", 32.0},
+                            {"low_freq_factor", 1.0},
+                            {"high_freq_factor", 4.0},
+                            {"original_max_position_embeddings", 64}}}})},
+      {"deepseek-coder", with({{"model_type", "llama"},
+                               {"rope_theta", 100000.0},
+                               {"max_position_embeddings", 16384},
                                {"rope_scaling", {{"type", "linear"}, {"factor", 4.0}}}})},
-      {"dynamic-ntk", with({{"model_type", "llama"}, {"rope_theta", 10000.0}, {"max_position_embeddings", 4},
+      {"dynamic-ntk", with({{"model_type", "llama"},
+                            {"rope_theta", 10000.0},
+                            {"max_position_embeddings", 4},
                             {"rope_scaling", {{"type", "dynamic"}, {"factor", 2.0}}}})},
-      {"qwen2.5-coder-yarn", with({{"model_type", "qwen2"}, {"rope_theta", 1000000.0}, {"max_position_embeddings", 256},
-                                   {"use_sliding_window", false}, {"sliding_window", 131072}, {"max_window_layers", 2},
+      {"qwen2.5-coder-yarn", with({{"model_type", "qwen2"},
+                                   {"rope_theta", 1000000.0},
+                                   {"max_position_embeddings", 256},
+                                   {"use_sliding_window", false},
+                                   {"sliding_window", 131072},
+                                   {"max_window_layers", 2},
                                    {"rope_scaling", {{"type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 64}}}})},
-      {"yarn-mscale", with({{"model_type", "llama"}, {"rope_theta", 10000.0},
-                            {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 8.0}, {"original_max_position_embeddings", 16},
-                                              {"beta_fast", 16}, {"beta_slow", 2}, {"mscale", 0.707}, {"mscale_all_dim", 1.0}}}})},
-      {"qwen3", with({{"model_type", "qwen3"}, {"rope_theta", 1000000.0}, {"head_dim", 16}, {"attention_bias", false},
-                      {"max_position_embeddings", 40960}, {"use_sliding_window", false}, {"sliding_window", nullptr},
-                      {"max_window_layers", 2}, {"rope_scaling", nullptr}})},
+      {"yarn-mscale", with({{"model_type", "llama"},
+                            {"rope_theta", 10000.0},
+                            {"rope_scaling",
+                             {{"rope_type", "yarn"},
+                              {"factor", 8.0},
+                              {"original_max_position_embeddings", 16},
+                              {"beta_fast", 16},
+                              {"beta_slow", 2},
+                              {"mscale", 0.707},
+                              {"mscale_all_dim", 1.0}}}})},
+      {"qwen3", with({{"model_type", "qwen3"},
+                      {"rope_theta", 1000000.0},
+                      {"head_dim", 16},
+                      {"attention_bias", false},
+                      {"max_position_embeddings", 40960},
+                      {"use_sliding_window", false},
+                      {"sliding_window", nullptr},
+                      {"max_window_layers", 2},
+                      {"rope_scaling", nullptr}})},
   };
 }
 

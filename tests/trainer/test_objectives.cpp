@@ -43,13 +43,13 @@ TEST(Objectives, CusetMasksLowConfidenceNonSensitiveTokensAtTheBatchQuantile) {
   EXPECT_NEAR(r.stats.sensitiveShare, 2.0 / 6, 1e-9);
   // mode high masks the confident end instead (above the 0.75-quantile, 0.6).
   c.maskMode = "high";
-  EXPECT_TRUE(torch::equal(computeObjective(c, {losses, row({1, 1, 1, 1, 1, 1}), row({1, 0, 0, 1, 0, 0}), {}, 0}).tokenMask,
-                           row({1, 0, 1, 1, 1, 1})));
+  EXPECT_TRUE(
+      torch::equal(computeObjective(c, {losses, row({1, 1, 1, 1, 1, 1}), row({1, 0, 0, 1, 0, 0}), {}, 0}).tokenMask, row({1, 0, 1, 1, 1, 1})));
   // Warm-up ramps the quantile in linearly from 0: at step 0 of 100 nothing is masked yet.
   c.maskMode = "low";
   c.maskWarmupSteps = 100;
-  EXPECT_TRUE(torch::equal(computeObjective(c, {losses, row({1, 1, 1, 1, 1, 1}), row({1, 0, 0, 1, 0, 0}), {}, 0}).tokenMask,
-                           row({1, 1, 1, 1, 1, 1})));
+  EXPECT_TRUE(
+      torch::equal(computeObjective(c, {losses, row({1, 1, 1, 1, 1, 1}), row({1, 0, 0, 1, 0, 0}), {}, 0}).tokenMask, row({1, 1, 1, 1, 1, 1})));
 }
 
 TEST(Objectives, MaskedTokensGetExactlyZeroGradient) {
@@ -155,7 +155,6 @@ TEST(Objectives, Baselines) {
   EXPECT_TRUE(torch::equal(computeObjective(rho1, {losses, mask, row({0, 0, 0, 0}), reference, 0}).tokenMask, row({0, 1, 0, 1})));
 }
 
-
 // Data parallelism: a plan made on the whole batch, and each slice of rows' loss under it, add up to
 // computeObjective's loss and gradient for every objective (batch quantiles, sample weights renormalised
 // over the batch, the token-count normaliser), even when a slice is narrower, as a rank's own padding is.
@@ -193,8 +192,7 @@ TEST(Objectives, SlicesOfRowsUnderOnePlanAddUpToTheWholeBatch) {
     EXPECT_TRUE(torch::allclose(split.grad(), whole.grad(), 1e-6, 1e-7)) << objectiveName(c.kind);
     EXPECT_TRUE(torch::equal(plan.tokenMask, r.tokenMask)) << objectiveName(c.kind);
     // The naive alternative, each slice normalised by its own tokens, is not the same loss.
-    const auto alone = computeObjective(c, {base.narrow(0, 0, 2), mask.narrow(0, 0, 2), sensitive.narrow(0, 0, 2),
-                                            reference.narrow(0, 0, 2), 5});
+    const auto alone = computeObjective(c, {base.narrow(0, 0, 2), mask.narrow(0, 0, 2), sensitive.narrow(0, 0, 2), reference.narrow(0, 0, 2), 5});
     EXPECT_GT(std::abs(alone.loss.item<double>() - first.item<double>()), 1e-4) << objectiveName(c.kind);
   }
 }

@@ -24,8 +24,7 @@ TEST(Safetensors, ReadsAHandMadeFile) {
   test::TempDir dir;
   const float values[3] = {1.0f, -2.5f, 3.25f};
   const std::string data(reinterpret_cast<const char*>(values), sizeof(values));
-  test::writeText(dir / "a.safetensors",
-                  handMade(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},"__metadata__":{"format":"pt"}})", data));
+  test::writeText(dir / "a.safetensors", handMade(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},"__metadata__":{"format":"pt"}})", data));
   const auto f = st::File::open(dir / "a.safetensors");
   ASSERT_EQ(f.tensors().size(), 1u);
   const auto* w = f.find("w");
@@ -86,8 +85,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Corrupt{R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 8, "belong to no tensor"},
                       Corrupt{R"({"a":{"dtype":"F32","shape":[1]}})", 4, "malformed entry"},
                       Corrupt{R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4, "invalid shape"},
-                      Corrupt{R"({"a": )", 0, "not valid JSON"},
-                      Corrupt{R"([1, 2])", 0, "not a JSON object"},
+                      Corrupt{R"({"a": )", 0, "not valid JSON"}, Corrupt{R"([1, 2])", 0, "not a JSON object"},
                       Corrupt{R"({"__metadata__":{"x":1}})", 0, "not a string"}));
 
 TEST(Safetensors, TruncatedAndTinyFiles) {
@@ -105,8 +103,9 @@ TEST(Safetensors, ShardedCheckpointFollowsTheIndex) {
   const std::vector<float> a = {1, 2}, b = {3};
   st::write(dir / "model-00001-of-00002.safetensors", {{"a", st::DType::F32, {2}, bytesOf(a)}});
   st::write(dir / "model-00002-of-00002.safetensors", {{"b", st::DType::F32, {1}, bytesOf(b)}});
-  test::writeText(dir / "model.safetensors.index.json",
-                  R"({"metadata": {"total_size": 12}, "weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}})");
+  test::writeText(
+      dir / "model.safetensors.index.json",
+      R"({"metadata": {"total_size": 12}, "weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}})");
   const auto c = st::Checkpoint::open(dir.path());
   EXPECT_EQ(c.names(), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(reinterpret_cast<const float*>(c.find("b")->data.data())[0], 3.0f);

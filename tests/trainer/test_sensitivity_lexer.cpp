@@ -21,8 +21,8 @@ TEST(SensitivityLexer, MarksAGlobalIndexAndItsGuard) {
   const std::string code = "__global__ void k(float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = 0;\n}";
   const auto got = labelled(code, SensitivityLexer().analyze(code));
   const std::vector<std::pair<std::string, std::string>> want = {
-      {"qualifier", "__global__"}, {"builtin", "blockIdx.x"}, {"index", "blockIdx.x * blockDim.x + threadIdx.x"}, {"builtin", "blockDim.x"},
-      {"builtin", "threadIdx.x"},  {"index", "i < n"}};
+      {"qualifier", "__global__"}, {"builtin", "blockIdx.x"},  {"index", "blockIdx.x * blockDim.x + threadIdx.x"},
+      {"builtin", "blockDim.x"},   {"builtin", "threadIdx.x"}, {"index", "i < n"}};
   EXPECT_EQ(got, want);
 }
 

@@ -76,8 +76,7 @@ TEST(BpeTokenizer, DecodeOfAPartialCharacterIsLossyNotACrash) {
 }
 
 TEST(BpeTokenizer, UnsupportedOrMalformedFilesSayWhy) {
-  CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(nlohmann::json{{"model", {{"type", "WordPiece"}}}}, "tok.json"), "tok.json",
-                          "only byte-level BPE");
+  CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(nlohmann::json{{"model", {{"type", "WordPiece"}}}}, "tok.json"), "tok.json", "only byte-level BPE");
   CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(nlohmann::json{{"model", {{"type", "BPE"}, {"vocab", nlohmann::json::object()}}}}, "tok.json"),
                           "no model.merges", "WordPiece");
   CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(nlohmann::json::array(), "tok.json"), "is this a tokenizer.json");

@@ -31,7 +31,8 @@ struct Histogram {
     sum += c;
   }
   nlohmann::json json() const {
-    return {{"counts", counts}, {"tokens", total}, {"high_confidence_share", total ? double(high) / total : 0.0}, {"mean", total ? sum / total : 0.0}};
+    return {
+        {"counts", counts}, {"tokens", total}, {"high_confidence_share", total ? double(high) / total : 0.0}, {"mean", total ? sum / total : 0.0}};
   }
 };
 
@@ -110,8 +111,8 @@ nlohmann::json analyzeModel(const AnalysisOptions& o) {
       nlohmann::json tokens = nlohmann::json::array();
       for (std::size_t k = 0; k < conf.size(); ++k) {
         const auto [b, e] = ex.spans[tokenIndex[k]];
-        tokens.push_back({{"start", b - from}, {"end", e - from}, {"confidence", conf[k]}, {"categories", categories[tokenIndex[k]]},
-                          {"region", regionOf[k]}});
+        tokens.push_back(
+            {{"start", b - from}, {"end", e - from}, {"confidence", conf[k]}, {"categories", categories[tokenIndex[k]]}, {"region", regionOf[k]}});
       }
       heatmap.push_back({{"text", ex.text.substr(from, to - from)}, {"tokens", tokens}, {"regions", regions.size()}});
     }

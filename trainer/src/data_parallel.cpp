@@ -43,9 +43,10 @@ namespace {
 [[noreturn]] void collectiveFailed(const DistributedEnv& env, std::string_view what, const std::exception& e) {
   std::string reason = e.what();
   if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) reason = c10->what_without_backtrace();
-  throw makeError("data-parallel training ({}): {} failed: {}. Another rank has stopped or did not answer within {} s; the job "
-                  "ends here (fix the cause, then start it again with --resume)",
-                  env.describe(), what, reason, std::chrono::duration_cast<std::chrono::seconds>(env.timeout).count());
+  throw makeError(
+      "data-parallel training ({}): {} failed: {}. Another rank has stopped or did not answer within {} s; the job "
+      "ends here (fix the cause, then start it again with --resume)",
+      env.describe(), what, reason, std::chrono::duration_cast<std::chrono::seconds>(env.timeout).count());
 }
 
 void waitFor(const DistributedEnv& env, const c10::intrusive_ptr<c10d::Work>& work, std::string_view what) {
@@ -94,10 +95,10 @@ DataParallel::DataParallel(const DistributedEnv& env) : env_(env) {
   } catch (const std::exception& e) {
     std::string reason = e.what();
     if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) reason = c10->what_without_backtrace();
-    throw makeError("data-parallel training ({}): cannot meet the other ranks at MASTER_ADDR={} MASTER_PORT={} within {} s: {} (is every "
-                    "rank started, is the port free on rank 0's host, and can this host reach it?)",
-                    env_.describe(), env_.masterAddr, env_.masterPort, std::chrono::duration_cast<std::chrono::seconds>(env_.timeout).count(),
-                    reason);
+    throw makeError(
+        "data-parallel training ({}): cannot meet the other ranks at MASTER_ADDR={} MASTER_PORT={} within {} s: {} (is every "
+        "rank started, is the port free on rank 0's host, and can this host reach it?)",
+        env_.describe(), env_.masterAddr, env_.masterPort, std::chrono::duration_cast<std::chrono::seconds>(env_.timeout).count(), reason);
   }
   log::info("data-parallel: {} connected through {}:{} in {:.2f} s (Gloo)", env_.describe(), env_.masterAddr, env_.masterPort,
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -152,8 +153,10 @@ void DataParallel::sumGradients(const std::vector<at::Tensor>& parameters, std::
     std::int64_t offset = 0;
     for (const auto& p : b.parameters) {
       auto slice = b.flat.narrow(0, offset, p.numel());
-      if (p.grad().defined()) slice.copy_(p.grad().reshape({-1}));
-      else slice.zero_();
+      if (p.grad().defined())
+        slice.copy_(p.grad().reshape({-1}));
+      else
+        slice.zero_();
       offset += p.numel();
     }
     std::vector<at::Tensor> one = {b.flat};
@@ -164,8 +167,10 @@ void DataParallel::sumGradients(const std::vector<at::Tensor>& parameters, std::
     std::int64_t offset = 0;
     for (auto p : buckets[i].parameters) {
       auto slice = buckets[i].flat.narrow(0, offset, p.numel()).view(p.sizes());
-      if (p.grad().defined()) p.mutable_grad().copy_(slice);
-      else p.mutable_grad() = slice.clone();
+      if (p.grad().defined())
+        p.mutable_grad().copy_(slice);
+      else
+        p.mutable_grad() = slice.clone();
       offset += p.numel();
     }
   }
@@ -238,9 +243,10 @@ struct DataParallel::Group {};
 
 DataParallel::DataParallel(const DistributedEnv& env) : env_(env) {
   if (env_.active()) {
-    throw makeError("WORLD_SIZE={}: this build of cuset has no c10d Gloo backend, so it cannot train data-parallel (install gloo's headers, "
-                    "e.g. Debian's libgloo-dev, and rebuild; docs/scale-out.md)",
-                    env_.worldSize);
+    throw makeError(
+        "WORLD_SIZE={}: this build of cuset has no c10d Gloo backend, so it cannot train data-parallel (install gloo's headers, "
+        "e.g. Debian's libgloo-dev, and rebuild; docs/scale-out.md)",
+        env_.worldSize);
   }
 }
 DataParallel::~DataParallel() = default;

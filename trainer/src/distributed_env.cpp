@@ -26,9 +26,10 @@ std::optional<long> integerVariable(const EnvLookup& lookup, const char* name, l
 long requiredInteger(const EnvLookup& lookup, const char* name, long low, long high, int worldSize) {
   const auto v = integerVariable(lookup, name, low, high);
   if (!v) {
-    throw makeError("WORLD_SIZE={} but {} is not set: start data-parallel training with `cuset launch`, torchrun, or a script that "
-                    "exports RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (docs/scale-out.md)",
-                    worldSize, name);
+    throw makeError(
+        "WORLD_SIZE={} but {} is not set: start data-parallel training with `cuset launch`, torchrun, or a script that "
+        "exports RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (docs/scale-out.md)",
+        worldSize, name);
   }
   return *v;
 }

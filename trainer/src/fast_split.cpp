@@ -33,11 +33,14 @@ Cls classify(char32_t c) {
     case U_LOWERCASE_LETTER:
     case U_TITLECASE_LETTER:
     case U_MODIFIER_LETTER:
-    case U_OTHER_LETTER: return Letter;
+    case U_OTHER_LETTER:
+      return Letter;
     case U_DECIMAL_DIGIT_NUMBER:
     case U_LETTER_NUMBER:
-    case U_OTHER_NUMBER: return Number;
-    default: return Other;
+    case U_OTHER_NUMBER:
+      return Number;
+    default:
+      return Other;
   }
 }
 
@@ -56,10 +59,14 @@ bool decode(std::string_view s, std::vector<char32_t>& cps, std::vector<std::uin
     }
     int len;
     char32_t c;
-    if (b >= 0xC2 && b <= 0xDF) len = 2, c = b & 0x1F;
-    else if (b >= 0xE0 && b <= 0xEF) len = 3, c = b & 0x0F;
-    else if (b >= 0xF0 && b <= 0xF4) len = 4, c = b & 0x07;
-    else return false;
+    if (b >= 0xC2 && b <= 0xDF)
+      len = 2, c = b & 0x1F;
+    else if (b >= 0xE0 && b <= 0xEF)
+      len = 3, c = b & 0x0F;
+    else if (b >= 0xF0 && b <= 0xF4)
+      len = 4, c = b & 0x07;
+    else
+      return false;
     if (i + static_cast<std::size_t>(len) > n) return false;
     for (int k = 1; k < len; ++k) {
       if ((p[i + static_cast<std::size_t>(k)] & 0xC0) != 0x80) return false;
@@ -75,7 +82,9 @@ bool decode(std::string_view s, std::vector<char32_t>& cps, std::vector<std::uin
 
 // The code point as (?i) compares it: simple case folding (full folding would only matter for
 // characters that fold to several letters, which cannot end a match on one pattern letter).
-char32_t fold(char32_t c) { return c < 0x80 ? (c >= 'A' && c <= 'Z' ? c + 32 : c) : static_cast<char32_t>(u_foldCase(static_cast<UChar32>(c), U_FOLD_CASE_DEFAULT)); }
+char32_t fold(char32_t c) {
+  return c < 0x80 ? (c >= 'A' && c <= 'Z' ? c + 32 : c) : static_cast<char32_t>(u_foldCase(static_cast<UChar32>(c), U_FOLD_CASE_DEFAULT));
+}
 
 struct Scanner {
   const std::vector<char32_t>& cp;
@@ -116,7 +125,7 @@ struct Scanner {
       }
     }
     if (w == n || w - i >= 2) return w == n ? w : w - 1;  // \s+(?!\S): leave the last space to the next word
-    return w;                                            // \s+
+    return w;                                             // \s+
   }
 
   // The end of the match that starts at `i` (always > i: the patterns match every character).

@@ -106,9 +106,10 @@ GenerateSummary runGenerationJobs(const GenerateOptions& o, const std::vector<Ch
         if (const auto at = response.find(stop); !stop.empty() && at != std::string::npos) response.resize(at);
       }
       // A stop string may cut inside a character: invalid UTF-8 becomes U+FFFD rather than an error.
-      out += nlohmann::json{{"problem", job.problem}, {"sample", job.samples[static_cast<std::size_t>(r)]}, {"model", modelName}, {"response", response}}.dump(
-                 -1, ' ', false, nlohmann::json::error_handler_t::replace) +
-             "\n";
+      out +=
+          nlohmann::json{{"problem", job.problem}, {"sample", job.samples[static_cast<std::size_t>(r)]}, {"model", modelName}, {"response", response}}
+              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+          "\n";
       ++summary.responses;
     }
     ++summary.problems;

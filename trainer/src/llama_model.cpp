@@ -17,22 +17,30 @@
 namespace cuset {
 namespace {
 
-torch::nn::Linear linear(std::int64_t in, std::int64_t out, bool bias) {
-  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
-}
+torch::nn::Linear linear(std::int64_t in, std::int64_t out, bool bias) { return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias)); }
 
 torch::Dtype torchDtype(safetensors::DType d) {
   switch (d) {
-    case safetensors::DType::F64: return torch::kFloat64;
-    case safetensors::DType::F32: return torch::kFloat32;
-    case safetensors::DType::F16: return torch::kFloat16;
-    case safetensors::DType::BF16: return torch::kBFloat16;
-    case safetensors::DType::I64: return torch::kInt64;
-    case safetensors::DType::I32: return torch::kInt32;
-    case safetensors::DType::I16: return torch::kInt16;
-    case safetensors::DType::I8: return torch::kInt8;
-    case safetensors::DType::U8: return torch::kUInt8;
-    case safetensors::DType::BOOL: return torch::kBool;
+    case safetensors::DType::F64:
+      return torch::kFloat64;
+    case safetensors::DType::F32:
+      return torch::kFloat32;
+    case safetensors::DType::F16:
+      return torch::kFloat16;
+    case safetensors::DType::BF16:
+      return torch::kBFloat16;
+    case safetensors::DType::I64:
+      return torch::kInt64;
+    case safetensors::DType::I32:
+      return torch::kInt32;
+    case safetensors::DType::I16:
+      return torch::kInt16;
+    case safetensors::DType::I8:
+      return torch::kInt8;
+    case safetensors::DType::U8:
+      return torch::kUInt8;
+    case safetensors::DType::BOOL:
+      return torch::kBool;
   }
   return torch::kFloat32;
 }
@@ -132,9 +140,12 @@ std::pair<torch::Tensor, double> yarnFrequencies(std::int64_t headDim, double th
   const auto keep = 1.0 - ramp;
   const auto f = extrapolation / s.factor * (1.0 - keep) + extrapolation * keep;
   double attention = 0.0;
-  if (s.attentionFactor) attention = *s.attentionFactor;
-  else if (s.mscale && s.mscaleAllDim && *s.mscale != 0.0 && *s.mscaleAllDim != 0.0) attention = yarnMscale(s.factor, *s.mscale) / yarnMscale(s.factor, *s.mscaleAllDim);
-  else attention = yarnMscale(s.factor, 1.0);
+  if (s.attentionFactor)
+    attention = *s.attentionFactor;
+  else if (s.mscale && s.mscaleAllDim && *s.mscale != 0.0 && *s.mscaleAllDim != 0.0)
+    attention = yarnMscale(s.factor, *s.mscale) / yarnMscale(s.factor, *s.mscaleAllDim);
+  else
+    attention = yarnMscale(s.factor, 1.0);
   return {f, attention};
 }
 
@@ -147,14 +158,21 @@ Rope::Rope(const ModelConfig& c) : Rope(c.headDim(), c.ropeTheta) {
   const std::int64_t original = s.originalMaxPositions.value_or(c.maxPositions);
   torch::Tensor f = baseFrequencies(headDim_, theta_);
   switch (s.type) {
-    case RopeScaling::Type::none: break;
-    case RopeScaling::Type::linear: f = f / s.factor; break;
+    case RopeScaling::Type::none:
+      break;
+    case RopeScaling::Type::linear:
+      f = f / s.factor;
+      break;
     case RopeScaling::Type::dynamic:
       dynamicFrom_ = original;
       dynamicFactor_ = s.factor;
       break;
-    case RopeScaling::Type::llama3: f = llama3Frequencies(f, s); break;
-    case RopeScaling::Type::yarn: std::tie(f, attentionScaling_) = yarnFrequencies(headDim_, theta_, original, s); break;
+    case RopeScaling::Type::llama3:
+      f = llama3Frequencies(f, s);
+      break;
+    case RopeScaling::Type::yarn:
+      std::tie(f, attentionScaling_) = yarnFrequencies(headDim_, theta_, original, s);
+      break;
   }
   invFreq_ = f.to(torch::kFloat32);
 }
@@ -171,7 +189,7 @@ std::pair<torch::Tensor, torch::Tensor> Rope::cosAndSin(std::int64_t offset, std
   }
   const auto positions = torch::arange(offset, offset + T, torch::TensorOptions().dtype(torch::kFloat32).device(like.device()));
   const auto freqs = torch::outer(positions, invFreq.to(like.device()));  // (T, D/2)
-  const auto angles = torch::cat({freqs, freqs}, -1);                    // (T, D)
+  const auto angles = torch::cat({freqs, freqs}, -1);                     // (T, D)
   auto cos = angles.cos(), sin = angles.sin();
   if (attentionScaling_ != 1.0) {
     cos = cos * attentionScaling_;
@@ -191,8 +209,7 @@ torch::Tensor Rope::apply(const torch::Tensor& x, std::int64_t offset) const {
   return apply(x, cos, sin);
 }
 
-AttentionImpl::AttentionImpl(const ModelConfig& c, const Rope* rope_)
-    : heads(c.numHeads), kvHeads(c.numKvHeads), headDim(c.headDim()), rope(rope_) {
+AttentionImpl::AttentionImpl(const ModelConfig& c, const Rope* rope_) : heads(c.numHeads), kvHeads(c.numKvHeads), headDim(c.headDim()), rope(rope_) {
   q_proj = register_module("q_proj", Projection(c.hiddenSize, heads * headDim, c.attentionBias));
   k_proj = register_module("k_proj", Projection(c.hiddenSize, kvHeads * headDim, c.attentionBias));
   v_proj = register_module("v_proj", Projection(c.hiddenSize, kvHeads * headDim, c.attentionBias));
@@ -236,9 +253,12 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
     // blocks; with cached keys the explicit mask, since the flag aligns queries to the first key.
     const std::int64_t P = k.size(2) - T;
     torch::Tensor out;
-    if (P == 0) out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
-    else if (T == 1) out = at::scaled_dot_product_attention(q, k, v);
-    else out = at::scaled_dot_product_attention(q, k, v, shared.masked.logical_not());
+    if (P == 0)
+      out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+    else if (T == 1)
+      out = at::scaled_dot_product_attention(q, k, v);
+    else
+      out = at::scaled_dot_product_attention(q, k, v, shared.masked.logical_not());
     return o_proj(out.transpose(1, 2).reshape({B, T, heads * headDim}));
   }
   auto scores = torch::matmul(q, k.transpose(2, 3));  // (B, H, T, P+T)
@@ -283,8 +303,10 @@ CausalLmImpl::CausalLmImpl(ModelConfig c) : config(std::move(c)), rope(std::make
   torch::NoGradGuard noGrad;
   for (auto& p : named_parameters()) {
     if (p.key().find("layernorm") != std::string::npos || p.key().find("norm.weight") != std::string::npos) continue;
-    if (p.key().ends_with(".bias")) p.value().zero_();
-    else p.value().normal_(0.0, 0.02);
+    if (p.key().ends_with(".bias"))
+      p.value().zero_();
+    else
+      p.value().normal_(0.0, 0.02);
   }
 }
 
@@ -320,7 +342,7 @@ struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
     ctx->saved_data["masked"] = shared->masked;
     const AutocastState autocast = AutocastState::current();
     ctx->saved_data["autocast"] = std::vector<std::int64_t>{autocast.cpu, autocast.gpu, static_cast<std::int64_t>(autocast.cpuType),
-                                                           static_cast<std::int64_t>(autocast.gpuType)};
+                                                            static_cast<std::int64_t>(autocast.gpuType)};
     ctx->saved_data["rng"] = at::globalContext().defaultGenerator(x.device()).get_state();
     ctx->save_for_backward({x});
     return layer->forward(x, *shared, nullptr, nullptr);
@@ -356,8 +378,10 @@ struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
       const torch::Tensor& g = grads[i + 1];
       if (!g.defined()) continue;
       torch::Tensor& grad = parameters[i].mutable_grad();
-      if (grad.defined()) grad.add_(g);
-      else grad = g.clone();
+      if (grad.defined())
+        grad.add_(g);
+      else
+        grad = g.clone();
     }
     return {grads[0], torch::Tensor(), torch::Tensor()};
   }
@@ -380,8 +404,10 @@ torch::Tensor CausalLmImpl::forward(const torch::Tensor& ids, KvCache* cache) {
   const bool checkpointed = activationCheckpointing && is_training() && torch::GradMode::is_enabled() && cache == nullptr;
   for (std::size_t i = 0; i < model->layers->size(); ++i) {
     auto layer = model->layers[i]->as<DecoderLayerImpl>();
-    if (checkpointed) x = CheckpointedLayer::apply(x, layer, &shared);
-    else x = layer->forward(x, shared, cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
+    if (checkpointed)
+      x = CheckpointedLayer::apply(x, layer, &shared);
+    else
+      x = layer->forward(x, shared, cache ? &cache->keys[i] : nullptr, cache ? &cache->values[i] : nullptr);
   }
   x = model->norm(x);
   return config.tieWordEmbeddings ? torch::matmul(x, model->embed_tokens->weight.t()) : lm_head(x);  // (B, T, V)
@@ -391,13 +417,20 @@ std::vector<ProjectionImpl*> CausalLmImpl::projections(const std::string& module
   std::vector<ProjectionImpl*> out;
   for (std::size_t i = 0; i < model->layers->size(); ++i) {
     auto* layer = model->layers[i]->as<DecoderLayerImpl>();
-    if (module == "q_proj") out.push_back(layer->self_attn->q_proj.get());
-    else if (module == "k_proj") out.push_back(layer->self_attn->k_proj.get());
-    else if (module == "v_proj") out.push_back(layer->self_attn->v_proj.get());
-    else if (module == "o_proj") out.push_back(layer->self_attn->o_proj.get());
-    else if (module == "gate_proj") out.push_back(layer->mlp->gate_proj.get());
-    else if (module == "up_proj") out.push_back(layer->mlp->up_proj.get());
-    else if (module == "down_proj") out.push_back(layer->mlp->down_proj.get());
+    if (module == "q_proj")
+      out.push_back(layer->self_attn->q_proj.get());
+    else if (module == "k_proj")
+      out.push_back(layer->self_attn->k_proj.get());
+    else if (module == "v_proj")
+      out.push_back(layer->self_attn->v_proj.get());
+    else if (module == "o_proj")
+      out.push_back(layer->self_attn->o_proj.get());
+    else if (module == "gate_proj")
+      out.push_back(layer->mlp->gate_proj.get());
+    else if (module == "up_proj")
+      out.push_back(layer->mlp->up_proj.get());
+    else if (module == "down_proj")
+      out.push_back(layer->mlp->down_proj.get());
   }
   return out;
 }

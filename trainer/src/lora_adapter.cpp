@@ -91,7 +91,8 @@ CausalLm loadModelFolder(const fs::path& dir, torch::Device device) {
 }
 
 void mergeAdapterFolder(const fs::path& adapter, const fs::path& out, bool bfloat16) {
-  if (!isAdapterFolder(adapter)) throw makeError("{}: not a LoRA adapter folder (no adapter_config.json, or a config.json beside it)", adapter.string());
+  if (!isAdapterFolder(adapter))
+    throw makeError("{}: not a LoRA adapter folder (no adapter_config.json, or a config.json beside it)", adapter.string());
   CausalLm model = loadModelFolder(adapter, torch::kCPU);
   mergeAdapters(model);
   saveCheckpoint(model, out, bfloat16 ? torch::kBFloat16 : torch::kFloat32);

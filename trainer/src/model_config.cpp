@@ -19,24 +19,32 @@ namespace {
 // refused by name: a field we do not know may change the model (a sliding window, a quantization,
 // partial rotary dimensions), and silently building a different model is the worst outcome.
 constexpr std::array<std::string_view, 16> kIgnoredFields = {
-    "architectures", "_name_or_path", "bos_token_id", "eos_token_id", "pad_token_id", "torch_dtype", "dtype", "transformers_version",
-    "use_cache", "initializer_range", "pretraining_tp", "sliding_window", "max_window_layers", "tokenizer_class", "_attn_implementation_autoset",
+    "architectures",  "_name_or_path",  "bos_token_id",         "eos_token_id",    "pad_token_id",
+    "torch_dtype",    "dtype",          "transformers_version", "use_cache",       "initializer_range",
+    "pretraining_tp", "sliding_window", "max_window_layers",    "tokenizer_class", "_attn_implementation_autoset",
     "model_name"};
 
 constexpr std::array<std::string_view, 19> kReadFields = {
-    "model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-    "max_position_embeddings", "rms_norm_eps", "rope_theta", "tie_word_embeddings", "attention_bias", "head_dim", "rope_scaling",
-    "hidden_act", "mlp_bias", "use_sliding_window", "attention_dropout", "layer_types"};
+    "model_type",         "vocab_size",          "hidden_size",         "intermediate_size",
+    "num_hidden_layers",  "num_attention_heads", "num_key_value_heads", "max_position_embeddings",
+    "rms_norm_eps",       "rope_theta",          "tie_word_embeddings", "attention_bias",
+    "head_dim",           "rope_scaling",        "hidden_act",          "mlp_bias",
+    "use_sliding_window", "attention_dropout",   "layer_types"};
 
 bool among(std::string_view key, auto const& names) { return std::find(names.begin(), names.end(), key) != names.end(); }
 
 std::string_view ropeTypeName(RopeScaling::Type t) {
   switch (t) {
-    case RopeScaling::Type::none: return "default";
-    case RopeScaling::Type::linear: return "linear";
-    case RopeScaling::Type::dynamic: return "dynamic";
-    case RopeScaling::Type::llama3: return "llama3";
-    case RopeScaling::Type::yarn: return "yarn";
+    case RopeScaling::Type::none:
+      return "default";
+    case RopeScaling::Type::linear:
+      return "linear";
+    case RopeScaling::Type::dynamic:
+      return "dynamic";
+    case RopeScaling::Type::llama3:
+      return "llama3";
+    case RopeScaling::Type::yarn:
+      return "yarn";
   }
   return "default";
 }
@@ -47,14 +55,19 @@ RopeScaling parseRopeScaling(const nlohmann::json& r, const std::string& source)
   // Older configs (DeepSeek-Coder, Qwen2.5's long-context recipe) say "type", newer ones "rope_type".
   const std::string type = r.contains("rope_type") ? r["rope_type"].get<std::string>() : r.value("type", std::string("default"));
   if (type == "default") return s;
-  if (type == "linear") s.type = RopeScaling::Type::linear;
-  else if (type == "dynamic") s.type = RopeScaling::Type::dynamic;
-  else if (type == "llama3") s.type = RopeScaling::Type::llama3;
-  else if (type == "yarn") s.type = RopeScaling::Type::yarn;
-  else throw makeError("{}: rope_scaling type '{}' is not supported (linear, dynamic, llama3, yarn)", source, type);
-  static constexpr std::array<std::string_view, 12> kKnown = {"type", "rope_type", "factor", "low_freq_factor", "high_freq_factor",
-                                                              "original_max_position_embeddings", "attention_factor", "beta_fast",
-                                                              "beta_slow", "mscale", "mscale_all_dim", "truncate"};
+  if (type == "linear")
+    s.type = RopeScaling::Type::linear;
+  else if (type == "dynamic")
+    s.type = RopeScaling::Type::dynamic;
+  else if (type == "llama3")
+    s.type = RopeScaling::Type::llama3;
+  else if (type == "yarn")
+    s.type = RopeScaling::Type::yarn;
+  else
+    throw makeError("{}: rope_scaling type '{}' is not supported (linear, dynamic, llama3, yarn)", source, type);
+  static constexpr std::array<std::string_view, 12> kKnown = {
+      "type",      "rope_type", "factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings", "attention_factor",
+      "beta_fast", "beta_slow", "mscale", "mscale_all_dim",  "truncate"};
   for (const auto& [key, value] : r.items()) {
     if (!among(key, kKnown)) throw makeError("{}: rope_scaling field '{}' is not supported", source, key);
   }
@@ -159,7 +172,8 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& so
   if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) c.ropeScaling = parseRopeScaling(j["rope_scaling"], source);
 
   // Fields that must hold the one value this model builds.
-  if (j.value("hidden_act", std::string("silu")) != "silu") throw makeError("{}: hidden_act '{}' is not supported (silu)", source, j["hidden_act"].get<std::string>());
+  if (j.value("hidden_act", std::string("silu")) != "silu")
+    throw makeError("{}: hidden_act '{}' is not supported (silu)", source, j["hidden_act"].get<std::string>());
   if (j.value("mlp_bias", false)) throw makeError("{}: mlp_bias = true is not supported", source);
   if (j.value("use_sliding_window", false)) throw makeError("{}: use_sliding_window = true is not supported (full attention only)", source);
   if (j.value("attention_dropout", 0.0) != 0.0) throw makeError("{}: attention_dropout must be 0", source);

@@ -5,13 +5,20 @@ namespace cuset {
 
 std::string_view objectiveName(ObjectiveKind kind) {
   switch (kind) {
-    case ObjectiveKind::sft: return "sft";
-    case ObjectiveKind::cuset: return "cuset";
-    case ObjectiveKind::cusetMaskOnly: return "cuset-mask-only";
-    case ObjectiveKind::cusetReweightOnly: return "cuset-reweight-only";
-    case ObjectiveKind::dft: return "dft";
-    case ObjectiveKind::rho1: return "rho1";
-    case ObjectiveKind::profit: return "profit";
+    case ObjectiveKind::sft:
+      return "sft";
+    case ObjectiveKind::cuset:
+      return "cuset";
+    case ObjectiveKind::cusetMaskOnly:
+      return "cuset-mask-only";
+    case ObjectiveKind::cusetReweightOnly:
+      return "cuset-reweight-only";
+    case ObjectiveKind::dft:
+      return "dft";
+    case ObjectiveKind::rho1:
+      return "rho1";
+    case ObjectiveKind::profit:
+      return "profit";
   }
   return "?";
 }

@@ -86,8 +86,7 @@ constexpr std::string_view kKernelBenchSystem =
 
 std::string kernelBenchUser(const Problem& p) {
   const bool hasSource = p.origin && !p.origin->source.empty();
-  const std::string architecture =
-      hasSource ? fmt::format("```python\n{}```", p.origin->source) : p.description;
+  const std::string architecture = hasSource ? fmt::format("```python\n{}```", p.origin->source) : p.description;
   return fmt::format(
       "Here is an example of the answer format.\n\n{}\n\nYou are given the following architecture:\n\n{}\n\n{}\n\n"
       "{}. The answer is device code only: no host code, no PyTorch extension and no Python; the kernels run in the order of "
@@ -108,8 +107,9 @@ std::filesystem::path kernelBenchRoot(const PromptContext& c) {
     root = readJsonFile(c.problemsDir / "import-report.json").value("kernelbench_root", "");
   }
   if (root.empty()) {
-    throw Error("--prompt kernelbench-native renders KernelBench's own prompt from a KernelBench checkout: give it with --kernelbench DIR "
-                "(the folder holding src/kernelbench/prompts/prompts.toml), or use a suite imported with `cuset import kernelbench`");
+    throw Error(
+        "--prompt kernelbench-native renders KernelBench's own prompt from a KernelBench checkout: give it with --kernelbench DIR "
+        "(the folder holding src/kernelbench/prompts/prompts.toml), or use a suite imported with `cuset import kernelbench`");
   }
   if (!std::filesystem::exists(root / "src" / "kernelbench" / "prompts" / "prompts.toml")) {
     throw makeError("{}: no src/kernelbench/prompts/prompts.toml (KernelBench's prompt templates): is this a KernelBench checkout?", root.string());
@@ -149,9 +149,12 @@ std::optional<PromptStyle> parsePromptStyle(std::string_view name) {
 
 std::string_view promptStyleName(PromptStyle style) {
   switch (style) {
-    case PromptStyle::cuset: return "cuset";
-    case PromptStyle::kernelbench: return "kernelbench";
-    case PromptStyle::kernelbenchNative: return "kernelbench-native";
+    case PromptStyle::cuset:
+      return "cuset";
+    case PromptStyle::kernelbench:
+      return "kernelbench";
+    case PromptStyle::kernelbenchNative:
+      return "kernelbench-native";
   }
   return "?";
 }
@@ -166,8 +169,8 @@ std::map<std::string, std::string> renderKernelBenchNativePrompts(const std::vec
   }
   const ScratchDir scratch(std::filesystem::temp_directory_path());
   writeFileAtomic(scratch.path() / "request.json", request.dump());
-  const SubprocessResult run = runSubprocess({pythonWithTorch(), CUSET_KERNELBENCH_PROMPT_SCRIPT, (scratch.path() / "request.json").string()},
-                                             std::chrono::seconds(120));
+  const SubprocessResult run =
+      runSubprocess({pythonWithTorch(), CUSET_KERNELBENCH_PROMPT_SCRIPT, (scratch.path() / "request.json").string()}, std::chrono::seconds(120));
   nlohmann::json answer;
   try {
     answer = nlohmann::json::parse(run.output);
@@ -180,9 +183,12 @@ std::map<std::string, std::string> renderKernelBenchNativePrompts(const std::vec
 
 std::vector<ChatMessage> renderProblemChat(const Problem& p, PromptStyle style, const PromptContext& context) {
   switch (style) {
-    case PromptStyle::cuset: return {{"user", renderProblemPrompt(p)}};
-    case PromptStyle::kernelbench: return {{"system", std::string(kKernelBenchSystem)}, {"user", kernelBenchUser(p)}};
-    case PromptStyle::kernelbenchNative: return {{"user", renderKernelBenchNativePrompts({&p}, context).at(p.id)}};
+    case PromptStyle::cuset:
+      return {{"user", renderProblemPrompt(p)}};
+    case PromptStyle::kernelbench:
+      return {{"system", std::string(kKernelBenchSystem)}, {"user", kernelBenchUser(p)}};
+    case PromptStyle::kernelbenchNative:
+      return {{"user", renderKernelBenchNativePrompts({&p}, context).at(p.id)}};
   }
   return {};
 }
@@ -200,7 +206,10 @@ std::vector<ChatJob> suiteChatJobs(const std::filesystem::path& problemsDir, Pro
   }
   std::vector<ChatJob> jobs;
   for (const auto& problem : suite.problems()) {
-    ChatJob job{problem.id, style == PromptStyle::kernelbenchNative ? std::vector<ChatMessage>{{"user", native.at(problem.id)}} : renderProblemChat(problem, style), {}};
+    ChatJob job{
+        problem.id,
+        style == PromptStyle::kernelbenchNative ? std::vector<ChatMessage>{{"user", native.at(problem.id)}} : renderProblemChat(problem, style),
+        {}};
     for (std::int64_t s = 0; s < samples; ++s) job.samples.push_back(s);
     jobs.push_back(std::move(job));
   }

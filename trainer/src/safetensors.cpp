@@ -34,26 +34,46 @@ std::optional<DType> parseDType(std::string_view s) {
 
 std::string_view dtypeName(DType d) {
   switch (d) {
-    case DType::F64: return "F64";
-    case DType::F32: return "F32";
-    case DType::F16: return "F16";
-    case DType::BF16: return "BF16";
-    case DType::I64: return "I64";
-    case DType::I32: return "I32";
-    case DType::I16: return "I16";
-    case DType::I8: return "I8";
-    case DType::U8: return "U8";
-    case DType::BOOL: return "BOOL";
+    case DType::F64:
+      return "F64";
+    case DType::F32:
+      return "F32";
+    case DType::F16:
+      return "F16";
+    case DType::BF16:
+      return "BF16";
+    case DType::I64:
+      return "I64";
+    case DType::I32:
+      return "I32";
+    case DType::I16:
+      return "I16";
+    case DType::I8:
+      return "I8";
+    case DType::U8:
+      return "U8";
+    case DType::BOOL:
+      return "BOOL";
   }
   return "?";
 }
 
 std::size_t dtypeSize(DType d) {
   switch (d) {
-    case DType::F64: case DType::I64: return 8;
-    case DType::F32: case DType::I32: return 4;
-    case DType::F16: case DType::BF16: case DType::I16: return 2;
-    case DType::I8: case DType::U8: case DType::BOOL: return 1;
+    case DType::F64:
+    case DType::I64:
+      return 8;
+    case DType::F32:
+    case DType::I32:
+      return 4;
+    case DType::F16:
+    case DType::BF16:
+    case DType::I16:
+      return 2;
+    case DType::I8:
+    case DType::U8:
+    case DType::BOOL:
+      return 1;
   }
   return 0;
 }
@@ -84,8 +104,7 @@ File File::open(const fs::path& path) {
   std::uint64_t headerBytes = 0;
   std::memcpy(&headerBytes, bytes, 8);  // little-endian on every platform CuSeT runs on
   if (headerBytes > kMaxHeaderBytes || headerBytes > f.mappedBytes_ - 8) {
-    throw makeError("{}: header length {} does not fit the file ({} bytes): truncated or not a safetensors file", where, headerBytes,
-                    f.mappedBytes_);
+    throw makeError("{}: header length {} does not fit the file ({} bytes): truncated or not a safetensors file", where, headerBytes, f.mappedBytes_);
   }
   const std::string_view headerText(reinterpret_cast<const char*>(bytes + 8), headerBytes);
   if (headerText.empty() || headerText.front() != '{') throw makeError("{}: header is not a JSON object", where);

@@ -67,7 +67,7 @@ std::vector<Token> tokenize(std::string_view s) {
     } else {
       // Multi-character operators that matter here: <<<, >>>, ->, ::, comparisons, compound assignment.
       static const std::string_view kOps[] = {"<<<", ">>>", "<<=", ">>=", "->", "::", "<=", ">=", "==", "!=", "&&", "||",
-                                              "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "++", "--", "<<", ">>"};
+                                              "+=",  "-=",  "*=",  "/=",  "%=", "&=", "|=", "^=", "++", "--", "<<", ">>"};
       std::size_t len = 1;
       for (std::string_view op : kOps) {
         if (s.substr(i, op.size()) == op) {
@@ -94,30 +94,134 @@ const std::unordered_map<std::string_view, Category>& keywordCategories() {
                    "__threadfence_block", "__threadfence_system", "__barrier_sync"}) {
       m[k] = Category::sync;
     }
-    for (auto k : {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__shfl", "__shfl_up", "__shfl_down", "__shfl_xor",
-                   "__ballot_sync", "__any_sync", "__all_sync", "__activemask", "__match_any_sync", "__match_all_sync", "__reduce_add_sync",
-                   "__reduce_min_sync", "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync", "tiled_partition",
-                   "thread_block_tile", "coalesced_threads", "__lanemask_lt", "__popc", "__ffs"}) {
+    for (auto k : {"__shfl_sync",
+                   "__shfl_up_sync",
+                   "__shfl_down_sync",
+                   "__shfl_xor_sync",
+                   "__shfl",
+                   "__shfl_up",
+                   "__shfl_down",
+                   "__shfl_xor",
+                   "__ballot_sync",
+                   "__any_sync",
+                   "__all_sync",
+                   "__activemask",
+                   "__match_any_sync",
+                   "__match_all_sync",
+                   "__reduce_add_sync",
+                   "__reduce_min_sync",
+                   "__reduce_max_sync",
+                   "__reduce_and_sync",
+                   "__reduce_or_sync",
+                   "__reduce_xor_sync",
+                   "tiled_partition",
+                   "thread_block_tile",
+                   "coalesced_threads",
+                   "__lanemask_lt",
+                   "__popc",
+                   "__ffs"}) {
       m[k] = Category::warp;
     }
     for (auto base : {"atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax", "atomicInc", "atomicDec", "atomicCAS", "atomicAnd",
                       "atomicOr", "atomicXor"}) {
       m[base] = Category::atomic;
     }
-    for (auto k : {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv", "__stcg", "__stcs", "__stwb", "__stwt", "__prefetch_global_l2",
-                   "memcpy_async", "__pipeline_memcpy_async", "__pipeline_commit", "__pipeline_wait_prior", "cp_async", "float2", "float4", "int2",
-                   "int4", "uint2", "uint4", "double2", "half2", "__half2", "__nv_bfloat162", "make_float2", "make_float4", "make_int2",
-                   "make_int4", "make_half2"}) {
+    for (auto k : {"__ldg",
+                   "__ldcg",
+                   "__ldca",
+                   "__ldcs",
+                   "__ldlu",
+                   "__ldcv",
+                   "__stcg",
+                   "__stcs",
+                   "__stwb",
+                   "__stwt",
+                   "__prefetch_global_l2",
+                   "memcpy_async",
+                   "__pipeline_memcpy_async",
+                   "__pipeline_commit",
+                   "__pipeline_wait_prior",
+                   "cp_async",
+                   "float2",
+                   "float4",
+                   "int2",
+                   "int4",
+                   "uint2",
+                   "uint4",
+                   "double2",
+                   "half2",
+                   "__half2",
+                   "__nv_bfloat162",
+                   "make_float2",
+                   "make_float4",
+                   "make_int2",
+                   "make_int4",
+                   "make_half2"}) {
       m[k] = Category::memory;
     }
-    for (auto k : {"rsqrtf", "rsqrt", "__saturatef", "__fmaf_rn", "__fmul_rn", "__fadd_rn", "__frcp_rn", "__fsqrt_rn", "__fdiv_rn",
-                   "__fdividef", "__expf", "__exp10f", "__logf", "__log2f", "__log10f", "__sinf", "__cosf", "__tanf", "__sincosf", "__powf",
-                   "__float2half", "__float2half_rn", "__half2float", "__float2bfloat16", "__float2bfloat16_rn", "__bfloat162float",
-                   "__float22half2_rn", "__half22float2", "__float2int_rn", "__float2int_rz", "__float2uint_rn", "__int2float_rn",
-                   "__int_as_float", "__float_as_int", "__uint_as_float", "__float_as_uint", "__double_as_longlong", "__longlong_as_double",
-                   "__hadd", "__hsub", "__hmul", "__hdiv", "__hfma", "__hadd2", "__hmul2", "__hfma2", "__hmax", "__hmin", "__habs", "__hneg",
-                   "hexp", "hlog", "hsqrt", "hrsqrt", "h2exp", "h2rsqrt", "__low2float", "__high2float", "__mul24", "__umul24", "__mulhi",
-                   "__clz", "__brev"}) {
+    for (auto k : {"rsqrtf",
+                   "rsqrt",
+                   "__saturatef",
+                   "__fmaf_rn",
+                   "__fmul_rn",
+                   "__fadd_rn",
+                   "__frcp_rn",
+                   "__fsqrt_rn",
+                   "__fdiv_rn",
+                   "__fdividef",
+                   "__expf",
+                   "__exp10f",
+                   "__logf",
+                   "__log2f",
+                   "__log10f",
+                   "__sinf",
+                   "__cosf",
+                   "__tanf",
+                   "__sincosf",
+                   "__powf",
+                   "__float2half",
+                   "__float2half_rn",
+                   "__half2float",
+                   "__float2bfloat16",
+                   "__float2bfloat16_rn",
+                   "__bfloat162float",
+                   "__float22half2_rn",
+                   "__half22float2",
+                   "__float2int_rn",
+                   "__float2int_rz",
+                   "__float2uint_rn",
+                   "__int2float_rn",
+                   "__int_as_float",
+                   "__float_as_int",
+                   "__uint_as_float",
+                   "__float_as_uint",
+                   "__double_as_longlong",
+                   "__longlong_as_double",
+                   "__hadd",
+                   "__hsub",
+                   "__hmul",
+                   "__hdiv",
+                   "__hfma",
+                   "__hadd2",
+                   "__hmul2",
+                   "__hfma2",
+                   "__hmax",
+                   "__hmin",
+                   "__habs",
+                   "__hneg",
+                   "hexp",
+                   "hlog",
+                   "hsqrt",
+                   "hrsqrt",
+                   "h2exp",
+                   "h2rsqrt",
+                   "__low2float",
+                   "__high2float",
+                   "__mul24",
+                   "__umul24",
+                   "__mulhi",
+                   "__clz",
+                   "__brev"}) {
       m[k] = Category::fastmath;
     }
     m["dim3"] = Category::launch;
@@ -132,7 +236,8 @@ std::optional<Category> categoryOf(const std::vector<Token>& toks, std::size_t i
   if (t.kind != Token::Kind::identifier) return std::nullopt;
   if (t.text.starts_with("atomic") && t.text.size() > 6) {
     for (std::string_view suffix : {"_block", "_system"}) {
-      if (t.text.ends_with(suffix)) return keywordCategories().count(t.text.substr(0, t.text.size() - suffix.size())) ? std::optional(Category::atomic) : std::nullopt;
+      if (t.text.ends_with(suffix))
+        return keywordCategories().count(t.text.substr(0, t.text.size() - suffix.size())) ? std::optional(Category::atomic) : std::nullopt;
     }
   }
   const auto it = keywordCategories().find(t.text);
@@ -155,13 +260,17 @@ std::size_t matching(const std::vector<Token>& toks, std::size_t open) {
   const std::string_view c = o == "(" ? ")" : o == "[" ? "]" : "}";
   int depth = 0;
   for (std::size_t i = open; i < toks.size(); ++i) {
-    if (toks[i].text == o) ++depth;
-    else if (toks[i].text == c && --depth == 0) return i;
+    if (toks[i].text == o)
+      ++depth;
+    else if (toks[i].text == c && --depth == 0)
+      return i;
   }
   return toks.size();
 }
 
-bool isAssignment(std::string_view op) { return op == "=" || op == "+=" || op == "-=" || op == "*=" || op == "/=" || op == "%=" || op == "<<=" || op == ">>="; }
+bool isAssignment(std::string_view op) {
+  return op == "=" || op == "+=" || op == "-=" || op == "*=" || op == "/=" || op == "%=" || op == "<<=" || op == ">>=";
+}
 
 class Analyzer {
  public:
@@ -175,9 +284,8 @@ class Analyzer {
     keywords();
     launches();
     dataflow();
-    std::sort(spans_.begin(), spans_.end(), [](const SensitiveSpan& a, const SensitiveSpan& b) {
-      return a.start != b.start ? a.start < b.start : a.category < b.category;
-    });
+    std::sort(spans_.begin(), spans_.end(),
+              [](const SensitiveSpan& a, const SensitiveSpan& b) { return a.start != b.start ? a.start < b.start : a.category < b.category; });
     spans_.erase(std::unique(spans_.begin(), spans_.end()), spans_.end());
     return spans_;
   }
@@ -314,16 +422,26 @@ class Analyzer {
 
 std::string_view sensitivityCategoryName(SensitivityCategory category) {
   switch (category) {
-    case Category::builtin: return "builtin";
-    case Category::qualifier: return "qualifier";
-    case Category::launchBounds: return "launch_bounds";
-    case Category::sync: return "sync";
-    case Category::warp: return "warp";
-    case Category::atomic: return "atomic";
-    case Category::memory: return "memory";
-    case Category::fastmath: return "fastmath";
-    case Category::launch: return "launch";
-    case Category::index: return "index";
+    case Category::builtin:
+      return "builtin";
+    case Category::qualifier:
+      return "qualifier";
+    case Category::launchBounds:
+      return "launch_bounds";
+    case Category::sync:
+      return "sync";
+    case Category::warp:
+      return "warp";
+    case Category::atomic:
+      return "atomic";
+    case Category::memory:
+      return "memory";
+    case Category::fastmath:
+      return "fastmath";
+    case Category::launch:
+      return "launch";
+    case Category::index:
+      return "index";
   }
   return "?";
 }

@@ -59,7 +59,9 @@ const ByteAlphabet& alphabet() {
   return a;
 }
 
-std::uint64_t pairKey(std::int32_t a, std::int32_t b) { return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b); }
+std::uint64_t pairKey(std::int32_t a, std::int32_t b) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) | static_cast<std::uint32_t>(b);
+}
 
 // Heterogeneous lookup: a piece (string_view) finds its cached encoding without a std::string copy.
 struct PieceHash {
@@ -84,13 +86,13 @@ struct BpeTokenizer::Impl {
     std::int32_t merged;  // id of the token the pair becomes
   };
   std::unordered_map<std::uint64_t, Merge> merges;  // (left id, right id) -> merge
-  std::array<std::int32_t, 256> byteIds{};           // the byte-level symbol of each byte; -1: not in the vocabulary
+  std::array<std::int32_t, 256> byteIds{};          // the byte-level symbol of each byte; -1: not in the vocabulary
   struct Added {
     std::string content;
     std::int32_t id;
     bool special;
   };
-  std::vector<Added> added;  // longest first, for matching
+  std::vector<Added> added;                                     // longest first, for matching
   std::array<std::vector<const Added*>, 256> addedByFirstByte;  // the same, by first byte: most text bytes start none
   std::map<std::int32_t, std::size_t> addedById;
   bool nfc = false;
@@ -283,8 +285,8 @@ BpeTokenizer BpeTokenizer::fromJson(nlohmann::json document, const std::string& 
     }
     if (j.contains("added_tokens")) {
       for (const auto& t : j.at("added_tokens")) {
-        Impl::Added a{t.at("content").get<std::string>(), static_cast<std::int32_t>(jsonInteger(t.at("id"), source + ": added_tokens id", 0, 10'000'000)),
-                      t.value("special", false)};
+        Impl::Added a{t.at("content").get<std::string>(),
+                      static_cast<std::int32_t>(jsonInteger(t.at("id"), source + ": added_tokens id", 0, 10'000'000)), t.value("special", false)};
         if (impl->idToToken.size() <= static_cast<std::size_t>(a.id)) impl->idToToken.resize(static_cast<std::size_t>(a.id) + 1);
         impl->idToToken[static_cast<std::size_t>(a.id)] = a.content;
         impl->vocab[a.content] = a.id;
@@ -296,7 +298,8 @@ BpeTokenizer BpeTokenizer::fromJson(nlohmann::json document, const std::string& 
     }
     const auto& normalizer = j.value("normalizer", nlohmann::json());
     if (!normalizer.is_null()) {
-      if (normalizer.value("type", "") != "NFC") throw makeError("{}: normalizer '{}' is not supported (NFC or none)", source, normalizer.value("type", ""));
+      if (normalizer.value("type", "") != "NFC")
+        throw makeError("{}: normalizer '{}' is not supported (NFC or none)", source, normalizer.value("type", ""));
       impl->nfc = true;
     }
     const auto& pre = j.value("pre_tokenizer", nlohmann::json());
@@ -444,7 +447,8 @@ BpeTokenizer trainBpeTokenizer(const std::vector<std::string>& texts, std::size_
     }
     if (pairs.empty()) break;
     // The most frequent pair; ties go to the smallest pair, so training is deterministic.
-    auto best = std::max_element(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) { return x.second < y.second || (x.second == y.second && x.first > y.first); });
+    auto best = std::max_element(pairs.begin(), pairs.end(),
+                                 [](const auto& x, const auto& y) { return x.second < y.second || (x.second == y.second && x.first > y.first); });
     const auto [a, b] = best->first;
     merges.emplace_back(a, b);
     tokens.push_back(a + b);
@@ -465,8 +469,13 @@ BpeTokenizer trainBpeTokenizer(const std::vector<std::string>& texts, std::size_
   for (const auto& [a, b] : merges) mergeList.push_back({a, b});
   nlohmann::json added = nlohmann::json::array();
   for (std::size_t i = 0; i < specialTokens.size(); ++i) {
-    added.push_back({{"id", tokens.size() + i}, {"content", specialTokens[i]}, {"single_word", false}, {"lstrip", false},
-                     {"rstrip", false}, {"normalized", false}, {"special", true}});
+    added.push_back({{"id", tokens.size() + i},
+                     {"content", specialTokens[i]},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", true}});
   }
   const nlohmann::json byteLevel = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}};
   nlohmann::json j = {
@@ -478,8 +487,7 @@ BpeTokenizer trainBpeTokenizer(const std::vector<std::string>& texts, std::size_
       {"pre_tokenizer",
        {{"type", "Sequence"},
         {"pretokenizers",
-         {{{"type", "Split"}, {"pattern", {{"Regex", std::string(kQwen2SplitPattern)}}}, {"behavior", "Isolated"}, {"invert", false}},
-          byteLevel}}}},
+         {{{"type", "Split"}, {"pattern", {{"Regex", std::string(kQwen2SplitPattern)}}}, {"behavior", "Isolated"}, {"invert", false}}, byteLevel}}}},
       {"post_processor", byteLevel},
       {"decoder", byteLevel},
       {"model",

@@ -54,8 +54,9 @@ TrainConfig TrainConfig::load(const std::filesystem::path& path) { return parse(
 TrainConfig TrainConfig::parse(std::string_view text, const std::string& source, const std::filesystem::path& base) try {
   YamlReader y(source);
   const YAML::Node root = y.parse(text);
-  y.onlyKeys(root, "", {"seed", "model", "tokenizer", "data", "optimizer", "batch", "steps", "objective", "threads", "device", "precision",
-                       "checkpointing", "adapter"});
+  y.onlyKeys(root, "",
+             {"seed", "model", "tokenizer", "data", "optimizer", "batch", "steps", "objective", "threads", "device", "precision", "checkpointing",
+              "adapter"});
   TrainConfig c;
   c.source = source;
   auto resolve = [&](const std::string& p) { return std::filesystem::path(p).is_absolute() ? std::filesystem::path(p) : base / p; };

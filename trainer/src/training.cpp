@@ -48,8 +48,10 @@ class Bf16Autocast {
   }
   ~Bf16Autocast() {
     if (!enabled_) return;
-    if (cuda_) at::autocast::set_autocast_enabled(at::kCUDA, false);
-    else at::autocast::set_autocast_enabled(at::kCPU, false);
+    if (cuda_)
+      at::autocast::set_autocast_enabled(at::kCUDA, false);
+    else
+      at::autocast::set_autocast_enabled(at::kCPU, false);
     at::autocast::clear_cache();
   }
   Bf16Autocast(const Bf16Autocast&) = delete;
@@ -91,9 +93,9 @@ struct ObjectiveWindow {
 };
 
 struct Batch {
-  torch::Tensor inputs;   // (B, T) int64
-  torch::Tensor targets;  // (B, T) int64, inputs shifted left by one
-  torch::Tensor mask;     // (B, T) float32: 1 where the target token is in the loss
+  torch::Tensor inputs;     // (B, T) int64
+  torch::Tensor targets;    // (B, T) int64, inputs shifted left by one
+  torch::Tensor mask;       // (B, T) float32: 1 where the target token is in the loss
   torch::Tensor sensitive;  // (B, T) float32: 1 where the target token is CUDA-sensitive
   std::int64_t tokens = 0;
 };
@@ -117,7 +119,8 @@ class BatchPlan {
     const auto& all = batches_[static_cast<std::size_t>(index % perEpoch)];
     const std::int64_t rows = batchSize_ / ranks;
     std::vector<std::size_t> members;
-    for (std::int64_t r = rank; r < batchSize_ && r < static_cast<std::int64_t>(all.size()); r += ranks) members.push_back(all[static_cast<std::size_t>(r)]);
+    for (std::int64_t r = rank; r < batchSize_ && r < static_cast<std::int64_t>(all.size()); r += ranks)
+      members.push_back(all[static_cast<std::size_t>(r)]);
     std::size_t longest = 2;
     for (auto m : members) longest = std::max(longest, data_[m].ids.size());
     const auto T = static_cast<std::int64_t>(longest) - 1;
@@ -152,7 +155,8 @@ class BatchPlan {
     const std::size_t chunk = static_cast<std::size_t>(batchSize_) * 8;
     for (std::size_t c = 0; c < order.size(); c += chunk) {
       const auto end = order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), c + chunk));
-      std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(c), end, [&](auto a, auto b) { return data_[a].ids.size() < data_[b].ids.size(); });
+      std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(c), end,
+                       [&](auto a, auto b) { return data_[a].ids.size() < data_[b].ids.size(); });
     }
     batches_.clear();
     for (std::size_t i = 0; i + static_cast<std::size_t>(batchSize_) <= order.size(); i += static_cast<std::size_t>(batchSize_)) {
@@ -172,8 +176,10 @@ class BatchPlan {
 
 // The trained model as a folder: a full HF checkpoint, or with adapters a PEFT adapter folder on model.path.
 void saveModel(CausalLm& model, const TrainConfig& config, const fs::path& dir) {
-  if (config.adapter) saveAdapter(model, *config.adapter, fs::absolute(config.modelPath), dir);
-  else saveCheckpoint(model, dir);
+  if (config.adapter)
+    saveAdapter(model, *config.adapter, fs::absolute(config.modelPath), dir);
+  else
+    saveCheckpoint(model, dir);
 }
 
 // Written beside the last checkpoint and renamed into place only when whole, so a failure (a full
@@ -311,9 +317,9 @@ struct Trainee {
   BatchPlan& plan;
   torch::Device device;
   std::int32_t padId;
-  std::int64_t firstRow;  // this rank's rows are block `rank` of the gathered batch (gatherRows stacks by rank)
+  std::int64_t firstRow;                  // this rank's rows are block `rank` of the gathered batch (gatherRows stacks by rank)
   std::vector<torch::Tensor> parameters;  // the trainable ones
-  std::vector<int> owners;  // sharded optimizer state: the rank updating each parameter; empty: every rank all
+  std::vector<int> owners;                // sharded optimizer state: the rank updating each parameter; empty: every rank all
 };
 
 // Forward, objective and backward of one micro-batch; returns its share of the step's loss.
@@ -382,11 +388,13 @@ StepResult trainStep(const TrainConfig& config, Trainee& t, std::int64_t step, O
 // Rank 0's checkpoint stands for every rank only if they all hold the same weights.
 void saveAgreedCheckpoint(const TrainConfig& config, const TrainRunOptions& options, Trainee& t, const BpeTokenizer& tokenizer, std::int64_t done) {
   const DistributedEnv& dist = t.dp.env();
-  if (const auto [low, high] = t.dp.minMax([&] { return parameterChecksum(t.model); }, fmt::format("comparing the ranks' parameters at step {}", done));
+  if (const auto [low, high] =
+          t.dp.minMax([&] { return parameterChecksum(t.model); }, fmt::format("comparing the ranks' parameters at step {}", done));
       low != high) {
-    throw makeError("data-parallel training ({}): the ranks' parameters differ at step {} (checksums {:.17g} and {:.17g}); their "
-                    "gradients or optimizer states diverged, so no checkpoint is written",
-                    dist.describe(), done, low, high);
+    throw makeError(
+        "data-parallel training ({}): the ranks' parameters differ at step {} (checksums {:.17g} and {:.17g}); their "
+        "gradients or optimizer states diverged, so no checkpoint is written",
+        dist.describe(), done, low, high);
   }
   const std::string name = fmt::format("step-{}", done);
   std::vector<fs::path> shards;
@@ -483,8 +491,16 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   const std::int64_t startStep = restoreTrainingState(optimizer, resume, options, !owners.empty());
 
   BatchPlan plan(data, config.batchSize, config.seed);
-  Trainee trainee{model, reference, optimizer, dp, plan, device, static_cast<std::int32_t>(tokenizer.tokenId("<|im_end|>")),
-                  dist.rank * (config.batchSize / dist.worldSize), trainable, owners};
+  Trainee trainee{model,
+                  reference,
+                  optimizer,
+                  dp,
+                  plan,
+                  device,
+                  static_cast<std::int32_t>(tokenizer.tokenId("<|im_end|>")),
+                  dist.rank * (config.batchSize / dist.worldSize),
+                  trainable,
+                  owners};
   TrainRunSummary summary = trainSteps(config, options, trainee, tokenizer, startStep, maxSteps);
   summary.finalCheckpoint = saveFinalModel(model, config, tokenizer, options);
   return summary;

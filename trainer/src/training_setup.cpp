@@ -68,7 +68,6 @@ void truncateMetrics(const fs::path& path, std::int64_t step) {
   writeFileAtomic(path, kept);
 }
 
-
 void freeze(CausalLm& model) {
   model->eval();
   for (auto& p : model->parameters()) p.set_requires_grad(false);
@@ -85,10 +84,12 @@ ResumePoint findResumePoint(const TrainRunOptions& options) {
 }
 
 void agreeOnRunFolder(DataParallel& dp, const ResumePoint& resume, const TrainRunOptions& options) {
-  if (const auto [low, high] = dp.minMax([&] { return static_cast<double>(resume.step); }, "comparing the checkpoints the ranks resume from"); low != high) {
-    throw makeError("{}: the ranks would resume from different steps ({} and {}): --out must be one folder that every rank reads, on "
-                    "storage shared by all nodes",
-                    options.outDir.string(), static_cast<std::int64_t>(low), static_cast<std::int64_t>(high));
+  if (const auto [low, high] = dp.minMax([&] { return static_cast<double>(resume.step); }, "comparing the checkpoints the ranks resume from");
+      low != high) {
+    throw makeError(
+        "{}: the ranks would resume from different steps ({} and {}): --out must be one folder that every rank reads, on "
+        "storage shared by all nodes",
+        options.outDir.string(), static_cast<std::int64_t>(low), static_cast<std::int64_t>(high));
   }
   if (dp.env().leader()) fs::create_directories(options.outDir / "checkpoints");
 }
@@ -108,8 +109,7 @@ BpeTokenizer loadTrainingTokenizer(const TrainConfig& config, const ResumePoint&
     }
     tokenizer.emplace(trainBpeTokenizer(texts, config.trainVocabSize, {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}));
   } else {
-    throw makeError("{}: no tokenizer: give tokenizer.path, a model.path with tokenizer.json, or tokenizer.train_vocab_size",
-                    config.source.string());
+    throw makeError("{}: no tokenizer: give tokenizer.path, a model.path with tokenizer.json, or tokenizer.train_vocab_size", config.source.string());
   }
   for (const char* special : {"<|im_start|>", "<|im_end|>"}) {
     if (tokenizer->tokenId(special) < 0) throw makeError("the tokenizer has no {} token, which the ChatML template needs", special);
@@ -117,7 +117,8 @@ BpeTokenizer loadTrainingTokenizer(const TrainConfig& config, const ResumePoint&
   return std::move(*tokenizer);
 }
 
-std::vector<TokenizedExample> tokenizeTrainingData(const TrainConfig& config, const BpeTokenizer& tokenizer, const std::vector<ChatExample>& examples) {
+std::vector<TokenizedExample> tokenizeTrainingData(const TrainConfig& config, const BpeTokenizer& tokenizer,
+                                                   const std::vector<ChatExample>& examples) {
   std::vector<TokenizedExample> data = tokenizeChatMl(tokenizer, examples, config.maxTokens, 0);
   if (config.objective.needsSensitivity()) {
     const SensitivityLexer lexer;
@@ -135,9 +136,10 @@ ModelConfig resolveModelConfig(const TrainConfig& config, const ResumePoint& res
     modelConfig = ModelConfig::load(*resume.checkpoint / "config.json");
   } else if (!config.modelPath.empty()) {  // an adapter's checkpoints hold the adapters alone
     if (isAdapterFolder(config.modelPath)) {
-      throw makeError("{}: model.path {} is a LoRA adapter folder, not a model; fold it into its base first (cuset merge-adapter {} --out DIR) "
-                      "and train from DIR",
-                      config.source.string(), config.modelPath.string(), config.modelPath.string());
+      throw makeError(
+          "{}: model.path {} is a LoRA adapter folder, not a model; fold it into its base first (cuset merge-adapter {} --out DIR) "
+          "and train from DIR",
+          config.source.string(), config.modelPath.string(), config.modelPath.string());
     }
     modelConfig = ModelConfig::load(config.modelPath / "config.json");
   } else {
@@ -157,9 +159,10 @@ void requireSameInputsOnEveryRank(DataParallel& dp, const TrainConfig& config, c
                                   const ModelConfig& modelConfig) {
   const auto fingerprint = [&] { return static_cast<double>(inputsFingerprint(data, modelConfig) >> 11); };
   if (const auto [low, high] = dp.minMax(fingerprint, "comparing the ranks' training inputs"); low != high) {
-    throw makeError("data-parallel training ({}): the ranks' training inputs differ (tokenized data, tokenizer or model shape); every rank "
-                    "must read the same {}, tokenizer and model files, on storage shared by all nodes",
-                    dp.env().describe(), config.trainData.string());
+    throw makeError(
+        "data-parallel training ({}): the ranks' training inputs differ (tokenized data, tokenizer or model shape); every rank "
+        "must read the same {}, tokenizer and model files, on storage shared by all nodes",
+        dp.env().describe(), config.trainData.string());
   }
 }
 
@@ -171,9 +174,10 @@ torch::Device trainingDevice(const TrainConfig& config, const DistributedEnv& di
   const int visible = static_cast<int>(torch::cuda::device_count());
   const int index = visible == 1 ? 0 : dist.localRank;
   if (index >= visible) {
-    throw makeError("data-parallel training ({}): LOCAL_RANK={} needs GPU {}, but this process sees {} GPUs: start at most one rank per "
-                    "GPU on each node",
-                    dist.describe(), dist.localRank, index, visible);
+    throw makeError(
+        "data-parallel training ({}): LOCAL_RANK={} needs GPU {}, but this process sees {} GPUs: start at most one rank per "
+        "GPU on each node",
+        dist.describe(), dist.localRank, index, visible);
   }
   return torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(index));
 }
@@ -184,10 +188,11 @@ void requireHostMemory(const TrainConfig& config, const ModelConfig& modelConfig
   const double needBytes = (config.adapter ? 4.0 : 16.0) * static_cast<double>(modelConfig.parameterCount());
   const double haveBytes = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
   if (device.is_cpu() && needBytes > haveBytes) {
-    throw makeError("{}: a model of hidden_size {}, intermediate_size {}, {} layers and vocab_size {} has {:.3g} parameters and needs "
-                    "~{:.1f} GB to train; this machine has {:.1f} GB",
-                    config.source.string(), modelConfig.hiddenSize, modelConfig.intermediateSize, modelConfig.numLayers, modelConfig.vocabSize,
-                    static_cast<double>(modelConfig.parameterCount()), needBytes / 1e9, haveBytes / 1e9);
+    throw makeError(
+        "{}: a model of hidden_size {}, intermediate_size {}, {} layers and vocab_size {} has {:.3g} parameters and needs "
+        "~{:.1f} GB to train; this machine has {:.1f} GB",
+        config.source.string(), modelConfig.hiddenSize, modelConfig.intermediateSize, modelConfig.numLayers, modelConfig.vocabSize,
+        static_cast<double>(modelConfig.parameterCount()), needBytes / 1e9, haveBytes / 1e9);
   }
 }
 
@@ -239,8 +244,8 @@ std::optional<CausalLm> buildReferenceModel(const TrainConfig& config, const Mod
     const fs::path dir = config.objective.referenceModel;
     const ModelConfig referenceConfig = ModelConfig::load(dir / "config.json");
     if (referenceConfig.vocabSize != modelConfig.vocabSize) {
-      throw makeError("{}: the reference model's vocab_size {} differs from the trained model's {}: they must share a tokenizer",
-                      dir.string(), referenceConfig.vocabSize, modelConfig.vocabSize);
+      throw makeError("{}: the reference model's vocab_size {} differs from the trained model's {}: they must share a tokenizer", dir.string(),
+                      referenceConfig.vocabSize, modelConfig.vocabSize);
     }
     reference.emplace(referenceConfig);
     (*reference)->to(device);
@@ -283,7 +288,7 @@ torch::optim::AdamW buildOptimizer(const TrainConfig& config, CausalLm& model, c
   std::vector<torch::Tensor> decay, noDecay;
   std::size_t index = 0;
   for (auto& p : model->named_parameters()) {
-    if (!p.value().requires_grad()) continue;  // frozen under adapters
+    if (!p.value().requires_grad()) continue;                  // frozen under adapters
     if (!owners.empty() && owners[index++] != rank) continue;  // another rank keeps its state
     (p.key().find("norm") != std::string::npos || p.key().ends_with(".bias") ? noDecay : decay).push_back(p.value());
   }

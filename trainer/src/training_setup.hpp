@@ -32,7 +32,8 @@ void agreeOnRunFolder(DataParallel& dp, const ResumePoint& resume, const TrainRu
 // The checkpoint's tokenizer when resuming; else tokenizer.path, the model's, or one trained on the data.
 BpeTokenizer loadTrainingTokenizer(const TrainConfig& config, const ResumePoint& resume, const std::vector<ChatExample>& examples);
 // ChatML token ids and loss masks, with CUDA-sensitivity flags where the objective needs them.
-std::vector<TokenizedExample> tokenizeTrainingData(const TrainConfig& config, const BpeTokenizer& tokenizer, const std::vector<ChatExample>& examples);
+std::vector<TokenizedExample> tokenizeTrainingData(const TrainConfig& config, const BpeTokenizer& tokenizer,
+                                                   const std::vector<ChatExample>& examples);
 ModelConfig resolveModelConfig(const TrainConfig& config, const ResumePoint& resume, const BpeTokenizer& tokenizer);
 // Ranks reading different files would each train on their own data while their gradients are summed.
 void requireSameInputsOnEveryRank(DataParallel& dp, const TrainConfig& config, const std::vector<TokenizedExample>& data,

@@ -139,8 +139,8 @@ std::string problemIdFromPath(const fs::path& file) {
 
 std::vector<Candidate> readDirectory(const fs::path& root, const std::string& defaultModel) {
   std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied);
-       it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied); it != fs::recursive_directory_iterator();
+       ++it) {
     const auto ext = it->path().extension();
     // An imported problem keeps KernelBench's own file beside problem.yaml: the problem, not a candidate.
     const bool problemSource = it->path().filename() == "kernelbench_source.py";
@@ -243,9 +243,11 @@ std::optional<std::pair<KernelBenchRunFile, std::int64_t>> parseKernelBenchRunFi
 }
 
 std::set<std::pair<int, int>> kernelBenchRunFileProblems(const fs::path& folder) {
-  if (!fs::is_directory(folder)) throw makeError("{}: --kernelbench needs a KernelBench run folder (level_L_problem_P_sample_S_kernel.py files)", folder.string());
+  if (!fs::is_directory(folder))
+    throw makeError("{}: --kernelbench needs a KernelBench run folder (level_L_problem_P_sample_S_kernel.py files)", folder.string());
   std::set<std::pair<int, int>> out;
-  for (auto it = fs::recursive_directory_iterator(folder, fs::directory_options::skip_permission_denied); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(folder, fs::directory_options::skip_permission_denied); it != fs::recursive_directory_iterator();
+       ++it) {
     if (auto runFile = parseKernelBenchRunFileName(it->path().filename().string())) out.insert({runFile->first.level, runFile->first.number});
   }
   if (out.empty()) throw makeError("{}: no KernelBench run files in it (level_L_problem_P_sample_S_kernel.py)", folder.string());
@@ -266,8 +268,8 @@ void resolveKernelBenchRunFiles(std::vector<Candidate>& candidates, const Proble
       c.readError = fmt::format(
           "{}: KernelBench level {} problem {} is not in the suite {} ({} KernelBench problems imported there; import it with "
           "`cuset import kernelbench KB_ROOT --out {} --only level{}/{}`, or pass --kernelbench KB_ROOT)",
-          c.origin, c.kernelbench->level, c.kernelbench->number, suite.root().string(), imported.size(), suite.root().string(),
-          c.kernelbench->level, c.kernelbench->number);
+          c.origin, c.kernelbench->level, c.kernelbench->number, suite.root().string(), imported.size(), suite.root().string(), c.kernelbench->level,
+          c.kernelbench->number);
     }
   }
 }

@@ -62,19 +62,67 @@ bool anyMatch(const Code& code, std::initializer_list<const char*> patterns) {
 
 // KernelBench's list of torch ops that do the computation a kernel should (matrix products,
 // convolutions, pooling, activations, normalisations, losses).
-const char* const kTorchComputationOps[] = {
-    "mm", "bmm", "matmul", "einsum", "conv1d", "conv2d", "conv3d", "conv", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "relu", "hardtanh", "elu", "selu",
-    "leaky_relu", "gelu", "softsign", "softplus", "softmax", "log_softmax", "tanh", "sigmoid", "hardsigmoid", "silu", "mish",
-    "batch_norm", "group_norm", "layer_norm", "instance_norm", "rms_norm", "normalize", "linear", "cross_entropy", "kl_div",
-    "mse_loss", "huber_loss", "triplet_margin_loss", "cosine_similarity", "logsumexp", "clamp", "dropout"};
+const char* const kTorchComputationOps[] = {"mm",
+                                            "bmm",
+                                            "matmul",
+                                            "einsum",
+                                            "conv1d",
+                                            "conv2d",
+                                            "conv3d",
+                                            "conv",
+                                            "conv_transpose1d",
+                                            "conv_transpose2d",
+                                            "conv_transpose3d",
+                                            "avg_pool1d",
+                                            "avg_pool2d",
+                                            "avg_pool3d",
+                                            "max_pool1d",
+                                            "max_pool2d",
+                                            "max_pool3d",
+                                            "adaptive_avg_pool1d",
+                                            "adaptive_avg_pool2d",
+                                            "adaptive_avg_pool3d",
+                                            "adaptive_max_pool1d",
+                                            "adaptive_max_pool2d",
+                                            "adaptive_max_pool3d",
+                                            "relu",
+                                            "hardtanh",
+                                            "elu",
+                                            "selu",
+                                            "leaky_relu",
+                                            "gelu",
+                                            "softsign",
+                                            "softplus",
+                                            "softmax",
+                                            "log_softmax",
+                                            "tanh",
+                                            "sigmoid",
+                                            "hardsigmoid",
+                                            "silu",
+                                            "mish",
+                                            "batch_norm",
+                                            "group_norm",
+                                            "layer_norm",
+                                            "instance_norm",
+                                            "rms_norm",
+                                            "normalize",
+                                            "linear",
+                                            "cross_entropy",
+                                            "kl_div",
+                                            "mse_loss",
+                                            "huber_loss",
+                                            "triplet_margin_loss",
+                                            "cosine_similarity",
+                                            "logsumexp",
+                                            "clamp",
+                                            "dropout"};
 
 std::string torchComputationOp(const Code& code) {
   std::string alternatives;
   for (const char* op : kTorchComputationOps) alternatives += (alternatives.empty() ? "" : "|") + std::string(op);
   if (auto m = firstMatch(code, "\\btorch\\.(" + alternatives + ")(?=\\s*\\(|\\s|$)"); !m.empty()) return "Uses torch computation op: " + m;
-  for (const char* p : {R"(torch\.nn\.functional\.\w+)", R"(\bnn\.functional\.\w+)", R"(\bF\.(conv|linear|relu|gelu|softmax|batch_norm|layer_norm|dropout|max_pool|avg_pool))"}) {
+  for (const char* p : {R"(torch\.nn\.functional\.\w+)", R"(\bnn\.functional\.\w+)",
+                        R"(\bF\.(conv|linear|relu|gelu|softmax|batch_norm|layer_norm|dropout|max_pool|avg_pool))"}) {
     if (auto m = firstMatch(code, p); !m.empty()) return "Uses torch.nn.functional op: " + m;
   }
   return {};
@@ -137,8 +185,9 @@ std::vector<KernelBenchStaticFinding> kernelBenchStaticFindings(std::string_view
   }
   if (precision == "fp32" &&
       anyMatch(code, {R"(__float2half(_rn)?\s*\()", R"(\(\s*__half\s*\)\s*[\w\->\.]+)", R"(static_cast\s*<\s*(__half|half)\s*>\s*\()",
-                      R"(NumericConverter\s*<\s*half_t\s*,\s*float\s*>)", R"(LinearCombination\s*<\s*half_t)", R"(type_convert\s*<\s*half_t\s*>\s*\()",
-                      R"(\.half\s*\()", R"(\.float16\s*\()", R"(\.to\s*\(\s*torch\.(float16|half)\b)", R"(\.to\s*\(\s*dtype\s*=\s*torch\.(float16|half)\b)"})) {
+                      R"(NumericConverter\s*<\s*half_t\s*,\s*float\s*>)", R"(LinearCombination\s*<\s*half_t)",
+                      R"(type_convert\s*<\s*half_t\s*>\s*\()", R"(\.half\s*\()", R"(\.float16\s*\()", R"(\.to\s*\(\s*torch\.(float16|half)\b)",
+                      R"(\.to\s*\(\s*dtype\s*=\s*torch\.(float16|half)\b)"})) {
     add("precision_downgrade", "Precision downgrade detected: required FP32 but code uses FP16", false);
   }
   return out;

@@ -31,11 +31,13 @@ class ManifestParser {
     const YAML::Node launches = yaml_.require(root, "launches", "");
     yaml_.expectSequence(launches, "launches");
     if (launches.size() == 0) yaml_.fail(launches, "launches", "needs at least one launch");
-    if (launches.size() > LaunchLimits::maxManifestLaunches) yaml_.fail(launches, "launches", fmt::format("more than {} launches", LaunchLimits::maxManifestLaunches));
+    if (launches.size() > LaunchLimits::maxManifestLaunches)
+      yaml_.fail(launches, "launches", fmt::format("more than {} launches", LaunchLimits::maxManifestLaunches));
     for (std::size_t i = 0; i < launches.size(); ++i) m.launches.push_back(parseLaunch(launches[i], indexPath("launches", i), m));
     for (const auto& out : problem_.outputs) {
       const bool passed = std::any_of(m.launches.begin(), m.launches.end(), [&](const KernelLaunch& l) {
-        return std::any_of(l.args.begin(), l.args.end(), [&](const LaunchArg& a) { return a.kind == LaunchArg::Kind::buffer && a.buffer == out.name; });
+        return std::any_of(l.args.begin(), l.args.end(),
+                           [&](const LaunchArg& a) { return a.kind == LaunchArg::Kind::buffer && a.buffer == out.name; });
       });
       if (!passed) yaml_.fail(launches, "launches", fmt::format("output '{}' is never passed to a kernel, so nothing can write it", out.name));
     }
@@ -48,9 +50,7 @@ class ManifestParser {
     return std::any_of(m.workspace.begin(), m.workspace.end(), [&](auto& w) { return w.name == name; });
   }
 
-  IntExpr expression(const YAML::Node& node, const std::string& path) {
-    return expressionFromText(node, yaml_.asExpressionText(node, path), path);
-  }
+  IntExpr expression(const YAML::Node& node, const std::string& path) { return expressionFromText(node, yaml_.asExpressionText(node, path), path); }
 
   IntExpr expressionFromText(const YAML::Node& node, const std::string& text, const std::string& path) {
     auto e = IntExpr::parse(text);
@@ -109,7 +109,8 @@ class ManifestParser {
     l.kernel = yaml_.asString(kernel, joinPath(path, "kernel"));
     static const std::regex kNameExpression("[A-Za-z_][A-Za-z0-9_:]*(<[A-Za-z0-9_:<>, ]*>)?");
     if (!std::regex_match(l.kernel, kNameExpression)) {
-      yaml_.fail(kernel, joinPath(path, "kernel"), fmt::format("'{}' is not a kernel name (an identifier, optionally with template arguments)", l.kernel));
+      yaml_.fail(kernel, joinPath(path, "kernel"),
+                 fmt::format("'{}' is not a kernel name (an identifier, optionally with template arguments)", l.kernel));
     }
     l.grid = dims(yaml_.require(node, "grid", path), joinPath(path, "grid"));
     l.block = dims(yaml_.require(node, "block", path), joinPath(path, "block"));
@@ -129,8 +130,10 @@ class ManifestParser {
       a.value = expression(yaml_.require(node, "size", path), joinPath(path, "size"));
       if (const YAML::Node t = node["type"]) {
         const std::string type = yaml_.asString(t, joinPath(path, "type"));
-        if (type == "int64") a.type = LaunchArg::ScalarType::int64;
-        else if (type != "int" && type != "int32") yaml_.fail(t, joinPath(path, "type"), "must be int32 (or int) or int64");
+        if (type == "int64")
+          a.type = LaunchArg::ScalarType::int64;
+        else if (type != "int" && type != "int32")
+          yaml_.fail(t, joinPath(path, "type"), "must be int32 (or int) or int64");
       }
       return a;
     }

@@ -53,9 +53,12 @@ PlanArg PlanArg::float64(double v) { return scalarOf(v, "float64"); }
 
 std::string PlanArg::describe() const {
   switch (kind) {
-    case Kind::buffer: return byteOffset ? fmt::format("{}+{}B", buffer, byteOffset) : buffer;
-    case Kind::null: return "nullptr";
-    case Kind::scalar: break;
+    case Kind::buffer:
+      return byteOffset ? fmt::format("{}+{}B", buffer, byteOffset) : buffer;
+    case Kind::null:
+      return "nullptr";
+    case Kind::scalar:
+      break;
   }
   if (type == "int32") return fmt::format("int32 {}", scalarValue<std::int32_t>(*this));
   if (type == "int64") return fmt::format("int64 {}", scalarValue<std::int64_t>(*this));
@@ -85,9 +88,10 @@ std::string LibraryStep::describe() const {
   const std::string purpose = call.value("purpose", std::string());
   return fmt::format("{}{}({}){}{}", op(), overload.empty() ? "" : "." + overload, fmt::join(args, ", "),
                      outs.empty() ? std::string(" (in place)") : fmt::format(" -> {}", fmt::join(outs, ", ")),
-                     purpose.empty() ? "" : fmt::format(" [harness: {}]", purpose == "output"     ? "into the output"
-                                                                          : purpose == "constant" ? "a constant the solution made with data"
-                                                                                                  : "a copy of a weight or module buffer"));
+                     purpose.empty() ? ""
+                                     : fmt::format(" [harness: {}]", purpose == "output"     ? "into the output"
+                                                                     : purpose == "constant" ? "a constant the solution made with data"
+                                                                                             : "a copy of a weight or module buffer"));
 }
 
 std::vector<std::string> LaunchPlan::kernelNames() const {
@@ -134,8 +138,8 @@ nlohmann::json LaunchPlan::toJson() const {
     }
     std::vector<std::string> args;
     for (const auto& a : s.kernel.args) args.push_back(a.describe());
-    j["steps"].push_back({{"kernel", s.kernel.kernel}, {"grid", s.kernel.grid}, {"block", s.kernel.block}, {"shared_bytes", s.kernel.sharedBytes},
-                          {"args", args}});
+    j["steps"].push_back(
+        {{"kernel", s.kernel.kernel}, {"grid", s.kernel.grid}, {"block", s.kernel.block}, {"shared_bytes", s.kernel.sharedBytes}, {"args", args}});
   }
   return j;
 }
@@ -160,9 +164,12 @@ Expected<LaunchPlan> planFromManifest(const LaunchManifest& manifest, const Size
     step.kernel.block = l.block;
     step.kernel.sharedBytes = l.sharedBytes;
     for (const auto& a : l.args) {
-      if (a.kind == LaunchArg::Kind::buffer) step.kernel.args.push_back(PlanArg::pointer(a.buffer));
-      else if (a.type == LaunchArg::ScalarType::int64) step.kernel.args.push_back(PlanArg::int64(a.value));
-      else step.kernel.args.push_back(PlanArg::int32(static_cast<std::int32_t>(a.value)));
+      if (a.kind == LaunchArg::Kind::buffer)
+        step.kernel.args.push_back(PlanArg::pointer(a.buffer));
+      else if (a.type == LaunchArg::ScalarType::int64)
+        step.kernel.args.push_back(PlanArg::int64(a.value));
+      else
+        step.kernel.args.push_back(PlanArg::int32(static_cast<std::int32_t>(a.value)));
     }
     plan.steps.push_back(std::move(step));
   }

@@ -36,7 +36,8 @@ std::optional<PlanViolation> checkLaunchConfiguration(std::string_view where, co
                                                       const std::array<std::int64_t, 3>& block, std::int64_t sharedBytes) {
   static constexpr char kAxis[] = {'x', 'y', 'z'};
   for (std::size_t d = 0; d < 3; ++d) {
-    for (const auto& [what, value, limit] : {std::tuple{"grid", grid[d], LaunchLimits::maxGrid[d]}, std::tuple{"block", block[d], LaunchLimits::maxBlock[d]}}) {
+    for (const auto& [what, value, limit] :
+         {std::tuple{"grid", grid[d], LaunchLimits::maxGrid[d]}, std::tuple{"block", block[d], LaunchLimits::maxBlock[d]}}) {
       if (value < 1 || value > limit) {
         return violation(PlanViolation::Kind::launchConfiguration,
                          fmt::format("{}: {}.{} = {} is outside [1, {}] (invalid configuration argument)", where, what, kAxis[d], value, limit));
@@ -69,7 +70,8 @@ std::optional<PlanViolation> checkView(const nlohmann::json& v, const PlanBuffer
   const std::string name = v.at("buffer").get<std::string>();
   const PlanBuffer* b = find(buffers, name);
   if (!b) return violation(PlanViolation::Kind::malformed, fmt::format("a view of an unknown buffer '{}'", name));
-  if (parseDType(v.at("dtype").get<std::string>()) != b->dtype) return violation(PlanViolation::Kind::malformed, "a view's dtype is not its buffer's");
+  if (parseDType(v.at("dtype").get<std::string>()) != b->dtype)
+    return violation(PlanViolation::Kind::malformed, "a view's dtype is not its buffer's");
   const auto sizes = v.at("sizes").get<std::vector<std::int64_t>>();
   const auto strides = v.at("strides").get<std::vector<std::int64_t>>();
   const auto offset = v.at("offset").get<std::int64_t>();

@@ -13,13 +13,48 @@ namespace {
 // The toolkit's device headers and the few C headers NVRTC provides. No host header (a candidate is
 // device code) and nothing a candidate could use to read a file: every name resolves inside the CUDA
 // include folders (the include policy of docs/candidate-format.md).
-constexpr auto kAllowed = std::to_array<std::string_view>({
-    "cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "device_launch_parameters.h",
-    "device_functions.h", "math_constants.h", "vector_types.h", "vector_functions.h", "mma.h", "cuda_pipeline.h",
-    "cuda_pipeline_primitives.h", "cuda_awbarrier.h", "cuda_awbarrier_primitives.h", "cooperative_groups.h",
-    "cooperative_groups/reduce.h", "cooperative_groups/memcpy_async.h", "cooperative_groups/scan.h", "cuda/barrier", "cuda/pipeline",
-    "cuda/atomic", "cuda/latch", "cuda/semaphore", "cuda/cmath", "stdint.h", "cstdint", "math.h", "cmath", "float.h", "cfloat",
-    "limits.h", "climits", "stddef.h", "cstddef", "stdio.h", "cstdio", "assert.h", "cassert", "type_traits", "limits"});
+constexpr auto kAllowed = std::to_array<std::string_view>({"cuda_runtime.h",
+                                                           "cuda_runtime_api.h",
+                                                           "cuda.h",
+                                                           "cuda_fp16.h",
+                                                           "cuda_bf16.h",
+                                                           "cuda_fp8.h",
+                                                           "device_launch_parameters.h",
+                                                           "device_functions.h",
+                                                           "math_constants.h",
+                                                           "vector_types.h",
+                                                           "vector_functions.h",
+                                                           "mma.h",
+                                                           "cuda_pipeline.h",
+                                                           "cuda_pipeline_primitives.h",
+                                                           "cuda_awbarrier.h",
+                                                           "cuda_awbarrier_primitives.h",
+                                                           "cooperative_groups.h",
+                                                           "cooperative_groups/reduce.h",
+                                                           "cooperative_groups/memcpy_async.h",
+                                                           "cooperative_groups/scan.h",
+                                                           "cuda/barrier",
+                                                           "cuda/pipeline",
+                                                           "cuda/atomic",
+                                                           "cuda/latch",
+                                                           "cuda/semaphore",
+                                                           "cuda/cmath",
+                                                           "stdint.h",
+                                                           "cstdint",
+                                                           "math.h",
+                                                           "cmath",
+                                                           "float.h",
+                                                           "cfloat",
+                                                           "limits.h",
+                                                           "climits",
+                                                           "stddef.h",
+                                                           "cstddef",
+                                                           "stdio.h",
+                                                           "cstdio",
+                                                           "assert.h",
+                                                           "cassert",
+                                                           "type_traits",
+                                                           "limits"});
 
 // Families named by pattern: libcu++'s `cuda/std/<header>` and CUB's block- and warp-level headers
 // (`cub/block/block_reduce.cuh`), which NVRTC compiles. One plain name after the prefix: no further
@@ -27,7 +62,8 @@ constexpr auto kAllowed = std::to_array<std::string_view>({
 bool allowedFamily(std::string_view header, std::string_view prefix, std::string_view suffix) {
   if (!header.starts_with(prefix) || !header.ends_with(suffix) || header.size() <= prefix.size() + suffix.size()) return false;
   const std::string_view name = header.substr(prefix.size(), header.size() - prefix.size() - suffix.size());
-  return std::all_of(name.begin(), name.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 bool allowedHeader(std::string_view header) {
@@ -90,7 +126,8 @@ Logical translate(std::string_view src) {
       while (i + 1 < s.size() && !(s[i] == '*' && s[i + 1] == '/')) ++i;
       i = std::min(i + 2, s.size());
       put(' ', l);
-    } else if (c == 'R' && i + 1 < s.size() && s[i + 1] == '"' && (i == 0 || !(std::isalnum(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_'))) {
+    } else if (c == 'R' && i + 1 < s.size() && s[i + 1] == '"' &&
+               (i == 0 || !(std::isalnum(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_'))) {
       // R"delim( ... )delim"
       const std::size_t open = s.find('(', i + 2);
       if (open == std::string::npos) {

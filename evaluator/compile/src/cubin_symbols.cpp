@@ -120,8 +120,10 @@ Expected<std::map<std::string, KernelResources>> cubinKernelResources(std::span<
         if (symbol == symbols.end()) return;
         const auto kernel = kernels.find(symbol->second);
         if (kernel == kernels.end()) return;
-        if (attribute == kEiattrRegcount) kernel->second.registers = word(data, 1);
-        else kernel->second.localBytes = word(data, 1);
+        if (attribute == kEiattrRegcount)
+          kernel->second.registers = word(data, 1);
+        else
+          kernel->second.localBytes = word(data, 1);
       });
       if (!ok) return Unexpected{"cubin .nv.info is truncated"};
     } else if (s.name.rfind(kInfo, 0) == 0) {

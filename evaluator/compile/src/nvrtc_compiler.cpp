@@ -45,9 +45,12 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
 
 std::string_view statusName(CompileOutput::Status s) {
   switch (s) {
-    case CompileOutput::Status::ok: return "ok";
-    case CompileOutput::Status::compileError: return "compile_error";
-    case CompileOutput::Status::missingKernels: return "missing_kernels";
+    case CompileOutput::Status::ok:
+      return "ok";
+    case CompileOutput::Status::compileError:
+      return "compile_error";
+    case CompileOutput::Status::missingKernels:
+      return "missing_kernels";
   }
   return "?";
 }
@@ -68,8 +71,7 @@ std::vector<int> NvrtcCompiler::supportedArchs() {
   return archs;
 }
 
-NvrtcCompiler::NvrtcCompiler(CompileOptions options, fs::path cacheDir)
-    : options_(std::move(options)), cacheDir_(std::move(cacheDir)) {
+NvrtcCompiler::NvrtcCompiler(CompileOptions options, fs::path cacheDir) : options_(std::move(options)), cacheDir_(std::move(cacheDir)) {
   static const std::regex kArch("(sm|compute)_([0-9]+)a?");
   std::smatch match;
   if (!std::regex_match(options_.arch, match, kArch)) {
@@ -208,10 +210,14 @@ std::optional<CompileOutput> NvrtcCompiler::loadCached(const std::string& key) c
     const nlohmann::json j = readJsonFile(meta);
     CompileOutput out;
     const std::string status = j.at("status").get<std::string>();
-    if (status == "ok") out.status = CompileOutput::Status::ok;
-    else if (status == "compile_error") out.status = CompileOutput::Status::compileError;
-    else if (status == "missing_kernels") out.status = CompileOutput::Status::missingKernels;
-    else throw Error("unknown status " + status);
+    if (status == "ok")
+      out.status = CompileOutput::Status::ok;
+    else if (status == "compile_error")
+      out.status = CompileOutput::Status::compileError;
+    else if (status == "missing_kernels")
+      out.status = CompileOutput::Status::missingKernels;
+    else
+      throw Error("unknown status " + status);
     out.log = j.at("log").get<std::string>();
     out.isCubin = j.at("is_cubin").get<bool>();
     out.loweredNames = j.at("lowered_names").get<std::map<std::string, std::string>>();
@@ -242,8 +248,8 @@ void NvrtcCompiler::storeCached(const std::string& key, const CompileOutput& out
                       {"missing_kernels", output.missingKernels},
                       {"kernel_resources", nlohmann::json::object()}};
   for (const auto& [name, r] : output.resources) {
-    j["kernel_resources"][name] = {{"static_shared_bytes", r.staticSharedBytes}, {"registers", r.registers}, {"max_threads", r.maxThreads},
-                                   {"local_bytes", r.localBytes}};
+    j["kernel_resources"][name] = {
+        {"static_shared_bytes", r.staticSharedBytes}, {"registers", r.registers}, {"max_threads", r.maxThreads}, {"local_bytes", r.localBytes}};
   }
   if (!output.image.empty()) {
     // The image goes first: the metadata file's presence is what marks an entry complete.

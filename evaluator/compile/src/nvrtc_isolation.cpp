@@ -17,8 +17,8 @@ namespace detail {
 NvrtcHelperPool::NvrtcHelperPool(std::chrono::milliseconds timeout) : timeout_(timeout) {}
 NvrtcHelperPool::~NvrtcHelperPool() = default;
 
-Expected<RawCompile> NvrtcHelperPool::compile(std::string_view source, const std::vector<std::string>& options,
-                                              const std::vector<std::string>& names, bool cubin) {
+Expected<RawCompile> NvrtcHelperPool::compile(std::string_view source, const std::vector<std::string>& options, const std::vector<std::string>& names,
+                                              bool cubin) {
   std::unique_ptr<WorkerProcess> helper;
   {
     std::lock_guard lock(mutex_);
@@ -69,8 +69,8 @@ int runNvrtcWorker() {
     try {
       const auto& h = request.header;
       const std::string_view source(reinterpret_cast<const char*>(request.payload.data()), request.payload.size());
-      detail::RawCompile raw = detail::runNvrtc(source, h.at("options").get<std::vector<std::string>>(), h.at("names").get<std::vector<std::string>>(),
-                                                h.at("cubin").get<bool>());
+      detail::RawCompile raw = detail::runNvrtc(source, h.at("options").get<std::vector<std::string>>(),
+                                                h.at("names").get<std::vector<std::string>>(), h.at("cubin").get<bool>());
       reply.header = {{"status", "ok"}, {"compiled", raw.ok}, {"log", raw.log}, {"lowered", raw.lowered}};
       reply.payload = std::move(raw.image);
     } catch (const std::exception& e) {

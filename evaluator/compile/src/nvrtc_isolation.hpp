@@ -27,8 +27,7 @@ class NvrtcHelperPool {
 
   // runNvrtc() in a helper. The error says why there is no result: the time limit, or a helper that
   // died (it ran out of memory, say) or could not start.
-  Expected<RawCompile> compile(std::string_view source, const std::vector<std::string>& options, const std::vector<std::string>& names,
-                               bool cubin);
+  Expected<RawCompile> compile(std::string_view source, const std::vector<std::string>& options, const std::vector<std::string>& names, bool cubin);
   std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:

@@ -50,8 +50,7 @@ class NvrtcProgram {
 
 }  // namespace
 
-RawCompile runNvrtc(std::string_view source, const std::vector<std::string>& options,
-                    const std::vector<std::string>& nameExpressions, bool cubin) {
+RawCompile runNvrtc(std::string_view source, const std::vector<std::string>& options, const std::vector<std::string>& nameExpressions, bool cubin) {
   NvrtcProgram program(source, "candidate.cu");
   for (const auto& n : nameExpressions) CUSET_NVRTC_CHECK(nvrtcAddNameExpression(program.get(), n.c_str()));
   std::vector<const char*> argv;

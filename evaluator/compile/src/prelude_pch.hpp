@@ -25,7 +25,7 @@ struct PreludePch {
 // generation flags, which the .gch must share). Safe under concurrent builders, in one process or
 // many: one builds under a lock, the others wait and reuse it. nullopt, with `whyNot`, when it cannot
 // be built: candidates then compile the prelude from source, only slower.
-std::optional<PreludePch> ensurePreludePch(const SimToolchain& toolchain, const std::vector<std::string>& flags,
-                                           const std::filesystem::path& root, std::chrono::milliseconds timeout, std::string& whyNot);
+std::optional<PreludePch> ensurePreludePch(const SimToolchain& toolchain, const std::vector<std::string>& flags, const std::filesystem::path& root,
+                                           std::chrono::milliseconds timeout, std::string& whyNot);
 
 }  // namespace cuset::detail

@@ -124,8 +124,8 @@ std::string rewriteDynamicShared(std::string_view source) {
 }
 
 bool simNeedsFibers(std::string_view source) {
-  for (std::string_view marker : {"__syncthreads", "__syncwarp", "_sync(", "_sync (", "__activemask", "cooperative_groups",
-                                  "this_thread_block", "tiled_partition", ".sync()", "barrier", "memcpy_async", "wait_prior"}) {
+  for (std::string_view marker : {"__syncthreads", "__syncwarp", "_sync(", "_sync (", "__activemask", "cooperative_groups", "this_thread_block",
+                                  "tiled_partition", ".sync()", "barrier", "memcpy_async", "wait_prior"}) {
     if (source.find(marker) != std::string_view::npos) return true;
   }
   return false;
@@ -134,8 +134,9 @@ bool simNeedsFibers(std::string_view source) {
 std::string simTranslationUnit(std::string_view source, const std::vector<std::string>& kernelNames) {
   std::string tu = "#include \"cuset_sim/prelude.hpp\"\n#line 1 \"candidate.cu\"\n";
   tu += rewriteDynamicShared(source);
-  tu += "\n#line 1 \"cuset_sim_entries\"\nextern \"C\" const ::cuset_sim::KernelEntry* cuset_sim_kernels(int* count) {\n"
-        "  static const ::cuset_sim::KernelEntry table[] = {\n";
+  tu +=
+      "\n#line 1 \"cuset_sim_entries\"\nextern \"C\" const ::cuset_sim::KernelEntry* cuset_sim_kernels(int* count) {\n"
+      "  static const ::cuset_sim::KernelEntry table[] = {\n";
   for (const auto& name : kernelNames) tu += fmt::format("    ::cuset_sim::entry<&{}>(\"{}\"),\n", name, name);
   tu += fmt::format("  }};\n  *count = {};\n  return table;\n}}\n", kernelNames.size());
   return tu;
@@ -306,9 +307,10 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
   if (r.ok() && checkInitializers) atLoad = loadTimeCode(temporary);
   if (!atLoad.empty()) {
     // Code that runs when the library is loaded would run before the kernel does, in the loader.
-    out.rejection = fmt::format("host code that runs when the kernel library is loaded ({}) is not allowed: it would run outside "
-                                "the kernel sandbox",
-                                atLoad);
+    out.rejection = fmt::format(
+        "host code that runs when the kernel library is loaded ({}) is not allowed: it would run outside "
+        "the kernel sandbox",
+        atLoad);
     out.log = std::string(kRejected) + out.rejection + "\n" + out.log;
     std::error_code ec;
     fs::remove(temporary, ec);

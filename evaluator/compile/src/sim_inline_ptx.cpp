@@ -41,10 +41,17 @@ std::optional<std::string> stringLiteral(std::string_view s, std::size_t& i) {
     if (++i >= s.size()) return std::nullopt;
     const char c = s[i];
     switch (c) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case '\n': break;  // a line continuation inside the literal
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case '\n':
+        break;  // a line continuation inside the literal
       case 'x': {
         int v = 0, digits = 0;
         while (i + 1 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) && digits < 2) {
@@ -92,15 +99,19 @@ struct Constraint {
 std::optional<Constraint> constraint(std::string_view c) {
   Constraint k;
   for (char ch : c) {
-    if (ch == '=') k.output = true;
-    else if (ch == '+') k.output = k.readWrite = true;
-    else if (ch == '&') continue;
+    if (ch == '=')
+      k.output = true;
+    else if (ch == '+')
+      k.output = k.readWrite = true;
+    else if (ch == '&')
+      continue;
     else if (std::isdigit(static_cast<unsigned char>(ch))) {
       k.tiedTo = k.tiedTo < 0 ? ch - '0' : k.tiedTo * 10 + (ch - '0');
       if (k.tiedTo > 99) return std::nullopt;  // asm statements have at most 30 operands
-    }
-    else if (std::string_view("rlhfdnic").find(ch) != std::string_view::npos) k.kind = ch;
-    else return std::nullopt;
+    } else if (std::string_view("rlhfdnic").find(ch) != std::string_view::npos)
+      k.kind = ch;
+    else
+      return std::nullopt;
   }
   if (k.kind == 0 && k.tiedTo < 0) return std::nullopt;
   return k;
@@ -287,7 +298,8 @@ InlinePtxRewrite rewriteInlinePtx(std::string_view source) {
         const cuset_sim::PtxCheck check = cuset_sim::ptx_check(st->text, operands, st->extended);
         if (check.kind == cuset_sim::PtxCheck::Kind::unsupported || (check.kind == cuset_sim::PtxCheck::Kind::simulated && !readable)) {
           if (out.unsupported.empty()) {
-            out.unsupported = fmt::format("line {}: {}", lineAt(source, i), readable ? check.message : "an asm operand constraint other than r, l, h, f, d, n");
+            out.unsupported =
+                fmt::format("line {}: {}", lineAt(source, i), readable ? check.message : "an asm operand constraint other than r, l, h, f, d, n");
           }
         } else if (check.kind == cuset_sim::PtxCheck::Kind::simulated) {
           out.source.append(source, last, i - last);

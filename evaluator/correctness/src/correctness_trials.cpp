@@ -50,8 +50,8 @@ KernelBenchComparison kernelBenchAllclose(const HostTensor& got, const HostTenso
 
 // KernelBench's run_and_check_correctness on this backend: every trial runs (a mismatch is counted,
 // not a stop), a failed launch ends the check.
-KernelBenchCheck runKernelBenchTrials(const Problem& problem, const TrialLayouts& layouts, ReferenceCache& references, const CorrectnessOptions& options,
-                                      const TrialExecutor& execute) {
+KernelBenchCheck runKernelBenchTrials(const Problem& problem, const TrialLayouts& layouts, ReferenceCache& references,
+                                      const CorrectnessOptions& options, const TrialExecutor& execute) {
   KernelBenchCheck check;
   check.compiled = true;
   const SizeBindings& sizes = problem.sizes(options.sizeSet);
@@ -117,12 +117,18 @@ void runCusetTrials(const Problem& problem, const TrialLayouts& layouts, Referen
     const TrialRun run = execute(region, TrialRequest{trial, rerun, rerun || alternate});
     result.trials = t + 1;
     switch (run.status) {
-      case TrialRun::Status::ok: break;
-      case TrialRun::Status::runtimeError: return finish(Verdict::runtime_error, fmt::format("{}: {}", label, run.message));
-      case TrialRun::Status::timeout: return finish(Verdict::timeout, fmt::format("{}: {}", label, run.message));
-      case TrialRun::Status::tooSlow: return finish(Verdict::unsupported, fmt::format("{}: {}", label, run.message));
-      case TrialRun::Status::sandboxViolation: return finish(Verdict::sandbox_violation, fmt::format("{}: {}", label, run.message));
-      case TrialRun::Status::invalidSubmission: return finish(Verdict::invalid_submission, run.message);
+      case TrialRun::Status::ok:
+        break;
+      case TrialRun::Status::runtimeError:
+        return finish(Verdict::runtime_error, fmt::format("{}: {}", label, run.message));
+      case TrialRun::Status::timeout:
+        return finish(Verdict::timeout, fmt::format("{}: {}", label, run.message));
+      case TrialRun::Status::tooSlow:
+        return finish(Verdict::unsupported, fmt::format("{}: {}", label, run.message));
+      case TrialRun::Status::sandboxViolation:
+        return finish(Verdict::sandbox_violation, fmt::format("{}: {}", label, run.message));
+      case TrialRun::Status::invalidSubmission:
+        return finish(Verdict::invalid_submission, run.message);
       case TrialRun::Status::harnessError:
         return finish(Verdict::runtime_error, fmt::format("{}: {} could not run the kernel: {}", label, executorName, run.message));
     }

@@ -18,9 +18,12 @@ std::size_t alignUp(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; 
 
 std::string_view roleName(BufferSlot::Role r) {
   switch (r) {
-    case BufferSlot::Role::input: return "input";
-    case BufferSlot::Role::output: return "output";
-    case BufferSlot::Role::workspace: return "workspace";
+    case BufferSlot::Role::input:
+      return "input";
+    case BufferSlot::Role::output:
+      return "output";
+    case BufferSlot::Role::workspace:
+      return "workspace";
   }
   return "?";
 }
@@ -116,7 +119,8 @@ std::vector<std::byte> RegionLayout::fill(const std::vector<HostTensor>& inputs,
   std::vector<std::byte> region(totalBytes_, kGuardByte);
   copyInputs(slots_, inputs, region);
   for (const auto& s : slots_) {
-    if (s.role != BufferSlot::Role::input) std::memset(region.data() + s.offset, s.zeroed ? 0 : std::to_integer<int>(outputCanary(trial, s.dtype)), s.bytes);
+    if (s.role != BufferSlot::Role::input)
+      std::memset(region.data() + s.offset, s.zeroed ? 0 : std::to_integer<int>(outputCanary(trial, s.dtype)), s.bytes);
   }
   return region;
 }
@@ -136,8 +140,8 @@ std::optional<std::string> RegionLayout::findGuardViolation(const std::vector<st
       }
     }
     if (changed > 0) {
-      return fmt::format("out-of-bounds write before the start of {} '{}': {} guard byte(s) changed, up to {} byte(s) before it",
-                         roleName(s.role), s.name, changed, farthest);
+      return fmt::format("out-of-bounds write before the start of {} '{}': {} guard byte(s) changed, up to {} byte(s) before it", roleName(s.role),
+                         s.name, changed, farthest);
     }
     const std::size_t end = s.offset + s.bytes;
     const std::size_t backEnd = alignUp(end, kBufferAlignment) + kGuardBytes;

@@ -136,7 +136,8 @@ TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
     request.header["region_bytes"] = job.checks.at("region_bytes");
     for (const char* key : {"outputs", "check_sample", "fresh_region"}) request.header["timing"][key] = job.checks.at(key);
   }
-  const auto limit = options_.trialTimeout + (job.time ? std::chrono::milliseconds(static_cast<long long>(options_.maxSeconds * 2000)) : std::chrono::milliseconds(0));
+  const auto limit = options_.trialTimeout +
+                     (job.time ? std::chrono::milliseconds(static_cast<long long>(options_.maxSeconds * 2000)) : std::chrono::milliseconds(0));
 
   std::lock_guard lock(mutex_);  // load and run on the same worker
   TrialRun run;
@@ -201,7 +202,12 @@ void runCudaBackend(const Problem& problem, const LaunchPlan& plan, const Compil
   }
   // Which sample's outputs are kept besides the last: secret to the kernel, as the inputs are.
   const std::size_t checkSample = 1 + static_cast<std::size_t>(hashString(fmt::format("{}/{}", options.seed, result.key())).low % 8);
-  CudaWorkerPool::Job job{&compiled, &plan, &layout, std::move(payload), true, nullptr,
+  CudaWorkerPool::Job job{&compiled,
+                          &plan,
+                          &layout,
+                          std::move(payload),
+                          true,
+                          nullptr,
                           {{"region_bytes", R}, {"outputs", outputs}, {"check_sample", checkSample}, {"fresh_region", true}}};
   nlohmann::json referenceInputs = nlohmann::json::array();
   for (const auto& slot : layout.slots()) {
@@ -225,7 +231,8 @@ void runCudaBackend(const Problem& problem, const LaunchPlan& plan, const Compil
   // The last timed sample and the kept one ran on `inputs`, the fresh sample on `fresh`.
   const std::vector<HostTensor> want = references.run(problem, inputs, sizes), wantFresh = references.run(problem, fresh, sizes);
   auto judge = [&](std::size_t offset, const std::vector<HostTensor>& sent, const std::vector<HostTensor>& expected, const std::string& which) {
-    const std::vector<std::byte> region(job.region.begin() + static_cast<std::ptrdiff_t>(offset), job.region.begin() + static_cast<std::ptrdiff_t>(offset + R));
+    const std::vector<std::byte> region(job.region.begin() + static_cast<std::ptrdiff_t>(offset),
+                                        job.region.begin() + static_cast<std::ptrdiff_t>(offset + R));
     if (auto violation = layout.findGuardViolation(region)) return fmt::format("{}: {}", which, *violation);
     std::size_t in = 0, out = 0;
     for (const auto& slot : layout.slots()) {

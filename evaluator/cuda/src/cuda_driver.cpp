@@ -24,35 +24,35 @@ Expected<std::unique_ptr<CudaDriver>> CudaDriver::load() {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!handle) {
     const char* why = dlerror();
-    return Unexpected(fmt::format("cannot load the CUDA driver {} ({}): install the NVIDIA driver, or {}", library, why ? why : "not found", kUseSim));
+    return Unexpected(
+        fmt::format("cannot load the CUDA driver {} ({}): install the NVIDIA driver, or {}", library, why ? why : "not found", kUseSim));
   }
   // The toolkit's stub answers every call with CUDA_ERROR_STUB_LIBRARY; say so before anything else.
   if (auto init = reinterpret_cast<PFN_cuInit_v2000>(dlsym(handle, "cuInit")); init && init(0) == CUDA_ERROR_STUB_LIBRARY) {
-    return Unexpected(fmt::format("{} is the CUDA toolkit's stub library, not a driver: this machine has no NVIDIA driver installed; {}",
-                                  library, kUseSim));
+    return Unexpected(
+        fmt::format("{} is the CUDA toolkit's stub library, not a driver: this machine has no NVIDIA driver installed; {}", library, kUseSim));
   }
   auto getProc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(handle, "cuGetProcAddress_v2"));
   if (!getProc) {
-    return Unexpected(fmt::format("{} has no cuGetProcAddress_v2: the driver is older than CUDA 12.0; update the NVIDIA driver to 525 or newer",
-                                  library));
+    return Unexpected(
+        fmt::format("{} has no cuGetProcAddress_v2: the driver is older than CUDA 12.0; update the NVIDIA driver to 525 or newer", library));
   }
   auto d = std::make_unique<CudaDriver>(Key{});
   d->libraryPath_ = library;
   CUdriverProcAddressQueryResult found{};
-#define CUSET_RESOLVE(name, type)                                                                                              \
-  if (getProc(#name, reinterpret_cast<void**>(&d->name), kCudaDriverApiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=    \
-          CUDA_SUCCESS ||                                                                                                      \
-      d->name == nullptr) {                                                                                                    \
-    return Unexpected(fmt::format("{} does not provide {} (CUDA {}.{} API): update the NVIDIA driver", library, #name,       \
-                                  kCudaDriverApiVersion / 1000, kCudaDriverApiVersion % 1000 / 10));                           \
+#define CUSET_RESOLVE(name, type)                                                                                                                    \
+  if (getProc(#name, reinterpret_cast<void**>(&d->name), kCudaDriverApiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||              \
+      d->name == nullptr) {                                                                                                                          \
+    return Unexpected(fmt::format("{} does not provide {} (CUDA {}.{} API): update the NVIDIA driver", library, #name, kCudaDriverApiVersion / 1000, \
+                                  kCudaDriverApiVersion % 1000 / 10));                                                                               \
   }
   CUSET_CUDA_DRIVER_FUNCTIONS(CUSET_RESOLVE)
 #undef CUSET_RESOLVE
 
   const CUresult init = d->cuInit(0);
   if (init == CUDA_ERROR_STUB_LIBRARY) {
-    return Unexpected(fmt::format("{} is the CUDA toolkit's stub library, not a driver: this machine has no NVIDIA driver installed; {}",
-                                  library, kUseSim));
+    return Unexpected(
+        fmt::format("{} is the CUDA toolkit's stub library, not a driver: this machine has no NVIDIA driver installed; {}", library, kUseSim));
   }
   if (init == CUDA_ERROR_NO_DEVICE) return Unexpected(fmt::format("{}: the driver sees no CUDA device; {}", library, kUseSim));
   if (init == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH || init == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) {

@@ -67,7 +67,8 @@ class Module {
     std::array<void*, 2> values = {log.data(), reinterpret_cast<void*>(log.size())};
     const CUresult r = cuda_.driver().cuModuleLoadDataEx(&module_, data, options.size(), options.data(), values.data());
     if (r != CUDA_SUCCESS) {
-      throw CudaFailure{fmt::format("cuModuleLoadDataEx: {}{}{}", cuda_.driver().describe(r), log[0] ? ": " : "", log.data()), CudaDriver::isSticky(r)};
+      throw CudaFailure{fmt::format("cuModuleLoadDataEx: {}{}{}", cuda_.driver().describe(r), log[0] ? ": " : "", log.data()),
+                        CudaDriver::isSticky(r)};
     }
   }
   ~Module() {

@@ -95,7 +95,8 @@ class GpuSession {
     d.cuDeviceTotalMem(&memory, device_);
     const int busBits = attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH), memKHz = attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
     return {{"name", name},
-            {"compute_capability", fmt::format("{}.{}", attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR), attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))},
+            {"compute_capability",
+             fmt::format("{}.{}", attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR), attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))},
             {"sm_count", attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)},
             {"sm_clock_khz", attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE)},
             {"memory_clock_khz", memKHz},
@@ -140,8 +141,8 @@ class GpuSession {
     auto found = modules_.find(key);
     if (found == modules_.end()) {
       if (modules_.size() >= moduleLimit_) {
-        const auto oldest = std::min_element(modules_.begin(), modules_.end(),
-                                             [](const auto& a, const auto& b) { return a.second.lastUse < b.second.lastUse; });
+        const auto oldest =
+            std::min_element(modules_.begin(), modules_.end(), [](const auto& a, const auto& b) { return a.second.lastUse < b.second.lastUse; });
         modules_.erase(oldest);
       }
       auto module = std::make_unique<Module>(cuda_, image, header.value("is_cubin", true));
@@ -193,7 +194,8 @@ class GpuSession {
     };
     std::vector<Fill> outputs;
     for (const auto& o : timing.value("outputs", nlohmann::json::array())) {
-      outputs.push_back({o.at(0).get<std::size_t>(), o.at(1).get<std::size_t>(), static_cast<unsigned char>(o.size() > 2 ? o.at(2).get<int>() : 0xFF)});
+      outputs.push_back(
+          {o.at(0).get<std::size_t>(), o.at(1).get<std::size_t>(), static_cast<unsigned char>(o.size() > 2 ? o.at(2).get<int>() : 0xFF)});
     }
     const std::size_t checkSample = timing.value("check_sample", std::size_t{0});
     const std::span<std::byte> snapshot = payload.subspan((fresh ? 2 : 1) * regionBytes, regionBytes);
@@ -314,8 +316,10 @@ class GpuSession {
   CuptiKernelTimer* cuptiTimer() {
     if (!timer_ && !cuptiError_) {
       auto created = CuptiKernelTimer::create();
-      if (created) timer_ = std::move(*created);
-      else cuptiError_ = created.error();
+      if (created)
+        timer_ = std::move(*created);
+      else
+        cuptiError_ = created.error();
     }
     return timer_.get();
   }
@@ -375,7 +379,7 @@ class GpuSession {
   std::unique_ptr<CuptiKernelTimer> timer_;
   std::optional<std::string> cuptiError_;
   std::unique_ptr<NvmlClockMonitor> clocks_;  // null when NVML is unavailable: throttling not detected
-  std::uint64_t iterationIds_ = 0;  // unique across measurements: CUPTI's external correlation ids
+  std::uint64_t iterationIds_ = 0;            // unique across measurements: CUPTI's external correlation ids
   std::map<std::string, ReferenceEntry> references_;
 };
 

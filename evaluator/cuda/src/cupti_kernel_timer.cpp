@@ -39,7 +39,7 @@ constexpr std::size_t kBufferAlignment = 8;
 // CUPTI delivers records through C callbacks on its own threads; they land here.
 struct RecordStore {
   std::mutex mutex;
-  std::vector<KernelRecord> kernels;                       // externalId filled at collect()
+  std::vector<KernelRecord> kernels;  // externalId filled at collect()
   std::map<std::uint32_t, std::uint64_t> externalByCorrelation;
   std::size_t dropped = 0;
   const CuptiKernelTimer::Api* api = nullptr;
@@ -99,7 +99,9 @@ Expected<std::unique_ptr<CuptiKernelTimer>> CuptiKernelTimer::create() {
       break;
     }
   }
-  if (!handle) return Unexpected(std::string("cannot load libcupti (set CUSET_LIBCUPTI or add the toolkit's lib64 to LD_LIBRARY_PATH); timing falls back to CUDA events"));
+  if (!handle)
+    return Unexpected(
+        std::string("cannot load libcupti (set CUSET_LIBCUPTI or add the toolkit's lib64 to LD_LIBRARY_PATH); timing falls back to CUDA events"));
   auto api = std::make_unique<Api>();
   try {
     resolve(handle, "cuptiActivityEnable", api->enable, library);

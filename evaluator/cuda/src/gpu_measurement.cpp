@@ -72,8 +72,10 @@ nlohmann::json GpuMeasurement::finish(std::size_t launchesPerIteration) {
   }
   const SampleStats gpu = computeStats(gpuMs), host = computeStats(hostMs_);
   if (host.median > 4 * gpu.median + 0.05) {
-    problems.push_back(fmt::format("host wall time per iteration ({:.4g} ms) far exceeds GPU kernel time ({:.4g} ms): work outside the "
-                                   "timed kernels?", host.median, gpu.median));
+    problems.push_back(
+        fmt::format("host wall time per iteration ({:.4g} ms) far exceeds GPU kernel time ({:.4g} ms): work outside the "
+                    "timed kernels?",
+                    host.median, gpu.median));
   }
   nlohmann::json clocks = nullptr;
   if (tools_.clocks) {

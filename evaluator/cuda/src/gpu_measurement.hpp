@@ -22,10 +22,10 @@ namespace cuset::detail {
 // What a measurement uses, owned by the worker's GPU session and outliving the measurement.
 struct MeasurementTools {
   const Cuda& cuda;
-  CuptiKernelTimer* cupti = nullptr;               // null: CUDA events only
-  const std::optional<std::string>& cuptiError;    // why CUPTI is unavailable, reported with each timing
-  NvmlClockMonitor* clocks = nullptr;              // null: throttling is not detected
-  std::uint64_t& iterationIds;                     // unique across measurements: CUPTI's external correlation ids
+  CuptiKernelTimer* cupti = nullptr;             // null: CUDA events only
+  const std::optional<std::string>& cuptiError;  // why CUPTI is unavailable, reported with each timing
+  NvmlClockMonitor* clocks = nullptr;            // null: throttling is not detected
+  std::uint64_t& iterationIds;                   // unique across measurements: CUPTI's external correlation ids
 };
 
 class GpuMeasurement {

@@ -25,9 +25,11 @@ constexpr int kNvmlClockSm = 1;
 }  // namespace
 
 std::string describeThrottleReasons(std::uint64_t reasons) {
-  static const std::pair<std::uint64_t, const char*> kNames[] = {
-      {0x4, "power cap"}, {0x8, "hardware slowdown"}, {0x20, "thermal slowdown (software)"}, {0x40, "thermal slowdown (hardware)"},
-      {0x80, "power brake"}};
+  static const std::pair<std::uint64_t, const char*> kNames[] = {{0x4, "power cap"},
+                                                                 {0x8, "hardware slowdown"},
+                                                                 {0x20, "thermal slowdown (software)"},
+                                                                 {0x40, "thermal slowdown (hardware)"},
+                                                                 {0x80, "power brake"}};
   std::string out;
   for (const auto& [bit, name] : kNames) {
     if (reasons & bit) out += (out.empty() ? "" : ", ") + std::string(name);

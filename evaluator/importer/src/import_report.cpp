@@ -21,8 +21,12 @@ nlohmann::json importReportJson(const KernelBenchImportReport& report) {
   for (const auto& [level, c] : importCountsPerLevel(report)) {
     levels[level] = {{"files", c.files}, {"imported", c.imported}, {"flagged", c.flagged}, {"gpu_only", c.gpuOnly}, {"skipped", c.skipped}};
   }
-  return {{"kernelbench_commit", report.commit}, {"kernelbench_root", report.root}, {"imported", report.imported()},
-          {"total", report.problems.size()}, {"levels", levels}, {"problems", problems}};
+  return {{"kernelbench_commit", report.commit},
+          {"kernelbench_root", report.root},
+          {"imported", report.imported()},
+          {"total", report.problems.size()},
+          {"levels", levels},
+          {"problems", problems}};
 }
 
 KernelBenchImportReport importReportFromJson(const nlohmann::json& json, const std::string& source) {
@@ -67,28 +71,31 @@ std::string bulletList(const KernelBenchImportReport& report, Pick pick, Text te
 std::string importReportMarkdown(const KernelBenchImportReport& report) {
   const auto counts = importCountsPerLevel(report);
   std::string out = fmt::format("# KernelBench import (commit {})\n\n", report.commit);
-  out += "Flagged problems are imported but KernelBench's reference is degenerate or stochastic: reports leave them out of "
-         "headline metrics unless asked (`--include-defective`). GPU-only problems have no size set small enough to simulate: "
-         "the simulator answers `unsupported` for them.\n\n";
+  out +=
+      "Flagged problems are imported but KernelBench's reference is degenerate or stochastic: reports leave them out of "
+      "headline metrics unless asked (`--include-defective`). GPU-only problems have no size set small enough to simulate: "
+      "the simulator answers `unsupported` for them.\n\n";
   out += "| level | files | imported | share | flagged | GPU-only | skipped |\n|---|---|---|---|---|---|---|\n";
   for (const auto& [level, c] : counts) {
     if (level == "all") continue;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", level, c.files, c.imported, shareOf(c.imported, c.files), c.flagged, c.gpuOnly, c.skipped);
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", level, c.files, c.imported, shareOf(c.imported, c.files), c.flagged, c.gpuOnly,
+                       c.skipped);
   }
   if (const auto all = counts.find("all"); all != counts.end()) {
     const ImportCounts& c = all->second;
     out += fmt::format("| all | {} | {} | {} | {} | {} | {} |\n", c.files, c.imported, shareOf(c.imported, c.files), c.flagged, c.gpuOnly, c.skipped);
   }
   out += "\n## Skipped\n\n";
-  out += bulletList(report, [](const ImportedProblem& p) { return p.status != "imported"; }, [](const ImportedProblem& p) { return p.reason; });
+  out += bulletList(
+      report, [](const ImportedProblem& p) { return p.status != "imported"; }, [](const ImportedProblem& p) { return p.reason; });
   out += "\n## Flagged: KernelBench's reference is defective\n\n";
-  out += bulletList(report, [](const ImportedProblem& p) { return !p.defect().empty(); }, [](const ImportedProblem& p) {
-    return fmt::format("{}: {}", p.defect(), p.details.at("defect").value("reason", ""));
-  });
+  out += bulletList(
+      report, [](const ImportedProblem& p) { return !p.defect().empty(); },
+      [](const ImportedProblem& p) { return fmt::format("{}: {}", p.defect(), p.details.at("defect").value("reason", "")); });
   out += "\n## GPU-only: no size set small enough to simulate\n\n";
-  out += bulletList(report, [](const ImportedProblem& p) { return p.status == "imported" && !p.simulable(); }, [](const ImportedProblem& p) {
-    return fmt::format("size sets {}", p.details.at("size_sets").dump());
-  });
+  out += bulletList(
+      report, [](const ImportedProblem& p) { return p.status == "imported" && !p.simulable(); },
+      [](const ImportedProblem& p) { return fmt::format("size sets {}", p.details.at("size_sets").dump()); });
   out += "\n## Imported\n\n| source | problem | reference | notes |\n|---|---|---|---|\n";
   for (const auto& p : report.problems) {
     if (p.status != "imported") continue;
@@ -98,7 +105,7 @@ std::string importReportMarkdown(const KernelBenchImportReport& report) {
       const auto& s = p.details.at("scaling");
       const std::string how = s.value("how", "?");
       const int factor = s.value("factor", 0);
-      const std::string scaling = how == "none" ? "KernelBench's own sizes"
+      const std::string scaling = how == "none"                   ? "KernelBench's own sizes"
                                   : how == "batch" && factor == 0 ? "batch down to 1"
                                                                   : fmt::format("{} constants / {}", how, factor);
       notes += fmt::format("{}{}: {}", notes.empty() ? "" : "; ", s.value("set", "small"), scaling);

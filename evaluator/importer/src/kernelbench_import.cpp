@@ -83,8 +83,10 @@ void emitShape(YAML::Emitter& out, const json& shape) {
   out << YAML::Flow << YAML::BeginSeq;
   for (const auto& d : shape) {
     const std::string s = d.get<std::string>();
-    if (!s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) out << std::stoll(s);
-    else out << s;
+    if (!s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      out << std::stoll(s);
+    else
+      out << s;
   }
   out << YAML::EndSeq;
 }
@@ -94,8 +96,10 @@ void emitInit(YAML::Emitter& out, const json& init) {
   for (const char* key : {"mean", "std", "low", "high"}) {
     if (!init.contains(key)) continue;
     out << YAML::Key << key << YAML::Value;
-    if (init.at(key).is_number_integer()) out << init.at(key).get<std::int64_t>();
-    else out << init.at(key).get<double>();
+    if (init.at(key).is_number_integer())
+      out << init.at(key).get<std::int64_t>();
+    else
+      out << init.at(key).get<double>();
   }
   out << YAML::EndMap;
 }
@@ -134,7 +138,8 @@ std::string problemYaml(const SourceFile& f, const std::string& commit, const js
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << f.name;
   out << YAML::Key << "level" << YAML::Value << f.level;
-  out << YAML::Key << "tags" << YAML::Value << YAML::Flow << YAML::BeginSeq << "kernelbench" << fmt::format("kernelbench-level{}", f.level) << YAML::EndSeq;
+  out << YAML::Key << "tags" << YAML::Value << YAML::Flow << YAML::BeginSeq << "kernelbench" << fmt::format("kernelbench-level{}", f.level)
+      << YAML::EndSeq;
   std::string description = imported.value("description", "");
   if (description.empty()) description = fmt::format("KernelBench {}", f.relative);
   out << YAML::Key << "description" << YAML::Value << description;
@@ -159,10 +164,14 @@ std::string problemYaml(const SourceFile& f, const std::string& commit, const js
   if (ref.at("scripted").get<bool>()) {
     out << YAML::Key << "args" << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (const auto& a : ref.at("args")) {
-      if (a.is_string() && a.get<std::string>().rfind("input:", 0) == 0) out << a.get<std::string>().substr(6);
-      else if (a.is_boolean()) out << YAML::Flow << YAML::BeginMap << YAML::Key << "int" << YAML::Value << (a.get<bool>() ? 1 : 0) << YAML::EndMap;
-      else if (a.is_number_integer()) out << YAML::Flow << YAML::BeginMap << YAML::Key << "int" << YAML::Value << a.get<std::int64_t>() << YAML::EndMap;
-      else out << YAML::Flow << YAML::BeginMap << YAML::Key << "float" << YAML::Value << a.get<double>() << YAML::EndMap;
+      if (a.is_string() && a.get<std::string>().rfind("input:", 0) == 0)
+        out << a.get<std::string>().substr(6);
+      else if (a.is_boolean())
+        out << YAML::Flow << YAML::BeginMap << YAML::Key << "int" << YAML::Value << (a.get<bool>() ? 1 : 0) << YAML::EndMap;
+      else if (a.is_number_integer())
+        out << YAML::Flow << YAML::BeginMap << YAML::Key << "int" << YAML::Value << a.get<std::int64_t>() << YAML::EndMap;
+      else
+        out << YAML::Flow << YAML::BeginMap << YAML::Key << "float" << YAML::Value << a.get<double>() << YAML::EndMap;
     }
     out << YAML::EndSeq;
     out << YAML::Key << "attributes" << YAML::Value << YAML::Flow << YAML::BeginSeq;
@@ -193,8 +202,8 @@ std::string problemYaml(const SourceFile& f, const std::string& commit, const js
   }
   out << YAML::EndMap;
   out << YAML::Key << "origin" << YAML::Value << YAML::BeginMap << YAML::Key << "suite" << YAML::Value << "kernelbench" << YAML::Key << "commit"
-      << YAML::Value << commit << YAML::Key << "level" << YAML::Value << f.level << YAML::Key << "number" << YAML::Value << f.number
-      << YAML::Key << "file" << YAML::Value << f.relative << YAML::Key << "source" << YAML::Value << "kernelbench_source.py";
+      << YAML::Value << commit << YAML::Key << "level" << YAML::Value << f.level << YAML::Key << "number" << YAML::Value << f.number << YAML::Key
+      << "file" << YAML::Value << f.relative << YAML::Key << "source" << YAML::Value << "kernelbench_source.py";
   if (const json& overrides = imported.value("size_overrides", json::object()); !overrides.empty()) {
     out << YAML::Key << "size_overrides" << YAML::Value << YAML::BeginMap;
     for (const auto& [set, knobs] : overrides.items()) {
@@ -256,12 +265,12 @@ ImportedProblem importOne(const SourceFile& f, const KernelBenchImportOptions& o
   };
   fs::remove_all(work);
   fs::create_directories(work);
-  const SubprocessResult run = runSubprocess({pythonProgram(o), tracerScript(o).string(), "--file", f.path.string(), "--out", work.string(),
-                                              "--trace-memory-gib", fmt::format("{}", o.traceMemoryGiB), "--small-max-mib",
-                                              fmt::format("{}", o.smallMaxMiB), "--small-max-gflop", fmt::format("{}", o.smallMaxGflop),
-                                              "--medium-max-mib", fmt::format("{}", o.mediumMaxMiB), "--medium-max-gflop",
-                                              fmt::format("{}", o.mediumMaxGflop)},
-                                             std::chrono::duration_cast<std::chrono::milliseconds>(o.timeoutPerFile));
+  const SubprocessResult run =
+      runSubprocess({pythonProgram(o), tracerScript(o).string(), "--file", f.path.string(), "--out", work.string(), "--trace-memory-gib",
+                     fmt::format("{}", o.traceMemoryGiB), "--small-max-mib", fmt::format("{}", o.smallMaxMiB), "--small-max-gflop",
+                     fmt::format("{}", o.smallMaxGflop), "--medium-max-mib", fmt::format("{}", o.mediumMaxMiB), "--medium-max-gflop",
+                     fmt::format("{}", o.mediumMaxGflop)},
+                    std::chrono::duration_cast<std::chrono::milliseconds>(o.timeoutPerFile));
   const fs::path resultFile = work / "import.json";
   if (!run.ok() || !fs::is_regular_file(resultFile)) {
     std::string tail = run.output.size() > 400 ? run.output.substr(run.output.size() - 400) : run.output;
@@ -381,11 +390,14 @@ std::string kernelBenchProblemName(const std::string& fileName) {
 
 KernelBenchImportReport importKernelBench(const KernelBenchImportOptions& options) {
   const std::vector<SourceFile> files = listSources(options);
-  if (files.empty()) throw makeError("{}: no KernelBench problem file matches (levels {}, --only {})", options.root.string(), fmt::join(options.levels, ","), fmt::join(options.only, " "));
+  if (files.empty())
+    throw makeError("{}: no KernelBench problem file matches (levels {}, --only {})", options.root.string(), fmt::join(options.levels, ","),
+                    fmt::join(options.only, " "));
   const SubprocessResult probe = runSubprocess({pythonProgram(options), "-c", "import torch"}, std::chrono::seconds(120));
   if (!probe.ok()) {
-    throw makeError("{}: cannot import torch ({}); run scripts/install-deps.sh (it makes the project's .venv) or set CUSET_PYTHON to a Python that has torch",
-                    pythonProgram(options), firstLine(probe.output));
+    throw makeError(
+        "{}: cannot import torch ({}); run scripts/install-deps.sh (it makes the project's .venv) or set CUSET_PYTHON to a Python that has torch",
+        pythonProgram(options), firstLine(probe.output));
   }
   KernelBenchImportReport report;
   report.commit = options.commit.empty() ? findCommit(options.root) : options.commit;
@@ -408,8 +420,10 @@ KernelBenchImportReport importKernelBench(const KernelBenchImportOptions& option
   for (auto& p : pending) {
     ImportedProblem r = p.get();
     auto same = std::find_if(report.problems.begin(), report.problems.end(), [&](auto& e) { return e.source == r.source; });
-    if (same != report.problems.end()) *same = std::move(r);
-    else report.problems.push_back(std::move(r));
+    if (same != report.problems.end())
+      *same = std::move(r);
+    else
+      report.problems.push_back(std::move(r));
   }
   progress.finish();
   std::sort(report.problems.begin(), report.problems.end(), [](const ImportedProblem& a, const ImportedProblem& b) {

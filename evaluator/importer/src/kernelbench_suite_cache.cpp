@@ -24,7 +24,8 @@ fs::path kernelBenchSuiteOnFirstUse(const KernelBenchSuiteCacheOptions& options)
   // The checkout's files by (level, number); a level the checkout lacks leaves its problems out of the suite.
   std::vector<int> levels;
   for (const auto& [level, number] : options.needed) {
-    if (fs::is_directory(options.root / "KernelBench" / fmt::format("level{}", level)) && std::find(levels.begin(), levels.end(), level) == levels.end()) {
+    if (fs::is_directory(options.root / "KernelBench" / fmt::format("level{}", level)) &&
+        std::find(levels.begin(), levels.end(), level) == levels.end()) {
       levels.push_back(level);
     }
   }
@@ -53,8 +54,8 @@ fs::path kernelBenchSuiteOnFirstUse(const KernelBenchSuiteCacheOptions& options)
     if (std::find(import.levels.begin(), import.levels.end(), level) == import.levels.end()) import.levels.push_back(level);
   }
   if (import.only.empty()) return suite;
-  log::info("importing {} KernelBench problem(s) from {} into the cache {} (once; later runs reuse them)", import.only.size(),
-            options.root.string(), suite.string());
+  log::info("importing {} KernelBench problem(s) from {} into the cache {} (once; later runs reuse them)", import.only.size(), options.root.string(),
+            suite.string());
   import.progress = options.progress;
   fs::create_directories(suite);
   importKernelBench(import);

@@ -48,17 +48,22 @@ void buildChecks(const nlohmann::json& env, std::vector<DoctorCheck>& out) {
 void backendChecks(const nlohmann::json& env, std::vector<DoctorCheck>& out) {
   const SimToolchain sim = SimToolchain::fromBuild();
   std::string simProblem;
-  if (::access(sim.compiler.c_str(), X_OK) != 0) simProblem = fmt::format("no host C++ compiler at {}", sim.compiler.string());
-  else if (!fs::exists(sim.simLibraryDir / "libcuset_sim.so")) simProblem = fmt::format("no libcuset_sim.so in {}", sim.simLibraryDir.string());
-  else if (!fs::exists(sim.simInclude)) simProblem = fmt::format("no simulator headers at {}", sim.simInclude.string());
+  if (::access(sim.compiler.c_str(), X_OK) != 0)
+    simProblem = fmt::format("no host C++ compiler at {}", sim.compiler.string());
+  else if (!fs::exists(sim.simLibraryDir / "libcuset_sim.so"))
+    simProblem = fmt::format("no libcuset_sim.so in {}", sim.simLibraryDir.string());
+  else if (!fs::exists(sim.simInclude))
+    simProblem = fmt::format("no simulator headers at {}", sim.simInclude.string());
   out.push_back(check("backends", "sim", simProblem.empty(), true,
                       simProblem.empty() ? fmt::format("kernels run on the CPU (host compiler {})", sim.compiler.string()) : simProblem,
                       "build from the checkout (" + std::string(kInstall) + "), or set CUSET_SIM_CXX / CUSET_SIM_LIBDIR"));
-  out.push_back(check("backends", "compile-only", true, true, fmt::format("NVRTC {} compiles cubins without a GPU", env["nvrtc"].get<std::string>())));
+  out.push_back(
+      check("backends", "compile-only", true, true, fmt::format("NVRTC {} compiles cubins without a GPU", env["nvrtc"].get<std::string>())));
 
   const Expected<const CudaDriver*> driver = CudaDriver::get();
   if (!driver) {
-    out.push_back(check("backends", "cuda", false, false, driver.error(), "run on a machine with an NVIDIA GPU and driver (525+); use --backend sim here"));
+    out.push_back(
+        check("backends", "cuda", false, false, driver.error(), "run on a machine with an NVIDIA GPU and driver (525+); use --backend sim here"));
     return;
   }
   const CudaDriver& d = **driver;
@@ -82,8 +87,9 @@ void sandboxChecks(std::vector<DoctorCheck>& out) {
   out.push_back(check("sandbox", "seccomp", s.seccomp, true, s.seccomp ? "system-call allow-list for sim workers" : s.seccompWhy,
                       "run on a kernel with seccomp filters (CONFIG_SECCOMP_FILTER) and outside a container that forbids them"));
   out.push_back(check("sandbox", "landlock", s.landlockAbi > 0, false,
-                      s.landlockAbi > 0 ? fmt::format("ABI {}: restricted helpers read only what they are given", s.landlockAbi)
-                                        : "not available in this kernel: the KernelBench helper and the sim workers' children run without its file-system rules",
+                      s.landlockAbi > 0
+                          ? fmt::format("ABI {}: restricted helpers read only what they are given", s.landlockAbi)
+                          : "not available in this kernel: the KernelBench helper and the sim workers' children run without its file-system rules",
                       "use Linux 5.13+ with Landlock enabled (lsm=landlock,...)"));
   out.push_back(check("sandbox", "user namespaces", s.userNamespaces, false,
                       s.userNamespaces ? "unprivileged user namespaces are allowed" : s.userNamespacesWhy,
@@ -95,9 +101,10 @@ void pythonChecks(std::vector<DoctorCheck>& out) {
   const char* fix = "bash scripts/install-deps.sh (makes the pinned .venv), or set CUSET_PYTHON to a Python with torch 2.x";
   SubprocessResult r;
   try {
-    r = runSubprocess({python, "-c",
-                       "import sys, torch; print(sys.prefix); print(torch.__version__, 'CUDA ' + str(torch.version.cuda) if torch.version.cuda else 'CPU')"},
-                      std::chrono::seconds(120));
+    r = runSubprocess(
+        {python, "-c",
+         "import sys, torch; print(sys.prefix); print(torch.__version__, 'CUDA ' + str(torch.version.cuda) if torch.version.cuda else 'CPU')"},
+        std::chrono::seconds(120));
   } catch (const std::exception& e) {
     out.push_back(check("python", "environment", false, true, fmt::format("{} cannot be started: {}", python, e.what()), fix));
     return;
@@ -106,10 +113,10 @@ void pythonChecks(std::vector<DoctorCheck>& out) {
   std::string prefix, torch;
   std::getline(lines, prefix);
   std::getline(lines, torch);
-  out.push_back(check("python", "environment", r.ok(), true,
-                      r.ok() ? fmt::format("{} (prefix {}): torch {}", python, prefix, torch)
-                             : fmt::format("{} cannot import torch: {}", python, lastLine(r.output)),
-                      fix));
+  out.push_back(check(
+      "python", "environment", r.ok(), true,
+      r.ok() ? fmt::format("{} (prefix {}): torch {}", python, prefix, torch) : fmt::format("{} cannot import torch: {}", python, lastLine(r.output)),
+      fix));
 }
 
 }  // namespace

@@ -47,10 +47,14 @@ std::string archForDevice(const std::string& computeCapability) {
 
 std::string_view backendName(BackendKind kind) {
   switch (kind) {
-    case BackendKind::compileOnly: return "compile-only";
-    case BackendKind::sim: return "sim";
-    case BackendKind::cuda: return "cuda";
-    case BackendKind::automatic: return "auto";
+    case BackendKind::compileOnly:
+      return "compile-only";
+    case BackendKind::sim:
+      return "sim";
+    case BackendKind::cuda:
+      return "cuda";
+    case BackendKind::automatic:
+      return "auto";
   }
   return "?";
 }
@@ -72,10 +76,9 @@ std::optional<std::pair<Verdict, std::string>> compileFailure(const CompileOutpu
     case CompileOutput::Status::missingKernels: {
       std::string names;
       for (const auto& n : compiled.missingKernels) names += fmt::format("{}'{}'", names.empty() ? "" : ", ", n);
-      return std::pair{Verdict::invalid_submission,
-                       fmt::format("{} kernel(s) {} that the compiled module does not define as __global__ "
-                                   "(check the name, extern \"C\", or template arguments)",
-                                   form == "kernelbench" ? "the host code launches" : "manifest names", names)};
+      return std::pair{Verdict::invalid_submission, fmt::format("{} kernel(s) {} that the compiled module does not define as __global__ "
+                                                                "(check the name, extern \"C\", or template arguments)",
+                                                                form == "kernelbench" ? "the host code launches" : "manifest names", names)};
     }
     case CompileOutput::Status::ok:
       break;
@@ -108,8 +111,8 @@ std::variant<CandidatePlan, EarlyVerdict> planFromManifestCandidate(const Candid
 
 // A KernelBench solution: its Python and host code recorded, in the restricted helper, into plans.
 std::variant<CandidatePlan, EarlyVerdict> planFromKernelBenchCandidate(const Candidate& candidate, const Problem& problem,
-                                                                      const EvalServices& services, EvalResult& r,
-                                                                      std::optional<EarlyVerdict>& standing) {
+                                                                       const EvalServices& services, EvalResult& r,
+                                                                       std::optional<EarlyVerdict>& standing) {
   if (!services.translator) return EarlyVerdict{Verdict::unsupported, "KernelBench solutions are not translated in this run"};
   Translation t = services.translator->translate(problem, candidate.source);
   r.timings.translateMs = t.milliseconds;
@@ -117,7 +120,8 @@ std::variant<CandidatePlan, EarlyVerdict> planFromKernelBenchCandidate(const Can
   if (!t.ok()) {
     // A translation ends in a plan or in a failure: never in a verdict that only trials may give.
     if (isSuccess(*t.verdict)) {
-      return EarlyVerdict{Verdict::invalid_submission, fmt::format("the translation reported '{}' without running anything", verdictName(*t.verdict))};
+      return EarlyVerdict{Verdict::invalid_submission,
+                          fmt::format("the translation reported '{}' without running anything", verdictName(*t.verdict))};
     }
     return EarlyVerdict{*t.verdict, t.reason};
   }
@@ -144,11 +148,14 @@ void runOnBackend(const Problem& problem, const CandidatePlan& plan, const Compi
 // here for CuSeT's own reasons (the sandbox, a limit, the simulator) cannot tell what KernelBench would say.
 KernelBenchCheck kernelBenchCheckBeforeTrials(Verdict verdict, const std::string& reason) {
   switch (verdict) {
-    case Verdict::compile_error: return {.compiled = false, .correct = false, .issue = "compilation_error: " + reason};
+    case Verdict::compile_error:
+      return {.compiled = false, .correct = false, .issue = "compilation_error: " + reason};
     case Verdict::runtime_error:
-    case Verdict::wrong_answer: return {.compiled = true, .correct = false, .issue = "runtime_error: " + reason};
+    case Verdict::wrong_answer:
+      return {.compiled = true, .correct = false, .issue = "runtime_error: " + reason};
     default:
-      return {.compiled = verdict != Verdict::invalid_submission, .issue = "not reproduced: " + (reason.empty() ? "nothing was run (compile-only backend)" : reason)};
+      return {.compiled = verdict != Verdict::invalid_submission,
+              .issue = "not reproduced: " + (reason.empty() ? "nothing was run (compile-only backend)" : reason)};
   }
 }
 
@@ -196,9 +203,8 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
   if (!candidate.readError.empty()) return finish(Verdict::invalid_submission, candidate.readError);
   const Problem* problem = suite.find(candidate.problemId);
   if (problem == nullptr) {
-    return finish(Verdict::invalid_submission,
-                  fmt::format("unknown problem id '{}' ({} problems loaded from {})", candidate.problemId, suite.problems().size(),
-                              suite.root().string()));
+    return finish(Verdict::invalid_submission, fmt::format("unknown problem id '{}' ({} problems loaded from {})", candidate.problemId,
+                                                           suite.problems().size(), suite.root().string()));
   }
 
   static const KernelBenchRunOptions kDefaults;
@@ -229,7 +235,8 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
   const auto failure = compileFailure(compiled, compiled.log, r.form);
   r.compileLog += std::move(compiled.log);
   if (failure) return finishEarly(failure->first, failure->second);
-  if (auto refused = refusedLaunch(plan.plans, compiled.resources, services.correctness.sizeSet)) return finishEarly(refused->verdict, std::move(refused->reason));
+  if (auto refused = refusedLaunch(plan.plans, compiled.resources, services.correctness.sizeSet))
+    return finishEarly(refused->verdict, std::move(refused->reason));
   if (services.backend == BackendKind::compileOnly) return finishEarly(Verdict::compiled, "");
   if (services.unjudgeable) {
     if (auto it = services.unjudgeable->find(problem->id); it != services.unjudgeable->end()) return finishEarly(Verdict::unsupported, it->second);

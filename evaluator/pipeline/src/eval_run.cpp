@@ -58,8 +58,7 @@ FileLock lockRunFolder(const fs::path& dir) {
 std::uint64_t runSeed(const EvalConfig& config, const fs::path& runJson) {
   const std::optional<std::uint64_t> recorded = config.resume ? recordedSeed(runJson) : std::nullopt;
   if (recorded && config.seed && *recorded != *config.seed) {
-    throw makeError("{} records seed {}; resuming with --seed {} would mix two input draws in one run", runJson.string(), *recorded,
-                    *config.seed);
+    throw makeError("{} records seed {}; resuming with --seed {} would mix two input draws in one run", runJson.string(), *recorded, *config.seed);
   }
   if (recorded) return *recorded;
   return config.seed ? *config.seed : (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}());
@@ -121,9 +120,9 @@ EvalHarness::EvalHarness(const EvalConfig& config, const BackendChoice& backend)
     // candidate's result, and stays shared.
     fs::path libraries = cacheRoot(config) / "sim";
     if (!config.useCache) libraries = uncachedLibraries.emplace(cacheRoot(config) / "sim-uncached").path();
-    simCompiler = std::make_unique<SimCompiler>(SimToolchain::fromBuild(), libraries,
-                                                SimCompilerOptions{.pchDir = config.precompiledPrelude ? cacheRoot(config) / "sim-pch" : fs::path(),
-                                                                   .codegen = config.simCodegen});
+    simCompiler = std::make_unique<SimCompiler>(
+        SimToolchain::fromBuild(), libraries,
+        SimCompilerOptions{.pchDir = config.precompiledPrelude ? cacheRoot(config) / "sim-pch" : fs::path(), .codegen = config.simCodegen});
     sandbox = std::make_unique<SandboxPool>(jobs, config.sandbox);
   }
   sizeSet = runSizeSet(config, backend.kind);
@@ -230,8 +229,10 @@ std::vector<std::optional<EvalResult>> judgeCandidates(const EvalConfig& config,
   const auto& candidates = batch.candidates;
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (run.results.contains(candidates[i].key())) ++summary.skippedAsDone;
-    else todo.push_back(i);
+    if (run.results.contains(candidates[i].key()))
+      ++summary.skippedAsDone;
+    else
+      todo.push_back(i);
   }
   if (summary.skippedAsDone > 0) log::info("resuming: {} of {} candidates already done", summary.skippedAsDone, candidates.size());
 

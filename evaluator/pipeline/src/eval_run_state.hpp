@@ -20,18 +20,18 @@ namespace cuset::detail {
 // The candidates this run judges: the shard's part of the file, and the identity of the whole file.
 struct CandidateBatch {
   std::vector<Candidate> candidates;
-  nlohmann::json identity;                 // {fingerprint, candidates}: the whole set, before sharding
-  std::set<std::string> shardProblems;     // empty without --shard
+  nlohmann::json identity;              // {fingerprint, candidates}: the whole set, before sharding
+  std::set<std::string> shardProblems;  // empty without --shard
 };
 
 // The backend that runs, and the devices it runs on. `kind` is never `automatic`.
 struct BackendChoice {
   BackendKind kind = BackendKind::compileOnly;
-  std::string reason;                      // why, when `auto` chose it
-  std::unique_ptr<CudaDevices> cuda;       // cuda backend only
-  nlohmann::json device = nullptr;         // the first GPU's description
+  std::string reason;                 // why, when `auto` chose it
+  std::unique_ptr<CudaDevices> cuda;  // cuda backend only
+  nlohmann::json device = nullptr;    // the first GPU's description
   nlohmann::json devices = nlohmann::json::array();
-  std::string arch;                        // the NVRTC target
+  std::string arch;  // the NVRTC target
 };
 
 // The run folder, held for the whole evaluation: one evaluation per folder (the lock), its

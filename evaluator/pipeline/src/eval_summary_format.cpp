@@ -24,8 +24,8 @@ std::string formatEvalSummary(const EvalRunSummary& summary, std::size_t maxRows
   if (auto it = summary.counts.find(Verdict::unsupported); it != summary.counts.end() && it->second > 0) {
     out += fmt::format("{} unsupported: not judged in this run (outside pass@k and every rate); the reasons say what to run them on\n", it->second);
   }
-  out += fmt::format("{} candidate(s): {} evaluated now, {} already done; {:.2f} s\nresults: {}\n", summary.results.size(),
-                     summary.evaluatedNow, summary.skippedAsDone, summary.seconds, (summary.runDir / "results.jsonl").string());
+  out += fmt::format("{} candidate(s): {} evaluated now, {} already done; {:.2f} s\nresults: {}\n", summary.results.size(), summary.evaluatedNow,
+                     summary.skippedAsDone, summary.seconds, (summary.runDir / "results.jsonl").string());
   return out;
 }
 

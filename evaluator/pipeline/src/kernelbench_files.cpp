@@ -48,13 +48,20 @@ ordered_json runtimeStats(const EvalResult& r, const KernelBenchHardware& hardwa
 ordered_json metadataOf(const EvalResult& r, const KernelBenchHardware& hardware, const std::string& device) {
   ordered_json m = {{"hardware", hardware.name}, {"device", device}};
   switch (r.verdict) {
-    case Verdict::compile_error: m["compilation_error"] = r.reason; break;
+    case Verdict::compile_error:
+      m["compilation_error"] = r.reason;
+      break;
     case Verdict::runtime_error:
     case Verdict::timeout:
-    case Verdict::sandbox_violation: m["runtime_error"] = r.reason; break;
+    case Verdict::sandbox_violation:
+      m["runtime_error"] = r.reason;
+      break;
     case Verdict::wrong_answer:
-    case Verdict::hack_suspected: m["correctness_issue"] = r.reason; break;
-    default: break;
+    case Verdict::hack_suspected:
+      m["correctness_issue"] = r.reason;
+      break;
+    default:
+      break;
   }
   if (!r.comparisons.empty() && r.verdict == Verdict::wrong_answer) {
     double maxDiff = 0.0;
@@ -133,19 +140,20 @@ ordered_json analysisResults(const ordered_json& evalResults, const fs::path& ba
     if (s) correctSpeedups.push_back(*s);
   }
   const std::optional<double> geomean = geometricMean(correctSpeedups);
-  ordered_json out = {
-      {"level", level},
-      {"baseline", baselineFile.string()},
-      {"summary",
-       {{"total_problems", n},
-        {"total_evaluated", n},
-        {"compiled_count", compiled},
-        {"correct_count", correct},
-        {"compilation_rate", n ? double(compiled) / double(n) : 0.0},
-        {"correctness_rate", n ? double(correct) / double(n) : 0.0}}},
-      {"speedup_metrics",
-       {{"geometric_mean_speedup", geomean ? ordered_json(*geomean) : timed ? ordered_json(0.0) : ordered_json(nullptr)},
-        {"fast_p", fastP}}}};
+  ordered_json out = {{"level", level},
+                      {"baseline", baselineFile.string()},
+                      {"summary",
+                       {{"total_problems", n},
+                        {"total_evaluated", n},
+                        {"compiled_count", compiled},
+                        {"correct_count", correct},
+                        {"compilation_rate", n ? double(compiled) / double(n) : 0.0},
+                        {"correctness_rate", n ? double(correct) / double(n) : 0.0}}},
+                      {"speedup_metrics",
+                       {{"geometric_mean_speedup", geomean ? ordered_json(*geomean)
+                                                   : timed ? ordered_json(0.0)
+                                                           : ordered_json(nullptr)},
+                        {"fast_p", fastP}}}};
   if (!timed) out["note"] = "nothing was timed (the simulator times no kernel): fast_p and speedups need --backend cuda";
   if (!missing.empty()) out["not_in_baseline"] = missing;
   return out;
@@ -193,7 +201,7 @@ ordered_json kernelBenchPassAtKResults(const ordered_json& evalResults, const st
     for (const auto& s : samples) c += s["correctness"].get<bool>() && s["compiled"].get<bool>();
     ordered_json entry = {{"total_samples", n}, {"correct_samples", c}};
     for (int k : ks) {
-      const int used = std::min(k, n);  // KernelBench lowers k to n, and names the entry by the k it used
+      const int used = std::min(k, n);                                          // KernelBench lowers k to n, and names the entry by the k it used
       entry[fmt::format("pass@{}", used)] = passAtK(n, c, used).value_or(0.0);  // k lowered to 0 (no samples): 0, as KernelBench's formula gives
     }
     for (int k : ks) {

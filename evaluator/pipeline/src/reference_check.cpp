@@ -22,12 +22,14 @@ namespace {
 
 // One request to the helper: the reference run once (`full` false) or checkProblem() (`full` true).
 // Returns the failures (empty: passed); a full check's defects go to `check`.
-std::vector<std::string> askHelper(WorkerProcess& helper, const std::filesystem::path& problemsDir, const std::string& id,
-                                   const std::string& sizeSet, std::uint64_t seed, bool full, std::chrono::milliseconds timeout,
-                                   ProblemCheckResult* check) {
+std::vector<std::string> askHelper(WorkerProcess& helper, const std::filesystem::path& problemsDir, const std::string& id, const std::string& sizeSet,
+                                   std::uint64_t seed, bool full, std::chrono::milliseconds timeout, ProblemCheckResult* check) {
   sandbox::Message request;
-  request.header = {{"problems_dir", std::filesystem::absolute(problemsDir).string()}, {"id", id}, {"size_set", sizeSet},
-                    {"seed", std::to_string(seed)}, {"full", full}};
+  request.header = {{"problems_dir", std::filesystem::absolute(problemsDir).string()},
+                    {"id", id},
+                    {"size_set", sizeSet},
+                    {"seed", std::to_string(seed)},
+                    {"full", full}};
   auto reply = helper.call(request, std::chrono::steady_clock::now() + timeout);
   if (!reply) {
     return {reply.error() == "worker stopped answering"
@@ -58,8 +60,7 @@ std::map<std::string, std::string> findBrokenReferences(const std::filesystem::p
 }
 
 std::vector<ProblemCheckResult> checkProblemsIsolated(const std::filesystem::path& problemsDir, const std::vector<std::string>& ids,
-                                                      std::uint64_t seed, std::chrono::milliseconds timeout,
-                                                      const std::function<void()>& afterEach) {
+                                                      std::uint64_t seed, std::chrono::milliseconds timeout, const std::function<void()>& afterEach) {
   std::vector<ProblemCheckResult> results;
   WorkerProcess helper({"__reference-worker"}, false);
   for (const auto& id : ids) {

@@ -32,7 +32,8 @@ ShardRun readShard(const fs::path& dir) {
   s.run = readJsonFile(runJson);
   const std::string status = s.run.value("status", "");
   if (status != "finished") {
-    throw makeError("{}: not finished (status {}); finish it with `cuset eval ... --resume` first", dir.string(), status.empty() ? "unknown" : status);
+    throw makeError("{}: not finished (status {}); finish it with `cuset eval ... --resume` first", dir.string(),
+                    status.empty() ? "unknown" : status);
   }
   if (!s.run.contains("shard")) throw makeError("{}: not a shard (made without `cuset eval --shard I/N`)", dir.string());
   forEachJsonlLine(dir / "results.jsonl", "results file", [&](const std::string& line, const std::string& where) {
@@ -61,7 +62,8 @@ MergeSummary mergeRuns(const std::vector<fs::path>& runs, const fs::path& outDir
   if (runs.empty()) throw Error("cuset merge: give the shard run folders to merge");
   std::vector<ShardRun> shards;
   for (const auto& dir : runs) {
-    if (fs::exists(outDir) && fs::exists(dir) && fs::equivalent(dir, outDir)) throw makeError("--out {} is one of the runs to merge", outDir.string());
+    if (fs::exists(outDir) && fs::exists(dir) && fs::equivalent(dir, outDir))
+      throw makeError("--out {} is one of the runs to merge", outDir.string());
     shards.push_back(readShard(dir));
   }
   const ShardRun& first = shards.front();
@@ -78,7 +80,8 @@ MergeSummary mergeRuns(const std::vector<fs::path>& runs, const fs::path& outDir
     if (d != definition) {
       std::vector<std::string> changed;
       for (const auto& [key, value] : definition.items()) {
-        if (!d.contains(key) || d[key] != value) changed.push_back(fmt::format("{} {} vs {}", key, dumpJson(value), d.contains(key) ? dumpJson(d[key]) : "none"));
+        if (!d.contains(key) || d[key] != value)
+          changed.push_back(fmt::format("{} {} vs {}", key, dumpJson(value), d.contains(key) ? dumpJson(d[key]) : "none"));
       }
       for (const auto& [key, value] : d.items()) {
         if (!definition.contains(key)) changed.push_back(fmt::format("{} none vs {}", key, dumpJson(value)));
@@ -121,8 +124,11 @@ MergeSummary mergeRuns(const std::vector<fs::path>& runs, const fs::path& outDir
   std::map<std::string, std::size_t> counts;
   for (const auto& [index, s] : byIndex) {
     for (const auto& line : s->lines) results += line + "\n";
-    merged["shards"].push_back({{"index", index}, {"dir", fs::absolute(s->dir).string()}, {"started", s->run.value("started", "")},
-                                {"finished", s->run.value("finished", "")}, {"host", s->run.value("environment", json::object()).value("host", "")},
+    merged["shards"].push_back({{"index", index},
+                                {"dir", fs::absolute(s->dir).string()},
+                                {"started", s->run.value("started", "")},
+                                {"finished", s->run.value("finished", "")},
+                                {"host", s->run.value("environment", json::object()).value("host", "")},
                                 {"problems", s->run["shard"].value("problems", json::array())}});
     const json shardCounts = s->run.value("verdict_counts", json::object());  // items() of a temporary would dangle
     for (const auto& [verdict, n] : shardCounts.items()) counts[verdict] += n.get<std::size_t>();

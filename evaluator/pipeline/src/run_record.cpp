@@ -47,8 +47,12 @@ std::string suiteHash(const ProblemSuite& suite) {
 // What makes two runs comparable: a resume may not change any of it (a resumed run with other trials,
 // another backend or an edited suite would mix two evaluations under one report).
 nlohmann::json runDefinition(const EvalConfig& config, const ProblemSuite& suite, const BackendChoice& backend, const std::string& sizeSet) {
-  nlohmann::json definition = {{"backend", backendName(backend.kind)}, {"arch", backend.arch}, {"trials", config.trials}, {"size_set", sizeSet},
-                               {"compile_timeout_ms", config.compileTimeout.count()}, {"problems_hash", suiteHash(suite)}};
+  nlohmann::json definition = {{"backend", backendName(backend.kind)},
+                               {"arch", backend.arch},
+                               {"trials", config.trials},
+                               {"size_set", sizeSet},
+                               {"compile_timeout_ms", config.compileTimeout.count()},
+                               {"problems_hash", suiteHash(suite)}};
   if (backend.kind == BackendKind::sim) definition["trial_timeout_ms"] = config.sandbox.timeout.count();
   if (backend.kind == BackendKind::cuda) definition["cuda"] = {{"timer", config.cuda.timer}, {"timing", config.cuda.time}};
   if (config.shard) definition["shard"] = fmt::format("{}/{}", config.shard->index, config.shard->count);
@@ -66,8 +70,8 @@ void requireSameDefinition(const fs::path& runJson, const nlohmann::json& defini
     if (before.contains(key) && before[key] != value) changed.push_back(fmt::format("{} {} -> {}", key, dumpJson(before[key]), dumpJson(value)));
   }
   if (!changed.empty()) {
-    throw makeError("{}: --resume would mix two evaluations ({}); resume with the run's own settings, or choose another --out",
-                    runJson.string(), fmt::format("{}", fmt::join(changed, ", ")));
+    throw makeError("{}: --resume would mix two evaluations ({}); resume with the run's own settings, or choose another --out", runJson.string(),
+                    fmt::format("{}", fmt::join(changed, ", ")));
   }
 }
 
@@ -78,9 +82,10 @@ void requireSameSources(const fs::path& runJson, const ResultsLog& results, cons
   for (const auto& c : candidates) {
     const auto it = judged.find(c.key());
     if (it != judged.end() && !it->second.empty() && c.readError.empty() && it->second != hashString(c.source).hex()) {
-      throw makeError("{}: {} sample {} of model '{}' ({}) was judged with another source; --resume would mix two versions of it "
-                      "(choose another --out)",
-                      runJson.string(), c.problemId, c.sample, c.model, c.origin);
+      throw makeError(
+          "{}: {} sample {} of model '{}' ({}) was judged with another source; --resume would mix two versions of it "
+          "(choose another --out)",
+          runJson.string(), c.problemId, c.sample, c.model, c.origin);
     }
   }
 }
@@ -138,8 +143,7 @@ nlohmann::json startRunRecord(const EvalConfig& config, const ProblemSuite& suit
       {"command_line", config.commandLine},
       {"candidate_set", batch.identity},
       {"environment", describeEnvironment()},
-      {"compile_cache",
-       harness.compiler.cacheDir().empty() ? nlohmann::json(nullptr) : nlohmann::json(harness.compiler.cacheDir().string())},
+      {"compile_cache", harness.compiler.cacheDir().empty() ? nlohmann::json(nullptr) : nlohmann::json(harness.compiler.cacheDir().string())},
   };
   nlohmann::json origins = nlohmann::json::object();
   for (const auto& p : suite.problems()) {

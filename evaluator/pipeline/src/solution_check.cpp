@@ -119,8 +119,10 @@ std::vector<SolutionCheckRow> compareSolutionVerdicts(const ProblemSuite& suite,
         row.failure = "was not evaluated";
       } else if (want == Verdict::correct) {
         const Verdict success = runsKernels(backend) ? Verdict::correct : Verdict::compiled;
-        if (found->second->verdict != success) row.failure = fmt::format("expected {}, got {}", verdictName(success), row.got);
-        else anyGood = true;
+        if (found->second->verdict != success)
+          row.failure = fmt::format("expected {}, got {}", verdictName(success), row.got);
+        else
+          anyGood = true;
       } else if (!runsKernels(backend) && !decidedBeforeRunning(want)) {
         row.skipped = true;
       } else if (found->second->verdict != want) {
@@ -160,8 +162,8 @@ std::string formatSolutionCheck(const std::vector<SolutionCheckRow>& rows) {
     table.addRow({r.problem, r.file.empty() ? "-" : r.file, r.expected, r.got.empty() ? "-" : r.got, status, ellipsize(detail, 90)});
   }
   std::string out = table.render();
-  out += fmt::format("{} solution(s) checked ({} known-bad): {} as expected, {} failed, {} skipped (need a backend that runs kernels)\n",
-                     solutions, bad, solutions - failed - skipped, failed, skipped);
+  out += fmt::format("{} solution(s) checked ({} known-bad): {} as expected, {} failed, {} skipped (need a backend that runs kernels)\n", solutions,
+                     bad, solutions - failed - skipped, failed, skipped);
   if (unsolved > 0) out += fmt::format("{} problem(s) without a solution judged correct\n", unsolved);
   if (exempt > 0) out += fmt::format("{} problem(s) need none (flagged defective, imported without solutions, or not simulable)\n", exempt);
   return out;

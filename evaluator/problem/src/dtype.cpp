@@ -8,12 +8,18 @@ namespace cuset {
 
 std::string_view dtypeName(DType dtype) {
   switch (dtype) {
-    case DType::float32: return "float32";
-    case DType::float16: return "float16";
-    case DType::bfloat16: return "bfloat16";
-    case DType::int32: return "int32";
-    case DType::int64: return "int64";
-    case DType::boolean: return "bool";
+    case DType::float32:
+      return "float32";
+    case DType::float16:
+      return "float16";
+    case DType::bfloat16:
+      return "bfloat16";
+    case DType::int32:
+      return "int32";
+    case DType::int64:
+      return "int64";
+    case DType::boolean:
+      return "bool";
   }
   return "?";
 }
@@ -27,17 +33,21 @@ std::optional<DType> parseDType(std::string_view text) {
 
 std::size_t dtypeSize(DType dtype) {
   switch (dtype) {
-    case DType::float32: case DType::int32: return 4;
-    case DType::float16: case DType::bfloat16: return 2;
-    case DType::int64: return 8;
-    case DType::boolean: return 1;
+    case DType::float32:
+    case DType::int32:
+      return 4;
+    case DType::float16:
+    case DType::bfloat16:
+      return 2;
+    case DType::int64:
+      return 8;
+    case DType::boolean:
+      return 1;
   }
   return 0;
 }
 
-bool isFloating(DType dtype) {
-  return dtype == DType::float32 || dtype == DType::float16 || dtype == DType::bfloat16;
-}
+bool isFloating(DType dtype) { return dtype == DType::float32 || dtype == DType::float16 || dtype == DType::bfloat16; }
 
 std::uint16_t floatToHalfBits(float value) {
   const std::uint32_t f = std::bit_cast<std::uint32_t>(value);
@@ -47,8 +57,8 @@ std::uint16_t floatToHalfBits(float value) {
     return static_cast<std::uint16_t>(sign | 0x7c00u | (absBits > 0x7f800000u ? 0x200u | ((absBits >> 13) & 0x3ffu) : 0u));
   }
   if (absBits >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: Inf
-  if (absBits < 0x38800000u) {  // below the smallest normal half: subnormal or zero
-    if (absBits < 0x33000000u) return static_cast<std::uint16_t>(sign);  // < half of smallest subnormal
+  if (absBits < 0x38800000u) {                                                    // below the smallest normal half: subnormal or zero
+    if (absBits < 0x33000000u) return static_cast<std::uint16_t>(sign);           // < half of smallest subnormal
     const std::uint32_t exponent = absBits >> 23;
     const std::uint32_t mantissa = (absBits & 0x7fffffu) | 0x800000u;
     const std::uint32_t shift = 126u - exponent;  // 14 + (113 - exponent - 1) ... aligns to 2^-24 units
@@ -83,8 +93,6 @@ std::uint16_t floatToBfloat16Bits(float value) {
   return static_cast<std::uint16_t>((f + roundingBias) >> 16);
 }
 
-float bfloat16BitsToFloat(std::uint16_t bits) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-}
+float bfloat16BitsToFloat(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
 }  // namespace cuset

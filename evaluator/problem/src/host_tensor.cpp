@@ -28,12 +28,18 @@ HostTensor::HostTensor(DType dtype, std::vector<std::int64_t> shape) : dtype_(dt
 
 double HostTensor::valueAsDouble(std::int64_t i) const {
   switch (dtype_) {
-    case DType::float32: return as<float>()[i];
-    case DType::float16: return halfBitsToFloat(as<std::uint16_t>()[i]);
-    case DType::bfloat16: return bfloat16BitsToFloat(as<std::uint16_t>()[i]);
-    case DType::int32: return as<std::int32_t>()[i];
-    case DType::int64: return static_cast<double>(as<std::int64_t>()[i]);
-    case DType::boolean: return as<std::uint8_t>()[i] != 0 ? 1.0 : 0.0;
+    case DType::float32:
+      return as<float>()[i];
+    case DType::float16:
+      return halfBitsToFloat(as<std::uint16_t>()[i]);
+    case DType::bfloat16:
+      return bfloat16BitsToFloat(as<std::uint16_t>()[i]);
+    case DType::int32:
+      return as<std::int32_t>()[i];
+    case DType::int64:
+      return static_cast<double>(as<std::int64_t>()[i]);
+    case DType::boolean:
+      return as<std::uint8_t>()[i] != 0 ? 1.0 : 0.0;
   }
   return 0.0;
 }

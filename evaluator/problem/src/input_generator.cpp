@@ -26,7 +26,8 @@ double draw(const Distribution& d, Rng& rng) {
       const double v = d.mean + d.stddev * rng.normal();
       return d.clamped ? std::clamp(v, d.low, d.high) : v;
     }
-    case Distribution::Kind::uniform: return d.low + (d.high - d.low) * rng.uniform01();
+    case Distribution::Kind::uniform:
+      return d.low + (d.high - d.low) * rng.uniform01();
     case Distribution::Kind::randint: {
       const auto span = static_cast<std::uint64_t>(d.high - d.low);
       return d.low + static_cast<double>(rng.next() % span);
@@ -93,12 +94,24 @@ HostTensor generateTensor(const TensorSpec& spec, const std::vector<std::int64_t
   HostTensor t(spec.dtype, shape);
   Rng rng(seed);
   switch (spec.dtype) {
-    case DType::float32: fill<float>(t, spec.init, rng, [](double v) { return static_cast<float>(v); }); break;
-    case DType::float16: fill<std::uint16_t>(t, spec.init, rng, [](double v) { return floatToHalfBits(static_cast<float>(v)); }); break;
-    case DType::bfloat16: fill<std::uint16_t>(t, spec.init, rng, [](double v) { return floatToBfloat16Bits(static_cast<float>(v)); }); break;
-    case DType::int32: fill<std::int32_t>(t, spec.init, rng, [](double v) { return static_cast<std::int32_t>(std::floor(v)); }); break;
-    case DType::int64: fill<std::int64_t>(t, spec.init, rng, [](double v) { return static_cast<std::int64_t>(std::floor(v)); }); break;
-    case DType::boolean: fill<std::uint8_t>(t, spec.init, rng, [](double v) { return static_cast<std::uint8_t>(v >= 1.0 ? 1 : 0); }); break;
+    case DType::float32:
+      fill<float>(t, spec.init, rng, [](double v) { return static_cast<float>(v); });
+      break;
+    case DType::float16:
+      fill<std::uint16_t>(t, spec.init, rng, [](double v) { return floatToHalfBits(static_cast<float>(v)); });
+      break;
+    case DType::bfloat16:
+      fill<std::uint16_t>(t, spec.init, rng, [](double v) { return floatToBfloat16Bits(static_cast<float>(v)); });
+      break;
+    case DType::int32:
+      fill<std::int32_t>(t, spec.init, rng, [](double v) { return static_cast<std::int32_t>(std::floor(v)); });
+      break;
+    case DType::int64:
+      fill<std::int64_t>(t, spec.init, rng, [](double v) { return static_cast<std::int64_t>(std::floor(v)); });
+      break;
+    case DType::boolean:
+      fill<std::uint8_t>(t, spec.init, rng, [](double v) { return static_cast<std::uint8_t>(v >= 1.0 ? 1 : 0); });
+      break;
   }
   return t;
 }
@@ -147,14 +160,13 @@ std::vector<HostTensor> generateAll(const Problem& problem, const std::vector<Te
 
 }  // namespace
 
-std::vector<HostTensor> generateInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed,
-                                       std::uint64_t trial, bool alternate) {
+std::vector<HostTensor> generateInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed, std::uint64_t trial,
+                                       bool alternate) {
   const InputTransform* transform = problem.inputTransform ? &*problem.inputTransform : nullptr;
   return generateAll(problem, problem.inputs, transform, sizes, runSeed, trial, alternate, "");
 }
 
-std::vector<HostTensor> generateDraws(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed,
-                                      std::uint64_t trial, bool alternate) {
+std::vector<HostTensor> generateDraws(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed, std::uint64_t trial, bool alternate) {
   if (!problem.inputTransform) return {};
   return generateAll(problem, problem.inputTransform->draws, nullptr, sizes, runSeed, trial, alternate, "draw:");
 }

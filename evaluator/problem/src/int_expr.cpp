@@ -69,9 +69,12 @@ class IntExprParser {
     }
     int lhs = parseTerm();
     while (error_.empty()) {
-      if (accept('+')) lhs = binary('+', lhs, parseTerm());
-      else if (accept('-')) lhs = binary('-', lhs, parseTerm());
-      else break;
+      if (accept('+'))
+        lhs = binary('+', lhs, parseTerm());
+      else if (accept('-'))
+        lhs = binary('-', lhs, parseTerm());
+      else
+        break;
     }
     --depth_;
     return lhs;
@@ -79,10 +82,14 @@ class IntExprParser {
   int parseTerm() {
     int lhs = parseUnary();
     while (error_.empty()) {
-      if (accept('*')) lhs = binary('*', lhs, parseUnary());
-      else if (accept('/')) lhs = binary('/', lhs, parseUnary());
-      else if (accept('%')) lhs = binary('%', lhs, parseUnary());
-      else break;
+      if (accept('*'))
+        lhs = binary('*', lhs, parseUnary());
+      else if (accept('/'))
+        lhs = binary('/', lhs, parseUnary());
+      else if (accept('%'))
+        lhs = binary('%', lhs, parseUnary());
+      else
+        break;
     }
     return lhs;
   }

@@ -16,7 +16,7 @@ namespace {
 at::ScalarType scalarType(const std::string& name) {
   static const std::map<std::string, at::ScalarType> kTypes = {
       {"float32", at::kFloat}, {"float16", at::kHalf}, {"bfloat16", at::kBFloat16}, {"float64", at::kDouble}, {"int32", at::kInt},
-      {"int64", at::kLong},    {"int16", at::kShort},  {"int8", at::kChar},         {"uint8", at::kByte},    {"bool", at::kBool}};
+      {"int64", at::kLong},    {"int16", at::kShort},  {"int8", at::kChar},         {"uint8", at::kByte},     {"bool", at::kBool}};
   const auto it = kTypes.find(name);
   if (it == kTypes.end()) throw std::runtime_error("unknown dtype " + name);
   return it->second;
@@ -39,7 +39,7 @@ c10::TypePtr unwrapOptional(const c10::TypePtr& t) {
 
 struct Converter {
   const LibraryMemory& memory;
-  bool upcast;  // float16/bfloat16 tensors as float32 copies
+  bool upcast;                                                  // float16/bfloat16 tensors as float32 copies
   std::vector<std::pair<at::Tensor, at::Tensor>> upcastCopies;  // (original view, its float32 copy)
 
   at::Tensor tensor(const nlohmann::json& v) {
@@ -59,13 +59,14 @@ struct Converter {
       if (j.contains("tensor")) return tensor(j["tensor"]);
       if (j.contains("dtype")) return c10::IValue(scalarType(j["dtype"].get<std::string>()));
       if (j.contains("layout")) return c10::IValue(at::kStrided);
-      if (j.contains("device")) return c10::IValue(memory.cuda ? c10::Device(at::kCUDA, static_cast<c10::DeviceIndex>(memory.device)) : c10::Device(at::kCPU));
+      if (j.contains("device"))
+        return c10::IValue(memory.cuda ? c10::Device(at::kCUDA, static_cast<c10::DeviceIndex>(memory.device)) : c10::Device(at::kCPU));
       if (j.contains("memory_format")) {
         const std::string f = j["memory_format"];
-        return c10::IValue(f == "channels_last" ? at::MemoryFormat::ChannelsLast
+        return c10::IValue(f == "channels_last"      ? at::MemoryFormat::ChannelsLast
                            : f == "channels_last_3d" ? at::MemoryFormat::ChannelsLast3d
-                           : f == "preserve_format" ? at::MemoryFormat::Preserve
-                                                    : at::MemoryFormat::Contiguous);
+                           : f == "preserve_format"  ? at::MemoryFormat::Preserve
+                                                     : at::MemoryFormat::Contiguous);
       }
       if (j.contains("float")) return c10::IValue(std::stod(j["float"].get<std::string>()));
       throw std::runtime_error("an argument this harness cannot read: " + j.dump());
@@ -120,7 +121,8 @@ void run(const nlohmann::json& call, const LibraryMemory& memory, bool upcast) {
   const auto& arguments = op.schema().arguments();
   const nlohmann::json& args = call.at("args");
   const nlohmann::json kwargs = call.value("kwargs", nlohmann::json::object());
-  if (args.size() > arguments.size()) throw std::runtime_error(fmt::format("{} takes {} arguments, the step gives {}", op.schema().name(), arguments.size(), args.size()));
+  if (args.size() > arguments.size())
+    throw std::runtime_error(fmt::format("{} takes {} arguments, the step gives {}", op.schema().name(), arguments.size(), args.size()));
   for (const auto& [name, v] : kwargs.items()) {
     if (std::none_of(arguments.begin(), arguments.end(), [&](const c10::Argument& a) { return a.name() == name; })) {
       throw std::runtime_error(fmt::format("{} has no argument '{}'", op.schema().name(), name));
@@ -130,10 +132,14 @@ void run(const nlohmann::json& call, const LibraryMemory& memory, bool upcast) {
   torch::jit::Stack stack;
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     const c10::Argument& a = arguments[i];
-    if (i < args.size()) stack.push_back(convert.value(args[i], a.type()));
-    else if (kwargs.contains(a.name())) stack.push_back(convert.value(kwargs[a.name()], a.type()));
-    else if (a.default_value()) stack.push_back(*a.default_value());
-    else throw std::runtime_error(fmt::format("{}: argument '{}' is missing", op.schema().name(), a.name()));
+    if (i < args.size())
+      stack.push_back(convert.value(args[i], a.type()));
+    else if (kwargs.contains(a.name()))
+      stack.push_back(convert.value(kwargs[a.name()], a.type()));
+    else if (a.default_value())
+      stack.push_back(*a.default_value());
+    else
+      throw std::runtime_error(fmt::format("{}: argument '{}' is missing", op.schema().name(), a.name()));
   }
   {
     torch::NoGradGuard noGrad;  // the harness computes, nothing trains
@@ -182,19 +188,18 @@ std::string runLibraryCall(const nlohmann::json& call, const LibraryMemory& memo
 
 std::string libraryOpRefusal(const std::string& op, const std::string& overload) {
   if (!op.starts_with("aten::")) return fmt::format("{} is not an ATen op", op);
-  static const std::array<std::string_view, 8> kDenied = {"from_file", "_local_scalar_dense", "item", "set_", "resize_", "record_stream",
-                                                          "_assert_async", "save"};
+  static const std::array<std::string_view, 8> kDenied = {"from_file", "_local_scalar_dense", "item",          "set_",
+                                                          "resize_",   "record_stream",       "_assert_async", "save"};
   const std::string_view name = std::string_view(op).substr(6);
   if (std::find(kDenied.begin(), kDenied.end(), name) != kDenied.end()) return fmt::format("{} cannot be a library step", op);
   const auto handle = c10::Dispatcher::singleton().findSchema({op, overload});
   if (!handle) return fmt::format("this LibTorch has no op {}{}", op, overload.empty() ? "" : "." + overload);
-  static const std::array<std::string_view, 10> kStringArguments = {"reduce", "rounding_mode", "approximate", "padding", "equation",
-                                                                    "mode", "side", "interpolation", "indexing", "reduction"};
+  static const std::array<std::string_view, 10> kStringArguments = {"reduce", "rounding_mode", "approximate",   "padding",  "equation",
+                                                                    "mode",   "side",          "interpolation", "indexing", "reduction"};
   for (const auto& a : handle->schema().arguments()) {
     const c10::TypePtr t = unwrapOptional(a.type());
     if (t->kind() == c10::TypeKind::GeneratorType) return fmt::format("{} draws random numbers", op);
-    if (t->kind() == c10::TypeKind::StringType &&
-        std::find(kStringArguments.begin(), kStringArguments.end(), a.name()) == kStringArguments.end()) {
+    if (t->kind() == c10::TypeKind::StringType && std::find(kStringArguments.begin(), kStringArguments.end(), a.name()) == kStringArguments.end()) {
       return fmt::format("{} takes a string argument '{}'", op, a.name());
     }
   }
@@ -220,11 +225,12 @@ std::vector<nlohmann::json> libraryWrittenArguments(const nlohmann::json& call) 
     }
     return false;
   };
-  static const std::array<std::string_view, 7> kHiddenWrites = {"native_batch_norm", "batch_norm", "_batch_norm_impl_index", "cudnn_batch_norm",
-                                                                "miopen_batch_norm", "_native_batch_norm_legit", "instance_norm"};
+  static const std::array<std::string_view, 7> kHiddenWrites = {"native_batch_norm", "batch_norm",        "_batch_norm_impl_index",
+                                                                "cudnn_batch_norm",  "miopen_batch_norm", "_native_batch_norm_legit",
+                                                                "instance_norm"};
   const std::string name = op.schema().name();
-  const bool hidden = std::find(kHiddenWrites.begin(), kHiddenWrites.end(), std::string_view(name).substr(name.find("::") + 2)) != kHiddenWrites.end() &&
-                      training();
+  const bool hidden =
+      std::find(kHiddenWrites.begin(), kHiddenWrites.end(), std::string_view(name).substr(name.find("::") + 2)) != kHiddenWrites.end() && training();
   std::vector<nlohmann::json> written;
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     const c10::AliasInfo* alias = arguments[i].alias_info();

@@ -11,10 +11,13 @@ namespace cuset {
 
 std::string Distribution::describe() const {
   switch (kind) {
-    case Kind::normal: return fmt::format("normal(mean={}, std={})", mean, stddev);
-    case Kind::uniform: return fmt::format("uniform[{}, {})", low, high);
+    case Kind::normal:
+      return fmt::format("normal(mean={}, std={})", mean, stddev);
+    case Kind::uniform:
+      return fmt::format("uniform[{}, {})", low, high);
     case Kind::randint:
-      return fmt::format("randint[{}, {})", lowSize ? lowSize->text() : fmt::format("{}", low), highSize ? highSize->text() : fmt::format("{}", high));
+      return fmt::format("randint[{}, {})", lowSize ? lowSize->text() : fmt::format("{}", low),
+                         highSize ? highSize->text() : fmt::format("{}", high));
     case Kind::mix: {
       std::string parts;
       for (const auto& [w, d] : components) parts += fmt::format("{}{}*{}", parts.empty() ? "" : " + ", w, d.describe());
@@ -48,10 +51,14 @@ Expected<Distribution> Distribution::resolvedFor(const SizeBindings& sizes) cons
 
 Tolerance defaultTolerance(DType dtype) {
   switch (dtype) {
-    case DType::float32: return {1e-4, 1e-4};
-    case DType::float16: return {1e-2, 1e-2};
-    case DType::bfloat16: return {2e-2, 2e-2};
-    default: return {0.0, 0.0};
+    case DType::float32:
+      return {1e-4, 1e-4};
+    case DType::float16:
+      return {1e-2, 1e-2};
+    case DType::bfloat16:
+      return {2e-2, 2e-2};
+    default:
+      return {0.0, 0.0};
   }
 }
 
@@ -123,9 +130,7 @@ std::optional<std::size_t> Problem::inputIndex(std::string_view inputName) const
   return std::nullopt;
 }
 
-bool Problem::isSizeName(std::string_view sizeName) const {
-  return !sizeSets.empty() && sizeSets.front().sizes.contains(sizeName);
-}
+bool Problem::isSizeName(std::string_view sizeName) const { return !sizeSets.empty() && sizeSets.front().sizes.contains(sizeName); }
 
 Expected<std::int64_t> elementCount(const std::vector<std::int64_t>& shape) {
   std::int64_t count = 1;
@@ -145,8 +150,7 @@ Expected<std::vector<std::int64_t>> evaluateShape(const TensorSpec& spec, const 
   }
   auto count = elementCount(shape);
   std::int64_t bytes = 0;
-  if (!count || __builtin_mul_overflow(*count, static_cast<std::int64_t>(dtypeSize(spec.dtype)), &bytes) ||
-      bytes > kMaxTensorBytes) {
+  if (!count || __builtin_mul_overflow(*count, static_cast<std::int64_t>(dtypeSize(spec.dtype)), &bytes) || bytes > kMaxTensorBytes) {
     return Unexpected{fmt::format("tensor '{}' is absurdly large (over {} GiB)", spec.name, kMaxTensorBytes >> 30)};
   }
   return shape;

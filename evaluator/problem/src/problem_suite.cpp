@@ -42,8 +42,9 @@ class ProblemParser {
   Problem parse(std::string_view text) {
     const YAML::Node root = yaml_.parse(text);
     if (!root.IsMap()) yaml_.fail(root, "", "expected a mapping at the top level (name:, level:, sizes:, ...)");
-    yaml_.onlyKeys(root, "", {"name", "level", "tags", "description", "sizes", "inputs", "outputs", "reference",
-                              "tolerance", "cost", "reference_precision", "reference_archive", "input_transform", "origin", "defect"});
+    yaml_.onlyKeys(root, "",
+                   {"name", "level", "tags", "description", "sizes", "inputs", "outputs", "reference", "tolerance", "cost", "reference_precision",
+                    "reference_archive", "input_transform", "origin", "defect"});
     Problem p;
     p.directory = directory_;
     p.name = yaml_.asString(yaml_.require(root, "name", ""), "name");
@@ -182,7 +183,8 @@ class ProblemParser {
           }
         } else {
           arg.input = yaml_.asString(args[i], path);
-          if (!p.inputIndex(arg.input)) yaml_.fail(args[i], path, fmt::format("'{}' is not an input (numbers are written {{int: N}} or {{float: X}})", arg.input));
+          if (!p.inputIndex(arg.input))
+            yaml_.fail(args[i], path, fmt::format("'{}' is not an input (numbers are written {{int: N}} or {{float: X}})", arg.input));
         }
         a.args.push_back(std::move(arg));
       }
@@ -256,8 +258,7 @@ class ProblemParser {
     p.origin = std::move(o);
   }
 
-  void parseTensors(const YAML::Node& node, const std::string& section, bool isInput, std::vector<TensorSpec>& out,
-                    const Problem& p) {
+  void parseTensors(const YAML::Node& node, const std::string& section, bool isInput, std::vector<TensorSpec>& out, const Problem& p) {
     yaml_.expectMap(node, section);
     for (const auto& entry : node) {
       TensorSpec t;
@@ -268,9 +269,12 @@ class ProblemParser {
         yaml_.fail(entry.first, path, "duplicate tensor name");
       }
       const bool produced = isInput && p.inputTransform && p.inputTransform->producesInput(t.name);
-      if (produced) yaml_.onlyKeys(entry.second, path, {"dtype", "shape"});
-      else if (isInput) yaml_.onlyKeys(entry.second, path, {"dtype", "shape", "init"});
-      else yaml_.onlyKeys(entry.second, path, {"dtype", "shape"});
+      if (produced)
+        yaml_.onlyKeys(entry.second, path, {"dtype", "shape"});
+      else if (isInput)
+        yaml_.onlyKeys(entry.second, path, {"dtype", "shape", "init"});
+      else
+        yaml_.onlyKeys(entry.second, path, {"dtype", "shape"});
       const YAML::Node dtypeNode = yaml_.require(entry.second, "dtype", path);
       const auto dtype = parseDType(yaml_.asString(dtypeNode, joinPath(path, "dtype")));
       if (!dtype) yaml_.fail(dtypeNode, joinPath(path, "dtype"), fmt::format("unknown dtype '{}' (known: {})", dtypeNode.Scalar(), kDTypeList));
@@ -330,7 +334,8 @@ class ProblemParser {
       d.mean = number("mean", 0.0);
       d.stddev = number("std", 1.0);
       if (d.stddev < 0) yaml_.fail(node["std"], joinPath(path, "std"), "must be >= 0");
-      if (!isFloating(dtype)) yaml_.fail(distNode, joinPath(path, "dist"), fmt::format("normal needs a floating dtype, not {} (use randint)", dtypeName(dtype)));
+      if (!isFloating(dtype))
+        yaml_.fail(distNode, joinPath(path, "dist"), fmt::format("normal needs a floating dtype, not {} (use randint)", dtypeName(dtype)));
     } else if (dist == "uniform" || dist == "randint") {
       yaml_.onlyKeys(node, path, {"dist", "low", "high", "weight"});
       d.kind = dist == "uniform" ? Distribution::Kind::uniform : Distribution::Kind::randint;
@@ -346,7 +351,8 @@ class ProblemParser {
       d.high = d.highSize ? 1.0 : number("high", dist == "uniform" ? 1.0 : (dtype == DType::boolean ? 2.0 : 100.0));
       if (d.lowSize || d.highSize) {
         if (dtype == DType::boolean) yaml_.fail(node, path, "randint for bool takes numeric bounds");
-      } else if (!(d.low < d.high)) yaml_.fail(node, path, fmt::format("needs low < high (got low={}, high={})", d.low, d.high));
+      } else if (!(d.low < d.high))
+        yaml_.fail(node, path, fmt::format("needs low < high (got low={}, high={})", d.low, d.high));
       if (d.kind == Distribution::Kind::uniform && !isFloating(dtype)) {
         yaml_.fail(distNode, joinPath(path, "dist"), fmt::format("uniform needs a floating dtype, not {} (use randint)", dtypeName(dtype)));
       }
@@ -471,8 +477,8 @@ ProblemSuite ProblemSuite::load(const fs::path& root) {
   ProblemSuite suite;
   suite.root_ = root;
   std::vector<fs::path> dirs;
-  for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied);
-       it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied); it != fs::recursive_directory_iterator();
+       ++it) {
     if (it->is_regular_file() && it->path().filename() == "problem.yaml") dirs.push_back(it->path().parent_path());
   }
   std::sort(dirs.begin(), dirs.end());
@@ -480,8 +486,8 @@ ProblemSuite ProblemSuite::load(const fs::path& root) {
     try {
       Problem p = loadProblem(dir);
       if (suite.index_.contains(p.id)) {
-        suite.loadErrors_.push_back(fmt::format("{}: duplicate problem id '{}' (also in {})", (dir / "problem.yaml").string(),
-                                                p.id, suite.problems_[suite.index_[p.id]].directory.string()));
+        suite.loadErrors_.push_back(fmt::format("{}: duplicate problem id '{}' (also in {})", (dir / "problem.yaml").string(), p.id,
+                                                suite.problems_[suite.index_[p.id]].directory.string()));
         continue;
       }
       suite.index_.emplace(p.id, suite.problems_.size());

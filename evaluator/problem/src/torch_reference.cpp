@@ -23,12 +23,18 @@ namespace {
 
 c10::ScalarType storageType(DType dtype) {
   switch (dtype) {
-    case DType::float32: return torch::kFloat32;
-    case DType::float16: return torch::kFloat16;
-    case DType::bfloat16: return torch::kBFloat16;
-    case DType::int32: return torch::kInt32;
-    case DType::int64: return torch::kInt64;
-    case DType::boolean: return torch::kBool;
+    case DType::float32:
+      return torch::kFloat32;
+    case DType::float16:
+      return torch::kFloat16;
+    case DType::bfloat16:
+      return torch::kBFloat16;
+    case DType::int32:
+      return torch::kInt32;
+    case DType::int64:
+      return torch::kInt64;
+    case DType::boolean:
+      return torch::kBool;
   }
   return torch::kFloat32;
 }
@@ -41,10 +47,10 @@ std::string problemFile(const Problem& p) { return (p.directory / "problem.yaml"
 // `x.to(torch.int32)` then mean what they mean in Python.
 std::string withDtypeConstants(const std::string& source) {
   static const std::vector<std::pair<std::string, c10::ScalarType>> kNames = {
-      {"float32", torch::kFloat32}, {"float", torch::kFloat32},   {"float64", torch::kFloat64}, {"double", torch::kFloat64},
-      {"float16", torch::kFloat16}, {"half", torch::kFloat16},    {"bfloat16", torch::kBFloat16}, {"int8", torch::kInt8},
-      {"uint8", torch::kUInt8},     {"int16", torch::kInt16},     {"short", torch::kInt16},     {"int32", torch::kInt32},
-      {"int", torch::kInt32},       {"int64", torch::kInt64},     {"long", torch::kInt64},      {"bool", torch::kBool}};
+      {"float32", torch::kFloat32}, {"float", torch::kFloat32}, {"float64", torch::kFloat64},   {"double", torch::kFloat64},
+      {"float16", torch::kFloat16}, {"half", torch::kFloat16},  {"bfloat16", torch::kBFloat16}, {"int8", torch::kInt8},
+      {"uint8", torch::kUInt8},     {"int16", torch::kInt16},   {"short", torch::kInt16},       {"int32", torch::kInt32},
+      {"int", torch::kInt32},       {"int64", torch::kInt64},   {"long", torch::kInt64},        {"bool", torch::kBool}};
   std::string out;
   out.reserve(source.size());
   auto identifier = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
@@ -68,9 +74,7 @@ std::string withDtypeConstants(const std::string& source) {
 }
 
 // A tensor viewing a host buffer (no copy, no ownership).
-torch::Tensor hostView(const HostTensor& t) {
-  return torch::from_blob(const_cast<std::byte*>(t.data()), t.shape(), storageType(t.dtype()));
-}
+torch::Tensor hostView(const HostTensor& t) { return torch::from_blob(const_cast<std::byte*>(t.data()), t.shape(), storageType(t.dtype())); }
 
 // `t` converted to `out`'s dtype and copied into it; the caller has checked the shape.
 void copyInto(HostTensor& out, const torch::Tensor& t) {
@@ -152,7 +156,8 @@ struct TorchReference::Impl {
       std::size_t start = 0;
       for (std::size_t dot = path.find('.'); dot != std::string::npos; start = dot + 1, dot = path.find('.', start)) {
         const std::string part = path.substr(start, dot - start);
-        if (!owner.hasattr(part)) throw makeError("problem {}: the reference archive has no submodule '{}' (attribute '{}')", problem->id, part, path);
+        if (!owner.hasattr(part))
+          throw makeError("problem {}: the reference archive has no submodule '{}' (attribute '{}')", problem->id, part, path);
         owner = owner.attr(part).toModule();
       }
       const std::string leaf = path.substr(start);
@@ -180,9 +185,12 @@ TorchReference TorchReference::compile(const Problem& problem) {
       }
     }
     for (const auto& arg : archive->args) {
-      if (!arg.input.empty()) impl->bindings.push_back({Kind::input, inputIndex(problem, arg.input), {}, {}});
-      else if (arg.isInteger) impl->bindings.push_back({Kind::number, 0, {}, c10::IValue(static_cast<std::int64_t>(arg.number))});
-      else impl->bindings.push_back({Kind::number, 0, {}, c10::IValue(arg.number)});
+      if (!arg.input.empty())
+        impl->bindings.push_back({Kind::input, inputIndex(problem, arg.input), {}, {}});
+      else if (arg.isInteger)
+        impl->bindings.push_back({Kind::number, 0, {}, c10::IValue(static_cast<std::int64_t>(arg.number))});
+      else
+        impl->bindings.push_back({Kind::number, 0, {}, c10::IValue(arg.number)});
     }
     return TorchReference(std::move(impl));
   }
@@ -315,8 +323,7 @@ std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& input
   }
   std::vector<torch::Tensor> produced = tensorsOf(result, problem, "reference");
   if (produced.size() != problem.outputs.size()) {
-    throw makeError("problem {}: reference returned {} tensor(s) but outputs declares {}", problem.id, produced.size(),
-                    problem.outputs.size());
+    throw makeError("problem {}: reference returned {} tensor(s) but outputs declares {}", problem.id, produced.size(), problem.outputs.size());
   }
   std::vector<HostTensor> outputs;
   for (std::size_t i = 0; i < produced.size(); ++i) {
@@ -326,8 +333,8 @@ std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& input
     if (!shape) throw makeError("problem {}: {}", problem.id, shape.error());
     const std::vector<std::int64_t> got(t.sizes().begin(), t.sizes().end());
     if (got != *shape) {
-      throw makeError("problem {}: reference output {} '{}' has shape {} but outputs declares {}", problem.id, i, spec.name,
-                      formatShape(got), formatShape(*shape));
+      throw makeError("problem {}: reference output {} '{}' has shape {} but outputs declares {}", problem.id, i, spec.name, formatShape(got),
+                      formatShape(*shape));
     }
     const bool gotFloat = t.is_floating_point();
     if (gotFloat != isFloating(spec.dtype) || (!gotFloat && t.scalar_type() != storageType(spec.dtype))) {
@@ -375,7 +382,8 @@ std::vector<HostTensor> drawInputs(const Problem& problem, const SizeBindings& s
     }
   }
   if (produced.size() != transform.produces.size()) {
-    throw makeError("problem {}: input transform returned {} tensor(s) but produces lists {}", problem.id, produced.size(), transform.produces.size());
+    throw makeError("problem {}: input transform returned {} tensor(s) but produces lists {}", problem.id, produced.size(),
+                    transform.produces.size());
   }
   for (std::size_t i = 0; i < produced.size(); ++i) {
     HostTensor& target = inputs.at(inputIndex(problem, transform.produces[i]));

@@ -44,8 +44,12 @@ nlohmann::json toJson(const EvalResult& r) {
   if (r.kernelbench) {
     const KernelBenchCheck& k = *r.kernelbench;
     j["kernelbench_correct"] = k.correct ? nlohmann::json(*k.correct) : nlohmann::json(nullptr);
-    j["kernelbench"] = {{"compiled", k.compiled}, {"trials", k.trials},       {"passed", k.passed},
-                        {"max_difference", k.maxDifference}, {"avg_difference", k.avgDifference}, {"issue", k.issue}};
+    j["kernelbench"] = {{"compiled", k.compiled},
+                        {"trials", k.trials},
+                        {"passed", k.passed},
+                        {"max_difference", k.maxDifference},
+                        {"avg_difference", k.avgDifference},
+                        {"issue", k.issue}};
   }
   if (!r.staticFindings.empty()) {
     nlohmann::json findings = nlohmann::json::array();

@@ -28,10 +28,8 @@ void copyWhy(const std::string& text, char* why, unsigned long whyBytes) {
 // readable: trees separated by '\n'; scratch: the one writable folder (empty: none). Returns 0 when the
 // limits are set and Landlock enforced, 1 when they are set and this kernel has no Landlock (why says
 // so: runRestricted runs such a helper too), 2 when enforcing failed (the child must not run).
-extern "C" __attribute__((visibility("default"))) int cuset_restrict_self(const char* readable, const char* scratch,
-                                                                          unsigned long long memoryBytes,
-                                                                          unsigned long long scratchFileBytes, char* why,
-                                                                          unsigned long whyBytes) {
+extern "C" __attribute__((visibility("default"))) int cuset_restrict_self(const char* readable, const char* scratch, unsigned long long memoryBytes,
+                                                                          unsigned long long scratchFileBytes, char* why, unsigned long whyBytes) {
   std::vector<std::filesystem::path> trees;
   std::istringstream lines(readable ? readable : "");
   for (std::string line; std::getline(lines, line);) {

@@ -22,9 +22,9 @@ struct RulesetAttr {
   std::uint64_t scoped;            // ABI 6
 };
 
-constexpr std::uint64_t kFsTruncate = 1ULL << 14;   // ABI 3
-constexpr std::uint64_t kFsIoctlDev = 1ULL << 15;   // ABI 5
-constexpr std::uint64_t kNetBindTcp = 1ULL << 0;    // ABI 4
+constexpr std::uint64_t kFsTruncate = 1ULL << 14;  // ABI 3
+constexpr std::uint64_t kFsIoctlDev = 1ULL << 15;  // ABI 5
+constexpr std::uint64_t kNetBindTcp = 1ULL << 0;   // ABI 4
 constexpr std::uint64_t kNetConnectTcp = 1ULL << 1;
 constexpr std::uint64_t kScopeAbstractUnixSocket = 1ULL << 0;  // ABI 6
 constexpr std::uint64_t kScopeSignal = 1ULL << 1;
@@ -54,8 +54,7 @@ int makeRuleset(const std::vector<std::pair<std::filesystem::path, std::uint64_t
     problem = "Landlock is not available in this kernel";
     return -1;
   }
-  RulesetAttr attr{fileSystemRights(abi), abi >= 4 ? kNetBindTcp | kNetConnectTcp : 0,
-                   abi >= 6 ? kScopeAbstractUnixSocket | kScopeSignal : 0};
+  RulesetAttr attr{fileSystemRights(abi), abi >= 4 ? kNetBindTcp | kNetConnectTcp : 0, abi >= 6 ? kScopeAbstractUnixSocket | kScopeSignal : 0};
   const std::size_t size = abi >= 6 ? sizeof(RulesetAttr) : abi >= 4 ? 2 * sizeof(std::uint64_t) : sizeof(std::uint64_t);
   const int ruleset = static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, size, 0));
   if (ruleset < 0) {
@@ -70,11 +69,13 @@ int makeRuleset(const std::vector<std::pair<std::filesystem::path, std::uint64_t
     }
     landlock_path_beneath_attr rule{};
     // A file takes only the rights that apply to files.
-    rule.allowed_access = std::filesystem::is_directory(path) ? rights : rights & (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
-                                                                                   LANDLOCK_ACCESS_FS_READ_FILE | kFsTruncate);
+    rule.allowed_access = std::filesystem::is_directory(path)
+                              ? rights
+                              : rights & (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE | kFsTruncate);
     rule.allowed_access &= fileSystemRights(abi);
     rule.parent_fd = fd;
-    if (::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0) problem = std::string("landlock_add_rule: ") + std::strerror(errno);
+    if (::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0)
+      problem = std::string("landlock_add_rule: ") + std::strerror(errno);
     ::close(fd);
     if (!problem.empty()) break;
   }

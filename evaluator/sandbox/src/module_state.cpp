@@ -41,8 +41,10 @@ Expected<std::vector<WritableRange>> writableRanges(std::span<const std::byte> e
     std::uint64_t begin = p.p_vaddr, end = p.p_vaddr + p.p_memsz;
     // RELRO is made read-only after relocation and holds nothing a kernel can change.
     if (relroEnd > begin && relroBegin < end) {
-      if (relroBegin <= begin) begin = std::min(end, relroEnd);
-      else end = relroBegin;  // RELRO sits at the start of the data segment; anything before it stays
+      if (relroBegin <= begin)
+        begin = std::min(end, relroEnd);
+      else
+        end = relroBegin;  // RELRO sits at the start of the data segment; anything before it stays
     }
     if (end > begin) ranges.push_back({begin, end - begin});
   }

@@ -39,7 +39,8 @@ namespace {
 }
 
 struct Prepared {
-  explicit Prepared(const RestrictedCommand& c) : ruleset(c.readable, {"/dev/null"}, c.scratch.empty() ? std::vector<std::filesystem::path>{} : std::vector{c.scratch}) {
+  explicit Prepared(const RestrictedCommand& c)
+      : ruleset(c.readable, {"/dev/null"}, c.scratch.empty() ? std::vector<std::filesystem::path>{} : std::vector{c.scratch}) {
     if (c.argv.empty()) throw Error("runRestricted: empty command");
     for (const auto& a : c.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

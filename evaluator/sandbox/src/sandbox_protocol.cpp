@@ -171,8 +171,10 @@ nlohmann::json libraryCallToJson(const LibraryStep& step, const RegionLayout& la
 nlohmann::json stepsToJson(const LaunchPlan& plan, const RegionLayout& layout) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& s : plan.steps) {
-    if (s.kind == PlanStep::Kind::kernel) out.push_back(launchesToJson({s.kernel}, layout)[0]);
-    else out.push_back({{"library", libraryCallToJson(s.library, layout)}});
+    if (s.kind == PlanStep::Kind::kernel)
+      out.push_back(launchesToJson({s.kernel}, layout)[0]);
+    else
+      out.push_back({{"library", libraryCallToJson(s.library, layout)}});
   }
   return out;
 }
@@ -189,13 +191,20 @@ TrialRun::Status parseTrialStatus(const std::string& s) {
 
 std::string_view trialStatusName(TrialRun::Status status) {
   switch (status) {
-    case TrialRun::Status::ok: return "ok";
-    case TrialRun::Status::runtimeError: return "runtime_error";
-    case TrialRun::Status::invalidSubmission: return "invalid_submission";
-    case TrialRun::Status::timeout: return "timeout";
-    case TrialRun::Status::tooSlow: return "too_slow";
-    case TrialRun::Status::sandboxViolation: return "sandbox_violation";
-    case TrialRun::Status::harnessError: return "harness_error";
+    case TrialRun::Status::ok:
+      return "ok";
+    case TrialRun::Status::runtimeError:
+      return "runtime_error";
+    case TrialRun::Status::invalidSubmission:
+      return "invalid_submission";
+    case TrialRun::Status::timeout:
+      return "timeout";
+    case TrialRun::Status::tooSlow:
+      return "too_slow";
+    case TrialRun::Status::sandboxViolation:
+      return "sandbox_violation";
+    case TrialRun::Status::harnessError:
+      return "harness_error";
   }
   return "harness_error";
 }

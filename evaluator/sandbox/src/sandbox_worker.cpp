@@ -67,10 +67,11 @@ void onForbiddenSyscall(int, siginfo_t* info, void*) {
 // is /dev/null. Everything else traps (SIGSYS: a sandbox_violation naming the call): no files, no
 // processes or threads, no sockets, no signals to the worker, the supervisor or anyone else.
 void allowRunning(scmp_filter_ctx filter, pid_t self) {
-  for (int nr : {SCMP_SYS(read), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(mremap), SCMP_SYS(madvise), SCMP_SYS(brk),
-                 SCMP_SYS(futex), SCMP_SYS(clock_gettime), SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep), SCMP_SYS(sched_yield),
-                 SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(getpid), SCMP_SYS(gettid),
-                 SCMP_SYS(sigaltstack), SCMP_SYS(restart_syscall), SCMP_SYS(getrandom), SCMP_SYS(rseq), SCMP_SYS(set_robust_list)}) {
+  for (int nr : {SCMP_SYS(read),           SCMP_SYS(mmap),        SCMP_SYS(munmap),         SCMP_SYS(mprotect),      SCMP_SYS(mremap),
+                 SCMP_SYS(madvise),        SCMP_SYS(brk),         SCMP_SYS(futex),          SCMP_SYS(clock_gettime), SCMP_SYS(clock_nanosleep),
+                 SCMP_SYS(nanosleep),      SCMP_SYS(sched_yield), SCMP_SYS(exit),           SCMP_SYS(exit_group),    SCMP_SYS(rt_sigreturn),
+                 SCMP_SYS(rt_sigprocmask), SCMP_SYS(getpid),      SCMP_SYS(gettid),         SCMP_SYS(sigaltstack),   SCMP_SYS(restart_syscall),
+                 SCMP_SYS(getrandom),      SCMP_SYS(rseq),        SCMP_SYS(set_robust_list)}) {
     seccomp_rule_add(filter, SCMP_ACT_ALLOW, nr, 0);
   }
   seccomp_rule_add(filter, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(self)));
@@ -133,7 +134,8 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
     if (kind == cuset_sim::ParamKind::integer && !integral) return where + " is an integer, but the plan passes " + type;
     if (kind == cuset_sim::ParamKind::floating && !floating) return where + " is a floating-point value, but the plan passes " + type;
     if (scalarBytes(a).size() != size) {
-      if (type == "int32") return where + " is a " + std::to_string(size) + "-byte integer but the manifest passes a 32-bit int (use {size: ..., type: int64})";
+      if (type == "int32")
+        return where + " is a " + std::to_string(size) + "-byte integer but the manifest passes a 32-bit int (use {size: ..., type: int64})";
       return where + " is " + std::to_string(size) + " bytes but the plan passes a " + type + " of " + std::to_string(scalarBytes(a).size());
     }
   }
@@ -150,7 +152,7 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
       throw std::runtime_error(std::string("cannot protect the region's surroundings: ") + std::strerror(errno));
     }
     if (std::string why = detail::protectBufferFences(job.value("fences", nlohmann::json::array()), region,
-                                                     {status->message, &status->kind, ChildStatus::runtimeError});
+                                                      {status->message, &status->kind, ChildStatus::runtimeError});
         !why.empty()) {
       throw std::runtime_error(why);
     }
@@ -263,13 +265,20 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
 
 std::string signalDescription(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV (invalid memory access: a wild or out-of-range pointer, or a stack overflow)";
-    case SIGBUS: return "SIGBUS (misaligned or invalid memory access)";
-    case SIGFPE: return "SIGFPE (arithmetic error, e.g. integer division by zero)";
-    case SIGILL: return "SIGILL (illegal instruction)";
-    case SIGABRT: return "SIGABRT (aborted, e.g. a failed assert)";
-    case SIGKILL: return "SIGKILL (killed, e.g. over the memory limit)";
-    default: return "signal " + std::to_string(sig);
+    case SIGSEGV:
+      return "SIGSEGV (invalid memory access: a wild or out-of-range pointer, or a stack overflow)";
+    case SIGBUS:
+      return "SIGBUS (misaligned or invalid memory access)";
+    case SIGFPE:
+      return "SIGFPE (arithmetic error, e.g. integer division by zero)";
+    case SIGILL:
+      return "SIGILL (illegal instruction)";
+    case SIGABRT:
+      return "SIGABRT (aborted, e.g. a failed assert)";
+    case SIGKILL:
+      return "SIGKILL (killed, e.g. over the memory limit)";
+    default:
+      return "signal " + std::to_string(sig);
   }
 }
 
@@ -303,8 +312,8 @@ sandbox::Message serve(sandbox::Message& request, const sandbox::SharedPayload* 
   const bool inPlace = !request.shared.empty();
   const std::size_t regionBytes = request.bytes().size();
   auto* region = inPlace ? request.shared.data()
-                         : static_cast<std::byte*>(::mmap(nullptr, std::max<std::size_t>(regionBytes, 1), PROT_READ | PROT_WRITE,
-                                                          MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+                         : static_cast<std::byte*>(
+                               ::mmap(nullptr, std::max<std::size_t>(regionBytes, 1), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   auto* status = static_cast<ChildStatus*>(::mmap(nullptr, sizeof(ChildStatus), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   if (region == MAP_FAILED || status == MAP_FAILED) {
     reply.header = {{"status", "harness_error"}, {"message", std::string("worker cannot map memory: ") + std::strerror(errno)}};

@@ -28,7 +28,6 @@ class SlowWatch {
   // "too slow to simulate at these sizes: 37 of 128 blocks after 80.0 s; judge it with --backend cuda"
   std::string tooSlowMessage(std::uint64_t blocksDone) const;
 
-
  private:
   std::chrono::milliseconds limit_, slowLimit_;
   std::int64_t hostThreads_ = 1;  // blocks run this many at a time

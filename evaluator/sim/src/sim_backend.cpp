@@ -59,7 +59,8 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
   const SimCompileOutput built = compiler.compile(source, plan.kernelNames(), {.tailReads = fencedAfter.hasTails()});
   result.timings.simCompileMs = built.milliseconds;
   if (!built.rejection.empty()) return finish(Verdict::invalid_submission, built.rejection);
-  if (!built.unsupported.empty()) return finish(Verdict::unsupported, "the CPU simulator cannot run this kernel (judge it with --backend cuda): " + built.unsupported);
+  if (!built.unsupported.empty())
+    return finish(Verdict::unsupported, "the CPU simulator cannot run this kernel (judge it with --backend cuda): " + built.unsupported);
   if (!built.ok) {
     result.compileLog += "\n--- host compiler (sim backend) ---\n" + built.log;
     // NVRTC compiled it (every backend's gate), so it is CUDA; what the host build rejects (inline PTX,

@@ -47,8 +47,8 @@ std::optional<std::string> degenerateOutputReason(const HostTensor& reference, c
     if (!std::isfinite(c)) continue;
     const bool allPass = std::all_of(values.begin(), values.end(), [&](double want) { return withinTolerance(c, want, tolerance); });
     if (allPass) {
-      return fmt::format("a constant output equal to {} ({:.6g}) passes the tolerance (atol={}, rtol={}) everywhere", label, c,
-                         tolerance.atol, tolerance.rtol);
+      return fmt::format("a constant output equal to {} ({:.6g}) passes the tolerance (atol={}, rtol={}) everywhere", label, c, tolerance.atol,
+                         tolerance.rtol);
     }
   }
   return std::nullopt;
@@ -95,13 +95,13 @@ ProblemCheckResult checkProblem(const Problem& problem, std::uint64_t seed) {
       const std::vector<HostTensor>& second = draws[1];
       for (std::size_t i = 0; i < outputs.size(); ++i) {
         if (sameBytes(first[i], second[i])) {
-          result.defects.push_back(fmt::format(
-              "output '{}' is identical for two different input draws: a kernel ignoring its inputs would pass", problem.outputs[i].name));
+          result.defects.push_back(fmt::format("output '{}' is identical for two different input draws: a kernel ignoring its inputs would pass",
+                                               problem.outputs[i].name));
         } else if (first[i].numel() == 1 && withinTolerance(second[i].valueAsDouble(0), first[i].valueAsDouble(0), problem.tolerance)) {
-          result.defects.push_back(fmt::format(
-              "scalar output '{}' moves by less than the tolerance between two input draws ({:.6g} vs {:.6g}): a kernel returning a "
-              "constant would pass",
-              problem.outputs[i].name, first[i].valueAsDouble(0), second[i].valueAsDouble(0)));
+          result.defects.push_back(
+              fmt::format("scalar output '{}' moves by less than the tolerance between two input draws ({:.6g} vs {:.6g}): a kernel returning a "
+                          "constant would pass",
+                          problem.outputs[i].name, first[i].valueAsDouble(0), second[i].valueAsDouble(0)));
         }
       }
     }

@@ -40,7 +40,8 @@ std::string formatProblemDetails(const Problem& p) {
   out += "  inputs:\n";
   for (const auto& t : p.inputs) {
     const bool produced = p.inputTransform && p.inputTransform->producesInput(t.name);
-    out += fmt::format("    {:<8} {:<9} {:<16} {}\n", t.name, dtypeName(t.dtype), shapeText(t), produced ? "from the input transform" : t.init.describe());
+    out += fmt::format("    {:<8} {:<9} {:<16} {}\n", t.name, dtypeName(t.dtype), shapeText(t),
+                       produced ? "from the input transform" : t.init.describe());
   }
   out += "  outputs:\n";
   for (const auto& t : p.outputs) out += fmt::format("    {:<8} {:<9} {}\n", t.name, dtypeName(t.dtype), shapeText(t));
@@ -88,8 +89,8 @@ std::string formatProblemCheck(const std::vector<ProblemCheckResult>& results, c
   }
   std::string out = table.render();
   for (const auto& e : loadErrors) out += fmt::format("LOAD ERROR {}\n", e);
-  out += fmt::format("{} problem(s) checked: {} ok ({} flagged as defective by their problem.yaml), {} failed, {} failed to load\n",
-                     results.size(), results.size() - failed, flagged, failed, loadErrors.size());
+  out += fmt::format("{} problem(s) checked: {} ok ({} flagged as defective by their problem.yaml), {} failed, {} failed to load\n", results.size(),
+                     results.size() - failed, flagged, failed, loadErrors.size());
   return out;
 }
 

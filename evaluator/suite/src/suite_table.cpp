@@ -41,8 +41,8 @@ std::string formatSuiteMarkdown(const ProblemSuite& suite) {
     for (const auto& t : p.outputs) dtypes.insert(std::string(dtypeName(t.dtype)));
     const auto roofline = h100RooflineMs(p, "full");
     out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n", p.id, p.level, fmt::join(p.tags, ", "), fmt::join(dtypes, ", "),
-                       sizesText(p, "small"), sizesText(p, "full"), scaled(p.flopsAt("full"), 1e9),
-                       scaled(p.bytesAt("full"), 1e6), roofline ? fmt::format("{:.2f}", *roofline) : "-");
+                       sizesText(p, "small"), sizesText(p, "full"), scaled(p.flopsAt("full"), 1e9), scaled(p.bytesAt("full"), 1e6),
+                       roofline ? fmt::format("{:.2f}", *roofline) : "-");
   }
   std::map<int, std::size_t> perLevel;
   for (const auto& p : suite.problems()) ++perLevel[p.level];

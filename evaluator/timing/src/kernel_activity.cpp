@@ -52,11 +52,15 @@ ActivitySummary summariseActivity(const std::vector<KernelRecord>& records, std:
     out.iterations.push_back({id, static_cast<double>(busyNanoseconds(intervals)) / 1e6, static_cast<double>(last - first) / 1e6, got});
   }
   if (mismatched == 1) out.problems.push_back(firstMismatch);
-  if (mismatched > 1) out.problems.push_back(fmt::format("{} of {} iterations with a kernel-record count other than their launches (first: {})", mismatched, expectedIterations.size(), firstMismatch));
+  if (mismatched > 1)
+    out.problems.push_back(fmt::format("{} of {} iterations with a kernel-record count other than their launches (first: {})", mismatched,
+                                       expectedIterations.size(), firstMismatch));
   for (const auto& [id, list] : byIteration) {
     if (std::find(expectedIterations.begin(), expectedIterations.end(), id) == expectedIterations.end()) {
-      out.problems.push_back(fmt::format("{} kernel record(s) outside any measured iteration (external id {}): work launched where it "
-                                         "is not timed", list.size(), id));
+      out.problems.push_back(
+          fmt::format("{} kernel record(s) outside any measured iteration (external id {}): work launched where it "
+                      "is not timed",
+                      list.size(), id));
     }
   }
   return out;

@@ -28,9 +28,12 @@ SampleStats computeStats(const std::vector<double>& samples) {
 
 std::string_view stopReasonName(StopReason reason) {
   switch (reason) {
-    case StopReason::converged: return "converged";
-    case StopReason::timeCap: return "time_cap";
-    case StopReason::sampleCap: return "sample_cap";
+    case StopReason::converged:
+      return "converged";
+    case StopReason::timeCap:
+      return "time_cap";
+    case StopReason::sampleCap:
+      return "sample_cap";
   }
   return "?";
 }

@@ -32,9 +32,10 @@ std::optional<std::string> speedOfLightViolation(const Problem& problem, std::st
                                                  double slack) {
   const auto bound = rooflineMs(problem, sizeSet, device);
   if (!bound || !(*bound > 0) || measuredMs >= slack * *bound) return std::nullopt;
-  return fmt::format("measured {:.4g} ms is below the speed of light of {} for this problem ({:.4g} ms from its cost at sizes '{}'): "
-                     "the kernel cannot have done the work it was timed for",
-                     measuredMs, device.name, *bound, sizeSet);
+  return fmt::format(
+      "measured {:.4g} ms is below the speed of light of {} for this problem ({:.4g} ms from its cost at sizes '{}'): "
+      "the kernel cannot have done the work it was timed for",
+      measuredMs, device.name, *bound, sizeSet);
 }
 
 }  // namespace cuset

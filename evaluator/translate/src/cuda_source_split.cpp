@@ -31,8 +31,8 @@ struct Scanned {
 
 Scanned scan(std::string_view s) {
   Scanned out;
-  static const std::array<std::string_view, 22> kMulti = {"<<<", ">>>", "::", "->", "==", "!=", "<=", ">=", "&&", "||", "<<", ">>",
-                                                          "++", "--", "+=", "-=", "*=", "/=", "|=", "&=", "^=", "%="};
+  static const std::array<std::string_view, 22> kMulti = {"<<<", ">>>", "::", "->", "==", "!=", "<=", ">=", "&&", "||", "<<",
+                                                          ">>",  "++",  "--", "+=", "-=", "*=", "/=", "|=", "&=", "^=", "%="};
   bool lineStart = true;
   std::size_t i = 0;
   while (i < s.size()) {
@@ -58,8 +58,10 @@ Scanned scan(std::string_view s) {
     if (c == '#' && lineStart) {
       Directive d{i, i};
       while (i < s.size() && s[i] != '\n') {
-        if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == '\n') i += 2;
-        else ++i;
+        if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == '\n')
+          i += 2;
+        else
+          ++i;
       }
       d.end = i;
       out.directives.push_back(d);
@@ -166,8 +168,10 @@ class Splitter {
   std::size_t match(std::size_t open) const {
     int depth = 0;
     for (std::size_t k = open; k < t_.size(); ++k) {
-      if (isOpen(t_[k].text)) ++depth;
-      else if (isClose(t_[k].text) && --depth == 0) return k;
+      if (isOpen(t_[k].text))
+        ++depth;
+      else if (isClose(t_[k].text) && --depth == 0)
+        return k;
     }
     return t_.size() - 1;
   }
@@ -177,11 +181,16 @@ class Splitter {
     int depth = 0;
     for (std::size_t k = open; k < t_.size(); ++k) {
       const std::string& x = t_[k].text;
-      if (x == "(" || x == "[") k = match(k);
-      else if (x == "<") ++depth;
-      else if (x == ">") --depth;
-      else if (x == ">>") depth -= 2;
-      else if (x == ">>>") depth -= 3;
+      if (x == "(" || x == "[")
+        k = match(k);
+      else if (x == "<")
+        ++depth;
+      else if (x == ">")
+        --depth;
+      else if (x == ">>")
+        depth -= 2;
+      else if (x == ">>>")
+        depth -= 3;
       if (depth <= 0) return k + 1;
     }
     return t_.size();
@@ -214,9 +223,8 @@ class Splitter {
       }
       if (x == "(" || x == "[") {
         // An attribute's parentheses (struct __align__(16) {...}) do not make a function.
-        const bool attribute = k > start && (t_[k - 1].text == "__align__" || t_[k - 1].text == "alignas" ||
-                                             t_[k - 1].text == "__attribute__" || t_[k - 1].text == "__declspec" ||
-                                             t_[k - 1].text == "__launch_bounds__");
+        const bool attribute = k > start && (t_[k - 1].text == "__align__" || t_[k - 1].text == "alignas" || t_[k - 1].text == "__attribute__" ||
+                                             t_[k - 1].text == "__declspec" || t_[k - 1].text == "__launch_bounds__");
         if (x == "(" && !attribute) paren = true;
         k = match(k) + 1;
         continue;
@@ -327,9 +335,12 @@ class Splitter {
           std::size_t q = p - 1;
           for (; q > bodyOpen; --q) {
             const std::string& y = t_[q].text;
-            if (y == ">") ++depth;
-            else if (y == ">>") depth += 2;
-            else if (y == "<" && --depth == 0) break;
+            if (y == ">")
+              ++depth;
+            else if (y == ">>")
+              depth += 2;
+            else if (y == "<" && --depth == 0)
+              break;
           }
           p = q;
           continue;
@@ -344,9 +355,12 @@ class Splitter {
       std::size_t close = k + 1;
       for (int depth = 0; close < bodyClose; ++close) {
         const std::string& y = t_[close].text;
-        if (y == "(" || y == "[" || y == "{") ++depth;
-        else if (y == ")" || y == "]" || y == "}") --depth;
-        else if (y == ">>>" && depth == 0) break;
+        if (y == "(" || y == "[" || y == "{")
+          ++depth;
+        else if (y == ")" || y == "]" || y == "}")
+          --depth;
+        else if (y == ">>>" && depth == 0)
+          break;
       }
       if (calleeStart == k || close >= bodyClose) continue;  // not a launch we can read: the host build will say why
       const std::string callee(src_.substr(t_[calleeStart].begin, t_[k - 1].end - t_[calleeStart].begin));

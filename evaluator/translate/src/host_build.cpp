@@ -20,12 +20,13 @@ namespace cuset::detail {
 namespace {
 
 // The C and C++ standard library, which host code may use freely.
-constexpr auto kStandardHeaders = std::to_array<std::string_view>({
-    "algorithm", "array", "atomic", "bitset", "cassert", "cctype", "cfloat", "chrono", "climits", "cmath", "complex", "cstddef",
-    "cstdint", "cstdio", "cstdlib", "cstring", "ctime", "deque", "exception", "functional", "initializer_list", "iomanip", "iostream",
-    "iterator", "limits", "list", "map", "memory", "mutex", "numeric", "optional", "ostream", "queue", "random", "set", "sstream", "stack",
-    "stdexcept", "string", "string_view", "thread", "tuple", "type_traits", "unordered_map", "unordered_set", "utility", "variant",
-    "vector", "math.h", "stdio.h", "stdlib.h", "string.h", "stdint.h", "float.h", "limits.h", "assert.h", "stddef.h", "time.h"});
+constexpr auto kStandardHeaders = std::to_array<std::string_view>(
+    {"algorithm",        "array",    "atomic",      "bitset",        "cassert",       "cctype",   "cfloat",   "chrono",    "climits",   "cmath",
+     "complex",          "cstddef",  "cstdint",     "cstdio",        "cstdlib",       "cstring",  "ctime",    "deque",     "exception", "functional",
+     "initializer_list", "iomanip",  "iostream",    "iterator",      "limits",        "list",     "map",      "memory",    "mutex",     "numeric",
+     "optional",         "ostream",  "queue",       "random",        "set",           "sstream",  "stack",    "stdexcept", "string",    "string_view",
+     "thread",           "tuple",    "type_traits", "unordered_map", "unordered_set", "utility",  "variant",  "vector",    "math.h",    "stdio.h",
+     "stdlib.h",         "string.h", "stdint.h",    "float.h",       "limits.h",      "assert.h", "stddef.h", "time.h"});
 
 bool standInHeader(std::string_view h) {
   for (std::string_view prefix : {"torch/", "ATen/", "c10/", "pybind11/", "THC/"}) {
@@ -37,14 +38,16 @@ bool standInHeader(std::string_view h) {
 // g++'s first error names the torch stand-in: the host code uses API the recording lacks.
 bool standInGap(const std::string& log) {
   const std::string first = firstErrorLine(log);
-  static const std::regex kGap(R"((cuset_kb|cuset:|torch::|at::|c10::|pybind11|\b(cuda|cublas|cublasLt|cudnn|cufft|curand|cusparse|cusolver|nccl)[A-Z_]\w*[^\w\s]* was not declared))");
+  static const std::regex kGap(
+      R"((cuset_kb|cuset:|torch::|at::|c10::|pybind11|\b(cuda|cublas|cublasLt|cudnn|cufft|curand|cusparse|cusolver|nccl)[A-Z_]\w*[^\w\s]* was not declared))");
   return std::regex_search(first, kGap);
 }
 
 // A name the host code uses that its translation unit never declares fails load_inline's build too:
 // g++ compiles cpp_sources and nvcc cuda_sources apart, and links them after.
 std::string undeclaredNote(const std::string& log, const Extension& extension, const std::string& hostCuda) {
-  static const std::regex kUndeclared(R"(^(cpp_sources|cuda_sources):\d+:\d+: error: [^\w\s]+(\w+)[^\w\s]+ was not declared in this scope)", std::regex::multiline);
+  static const std::regex kUndeclared(R"(^(cpp_sources|cuda_sources):\d+:\d+: error: [^\w\s]+(\w+)[^\w\s]+ was not declared in this scope)",
+                                      std::regex::multiline);
   std::smatch m;
   const std::string first = firstErrorLine(log);
   if (!std::regex_search(first, m, kUndeclared)) return {};
@@ -68,11 +71,14 @@ std::string hostIncludeRefusal(const std::string& source) {
   static const std::regex kInclude(R"(^\s*#\s*include\s*([<"])([^>"]*)[>"])", std::regex::multiline);
   for (auto it = std::sregex_iterator(source.begin(), source.end(), kInclude); it != std::sregex_iterator(); ++it) {
     const std::string header = (*it)[2].str();
-    if ((*it)[1].str() == "\"") return fmt::format("host code includes \"{}\": only <...> headers of the C++ library, torch and CUDA are allowed", header);
+    if ((*it)[1].str() == "\"")
+      return fmt::format("host code includes \"{}\": only <...> headers of the C++ library, torch and CUDA are allowed", header);
     if (std::find(kStandardHeaders.begin(), kStandardHeaders.end(), header) != kStandardHeaders.end()) continue;
     if (standInHeader(header) || isAllowedHeader(header)) continue;
-    return fmt::format("unsupported:host code includes <{}>, a library the recording does not model (cuDNN, Thrust and CUB's "
-                       "device-wide calls run on the host; of cuBLAS, <cublas_v2.h>'s single-precision GEMMs are)", header);
+    return fmt::format(
+        "unsupported:host code includes <{}>, a library the recording does not model (cuDNN, Thrust and CUB's "
+        "device-wide calls run on the host; of cuBLAS, <cublas_v2.h>'s single-precision GEMMs are)",
+        header);
   }
   return {};
 }
@@ -80,7 +86,13 @@ std::string hostIncludeRefusal(const std::string& source) {
 namespace {
 
 std::vector<std::string> compileFlags() {
-  return {CUSET_TRANSLATE_CXX, "-std=gnu++20", "-fPIC", "-O0", "-w", "-fmax-errors=5", "-I" + std::string(CUSET_TRANSLATE_SHIM_INCLUDE),
+  return {CUSET_TRANSLATE_CXX,
+          "-std=gnu++20",
+          "-fPIC",
+          "-O0",
+          "-w",
+          "-fmax-errors=5",
+          "-I" + std::string(CUSET_TRANSLATE_SHIM_INCLUDE),
           "-I" + std::string(CUSET_TRANSLATE_CUDA_INCLUDE)};
 }
 
@@ -104,7 +116,8 @@ fs::path HostBuildCache::precompiledHeader(std::chrono::milliseconds timeout) {
       const ScratchDir work(folder);
       writeFileAtomic(work.path() / "cuset_kb_pch.hpp", kSource);
       std::vector<std::string> argv = compileFlags();
-      argv.insert(argv.end(), {"-x", "c++-header", (work.path() / "cuset_kb_pch.hpp").string(), "-o", (work.path() / "cuset_kb_pch.hpp.gch").string()});
+      argv.insert(argv.end(),
+                  {"-x", "c++-header", (work.path() / "cuset_kb_pch.hpp").string(), "-o", (work.path() / "cuset_kb_pch.hpp.gch").string()});
       if (!runSubprocess(argv, timeout).ok()) return *pch_;
       // Several processes may race here; the header goes in last, so a .gch beside it is whole.
       fs::rename(work.path() / "cuset_kb_pch.hpp.gch", fs::path(header.string() + ".gch"));
@@ -199,8 +212,8 @@ HostBuild compileHostLibrary(const Extension& extension, const std::string& host
     // host code calls would bind to that library before the stand-in linked into its own. -Bsymbolic
     // binds every call to the stand-in when linking, and --no-undefined makes a call to anything else (a
     // CUDA API the stand-in lacks) a link error here instead of a call into the real runtime.
-    run = runSubprocess({CUSET_TRANSLATE_CXX, "-shared", (folder / "main.cpp.o").string(), (folder / "cuda.cpp.o").string(), CUSET_TRANSLATE_SHIM_LIBRARY,
-                         "-Wl,-Bsymbolic", "-Wl,--no-undefined", "-o", b.library.string()},
+    run = runSubprocess({CUSET_TRANSLATE_CXX, "-shared", (folder / "main.cpp.o").string(), (folder / "cuda.cpp.o").string(),
+                         CUSET_TRANSLATE_SHIM_LIBRARY, "-Wl,-Bsymbolic", "-Wl,--no-undefined", "-o", b.library.string()},
                         timeout);
   }
   b.log = run.output;
@@ -224,8 +237,9 @@ HostBuild compileHostLibrary(const Extension& extension, const std::string& host
   // ("did you mean 'at::conv2d'?").
   const std::string undeclared = undeclaredNote(b.log, extension, hostCuda);
   b.verdict = undeclared.empty() && standInGap(b.log) ? Verdict::unsupported : Verdict::compile_error;
-  b.reason = b.verdict == Verdict::unsupported ? "the host code uses torch or CUDA API the recording's stand-in does not have: " + firstErrorLine(b.log)
-                                        : "host code: " + firstErrorLine(b.log) + undeclared;
+  b.reason = b.verdict == Verdict::unsupported
+                 ? "the host code uses torch or CUDA API the recording's stand-in does not have: " + firstErrorLine(b.log)
+                 : "host code: " + firstErrorLine(b.log) + undeclared;
   return b;
 }
 

@@ -15,7 +15,7 @@
 namespace cuset::detail {
 
 struct Extension {
-  std::string key;        // the recorder's id of the extension (a hash of its sources)
+  std::string key;  // the recorder's id of the extension (a hash of its sources)
   std::string name;
   std::string cppSources;
   std::string cudaSources;

@@ -59,7 +59,8 @@ json problemSpec(const Problem& p, const std::vector<std::string>& sizeSets) {
     if (!records(sizeSets, set.name)) continue;
     json s = {{"inputs", json::array()}, {"outputs", json::array()}, {"sizes", set.sizes}};
     for (const auto& t : p.inputs) s["inputs"].push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", *evaluateShape(t, set.sizes)}});
-    for (const auto& t : p.outputs) s["outputs"].push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", *evaluateShape(t, set.sizes)}});
+    for (const auto& t : p.outputs)
+      s["outputs"].push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", *evaluateShape(t, set.sizes)}});
     spec["size_sets"][set.name] = s;
   }
   return spec;
@@ -88,16 +89,27 @@ std::vector<std::string> recorderEnvironment(const fs::path& home) {
   // torch._dynamo's import (kernelbench_solution.py loads it) asks for a cache folder: named, and one
   // that exists, it is neither looked up as a user (a passwd lookup opens a socket), nor probed by
   // writing a temporary file, nor made.
-  return {"PATH=/usr/bin:/bin", "HOME=" + home.string(), "USER=cuset", "TORCHINDUCTOR_CACHE_DIR=" + home.string(),
-          "PYTHONDONTWRITEBYTECODE=1", "PYTHONNOUSERSITE=1", "PYTHONHASHSEED=0", "LANG=C.UTF-8", "OMP_NUM_THREADS=1"};
+  return {"PATH=/usr/bin:/bin",        "HOME=" + home.string(), "USER=cuset",       "TORCHINDUCTOR_CACHE_DIR=" + home.string(),
+          "PYTHONDONTWRITEBYTECODE=1", "PYTHONNOUSERSITE=1",    "PYTHONHASHSEED=0", "LANG=C.UTF-8",
+          "OMP_NUM_THREADS=1"};
 }
 
 // What every recorder run may read besides its own folder: the system, the recorder, the importer's
 // loader, the stand-in's library, and the Python prefix as named (a virtual environment, whose
 // site-packages hold torch) and as resolved (the base interpreter a venv's bin/python links to).
 std::vector<fs::path> recorderReadable(const std::string& python) {
-  std::vector<fs::path> readable = {"/usr", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev", "/bin", fs::path(CUSET_TRANSLATE_RECORDER).parent_path(),
-                                    CUSET_TRANSLATE_KB_LIB, CUSET_TRANSLATE_SHIM_LIBRARY, CUSET_TRANSLATE_RESTRICT_LIBRARY};
+  std::vector<fs::path> readable = {"/usr",
+                                    "/lib",
+                                    "/lib64",
+                                    "/etc",
+                                    "/proc",
+                                    "/sys",
+                                    "/dev",
+                                    "/bin",
+                                    fs::path(CUSET_TRANSLATE_RECORDER).parent_path(),
+                                    CUSET_TRANSLATE_KB_LIB,
+                                    CUSET_TRANSLATE_SHIM_LIBRARY,
+                                    CUSET_TRANSLATE_RESTRICT_LIBRARY};
   std::error_code ec;
   if (const fs::path named = fs::absolute(python, ec); !ec && named.has_parent_path()) readable.push_back(named.parent_path().parent_path());
   if (const fs::path real = fs::canonical(python, ec); !ec) readable.push_back(real.parent_path().parent_path());
@@ -164,8 +176,17 @@ class Session {
   json recorder(const std::string& mode, const fs::path& extensions, Translation& t) {
     const std::string python = pythonWithTorch(options_.python);
     RestrictedCommand c;
-    c.argv = {python, CUSET_TRANSLATE_RECORDER, mode, "--solution", (folder_ / "solution.py").string(), "--problem", (folder_ / "problem.json").string(),
-              "--kb-lib", CUSET_TRANSLATE_KB_LIB, "--result-fd", "3"};
+    c.argv = {python,
+              CUSET_TRANSLATE_RECORDER,
+              mode,
+              "--solution",
+              (folder_ / "solution.py").string(),
+              "--problem",
+              (folder_ / "problem.json").string(),
+              "--kb-lib",
+              CUSET_TRANSLATE_KB_LIB,
+              "--result-fd",
+              "3"};
     if (!extensions.empty()) c.argv.insert(c.argv.end(), {"--extensions", extensions.string()});
     c.environment = recorderEnvironment(folder_);
     // A solution that makes its own build folder (os.makedirs, tempfile) writes there, and nowhere else.
@@ -179,23 +200,29 @@ class Session {
     std::optional<RestrictedResult> warm = warm_ ? warm_->run(c) : std::nullopt;
     t.warmRuns += warm ? 1 : 0;
     const RestrictedResult r = warm ? std::move(*warm) : runRestricted(c);
-    if (r.timedOut) return fail(t, Verdict::timeout, fmt::format("the translation ({}) did not finish within {} s", mode, options_.timeout.count() / 1000.0)), json();
+    if (r.timedOut)
+      return fail(t, Verdict::timeout, fmt::format("the translation ({}) did not finish within {} s", mode, options_.timeout.count() / 1000.0)),
+             json();
     if (r.signal == SIGSYS) {
-      return fail(t, Verdict::sandbox_violation, "the solution's Python or host code made a forbidden system call (network, a new process, ...)"), json();
+      return fail(t, Verdict::sandbox_violation, "the solution's Python or host code made a forbidden system call (network, a new process, ...)"),
+             json();
     }
     if (r.signal == SIGSEGV || r.signal == SIGBUS) {
       return fail(t, Verdict::unsupported, "host code read or wrote tensor data on the host (or crashed): the recording has no data"), json();
     }
-    if (r.signal != 0) return fail(t, Verdict::runtime_error, fmt::format("the translation was killed by signal {} (over the memory limit?)", r.signal)), json();
+    if (r.signal != 0)
+      return fail(t, Verdict::runtime_error, fmt::format("the translation was killed by signal {} (over the memory limit?)", r.signal)), json();
     if (r.exitCode == 126) throw makeError("the KernelBench translator could not restrict its helper: Landlock failed");
     if (r.log.find("No module named 'torch'") != std::string::npos || r.exitCode == 127) {
-      throw makeError("the KernelBench translator needs a Python with torch ({}: {}); run scripts/install-deps.sh (the project's .venv) or set CUSET_PYTHON", python,
-                      r.log.substr(0, 300));
+      throw makeError(
+          "the KernelBench translator needs a Python with torch ({}: {}); run scripts/install-deps.sh (the project's .venv) or set CUSET_PYTHON",
+          python, r.log.substr(0, 300));
     }
     if (r.resultTruncated) {
-      return fail(t, Verdict::unsupported, fmt::format("the recording is larger than {} MiB (thousands of recorded ops: a recurrent network "
-                                                "unrolled over its sequence, say); a launch plan that size is not judged",
-                                                c.maxOutputBytes >> 20)),
+      return fail(t, Verdict::unsupported,
+                  fmt::format("the recording is larger than {} MiB (thousands of recorded ops: a recurrent network "
+                              "unrolled over its sequence, say); a launch plan that size is not judged",
+                              c.maxOutputBytes >> 20)),
              json();
     }
     json answer;
@@ -203,7 +230,8 @@ class Session {
       answer = json::parse(r.result);
     } catch (const json::exception&) {
       t.log += r.log;
-      return fail(t, Verdict::runtime_error, fmt::format("the translation ended without a result (exit {}): {}", r.exitCode, lastLine(r.log))), json();
+      return fail(t, Verdict::runtime_error, fmt::format("the translation ended without a result (exit {}): {}", r.exitCode, lastLine(r.log))),
+             json();
     }
     const std::string status = answer.value("status", "");
     if (status == "captured" || status == "recorded") return answer;
@@ -266,10 +294,11 @@ void finishPlans(Translation& t, const Problem& problem, const TranslatorOptions
 
 std::string describeTranslation(const Translation& t) {
   if (!t.ok()) return fmt::format("{}: {}\n", verdictName(*t.verdict), t.reason);
-  std::string out = t.standing ? fmt::format("{} whatever its trials show: {}\n", verdictName(t.standing->verdict), t.standing->reason) : std::string();
+  std::string out =
+      t.standing ? fmt::format("{} whatever its trials show: {}\n", verdictName(t.standing->verdict), t.standing->reason) : std::string();
   out += fmt::format("plan ({} kernel(s){}; translated in {:.0f} ms{})\n", t.plan.kernelNames.size(),
-                                t.plan.libraryOps().empty() ? "" : fmt::format(", library ops: {}", fmt::join(t.plan.libraryOps(), ", ")),
-                                t.milliseconds, t.cacheHit ? ", cached" : "");
+                     t.plan.libraryOps().empty() ? "" : fmt::format(", library ops: {}", fmt::join(t.plan.libraryOps(), ", ")), t.milliseconds,
+                     t.cacheHit ? ", cached" : "");
   for (const auto& [set, plan] : t.plan.plans) {
     out += fmt::format("\nsizes '{}':\n", set);
     for (const auto& b : plan.scratch) {
@@ -340,8 +369,12 @@ Translation KernelBenchTranslator::translate(const Problem& problem, std::string
     const ScratchDir folder(workRoot_);
     t = Session(options_, warm_.get(), hostBuilds_.get(), problem, solution, folder.path()).run();
     if (!cached.empty() && t.verdict != Verdict::timeout) {  // a timeout may be the machine's load: tried again next time
-      writeFileAtomic(cached, json{{"verdict", t.ok() ? std::string_view("plan") : verdictName(*t.verdict)}, {"reason", t.reason}, {"log", t.log.substr(0, 1 << 16)},
-                                   {"device_source", t.plan.deviceSource}, {"recorded", t.recorded}}.dump());
+      writeFileAtomic(cached, json{{"verdict", t.ok() ? std::string_view("plan") : verdictName(*t.verdict)},
+                                   {"reason", t.reason},
+                                   {"log", t.log.substr(0, 1 << 16)},
+                                   {"device_source", t.plan.deviceSource},
+                                   {"recorded", t.recorded}}
+                                  .dump());
     }
   }
   finishPlans(t, problem, options_);

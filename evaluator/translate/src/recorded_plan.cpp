@@ -104,9 +104,10 @@ class Converter {
       views_[b.name] = {b.dtype, b.numel};
     }
     if (budget_.bytes > 0 && problemBytes + scratchBytes > budget_.bytes) {
-      refuse(budget_.verdict, fmt::format("the solution allocates {:.3g} GB of intermediates beside the problem's {:.3g} GB, over the {:.3g} GB of {}",
-                                          static_cast<double>(scratchBytes) / 1e9, static_cast<double>(problemBytes) / 1e9,
-                                          static_cast<double>(budget_.bytes) / 1e9, budget_.what));
+      refuse(budget_.verdict,
+             fmt::format("the solution allocates {:.3g} GB of intermediates beside the problem's {:.3g} GB, over the {:.3g} GB of {}",
+                         static_cast<double>(scratchBytes) / 1e9, static_cast<double>(problemBytes) / 1e9, static_cast<double>(budget_.bytes) / 1e9,
+                         budget_.what));
     }
   }
 
@@ -124,8 +125,7 @@ class Converter {
       Buffer& b = buffers_.at(source);
       const auto sizes = view.at("sizes").get<std::vector<std::int64_t>>();
       const bool whole = b.role == "scratch" && !taken.contains(source) && view.at("offset").get<std::int64_t>() == 0 &&
-                         contiguous(sizes, view.at("strides").get<std::vector<std::int64_t>>()) && product(sizes) == b.numel &&
-                         b.dtype == spec.dtype;
+                         contiguous(sizes, view.at("strides").get<std::vector<std::int64_t>>()) && product(sizes) == b.numel && b.dtype == spec.dtype;
       if (whole) {
         b.role = "output";
         b.name = spec.name;
@@ -138,8 +138,12 @@ class Converter {
       nlohmann::json target = {{"buffer", spec.name}, {"offset", 0}, {"sizes", shape}, {"strides", strides}, {"dtype", dtypeName(spec.dtype)}};
       PlanStep copy;
       copy.kind = PlanStep::Kind::library;
-      copy.library.call = {{"op", "aten::copy_"}, {"overload", ""}, {"args", {{{"tensor", target}}, {{"tensor", renamedView(view)}}}},
-                           {"kwargs", nlohmann::json::object()}, {"outputs", nlohmann::json::array()}, {"purpose", "output"}};
+      copy.library.call = {{"op", "aten::copy_"},
+                           {"overload", ""},
+                           {"args", {{{"tensor", target}}, {{"tensor", renamedView(view)}}}},
+                           {"kwargs", nlohmann::json::object()},
+                           {"outputs", nlohmann::json::array()},
+                           {"purpose", "output"}};
       outputCopies_.push_back(std::move(copy));
     }
   }
@@ -192,12 +196,17 @@ class Converter {
       const std::string op = call.at("op").get<std::string>();
       if (std::string why = libraryOpRefusal(op, call.value("overload", std::string())); !why.empty()) refuse(Verdict::unsupported, why);
       out.kind = PlanStep::Kind::library;
-      out.library.call = {{"op", op}, {"overload", call.value("overload", std::string())}, {"args", renamedCall(call.at("args"))},
-                          {"kwargs", renamedCall(call.value("kwargs", nlohmann::json::object()))}, {"outputs", nlohmann::json::array()}};
-      if (const std::string purpose = call.value("purpose", ""); purpose == "buffer_copy" || purpose == "constant") out.library.call["purpose"] = purpose;
+      out.library.call = {{"op", op},
+                          {"overload", call.value("overload", std::string())},
+                          {"args", renamedCall(call.at("args"))},
+                          {"kwargs", renamedCall(call.value("kwargs", nlohmann::json::object()))},
+                          {"outputs", nlohmann::json::array()}};
+      if (const std::string purpose = call.value("purpose", ""); purpose == "buffer_copy" || purpose == "constant")
+        out.library.call["purpose"] = purpose;
       for (const auto& v : call.value("outputs", nlohmann::json::array())) {
         checkView(v);
-        if (buffer(v.at("buffer").get<std::string>()).role == "input") refuse(Verdict::invalid_submission, "a library step's result is recorded into an input");
+        if (buffer(v.at("buffer").get<std::string>()).role == "input")
+          refuse(Verdict::invalid_submission, "a library step's result is recorded into an input");
         out.library.call["outputs"].push_back(renamedView(v));
       }
       // KernelBench's inputs are the reference's too: a step that writes one is input mutation, whether
@@ -205,8 +214,10 @@ class Converter {
       for (const auto& v : libraryWrittenArguments(call)) {
         const Buffer& b = buffer(v.at("buffer").get<std::string>());
         if (b.role != "input") continue;
-        stand(Verdict::hack_suspected, fmt::format("forward modifies its input '{}' in place ({}); the inputs are the reference's too, and no step may "
-                                            "write them", b.name, op));
+        stand(Verdict::hack_suspected,
+              fmt::format("forward modifies its input '{}' in place ({}); the inputs are the reference's too, and no step may "
+                          "write them",
+                          b.name, op));
       }
       return out;
     }
@@ -240,12 +251,13 @@ class Converter {
     }
     PlanArg p;
     const std::string hex = a.at("bytes").get<std::string>();
-    if (hex.size() % 2 || hex.size() > 2 * LaunchLimits::maxScalarBytes) refuse(Verdict::invalid_submission, fmt::format("{}: a malformed scalar argument", where));
+    if (hex.size() % 2 || hex.size() > 2 * LaunchLimits::maxScalarBytes)
+      refuse(Verdict::invalid_submission, fmt::format("{}: a malformed scalar argument", where));
     for (std::size_t i = 0; i < hex.size(); i += 2) p.bytes.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
     const std::string kind = a.value("kind", "bytes");
     const std::size_t bits = 8 * p.bytes.size();
-    p.type = (kind == "int" && bits >= 8) ? fmt::format("int{}", bits)
-             : kind == "uint"            ? fmt::format("uint{}", bits)
+    p.type = (kind == "int" && bits >= 8)                      ? fmt::format("int{}", bits)
+             : kind == "uint"                                  ? fmt::format("uint{}", bits)
              : (kind == "float" && (bits == 32 || bits == 64)) ? fmt::format("float{}", bits)
                                                                : fmt::format("bytes{}", p.bytes.size());
     return p;

@@ -106,9 +106,7 @@ TEST(ReadCandidates, LinksOutsideTheFolderAreNotFollowed) {
   }
 }
 
-TEST(ReadCandidates, MissingPathIsAnError) {
-  EXPECT_THROW(readCandidates("/nonexistent/cands.jsonl", "m"), Error);
-}
+TEST(ReadCandidates, MissingPathIsAnError) { EXPECT_THROW(readCandidates("/nonexistent/cands.jsonl", "m"), Error); }
 
 TEST(ReadCandidates, OversizedSourceIsRejected) {
   test::TempDir dir;

@@ -39,8 +39,8 @@ TEST(KernelBenchRunFolder, FileNamesGiveLevelProblemAndSample) {
   EXPECT_EQ(parsed->first.level, 2);
   EXPECT_EQ(parsed->first.number, 76);
   EXPECT_EQ(parsed->second, 3);
-  for (const char* other : {"level_2_problem_76_sample_3_prompt.txt", "level_2_problem_76_sample_3_kernel.py.bak", "level_x_problem_1_sample_0_kernel.py",
-                            "generation_config.yaml", "solution.py"}) {
+  for (const char* other : {"level_2_problem_76_sample_3_prompt.txt", "level_2_problem_76_sample_3_kernel.py.bak",
+                            "level_x_problem_1_sample_0_kernel.py", "generation_config.yaml", "solution.py"}) {
     EXPECT_FALSE(parseKernelBenchRunFileName(other)) << other;
   }
 }

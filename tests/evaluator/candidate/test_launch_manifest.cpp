@@ -61,8 +61,8 @@ workspace:
 }
 
 TEST(LaunchManifest, ScalarGridAndMultiDimensionalBlocks) {
-  auto m = parseLaunchManifest(withManifest("launches:\n  - {kernel: \"tiled<float, 16>\", grid: \"ceil_div(N, 16)\", block: [16, 16], args: [x, y]}\n"),
-                               softmaxProblem());
+  auto m = parseLaunchManifest(
+      withManifest("launches:\n  - {kernel: \"tiled<float, 16>\", grid: \"ceil_div(N, 16)\", block: [16, 16], args: [x, y]}\n"), softmaxProblem());
   ASSERT_TRUE(m.ok()) << m.error();
   EXPECT_EQ(m->launches[0].kernel, "tiled<float, 16>");
   EXPECT_EQ(m->launches[0].block.size(), 2u);
@@ -87,9 +87,7 @@ const std::string kLaunch = "launches:\n  - kernel: k\n    grid: [M]\n    block:
 INSTANTIATE_TEST_SUITE_P(
     Malformed, LaunchManifestErrors,
     ::testing::Values(
-        BadManifest{"launches: [\n", "invalid YAML"},
-        BadManifest{"- a\n", "must be a mapping"},
-        BadManifest{"launches: []\n", "at least one launch"},
+        BadManifest{"launches: [\n", "invalid YAML"}, BadManifest{"- a\n", "must be a mapping"}, BadManifest{"launches: []\n", "at least one launch"},
         BadManifest{"launch:\n  - kernel: k\n", "unknown key"},
         BadManifest{kLaunch + "    args: [x, z]\n", "'z' is not an input, output, workspace buffer or size"},
         BadManifest{kLaunch + "    args: [x]\n", "output 'y' is never passed"},
@@ -112,8 +110,7 @@ TEST(LaunchManifest, MissingOrUnclosedOrDuplicateBlock) {
   const Problem p = softmaxProblem();
   EXPECT_NE(parseLaunchManifest("__global__ void k() {}", p).error().find("no launch manifest"), std::string::npos);
   EXPECT_NE(parseLaunchManifest("/*@cuset\nlaunches: []\n", p).error().find("never closed"), std::string::npos);
-  EXPECT_NE(parseLaunchManifest(withManifest(kLaunch + "    args: [x, y]\n") + "/*@cuset\n*/", p).error().find("more than one"),
-            std::string::npos);
+  EXPECT_NE(parseLaunchManifest(withManifest(kLaunch + "    args: [x, y]\n") + "/*@cuset\n*/", p).error().find("more than one"), std::string::npos);
 }
 
 TEST(LaunchManifest, ErrorLinesPointIntoTheCandidateFile) {

@@ -10,9 +10,9 @@ namespace {
 std::string refusal(const std::string& source) { return disallowedInclude(source).value_or("allowed"); }
 
 TEST(SourcePolicy, ToolkitHeadersAreAllowedHoweverTheDirectiveIsSpelled) {
-  for (const std::string source : {"#include <cuda_fp16.h>\n", "  #  include   <cmath>\n", "# /* why */ include <cstdint>\n",
-                                   "%:include <cuda_bf16.h>\n", "#inc\\\nlude <cfloat>\n",
-                                   "#if __has_include(<cuda_fp16.h>)\n#endif\n", "#define X 1\n#pragma once\n"}) {
+  for (const std::string source :
+       {"#include <cuda_fp16.h>\n", "  #  include   <cmath>\n", "# /* why */ include <cstdint>\n", "%:include <cuda_bf16.h>\n",
+        "#inc\\\nlude <cfloat>\n", "#if __has_include(<cuda_fp16.h>)\n#endif\n", "#define X 1\n#pragma once\n"}) {
     EXPECT_EQ(refusal(source), "allowed") << source;
   }
 }
@@ -22,9 +22,9 @@ TEST(SourcePolicy, TheLibraryFamiliesAreAllowedByPlainNamesOnly) {
                                    "cuda_pipeline.h", "cooperative_groups/memcpy_async.h", "cuda/barrier"}) {
     EXPECT_EQ(refusal("#include <" + header + ">\n"), "allowed") << header;
   }
-  for (const std::string header : {"cuda/std/../../../../etc/passwd", "cuda/std/detail/libcxx/include/cstdlib", "cuda/std/", "cub/block/x.h",
-                                   "cub/device/device_reduce.cuh", "cub/block/../../../etc/passwd.cuh", "cub/cub.cuh", "cuda/std/Array",
-                                   "cooperative_groups/details/async.h", "cuda_runtime.hpp", "mma.hpp"}) {
+  for (const std::string header :
+       {"cuda/std/../../../../etc/passwd", "cuda/std/detail/libcxx/include/cstdlib", "cuda/std/", "cub/block/x.h", "cub/device/device_reduce.cuh",
+        "cub/block/../../../etc/passwd.cuh", "cub/cub.cuh", "cuda/std/Array", "cooperative_groups/details/async.h", "cuda_runtime.hpp", "mma.hpp"}) {
     EXPECT_NE(refusal("#include <" + header + ">\n").find("is not available"), std::string::npos) << header;
   }
 }
@@ -54,9 +54,9 @@ TEST(SourcePolicy, EveryWayToNameAnotherFileIsRefused) {
 }
 
 TEST(SourcePolicy, DirectivesInsideLiteralsAndCommentsAreText) {
-  for (const std::string source : {"// #include </etc/passwd>\n", "/* \n#include </etc/passwd>\n */\n",
-                                   "const char* s = \"#include </etc/passwd>\";\n",
-                                   "const char* r = R\"x(\n#include </etc/passwd>\n)x\";\n", "int n = 1'000'000;\n"}) {
+  for (const std::string source :
+       {"// #include </etc/passwd>\n", "/* \n#include </etc/passwd>\n */\n", "const char* s = \"#include </etc/passwd>\";\n",
+        "const char* r = R\"x(\n#include </etc/passwd>\n)x\";\n", "int n = 1'000'000;\n"}) {
     EXPECT_EQ(refusal(source), "allowed") << source;
   }
 }

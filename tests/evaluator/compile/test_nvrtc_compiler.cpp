@@ -56,7 +56,8 @@ TEST(NvrtcCompiler, EveryHeaderTheIncludePolicyAllowsCompiles) {
     ASSERT_EQ(disallowedInclude(line), std::nullopt) << header;
     source += line;
   }
-  source += "extern \"C\" __global__ void k(float* y) { y[threadIdx.x] = std::numeric_limits<float>::max() + (std::is_same<int, int>::value ? 1 : 0); }\n";
+  source +=
+      "extern \"C\" __global__ void k(float* y) { y[threadIdx.x] = std::numeric_limits<float>::max() + (std::is_same<int, int>::value ? 1 : 0); }\n";
   const CompileOutput out = uncached().compile(source, {"k"});
   EXPECT_EQ(out.status, CompileOutput::Status::ok) << out.log;
 }

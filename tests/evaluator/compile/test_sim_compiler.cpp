@@ -19,8 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kRelu = "extern \"C\" __global__ void relu_kernel(const float* x, float* y, int n) {\n"
-                          "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = fmaxf(x[i], 0.f);\n}\n";
+const std::string kRelu =
+    "extern \"C\" __global__ void relu_kernel(const float* x, float* y, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = fmaxf(x[i], 0.f);\n}\n";
 
 std::vector<fs::path> filesUnder(const fs::path& root) {
   std::vector<fs::path> files;
@@ -61,8 +62,7 @@ TEST(SimCompiler, AChangedPreludeGetsAPrecompiledHeaderOfItsOwn) {
   test::writeText(dir / "include" / "cuset_sim" / "prelude.hpp", prelude + "\n#define CUSET_TEST_ONLY_IN_THE_NEW_PRELUDE 1\n");
   const SimCompiler after(toolchain, dir / "libs-after", SimCompilerOptions{.pchDir = dir / "pch"});
   EXPECT_NE(after.preludePchDir(), first);
-  const SimCompileOutput out = after.compile(
-      "extern \"C\" __global__ void k(int* y) { y[0] = CUSET_TEST_ONLY_IN_THE_NEW_PRELUDE; }\n", {"k"});
+  const SimCompileOutput out = after.compile("extern \"C\" __global__ void k(int* y) { y[0] = CUSET_TEST_ONLY_IN_THE_NEW_PRELUDE; }\n", {"k"});
   EXPECT_TRUE(out.ok) << out.log;
   EXPECT_TRUE(out.precompiledPrelude);
 }
@@ -84,8 +84,10 @@ TEST(SimCompiler, ConcurrentFirstBuildsShareOnePrecompiledHeader) {
   EXPECT_EQ(precompiled, 3);
   int gch = 0, other = 0;
   for (const auto& f : filesUnder(dir / "pch")) {
-    if (f.extension() == ".gch") ++gch;
-    else if (f.extension() != ".lock") ++other;
+    if (f.extension() == ".gch")
+      ++gch;
+    else if (f.extension() != ".lock")
+      ++other;
   }
   EXPECT_EQ(gch, 1);
   EXPECT_EQ(other, 0) << "a temporary .gch was left behind";
@@ -100,9 +102,7 @@ TEST(SimCompiler, WithoutAPrecompiledPreludeItStillBuilds) {
   EXPECT_TRUE(compiler.preludePchDir().empty());
 }
 
-bool contains(const std::vector<std::string>& names, std::string_view name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
+bool contains(const std::vector<std::string>& names, std::string_view name) { return std::find(names.begin(), names.end(), name) != names.end(); }
 
 // The dynamic symbols of a build's library; an unreadable library fails the test.
 DynamicSymbols librarySymbols(const SimCompileOutput& out) {
@@ -115,8 +115,8 @@ TEST(SimCompiler, TheLibraryIsLinkedAgainstLibcusetSimAloneAndTheLoaderFindsTheR
   test::TempDir dir;
   const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = dir / "pch"});
   ASSERT_NE(compiler.linkableSymbols(), nullptr) << "libcuset_sim.so or its runtimes could not be read";
-  const SimCompileOutput out = compiler.compile(
-      "extern \"C\" __global__ void k(const float* x, float* y) { y[threadIdx.x] = expf(x[threadIdx.x]); }\n", {"k"});
+  const SimCompileOutput out =
+      compiler.compile("extern \"C\" __global__ void k(const float* x, float* y) { y[threadIdx.x] = expf(x[threadIdx.x]); }\n", {"k"});
   ASSERT_TRUE(out.ok) << out.log;
   const DynamicSymbols symbols = librarySymbols(out);
   EXPECT_TRUE(contains(symbols.defined, "cuset_sim_kernels"));
@@ -135,7 +135,8 @@ TEST(SimCompiler, ASymbolNoLibraryDefinesIsStillTheLinkersError) {
   const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = dir / "pch"});
   const SimCompileOutput out = compiler.compile(
       "extern \"C\" void cuset_defined_nowhere(float*);\n"
-      "extern \"C\" __global__ void k(float* y) { cuset_defined_nowhere(y); }\n", {"k"});
+      "extern \"C\" __global__ void k(float* y) { cuset_defined_nowhere(y); }\n",
+      {"k"});
   EXPECT_FALSE(out.ok);
   EXPECT_NE(out.log.find("undefined reference to 'cuset_defined_nowhere'"), std::string::npos) << out.log;
 }
@@ -144,8 +145,7 @@ TEST(SimCompiler, WhatOnlyAStaticPartOfTheRuntimesDefinesStillLinks) {
   // atexit lives in libc_nonshared.a, not in libc.so.6: the check sends this build to the full link.
   test::TempDir dir;
   const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = dir / "pch"});
-  const SimCompileOutput out = compiler.compile(
-      "static void bye() {}\nextern \"C\" __global__ void k(int* y) { y[0] = atexit(bye); }\n", {"k"});
+  const SimCompileOutput out = compiler.compile("static void bye() {}\nextern \"C\" __global__ void k(int* y) { y[0] = atexit(bye); }\n", {"k"});
   ASSERT_TRUE(out.ok) << out.log;
   EXPECT_FALSE(contains(librarySymbols(out).undefined, "atexit"));
 }
@@ -172,14 +172,18 @@ TEST(SimCompiler, OnlyABuildThatChecksTailsHasItsLoadsInstrumented) {
   EXPECT_FALSE(contains(librarySymbols(checked).undefined, "__asan_store4_noabort")) << "stores need no check: guard bytes catch them";
   EXPECT_TRUE(compiler.linkableSymbols()->contains("cuset_sim_tail_read"));
 
-  const SimCompiler unchecked(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = dir / "pch", .codegen = {.tailReadCheck = false}});
+  const SimCompiler unchecked(SimToolchain::fromBuild(), dir / "libs",
+                              SimCompilerOptions{.pchDir = dir / "pch", .codegen = {.tailReadCheck = false}});
   EXPECT_FALSE(unchecked.compile(kRelu, {"relu_kernel"}, {.tailReads = true}).tailReadsChecked);
 }
 
 TEST(DynamicSymbols, ACorruptImageIsAnError) {
   std::vector<std::byte> image(64, std::byte{0});
   EXPECT_FALSE(readDynamicSymbols(image));
-  std::memcpy(image.data(), "\x7f" "ELF\x02", 5);
+  std::memcpy(image.data(),
+              "\x7f"
+              "ELF\x02",
+              5);
   image[58] = std::byte{64};  // e_shentsize right, but the section table lies past the end
   image[60] = std::byte{3};
   image[40] = std::byte{0xff};

@@ -44,7 +44,8 @@ TEST(OutputComparison, NanAndInfMustMatchInPlace) {
   const auto infinities = compareOutput("y", floats({2}, {inf, 1.5f}), floats({2}, {1.0f, 1.0f}), {0.0, 0.0});
   EXPECT_EQ(infinities.mismatches, 2);
   EXPECT_EQ(infinities.nonFiniteMismatches, 1);
-  EXPECT_NE(infinities.describe().find("max abs err 0.5, max rel err 0.5 over the finite elements; 1 mismatch(es) with NaN or Inf on one side"), std::string::npos)
+  EXPECT_NE(infinities.describe().find("max abs err 0.5, max rel err 0.5 over the finite elements; 1 mismatch(es) with NaN or Inf on one side"),
+            std::string::npos)
       << infinities.describe();
   EXPECT_EQ(outputComparisonFromJson(toJson(infinities)).nonFiniteMismatches, 1);
   EXPECT_EQ(compareOutput("y", floats({1}, {2.0f}), floats({1}, {1.0f}), {0.0, 0.0}).describe().find("NaN or Inf"), std::string::npos);

@@ -44,8 +44,9 @@ std::vector<Case> cases() {
       {"relu_hang", "while (i >= 0) { i = i * 1; }", Verdict::timeout, "worker was restarted"},
       {"relu_good_after", "if (i < n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;", Verdict::correct, ""},
       // 64 KiB of dynamic shared memory: launchable only after the worker's opt-in above 48 KiB.
-      {"relu_big_shared", "extern __shared__ float stage[];\n  stage[threadIdx.x + 16000] = i < n ? x[i] : 0.0f;\n  __syncthreads();\n"
-                          "  if (i < n) y[i] = fmaxf(stage[threadIdx.x + 16000], 0.0f);",
+      {"relu_big_shared",
+       "extern __shared__ float stage[];\n  stage[threadIdx.x + 16000] = i < n ? x[i] : 0.0f;\n  __syncthreads();\n"
+       "  if (i < n) y[i] = fmaxf(stage[threadIdx.x + 16000], 0.0f);",
        Verdict::correct, "", 64 * 1024},
   };
 }
@@ -75,7 +76,9 @@ struct FakeGpuRun {
   }
 
   // Candidates given as a batch, whose kernels (extern "C", distinct names) are in `deviceCode`.
-  FakeGpuRun(const std::string& deviceCode, const std::vector<std::string>& names, const std::string& batch) { install(deviceCode, names, batch, ""); }
+  FakeGpuRun(const std::string& deviceCode, const std::vector<std::string>& names, const std::string& batch) {
+    install(deviceCode, names, batch, "");
+  }
 
   void install(const std::string& all, const std::vector<std::string>& names, const std::string& batch, const std::string& computeCapability) {
     const SimCompiler compiler(SimToolchain::fromBuild(), dir / "sim");
@@ -150,20 +153,24 @@ TEST(CudaBackendOnFakeDriver, JudgesTimesAndSurvivesEveryKind) {
 // the same addresses. The module keeps its globals across launches, as on a GPU, so a kernel can tell
 // correctness trials (2 here, plus the determinism rerun) from timing by counting launches.
 TEST(CudaBackendOnFakeDriver, TimedSamplesAreJudgedToo) {
-  const FakeGpuRun fake({
-      {"relu_timed_good", "if (i < n) y[i] = fmaxf(x[i], 0.0f);", Verdict::correct, ""},
-      // Works for its first four launches (the trials and the timing run's first launch), idles after.
-      {"relu_idles_when_timed",
-       "__shared__ int skip;\n  if (threadIdx.x == 0) skip = cuset_fake_launches_a >= 4;\n  __syncthreads();\n  if (skip) return;\n"
-       "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n  if (i == n - 1) atomicAdd(&cuset_fake_launches_a, 1);",
-       Verdict::hack_suspected, "timed sample"},
-      // From its fourth launch on, replays the results it saw for this input address.
-      {"relu_caches_by_pointer",
-       "if (i >= n || n > 64000) return;\n  if (cuset_fake_launches_b >= 4 && cuset_fake_seen == x) { y[i] = cuset_fake_cache[i]; return; }\n"
-       "  y[i] = fmaxf(x[i], 0.0f);\n  cuset_fake_cache[i] = y[i];\n  if (i == n - 1) { cuset_fake_seen = x; atomicAdd(&cuset_fake_launches_b, 1); }",
-       Verdict::hack_suspected, "the timed sample on fresh inputs disagrees"},
-  }, "", "__device__ int cuset_fake_launches_a;\n__device__ int cuset_fake_launches_b;\n__device__ const float* cuset_fake_seen;\n"
-         "__device__ float cuset_fake_cache[64000];\n");
+  const FakeGpuRun fake(
+      {
+          {"relu_timed_good", "if (i < n) y[i] = fmaxf(x[i], 0.0f);", Verdict::correct, ""},
+          // Works for its first four launches (the trials and the timing run's first launch), idles after.
+          {"relu_idles_when_timed",
+           "__shared__ int skip;\n  if (threadIdx.x == 0) skip = cuset_fake_launches_a >= 4;\n  __syncthreads();\n  if (skip) return;\n"
+           "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n  if (i == n - 1) atomicAdd(&cuset_fake_launches_a, 1);",
+           Verdict::hack_suspected, "timed sample"},
+          // From its fourth launch on, replays the results it saw for this input address.
+          {"relu_caches_by_pointer",
+           "if (i >= n || n > 64000) return;\n  if (cuset_fake_launches_b >= 4 && cuset_fake_seen == x) { y[i] = cuset_fake_cache[i]; return; }\n"
+           "  y[i] = fmaxf(x[i], 0.0f);\n  cuset_fake_cache[i] = y[i];\n  if (i == n - 1) { cuset_fake_seen = x; atomicAdd(&cuset_fake_launches_b, "
+           "1); }",
+           Verdict::hack_suspected, "the timed sample on fresh inputs disagrees"},
+      },
+      "",
+      "__device__ int cuset_fake_launches_a;\n__device__ int cuset_fake_launches_b;\n__device__ const float* cuset_fake_seen;\n"
+      "__device__ float cuset_fake_cache[64000];\n");
   const EvalRunSummary s = fake.evaluate();
   ASSERT_EQ(s.results.size(), fake.list.size());
   for (std::size_t i = 0; i < fake.list.size(); ++i) {
@@ -244,11 +251,18 @@ TEST(CudaBackendOnFakeDriver, KernelBenchSolutionsRunTheirPlans) {
   if (!runSubprocess({pythonWithTorch(), "-c", "import torch"}, std::chrono::seconds(60)).ok()) GTEST_SKIP() << "no Python with torch";
   auto solution = [](const std::string& kernel, const std::string& forward) {
     return "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\nsrc = '''\n#include <torch/extension.h>\n"
-           "extern \"C\" __global__ void " + kernel + "(const float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "extern \"C\" __global__ void " +
+           kernel +
+           "(const float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
            "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}\ntorch::Tensor run(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n"
-           "  " + kernel + "<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());\n  return y;\n}\n'''\n"
-           "m = load_inline(name='" + kernel + "', cpp_sources='torch::Tensor run(torch::Tensor x);', cuda_sources=src, functions=['run'])\n"
-           "class ModelNew(nn.Module):\n    def forward(self, x):\n        return " + forward + "\n";
+           "  " +
+           kernel +
+           "<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());\n  return y;\n}\n'''\n"
+           "m = load_inline(name='" +
+           kernel +
+           "', cpp_sources='torch::Tensor run(torch::Tensor x);', cuda_sources=src, functions=['run'])\n"
+           "class ModelNew(nn.Module):\n    def forward(self, x):\n        return " +
+           forward + "\n";
   };
   const std::vector<std::pair<std::string, std::string>> solutions = {{"kb_relu_pure", solution("kb_relu_pure", "m.run(x)")},
                                                                       {"kb_relu_library", solution("kb_relu_library", "m.run(x * 1.0) + 0.0")}};

@@ -12,19 +12,18 @@ namespace cuset {
 namespace {
 
 const std::string kManifest = "/*@cuset\nlaunches:\n  - {kernel: relu_kernel, grid: [ceil_div(M*N, 256)], block: [256], args: [x, y, M*N]}\n*/\n";
-const std::string kGood = kManifest + "extern \"C\" __global__ void relu_kernel(const float* x, float* y, int n) {\n"
-                                      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = fmaxf(x[i], 0.f);\n}\n";
+const std::string kGood = kManifest +
+                          "extern \"C\" __global__ void relu_kernel(const float* x, float* y, int n) {\n"
+                          "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = fmaxf(x[i], 0.f);\n}\n";
 
 std::string line(const std::string& problem, int sample, const std::string& source) {
   return nlohmann::json{{"problem", problem}, {"sample", sample}, {"model", "m"}, {"source", source}}.dump() + "\n";
 }
 
 std::string mixedBatch() {
-  return line("level1/relu", 0, kGood) +
-         line("level1/relu", 1, kManifest + "extern \"C\" __global__ void relu_kernel(float* x) { x[0] = nope; }") +
+  return line("level1/relu", 0, kGood) + line("level1/relu", 1, kManifest + "extern \"C\" __global__ void relu_kernel(float* x) { x[0] = nope; }") +
          line("level1/relu", 2, kManifest + "extern \"C\" __global__ void other(const float* x, float* y, int n) {}") +
-         line("level1/relu", 3, "extern \"C\" __global__ void relu_kernel() {}") + line("level9/unknown", 0, kGood) +
-         "this line is not json\n" +
+         line("level1/relu", 3, "extern \"C\" __global__ void relu_kernel() {}") + line("level9/unknown", 0, kGood) + "this line is not json\n" +
          line("level1/relu", 4,
               "/*@cuset\nlaunches:\n  - {kernel: k, grid: [1], block: [32], shared_bytes: 200000, args: [x, y]}\n*/\n"
               "extern \"C\" __global__ void k(const float* x, float* y) { __shared__ float big[10000]; big[threadIdx.x] = x[0]; "
@@ -177,8 +176,9 @@ TEST(EvalPipeline, ReasonsAndLogsQuoteACandidateInExcerpts) {
   test::TempDir dir;
   std::string longLine = "  y[0] = nope";
   for (int i = 0; i < 50000; ++i) longLine += " + x[0]";
-  test::writeText(dir / "batch.jsonl",
-                  line("level1/relu", 0, kManifest + "extern \"C\" __global__ void relu_kernel(const float* x, float* y, int n) {\n" + longLine + ";\n}\n"));
+  test::writeText(
+      dir / "batch.jsonl",
+      line("level1/relu", 0, kManifest + "extern \"C\" __global__ void relu_kernel(const float* x, float* y, int n) {\n" + longLine + ";\n}\n"));
   const EvalRunSummary s = runEvaluation(configFor(dir));
   ASSERT_EQ(s.results.size(), 1u);
   const EvalResult& r = s.results[0];
@@ -244,7 +244,8 @@ TEST(EvalPipeline, BrokenReferencesAreFoundFirstAndIsolated) {
   const EvalRunSummary s = runEvaluation(c);
   ASSERT_EQ(s.results.size(), 4u);
   EXPECT_EQ(s.results[0].verdict, Verdict::correct) << s.results[0].reason;
-  const std::vector<std::string> why = {"shape '[7, -1]' is invalid", "has shape [1000] but outputs declares [64, 1000]", "did not finish within 5 s"};
+  const std::vector<std::string> why = {"shape '[7, -1]' is invalid", "has shape [1000] but outputs declares [64, 1000]",
+                                        "did not finish within 5 s"};
   for (std::size_t i = 1; i < 4; ++i) {
     EXPECT_EQ(s.results[i].verdict, Verdict::unsupported) << s.results[i].problem << ": " << s.results[i].reason;
     EXPECT_NE(s.results[i].reason.find(why[i - 1]), std::string::npos) << s.results[i].reason;

@@ -50,7 +50,7 @@ TEST(KernelBenchFiles, PassAtKIsKernelBenchsUnbiasedEstimator) {
   EXPECT_DOUBLE_EQ(passAtK(10, 0, 1).value(), 0.0);
   EXPECT_DOUBLE_EQ(passAtK(10, 3, 1).value(), 0.3);
   EXPECT_NEAR(passAtK(10, 3, 5).value(), 1.0 - (7.0 * 6 * 5 * 4 * 3) / (10.0 * 9 * 8 * 7 * 6), 1e-12);  // 1 - C(7,5)/C(10,5)
-  EXPECT_DOUBLE_EQ(passAtK(4, 2, 3).value(), 1.0);  // n - c < k
+  EXPECT_DOUBLE_EQ(passAtK(4, 2, 3).value(), 1.0);                                                      // n - c < k
 }
 
 TEST(KernelBenchFiles, FastPCountsStrictlyFasterCorrectOnesOverAll) {
@@ -74,7 +74,7 @@ TEST(KernelBenchFiles, EvalResultsHaveKernelBenchsSchema) {
   broken.kernelbench = KernelBenchCheck{.compiled = false, .correct = false, .issue = "compilation_error: x"};
   const auto j = kernelBenchEvalResults(suite, {mutated, timed, broken, result("level1/other", 0, Verdict::correct)},
                                         KernelBenchHardware{.name = "NVIDIA H200", .gpu = true});
-  ASSERT_EQ(j.size(), 2u);  // the problem not imported from KernelBench is left out
+  ASSERT_EQ(j.size(), 2u);          // the problem not imported from KernelBench is left out
   EXPECT_EQ(j.begin().key(), "2");  // numeric order, not "10" < "2"
   const auto& samples = j["10"];
   ASSERT_EQ(samples.size(), 2u);
@@ -134,9 +134,9 @@ TEST(KernelBenchFiles, WritesOneLevelInTheRunFolderAndABaselineAnalysis) {
   fast.timingSamplesMs = {2.0, 2.0};
   KernelBenchRunOptions options;
   options.baseline = dir.path() / "baseline.json";
-  const auto files = writeKernelBenchResultFiles(dir.path() / "run", suite,
-                                                 {fast, result("level1/kb2_op", 1, Verdict::wrong_answer), result("level1/kb10_op", 0, Verdict::wrong_answer)},
-                                                 options, KernelBenchHardware{.name = "H200", .gpu = true});
+  const auto files = writeKernelBenchResultFiles(
+      dir.path() / "run", suite, {fast, result("level1/kb2_op", 1, Verdict::wrong_answer), result("level1/kb10_op", 0, Verdict::wrong_answer)},
+      options, KernelBenchHardware{.name = "H200", .gpu = true});
   ASSERT_EQ(files.size(), 3u);
   EXPECT_TRUE(fs::exists(dir.path() / "run" / "eval_results.json"));
   EXPECT_TRUE(fs::exists(dir.path() / "run" / "pass_at_k_results.json"));  // two samples of one problem

@@ -18,7 +18,8 @@ TEST(SolutionExpectation, GoodSolutionsExpectCorrect) {
 }
 
 TEST(SolutionExpectation, BadSolutionsRecordVerdictAndReason) {
-  const auto e = readSolutionExpectation("p/solutions/bad_oob.cu", "/*@cuset ... */\n// @expect: runtime_error  \n// @expect-reason: out-of-bounds write\n");
+  const auto e =
+      readSolutionExpectation("p/solutions/bad_oob.cu", "/*@cuset ... */\n// @expect: runtime_error  \n// @expect-reason: out-of-bounds write\n");
   ASSERT_TRUE(e) << e.error();
   EXPECT_EQ(e->verdict, Verdict::runtime_error);
   EXPECT_EQ(e->reasonContains, "out-of-bounds write");

@@ -121,8 +121,10 @@ reference: |
   for (int i = 0; i < 5; ++i) {
     for (int j = 0; j < 5; ++j) {
       const float v = a[0].as<float>()[i * 5 + j];
-      if (j > i) EXPECT_EQ(v, 0.0f) << i << "," << j;
-      else EXPECT_TRUE(v >= 1.0f && v < 2.0f) << v;
+      if (j > i)
+        EXPECT_EQ(v, 0.0f) << i << "," << j;
+      else
+        EXPECT_TRUE(v >= 1.0f && v < 2.0f) << v;
       differ = differ || v != b[0].as<float>()[i * 5 + j];
     }
   }

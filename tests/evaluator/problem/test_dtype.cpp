@@ -22,7 +22,7 @@ TEST(Half, KnownEncodings) {
   EXPECT_EQ(floatToHalfBits(1.0f), 0x3c00);
   EXPECT_EQ(floatToHalfBits(-2.0f), 0xc000);
   EXPECT_EQ(floatToHalfBits(65504.0f), 0x7bff);
-  EXPECT_EQ(floatToHalfBits(65520.0f), 0x7c00);  // rounds to infinity
+  EXPECT_EQ(floatToHalfBits(65520.0f), 0x7c00);               // rounds to infinity
   EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
   EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -25)), 0x0000);  // tie rounds to even (zero)
   EXPECT_EQ(floatToHalfBits(std::ldexp(1.5f, -25)), 0x0001);

@@ -97,8 +97,7 @@ TEST_P(ProblemParserErrors, NameFileFieldAndLine) {
 INSTANTIATE_TEST_SUITE_P(
     Malformed, ProblemParserErrors,
     ::testing::Values(
-        BadCase{"level: 1", "level: one", {"field 'level'", "expected an integer", ":2:"}},
-        BadCase{"level: 1", "level: 0", {"between 1 and 9"}},
+        BadCase{"level: 1", "level: one", {"field 'level'", "expected an integer", ":2:"}}, BadCase{"level: 1", "level: 0", {"between 1 and 9"}},
         BadCase{"name: softmax_rows", "name: soft max", {"field 'name'", "identifier"}},
         BadCase{"dtype: float32, shape: [M, N], init", "dtype: float64, shape: [M, N], init", {"inputs.x.dtype", "unknown dtype 'float64'", ":9:"}},
         BadCase{"shape: [M, N], init", "shape: [M, K], init", {"inputs.x.shape[1]", "'K' is not a size name"}},
@@ -110,8 +109,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"dist: normal", "dist: gaussian", {"unknown distribution 'gaussian'"}},
         BadCase{"{dist: normal, mean: 0, std: 1}", "{dist: uniform, low: 2, high: 1}", {"low < high"}},
         BadCase{"tolerance: {atol: 1.0e-5, rtol: 1.0e-5}", "tolerence: {atol: 1.0e-5}", {"unknown key", "tolerence"}},
-        BadCase{"atol: 1.0e-5", "atol: -1", {"tolerance.atol", ">= 0"}},
-        BadCase{"atol: 1.0e-5", "atol: 5", {"too loose"}},
+        BadCase{"atol: 1.0e-5", "atol: -1", {"tolerance.atol", ">= 0"}}, BadCase{"atol: 1.0e-5", "atol: 5", {"too loose"}},
         BadCase{"def forward(x: Tensor)", "def fwd(x: Tensor)", {"field 'reference'", "def forward"}},
         BadCase{"outputs:\n  y: {dtype: float32, shape: [M, N]}\n", "outputs: {}\n", {"at least one output"}},
         BadCase{"cost: {flops: 5*M*N", "cost: {flops: 5*M*Q", {"cost.flops", "'Q' is not a size name"}},
@@ -119,9 +117,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"  x: {dtype", "  M: {dtype", {"both a size name and a tensor name"}},
         BadCase{"name: softmax_rows\n", "name: softmax_rows\nname: again\n", {"duplicate key"}},
         BadCase{"dtype: float32, shape: [M, N], init: {dist: normal, mean: 0, std: 1}",
-                "dtype: int64, shape: [M, N], init: {dist: randint, low: 0, high: V}", {"inputs.x.init.high", "'V' is not a size name"}},
+                "dtype: int64, shape: [M, N], init: {dist: randint, low: 0, high: V}",
+                {"inputs.x.init.high", "'V' is not a size name"}},
         BadCase{"dtype: float32, shape: [M, N], init: {dist: normal, mean: 0, std: 1}",
-                "dtype: int64, shape: [M, N], init: {dist: randint, low: N, high: M}", {"inputs.x.init", "with sizes 'small'", "low < high"}}));
+                "dtype: int64, shape: [M, N], init: {dist: randint, low: N, high: M}",
+                {"inputs.x.init", "with sizes 'small'", "low < high"}}));
 
 TEST(ProblemParser, RandintBoundsMayBeSizeExpressions) {
   const Problem p = parse(variant("dtype: float32, shape: [M, N], init: {dist: normal, mean: 0, std: 1}",

@@ -12,10 +12,9 @@
 namespace cuset {
 namespace {
 
-Problem makeProblem(const std::string& inputs, const std::string& outputs, const std::string& reference,
-                    const std::string& extra = "") {
-  const std::string yaml = "name: t\nlevel: 1\nsizes:\n  small: {M: 4, N: 6}\ninputs:\n" + inputs + "outputs:\n" + outputs +
-                           "reference: |\n" + reference + extra;
+Problem makeProblem(const std::string& inputs, const std::string& outputs, const std::string& reference, const std::string& extra = "") {
+  const std::string yaml =
+      "name: t\nlevel: 1\nsizes:\n  small: {M: 4, N: 6}\ninputs:\n" + inputs + "outputs:\n" + outputs + "reference: |\n" + reference + extra;
   return parseProblem(yaml, "t/problem.yaml", "t");
 }
 
@@ -55,8 +54,7 @@ TEST(TorchReference, ReferencesMayNameDtypes) {
 }
 
 TEST(TorchReference, TuplesMapToOutputsInOrder) {
-  const Problem p = makeProblem("  x: {dtype: float32, shape: [M, N]}\n",
-                                "  mx: {dtype: float32, shape: [M]}\n  idx: {dtype: int64, shape: [M]}\n",
+  const Problem p = makeProblem("  x: {dtype: float32, shape: [M, N]}\n", "  mx: {dtype: float32, shape: [M]}\n  idx: {dtype: int64, shape: [M]}\n",
                                 "  def forward(x: Tensor) -> Tuple[Tensor, Tensor]:\n      r = torch.max(x, dim=1)\n      return r[0], r[1]\n");
   const auto inputs = generateInputs(p, p.sizes("small"), 3, 0);
   const auto outputs = TorchReference::compile(p).run(inputs, p.sizes("small"));
@@ -69,15 +67,14 @@ TEST(TorchReference, TuplesMapToOutputsInOrder) {
 TEST(TorchReference, ErrorsNameTheProblemAndTheMismatch) {
   const std::string x = "  x: {dtype: float32, shape: [M, N]}\n";
   const std::string y = "  y: {dtype: float32, shape: [M, N]}\n";
-  CUSET_EXPECT_THROW_WITH(TorchReference::compile(makeProblem(x, y, "  def forward(x: Tensor) -> Tensor:\n      return x +\n")),
-                          "t/problem.yaml", "does not compile");
+  CUSET_EXPECT_THROW_WITH(TorchReference::compile(makeProblem(x, y, "  def forward(x: Tensor) -> Tensor:\n      return x +\n")), "t/problem.yaml",
+                          "does not compile");
   CUSET_EXPECT_THROW_WITH(TorchReference::compile(makeProblem(x, y, "  def forward(z: Tensor) -> Tensor:\n      return z\n")),
                           "'z' is neither an input nor a size");
   CUSET_EXPECT_THROW_WITH(TorchReference::compile(makeProblem(x, y, "  def forward(x: Tensor, M: float) -> Tensor:\n      return x\n")),
                           "must be annotated ': int'");
   auto run = [](const Problem& p) { return TorchReference::compile(p).run(generateInputs(p, p.sizes("small"), 1, 0), p.sizes("small")); };
-  CUSET_EXPECT_THROW_WITH(run(makeProblem(x, y, "  def forward(x: Tensor) -> Tensor:\n      return x.sum(dim=1)\n")),
-                          "shape [4]", "declares [4, 6]");
+  CUSET_EXPECT_THROW_WITH(run(makeProblem(x, y, "  def forward(x: Tensor) -> Tensor:\n      return x.sum(dim=1)\n")), "shape [4]", "declares [4, 6]");
   CUSET_EXPECT_THROW_WITH(run(makeProblem(x, "  y: {dtype: int32, shape: [M, N]}\n", "  def forward(x: Tensor) -> Tensor:\n      return x\n")),
                           "dtype", "int32");
   CUSET_EXPECT_THROW_WITH(run(makeProblem(x, y + "  z: {dtype: float32, shape: [M, N]}\n", "  def forward(x: Tensor) -> Tensor:\n      return x\n")),

@@ -117,9 +117,7 @@ TEST(SandboxProtocol, FramesThatLieAboutTheirPayloadAreRefused) {
   }
 }
 
-TEST(SandboxProtocol, AdoptingAClosedDescriptorFails) {
-  CUSET_EXPECT_THROW_WITH(SharedPayload::adopt(987), "descriptor 987 is not open");
-}
+TEST(SandboxProtocol, AdoptingAClosedDescriptorFails) { CUSET_EXPECT_THROW_WITH(SharedPayload::adopt(987), "descriptor 987 is not open"); }
 
 }  // namespace
 // A minimal worker environment keeps what the worker binary needs to start (on the H200 its libraries

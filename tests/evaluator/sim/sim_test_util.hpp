@@ -30,7 +30,6 @@ inline float fromHalf(std::uint16_t h) {
 }
 inline std::uint16_t bf16Bits(float f) { return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(f) >> 16); }
 
-
 class SimModule {
  public:
   SimModule(const std::string& source, const std::vector<std::string>& kernels) {

@@ -20,12 +20,11 @@
 namespace cuset {
 namespace {
 
-const std::string kReluManifest =
-    "/*@cuset\nlaunches:\n  - {kernel: relu, grid: [ceil_div(M*N, 256)], block: [256], args: [x, y, M*N]}\n*/\n";
+const std::string kReluManifest = "/*@cuset\nlaunches:\n  - {kernel: relu, grid: [ceil_div(M*N, 256)], block: [256], args: [x, y, M*N]}\n*/\n";
 
 std::string relu(const std::string& body) {
-  return kReluManifest + "extern \"C\" __global__ void relu(float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n" +
-         body + "\n}\n";
+  return kReluManifest + "extern \"C\" __global__ void relu(float* x, float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n" + body +
+         "\n}\n";
 }
 
 const std::string kRowSumManifest = "/*@cuset\nlaunches:\n  - {kernel: row_sum, grid: [M], block: [256], args: [x, y, M, N]}\n*/\n";
@@ -36,7 +35,8 @@ std::string rowSum(const std::string& barrier) {
   float s = 0.0f;
   for (int i = threadIdx.x; i < N; i += blockDim.x) s += x[(size_t)blockIdx.x * N + i];
   partial[threadIdx.x] = s;
-  )" + barrier + R"(
+  )" + barrier +
+         R"(
   if (threadIdx.x == 0) {
     float t = 0.0f;
     for (int i = 0; i < blockDim.x; ++i) t += partial[i];
@@ -61,13 +61,14 @@ std::vector<Case> adversarialCases() {
       {"out_of_bounds", "level1/relu", relu("if (i < n) { y[i] = fmaxf(x[i], 0.0f); if (i == n - 1) y[n] = 0.0f; }"), Verdict::runtime_error,
        "trial 1 of 3: out-of-bounds write past the end of output 'y' by 1 byte(s) (a 256000-byte buffer)"},
       // Far past the region: into memory the kernel was never given (the shared file's spare room).
-      {"far_out_of_bounds", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f);\n  if (i == 0) y[n + 300000] = 1.0f;"),
-       Verdict::runtime_error, "SIGSEGV"},
+      {"far_out_of_bounds", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f);\n  if (i == 0) y[n + 300000] = 1.0f;"), Verdict::runtime_error,
+       "SIGSEGV"},
       {"input_mutation", "level1/relu", relu("if (i < n) { y[i] = fmaxf(x[i], 0.0f); x[i] = 0.0f; }"), Verdict::hack_suspected,
        "modified its input 'x'"},
       {"infinite_loop", "level1/relu", relu("while (i >= 0) { i = i * 1; }"), Verdict::timeout, "time limit"},
       {"wild_pointer", "level1/relu", relu("if (i == 0) *(volatile int*)(16) = 1;"), Verdict::runtime_error, "SIGSEGV"},
-      {"divergent_barrier", "level1/relu", relu("if (i % 2) {\n    __syncthreads();\n  } else {\n    __syncthreads();\n  }\n  if (i < n) y[i] = fmaxf(x[i], 0.0f);"),
+      {"divergent_barrier", "level1/relu",
+       relu("if (i % 2) {\n    __syncthreads();\n  } else {\n    __syncthreads();\n  }\n  if (i < n) y[i] = fmaxf(x[i], 0.0f);"),
        Verdict::runtime_error, "divergent __syncthreads"},
       {"missing_barrier", "level1/row_sum", rowSum(""), Verdict::wrong_answer, "differ"},
       {"row_sum_correct", "level1/row_sum", rowSum("__syncthreads();"), Verdict::correct, ""},
@@ -77,9 +78,8 @@ std::vector<Case> adversarialCases() {
        "/*@cuset\nlaunches:\n  - {kernel: relu, grid: [1], block: [2048], args: [x, y, M*N]}\n*/\n"
        "extern \"C\" __global__ void relu(float* x, float* y, int n) {}",
        Verdict::invalid_submission, "block.x = 2048"},
-      {"parameter_mismatch", "level1/relu",
-       kReluManifest + "extern \"C\" __global__ void relu(float* x, float* y, long long n) { }", Verdict::invalid_submission,
-       "8-byte integer but the manifest passes a 32-bit int"},
+      {"parameter_mismatch", "level1/relu", kReluManifest + "extern \"C\" __global__ void relu(float* x, float* y, long long n) { }",
+       Verdict::invalid_submission, "8-byte integer but the manifest passes a 32-bit int"},
       {"host_include", "level1/relu", "#include <stdlib.h>\n" + relu(""), Verdict::invalid_submission, "<stdlib.h> is not available"},
       // One element past the end of the input, as compute-sanitizer's memcheck would report it.
       {"read_one_past_the_end", "level1/relu", relu("if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * x[i + 1];"), Verdict::runtime_error,
@@ -102,7 +102,8 @@ std::vector<Case> adversarialCases() {
        Verdict::correct, ""},
       {"unsimulated_ptx", "level1/relu",
        relu("unsigned r;\n  asm(\"bfind.u32 %0, %1;\" : \"=r\"(r) : \"r\"(i));\n  if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * r;"),
-       Verdict::unsupported, "the CPU simulator cannot run this kernel (judge it with --backend cuda): line 8: inline PTX `bfind.u32 %0, %1` is not simulated"},
+       Verdict::unsupported,
+       "the CPU simulator cannot run this kernel (judge it with --backend cuda): line 8: inline PTX `bfind.u32 %0, %1` is not simulated"},
   };
 }
 
@@ -112,7 +113,8 @@ struct OneKernelJob {
       "name: t\nlevel: 1\nsizes: {small: {N: 4}}\ninputs: {}\noutputs: {y: {dtype: int32, shape: [N]}}\n"
       "reference: |\n  def forward(N: int) -> Tensor:\n      return torch.zeros(N, dtype=torch.int32)\n",
       "t/problem.yaml", "t");
-  LaunchManifest manifest = std::move(parseLaunchManifest("/*@cuset\nlaunches: [{kernel: k, grid: [1], block: [1], args: [y]}]\n*/", problem)).value();
+  LaunchManifest manifest =
+      std::move(parseLaunchManifest("/*@cuset\nlaunches: [{kernel: k, grid: [1], block: [1], args: [y]}]\n*/", problem)).value();
   LaunchPlan plan = std::move(planFromManifest(manifest, problem.sizes("small"))).value();
   RegionLayout layout = RegionLayout::plan(problem, plan, problem.sizes("small"));
 
@@ -183,9 +185,10 @@ TEST_F(SimBackend, EveryAdversarialKernelGetsItsVerdict) {
 // limit, never the model's timeout); one that stops finishing blocks (a spin after some blocks) is a
 // `timeout`. `work` is the busy loop's length per thread (relu at small sizes: 250 blocks).
 std::string slowRelu(int work, const std::string& hang = "") {
-  return relu(fmt::format("volatile float acc = 0.0f;\n  for (int k = 0; k < {}; ++k) acc = acc + 1.0f;\n  {}\n"
-                          "  if (i < n) y[i] = fmaxf(x[i], 0.0f) + (acc - {}.0f);",
-                          work, hang, work));
+  return relu(
+      fmt::format("volatile float acc = 0.0f;\n  for (int k = 0; k < {}; ++k) acc = acc + 1.0f;\n  {}\n"
+                  "  if (i < n) y[i] = fmaxf(x[i], 0.0f) + (acc - {}.0f);",
+                  work, hang, work));
 }
 
 TEST_F(SimBackend, ASlowKernelIsGivenTimeAndAHungOneIsNot) {
@@ -235,7 +238,9 @@ std::vector<std::array<std::string, 3>> tailCases() {
                "    for (int j = 4 * i; j < n; ++j) y[j] = 1.0f / (1.0f + expf(-x[j]));\n  }")},
       {"level1/sigmoid", "float4_over_read_in_the_tail",
        sigmoid("if (4 * i < n) {\n    const float4 v = reinterpret_cast<const float4*>(x)[i];\n"
-               "    const float e[4] = {v.x, v.y, v.z, v.w};\n    const float extra = " + discard("e[3]") + ";\n"
+               "    const float e[4] = {v.x, v.y, v.z, v.w};\n    const float extra = " +
+               discard("e[3]") +
+               ";\n"
                "    for (int k = 0; k < 4 && 4 * i + k < n; ++k) y[4 * i + k] = 1.0f / (1.0f + expf(-e[k])) + extra;\n  }")},
       {"level1/sigmoid", "scalar_read_one_past_the_end", sigmoid(scalar + " + " + discard("x[i + 1]") + ";")},
       {"level1/sigmoid", "read_past_the_output_in_its_tail",
@@ -243,7 +248,8 @@ std::vector<std::array<std::string, 3>> tailCases() {
       {"level1/sigmoid", "inline_ptx_over_read_in_the_tail",
        sigmoid("float a = 0.f, b = 0.f, c = 0.f, d = 0.f;\n"
                "  if (i == 0) asm(\"ld.global.v4.f32 {%0, %1, %2, %3}, [%4];\" : \"=f\"(a), \"=f\"(b), \"=f\"(c), \"=f\"(d) : \"l\"(x + (n & ~3)));\n"
-               "  " + scalar + " + " + discard("a + b + c + d") + ";")},
+               "  " +
+               scalar + " + " + discard("a + b + c + d") + ";")},
   };
 }
 
@@ -285,7 +291,8 @@ TEST_F(SimBackend, AForbiddenSystemCallIsASandboxViolation) {
   test::TempDir dir;
   const SimCompiler compiler(SimToolchain::fromBuild(), dir / "cache");
   const auto built = compiler.compile(R"(extern "C" int getuid();
-extern "C" __global__ void k(int* out) { out[0] = getuid(); })", {"k"});
+extern "C" __global__ void k(int* out) { out[0] = getuid(); })",
+                                      {"k"});
   ASSERT_TRUE(built.ok) << built.log;
   const OneKernelJob fixture;
   SandboxPool pool(1, SandboxLimits{});
@@ -296,7 +303,8 @@ extern "C" __global__ void k(int* out) { out[0] = getuid(); })", {"k"});
   // Code that would run when the library loads, before the allow-list, never gets built.
   const auto constructor = compiler.compile(R"(extern "C" int getuid();
 int stolen = getuid();
-extern "C" __global__ void k(int* out) { out[0] = stolen; })", {"k"});
+extern "C" __global__ void k(int* out) { out[0] = stolen; })",
+                                            {"k"});
   EXPECT_FALSE(constructor.ok);
   EXPECT_NE(constructor.rejection.find("a constructor"), std::string::npos) << constructor.log;
   // The worker survives and serves the next job.
@@ -357,7 +365,8 @@ TEST_F(SimBackend, RegionsComeBackTheSameThroughTheSharedFileAndThroughThePipe) 
   const auto built = compiler.compile(R"(extern "C" __global__ void k(int* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = i * 3 + 1;
-})", {"k"});
+})",
+                                      {"k"});
   ASSERT_TRUE(built.ok) << built.log;
   const Problem problem = parseProblem(
       "name: t\nlevel: 1\nsizes: {small: {N: 1000}, big: {N: 1500000}}\ninputs: {}\noutputs: {y: {dtype: int32, shape: [N]}}\n"

@@ -23,7 +23,8 @@ TEST_F(SimPrimitives, BuiltInsIn3D) {
     const int thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     const int n = blockDim.x * blockDim.y * blockDim.z;
     out[block * n + thread] = threadIdx.x + 10 * threadIdx.y + 100 * threadIdx.z + 1000 * blockIdx.x + 10000 * blockIdx.y + 100000 * blockIdx.z + warpSize * 0;
-  })", {"ids"});
+  })",
+              {"ids"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   EXPECT_FALSE(m.fibers);  // no barrier anywhere: threads run as plain calls
   std::vector<int> out(2 * 3 * 2 * 4 * 2 * 3, -1);
@@ -42,7 +43,8 @@ TEST_F(SimPrimitives, SyncthreadsWithStaticSharedMemoryReversesABlock) {
     tile[t] = in[blockIdx.x * blockDim.x + t];
     __syncthreads();
     out[blockIdx.x * blockDim.x + t] = tile[blockDim.x - 1 - t];
-  })", {"rev"});
+  })",
+              {"rev"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> in(1024), out(1024);
   std::iota(in.begin(), in.end(), 0.0f);
@@ -67,7 +69,8 @@ TEST_F(SimPrimitives, DynamicSharedMemoryAndBarrierPredicates) {
       for (int i = 0; i < blockDim.x; ++i) s += buf[i];
       out[0] = s; out[1] = count; out[2] = all; out[3] = any;
     }
-  })", {"k"});
+  })",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<int> out(4);
   int* p = out.data();
@@ -90,7 +93,8 @@ TEST_F(SimPrimitives, WarpShuffles) {
     float f = lane + 0.5f;
     for (int o = 16; o > 0; o /= 2) f += __shfl_xor_sync(0xffffffffu, f, o);
     out[5 * 64 + threadIdx.x] = (int)f + w * 0;
-  })", {"k"});
+  })",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<int> out(6 * 64);
   int* p = out.data();
@@ -118,7 +122,8 @@ TEST_F(SimPrimitives, VotesMatchAndReduce) {
     const unsigned mx = __reduce_max_sync(0xffffffffu, lane * 3);
     __syncwarp();
     if (lane == 5) { out[0] = b; out[1] = any; out[2] = all; out[3] = active; out[4] = match; out[5] = sum; out[6] = mx; }
-  })", {"k"});
+  })",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<unsigned> out(7);
   unsigned* p = out.data();
@@ -140,7 +145,8 @@ TEST_F(SimPrimitives, AtomicsAreAtomicAcrossConcurrentBlocks) {
     atomicCAS(cas, 0, 42);
     atomicInc(inc, 9);
     __threadfence();
-  })", {"k"});
+  })",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   int counter = 0, cas = 0;
   float fsum = 0;
@@ -170,7 +176,8 @@ extern "C" __global__ void k(int* out) {
   cg::thread_block_tile<8> small = cg::tiled_partition<8>(block);
   int s = small.shfl_down((int)small.thread_rank(), 1);
   if (block.thread_rank() == 9) out[2] = s;
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<int> out(3);
   int* p = out.data();
@@ -189,7 +196,8 @@ extern "C" __global__ void k(float* out) {
   cuda::std::array<float, 3> a = {1.0f, 2.0f, 3.0f};
   cuda::std::pair<int, float> p(2, 0.5f);
   out[threadIdx.x] = a[threadIdx.x % 3] * p.second + (std::numeric_limits<float>::max() > 1.0f ? p.first : 0);
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> out(4);
   float* o = out.data();
@@ -222,7 +230,8 @@ extern "C" __global__ void k(const float* x, float* before, float* after, int wa
 extern "C" __global__ void misaligned(const float* x) {
   __shared__ float4 tile[2];
   __pipeline_memcpy_async(reinterpret_cast<float*>(tile) + 1, x, 16);
-})", {"k", "misaligned"});
+})",
+              {"k", "misaligned"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> x(128), before(64), after(128);
   std::iota(x.begin(), x.end(), 1.0f);
@@ -230,8 +239,8 @@ extern "C" __global__ void misaligned(const float* x) {
   int wait = 1;
   ASSERT_TRUE(m.launch("k", dim3(1), dim3(64), {&px, &pb, &pa, &wait}).ok);
   for (int t = 0; t < 64; ++t) {
-    EXPECT_EQ(before[t], -1.0f) << t;                                    // not landed before the wait
-    EXPECT_EQ(after[t], x[(t + 1) % 64] + 1000.0f * -1.0f) << t;         // batch 1 landed, batch 2 not yet
+    EXPECT_EQ(before[t], -1.0f) << t;                                               // not landed before the wait
+    EXPECT_EQ(after[t], x[(t + 1) % 64] + 1000.0f * -1.0f) << t;                    // batch 1 landed, batch 2 not yet
     EXPECT_EQ(after[64 + t], (t + 1) % 2 == 0 ? 0.0f : x[64 + (t + 1) % 64]) << t;  // zero-filled or copied
   }
   wait = 0;  // the missing wait_prior: nothing ever lands
@@ -252,7 +261,8 @@ TEST_F(SimPrimitives, MathAndIntegerIntrinsics) {
     float2 v = make_float2(1.0f, 2.0f); f[10] = v.x + v.y; f[11] = __ldg(&f[5]);
     i[0] = __popc(0xF0F0u); i[1] = __clz(1); i[2] = __ffs(8); i[3] = (int)__brev(1u); i[4] = (int)__umulhi(0x80000000u, 4u);
     i[5] = min(3, 7); i[6] = max(-2, -9); i[7] = __float2int_rn(2.5f); i[8] = __float_as_int(1.0f);
-  })", {"k"});
+  })",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> f(12);
   std::vector<int> i(9);
@@ -281,7 +291,8 @@ TEST_F(SimPrimitives, FastIntrinsicsAndFmaRoundAsTheGpuDoes) {
   SimModule m(R"(extern "C" __global__ void k(const float* in, float* out) {
     out[0] = __expf(in[0]); out[1] = __fdividef(in[1], in[2]); out[2] = __sinf(in[3]); out[3] = __logf(in[4]);
     out[4] = in[5] * in[5] + in[6]; out[5] = __powf(in[7], in[8]); out[6] = __fdividef(in[1], in[9]);
-  })", {"k"});
+  })",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   const float a = 1.0f + 0x1p-12f;
   std::vector<float> in = {50.0f, 1.0f, 3e38f, 1e6f, 3.0f, a, -(1.0f + 0x1p-11f), 2.0f, 30.5f, 4.0f}, out(7, -1.0f);
@@ -314,7 +325,8 @@ TEST_F(SimPrimitives, HalfAndBfloat16Math) {
     f[4] = __bfloat162float(hrcp(b));
     f[5] = __half2float(__hmax(a, c)) + (__hgt(a, c) ? 100.0f : 0.0f);
     f[6] = __half2float(a * c + a);
-  })", {"k"});
+  })",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> f(7);
   float* p = f.data();
@@ -327,7 +339,8 @@ TEST_F(SimPrimitives, TemplateKernelsAndParameterMetadata) {
     long long i = (long long)blockIdx.x * B + threadIdx.x;
     if (i < n) out[i] = (T)B;
   }
-  template __global__ void fill<64, float>(float*, long long);)", {"fill<64, float>"});
+  template __global__ void fill<64, float>(float*, long long);)",
+              {"fill<64, float>"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   const auto* e = m.entry("fill<64, float>");
   ASSERT_NE(e, nullptr);
@@ -381,7 +394,8 @@ TEST_F(SimPrimitives, AMillionPlainThreads) {
   SimModule m(R"(extern "C" __global__ void axpy(const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = 2.0f * x[i] + y[i];
-  })", {"axpy"});
+  })",
+              {"axpy"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   const int n = 1 << 20;
   std::vector<float> x(n, 1.0f), y(n, 3.0f);
@@ -429,7 +443,8 @@ extern "C" __global__ void k(const float* x, float* out) {
   pipe.wait_prior<0>();
   __syncthreads();  // the segments other threads copied
   out[64 + t] = tile[1][t] + 1000.0f * tile[2][t];
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   const std::vector<float> out = runOnCounting(m, 96, 96, 32);
   for (std::size_t t = 0; t < 32; ++t) {
@@ -461,7 +476,8 @@ extern "C" __global__ void k(const float* x, float* out) {
   pipe.consumer_wait();
   out[64 + t] = b[t];
   pipe.consumer_release();
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   const std::vector<float> out = runOnCounting(m, 64, 96, 32);
   for (std::size_t t = 0; t < 32; ++t) {
@@ -491,7 +507,8 @@ extern "C" __global__ void k(const float* x, float* out) {
   out[64 + t] = a[(t + 1) % 64] + 1000.0f * b[t];
   cg::wait(block);
   out[128 + t] = b[(t + 1) % 64];
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   EXPECT_TRUE(m.fibers);
   const std::vector<float> out = runOnCounting(m, 128, 192, 64, true);
@@ -522,7 +539,8 @@ extern "C" __global__ void k(const float* x, float* out, int extra) {
   auto token = bar.arrive();
   bar.wait(std::move(token));
   out[128 + t] = tile[(t + 1) % 64];
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> x(64), out(192);
   std::iota(x.begin(), x.end(), 1.0f);
@@ -552,7 +570,8 @@ extern "C" __global__ void k(const float* x, unsigned* bits, float* back) {
   bits[t] = a.__x | (unsigned(b.__x) << 8);
   back[t] = float(a);
   back[4 + t] = float(b);
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> x = {1.5f, -2.0f, 500.0f, 0.0f}, back(8);
   std::vector<unsigned> bits(4);
@@ -562,8 +581,8 @@ extern "C" __global__ void k(const float* x, unsigned* bits, float* back) {
   EXPECT_EQ(bits[0], 0x3c | (0x3e << 8));  // 1.5: e4m3 0.0111.100, e5m2 0.01111.10
   EXPECT_EQ(bits[1], 0xc0 | (0xc0 << 8));  // -2
   EXPECT_EQ(back[0], 1.5f);
-  EXPECT_EQ(back[2], 448.0f);               // e4m3 saturates to its largest finite value
-  EXPECT_EQ(back[6], 512.0f);               // e5m2 holds 500 as 512
+  EXPECT_EQ(back[2], 448.0f);  // e4m3 saturates to its largest finite value
+  EXPECT_EQ(back[6], 512.0f);  // e5m2 holds 500 as 512
   EXPECT_EQ(back[3], 0.0f);
 }
 

@@ -38,7 +38,8 @@ TEST_F(SimPtx, SpecialRegistersAndMoves) {
   unsigned* o = out + 8 * (blockIdx.x * blockDim.x + threadIdx.x);
   o[0] = lane; o[1] = warp; o[2] = tid; o[3] = ntid; o[4] = ctaid; o[5] = nctaid; o[6] = lt;
   o[7] = clk != 0 && timer != 0 && lo == 0x55667788u && hi == 0x11223344u && repacked == 0x5566778811223344ull;
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   EXPECT_FALSE(m.fibers);  // nothing collective in it
   std::vector<unsigned> out(2 * 64 * 8, 99);
@@ -88,7 +89,8 @@ extern "C" __global__ void global_as_shared(float* y) {
   unsigned long long a;
   asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(y));
   y[0] = static_cast<float>(a);
-})", {"k", "misaligned", "generic", "global_as_shared"});
+})",
+              {"k", "misaligned", "generic", "global_as_shared"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> x(64), y(128, -1.0f);
   std::iota(x.begin(), x.end(), 1.0f);
@@ -133,7 +135,8 @@ TEST_F(SimPtx, AddressConversionsGuardsAndNoOps) {
   out[32 + t] = mask;
   out[64 + t] = g;
   __syncwarp();  // no lane exits before every lane has asked (the simulator's live lanes are the active ones)
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<unsigned> out(96);
   unsigned* p = out.data();
@@ -144,7 +147,8 @@ TEST_F(SimPtx, AddressConversionsGuardsAndNoOps) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(&buffer[threadIdx.x]));
   asm volatile("st.shared.u32 [%0], %1;" :: "r"(s), "r"(threadIdx.x + 7));
   out[threadIdx.x] = buffer[threadIdx.x];
-})", {"d"});
+})",
+                    {"d"});
   ASSERT_TRUE(dynamic.ok()) << dynamic.compileLog;
   std::vector<unsigned> dout(32);
   unsigned* pd = dout.data();
@@ -182,29 +186,30 @@ TEST_F(SimPtx, ConversionsRoundAndSaturateAsThePtxIsaSays) {
   asm("cvt.rz.f16.f32 %0, %1;" : "=h"(h) : "f"(f[8])); u[14] = h;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f[8])); u[15] = h;
   asm("cvt.rn.f32.s32 %0, %1;" : "=f"(g) : "r"(-3)); u[16] = __float_as_uint(g);
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> f = {1.5f, -2.7f, 2.5f, 3.5f, -2.0f, std::bit_cast<float>(0x3f801000u), 1e10f, NAN, 1.00146484375f};
   std::vector<unsigned> u(17, 0xdeadbeef);
   float* pf = f.data();
   unsigned* pu = u.data();
   ASSERT_TRUE(m.launch("k", dim3(1), dim3(1), {&pf, &pu}).ok);
-  EXPECT_EQ(u[0], 0x3e00u);                          // 1.5 in half
-  EXPECT_EQ(static_cast<int>(u[1]), -2);             // toward zero
-  EXPECT_EQ(static_cast<int>(u[2]), 2);              // nearest, ties to even
+  EXPECT_EQ(u[0], 0x3e00u);               // 1.5 in half
+  EXPECT_EQ(static_cast<int>(u[1]), -2);  // toward zero
+  EXPECT_EQ(static_cast<int>(u[2]), 2);   // nearest, ties to even
   EXPECT_EQ(static_cast<int>(u[3]), 4);
-  EXPECT_EQ(u[4], 255u);                             // .sat clamps
+  EXPECT_EQ(u[4], 255u);  // .sat clamps
   EXPECT_EQ(u[5], 0u);
-  EXPECT_EQ(u[6], 44u);                              // 300 mod 256
-  EXPECT_EQ(u[7], 0x3e00c000u);                      // a in the upper half, b in the lower
+  EXPECT_EQ(u[6], 44u);          // 300 mod 256
+  EXPECT_EQ(u[7], 0x3e00c000u);  // a in the upper half, b in the lower
   EXPECT_EQ(u[8], 0x3fc0c000u);
-  EXPECT_EQ(u[9], 0x3f802000u);                      // a tie at 13 bits rounds away from zero
+  EXPECT_EQ(u[9], 0x3f802000u);  // a tie at 13 bits rounds away from zero
   EXPECT_EQ(u[10], std::bit_cast<unsigned>(1.5f));
-  EXPECT_EQ(u[11], 0xffffffffu);                     // sign extension
-  EXPECT_EQ(static_cast<int>(u[12]), INT_MAX);       // float to int saturates
-  EXPECT_EQ(u[13], 0u);                              // NaN to int is 0
-  EXPECT_EQ(u[14], 0x3c01u);                         // 1 + 1.5 ulp: toward zero
-  EXPECT_EQ(u[15], 0x3c02u);                         // nearest even
+  EXPECT_EQ(u[11], 0xffffffffu);                // sign extension
+  EXPECT_EQ(static_cast<int>(u[12]), INT_MAX);  // float to int saturates
+  EXPECT_EQ(u[13], 0u);                         // NaN to int is 0
+  EXPECT_EQ(u[14], 0x3c01u);                    // 1 + 1.5 ulp: toward zero
+  EXPECT_EQ(u[15], 0x3c02u);                    // nearest even
   EXPECT_EQ(u[16], std::bit_cast<unsigned>(-3.0f));
 }
 
@@ -234,7 +239,8 @@ TEST_F(SimPtx, IntegerArithmeticAndBitOperations) {
   asm("abs.s32 %0, %1;" : "=r"(r) : "r"(-7)); u[19] = r;
   asm("min.s32 %0, %1, %2;" : "=r"(r) : "r"(-7), "r"(3)); u[20] = r;
   asm("max.u32 %0, %1, %2;" : "=r"(r) : "r"(-7), "r"(3)); u[21] = r;
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<unsigned> in = {0x89abcdefu, 0x12345678u}, u(22, 0xdeadbeefu);
   unsigned *pin = in.data(), *pu = u.data();
@@ -246,15 +252,15 @@ TEST_F(SimPtx, IntegerArithmeticAndBitOperations) {
   EXPECT_EQ(u[3], static_cast<unsigned>(square >> 32));
   EXPECT_EQ(u[4], static_cast<unsigned>(square));
   EXPECT_EQ(static_cast<int>(u[5]), 85);
-  EXPECT_EQ(static_cast<int>(u[6]), -16);        // arithmetic shift
-  EXPECT_EQ(u[7], 0x08000000u);                  // logical shift
-  EXPECT_EQ(u[8], 11u);                          // -1 < 1 signed
-  EXPECT_EQ(u[9], 22u);                          // 0xffffffff < 1 unsigned is false
-  EXPECT_EQ(u[10], 0x55114400u);                 // bytes 0, 4, 1, 5 of {b, a}
-  EXPECT_EQ(u[11], 0x000000ffu);                 // selector 9: byte 1 (0xf0) with its sign bit replicated
+  EXPECT_EQ(static_cast<int>(u[6]), -16);  // arithmetic shift
+  EXPECT_EQ(u[7], 0x08000000u);            // logical shift
+  EXPECT_EQ(u[8], 11u);                    // -1 < 1 signed
+  EXPECT_EQ(u[9], 22u);                    // 0xffffffff < 1 unsigned is false
+  EXPECT_EQ(u[10], 0x55114400u);           // bytes 0, 4, 1, 5 of {b, a}
+  EXPECT_EQ(u[11], 0x000000ffu);           // selector 9: byte 1 (0xf0) with its sign bit replicated
   EXPECT_EQ(u[12], (0xff00ff00u & 0xf0f0f0f0u) | (0xff00ff00u & 0xccccccccu) | (0xf0f0f0f0u & 0xccccccccu));  // majority
   EXPECT_EQ(u[13], 0x56u);
-  EXPECT_EQ(u[14], 0xfffffff8u);                 // 0xf8 sign-extended from bit 11
+  EXPECT_EQ(u[14], 0xfffffff8u);  // 0xf8 sign-extended from bit 11
   EXPECT_EQ(u[15], 0x1111ab11u);
   EXPECT_EQ(u[16], 17u);
   EXPECT_EQ(u[17], 15u);
@@ -281,7 +287,8 @@ TEST_F(SimPtx, ShufflesFollowTheClampAndSegmentMask) {
   // down by two in segments of 16 (c = (32 - 16) << 8 | 31)
   asm volatile("shfl.sync.down.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(v), "r"(2), "r"(0x101f), "r"(0xffffffff));
   out[256 + t] = r;
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   EXPECT_TRUE(m.fibers);
   std::vector<int> out(320, -1);
@@ -309,7 +316,8 @@ TEST_F(SimPtx, BarriersSynchroniseTheBlockAndTheWarp) {
   tile[t] = 2.0f * tile[t];
   asm volatile("bar.warp.sync %0;" :: "r"(0xffffffff));
   out[128 + t] = tile[(t / 32) * 32 + (t + 1) % 32];
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   EXPECT_TRUE(m.fibers);
   std::vector<float> in(128), out(256);
@@ -350,7 +358,8 @@ extern "C" __global__ void k(const float* x, float* out, int wait) {
   asm volatile("cp.async.wait_all;" ::: "memory");
   __syncthreads();
   out[112 + t] = tile[0][4 * t];
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> x(128), out(128, 7.0f);
   std::iota(x.begin(), x.end(), 1.0f);
@@ -359,9 +368,9 @@ extern "C" __global__ void k(const float* x, float* out, int wait) {
   ASSERT_TRUE(m.launch("k", dim3(1), dim3(16), {&px, &po, &wait}).ok);
   for (int t = 0; t < 16; ++t) {
     const auto i = static_cast<std::size_t>(t);
-    EXPECT_EQ(out[i], -1.0f) << t;                                        // nothing landed before a wait
+    EXPECT_EQ(out[i], -1.0f) << t;                                               // nothing landed before a wait
     EXPECT_EQ(out[16 + i], x[4 * static_cast<std::size_t>((t + 1) % 16)]) << t;  // group 0 landed
-    EXPECT_EQ(out[32 + i], -1.0f) << t;                                   // group 1 not yet
+    EXPECT_EQ(out[32 + i], -1.0f) << t;                                          // group 1 not yet
     for (std::size_t e = 0; e < 4; ++e) {
       const float expected = (t % 2 == 0 && e < 2) ? x[64 + 4 * i + e] : 0.0f;  // 8 of 16 bytes, or none
       EXPECT_EQ(out[48 + 4 * i + e], expected) << t << " " << e;
@@ -393,7 +402,8 @@ TEST_F(SimPtx, LdmatrixDistributesRowsAsThePtxIsaTable) {
   out[l * 16 + 9] = r[1];
   asm volatile("ldmatrix.sync.aligned.m8n8.x1.b16 %0, [%1];" : "=r"(r[0]) : "l"(&mats[0][l % 8][0]));
   out[l * 16 + 10] = r[0];
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<unsigned> out(32 * 16, 0);
   unsigned* p = out.data();
@@ -431,7 +441,8 @@ TEST_F(SimPtx, StmatrixIsLdmatrixInReverse) {
     copy[e] = dst[e / 64][(e / 8) % 8][e % 8];
     transposed[e] = tdst[e / 64][(e / 8) % 8][e % 8];
   }
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<unsigned short> copy(256), transposed(256);
   unsigned short *pc = copy.data(), *pt = transposed.data();
@@ -463,7 +474,8 @@ TEST_F(SimPtx, AtomicsAreAtomicAcrossBlocks) {
     unsigned long long prev;
     asm volatile("atom.global.exch.b64 %0, [%1], %2;" : "=l"(prev) : "l"(last), "l"(static_cast<unsigned long long>(lock)));
   }
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   unsigned counter = 0, wrap = 0;
   float sum = 0.0f;
@@ -538,7 +550,8 @@ extern "C" __global__ void {0}(const unsigned short* A, const unsigned short* B,
 }
 
 TEST_F(SimPtx, MmaSyncMatchesTheScalarProductElementByElement) {
-  const std::vector<MmaCase> cases = {{16, "f16", true}, {16, "bf16", true}, {8, "f16", true}, {8, "bf16", true}, {16, "f16", false}, {8, "f16", false}};
+  const std::vector<MmaCase> cases = {{16, "f16", true}, {16, "bf16", true}, {8, "f16", true},
+                                      {8, "bf16", true}, {16, "f16", false}, {8, "f16", false}};
   std::string source;
   std::vector<std::string> names;
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -589,7 +602,8 @@ TEST_F(SimPtx, AlignedInstructionsNeedTheWholeWarp) {
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
                : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(z), "r"(z), "r"(z), "f"(0.0f), "f"(0.0f), "f"(0.0f), "f"(0.0f));
   out[threadIdx.x] = d[0];
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> out(32);
   float* p = out.data();
@@ -633,7 +647,7 @@ __device__ unsigned f() {
   EXPECT_TRUE(out.unsupported.empty()) << out.unsupported;
   EXPECT_EQ(out.rewritten, 2);  // the macro's statement and the one in the body
   EXPECT_EQ(std::count(out.source.begin(), out.source.end(), '\n'), std::count(source.begin(), source.end(), '\n'));  // lines kept
-  EXPECT_NE(out.source.find(R"(asm(".globl marker");)"), std::string::npos);  // namespace scope: the library's
+  EXPECT_NE(out.source.find(R"(asm(".globl marker");)"), std::string::npos);   // namespace scope: the library's
   EXPECT_NE(out.source.find(R"(asm volatile("syscall")"), std::string::npos);  // x86: the host compiler's
   EXPECT_NE(out.source.find(R"(// asm("not code");)"), std::string::npos);
   EXPECT_NE(out.source.find(R"(const char* s = "asm(\"mov.u32)"), std::string::npos);

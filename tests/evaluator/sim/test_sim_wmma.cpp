@@ -68,13 +68,20 @@ std::vector<std::byte> encode(const std::string& type, const std::vector<double>
     out.insert(out.end(), p, p + sizeof x);
   };
   for (double x : v) {
-    if (type == "half") put(halfBits(static_cast<float>(x)));
-    else if (type == "__nv_bfloat16") put(bf16Bits(static_cast<float>(x)));
-    else if (type == "float") put(static_cast<float>(x));
-    else if (type == "double") put(x);
-    else if (type == "int") put(static_cast<int>(x));
-    else if (type == "signed char") put(static_cast<signed char>(x));
-    else if (type == "unsigned char") put(static_cast<unsigned char>(x));
+    if (type == "half")
+      put(halfBits(static_cast<float>(x)));
+    else if (type == "__nv_bfloat16")
+      put(bf16Bits(static_cast<float>(x)));
+    else if (type == "float")
+      put(static_cast<float>(x));
+    else if (type == "double")
+      put(x);
+    else if (type == "int")
+      put(static_cast<int>(x));
+    else if (type == "signed char")
+      put(static_cast<signed char>(x));
+    else if (type == "unsigned char")
+      put(static_cast<unsigned char>(x));
   }
   return out;
 }
@@ -163,7 +170,8 @@ extern "C" __global__ void k(const float* a, const float* b, float* d, float* ro
   wmma::mma_sync(acc, fa, fb, acc);
   wmma::store_matrix_sync(d, acc, 16, wmma::mem_row_major);
   if (threadIdx.x == 0) rounded[0] = wmma::__float_to_tf32(1.0f + 3.0f / 2048.0f);
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> a(16 * 8, 0.0f), b(8 * 16, 0.0f), d(16 * 16, -1.0f), rounded(1);
   a[0] = 1.0f + 1.0f / 4096.0f;  // row 0, k 0
@@ -184,7 +192,8 @@ extern "C" __global__ void k(const half* a, float* d) {
   wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
   if (threadIdx.x < 16) wmma::load_matrix_sync(fa, a, 16);
   d[threadIdx.x] = 1.0f;
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<std::uint16_t> a(256, 0);
   std::vector<float> d(32);
@@ -210,7 +219,8 @@ extern "C" __global__ void k(float* out) {
   for (int step = 0; step < 2; ++step) wmma::mma_sync(acc, a, b, acc);
   out[threadIdx.x] = acc.x[0];
   out[32 + threadIdx.x] = acc.x[16];  // row 1: the same in every lane
-})", {"k"});
+})",
+              {"k"});
   ASSERT_TRUE(m.ok()) << m.compileLog;
   std::vector<float> out(64);
   float* p = out.data();

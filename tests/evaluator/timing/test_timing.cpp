@@ -58,17 +58,18 @@ TEST(StoppingRule, NoisySamplesRunToTheTimeCap) {
 }
 
 TEST(KernelActivity, BusyTimeIsTheUnionOfIntervals) {
-  EXPECT_EQ(busyNanoseconds({{0, 10}, {20, 30}}), 20u);           // gap not counted
-  EXPECT_EQ(busyNanoseconds({{0, 10}, {5, 15}}), 15u);            // overlap not double-counted
+  EXPECT_EQ(busyNanoseconds({{0, 10}, {20, 30}}), 20u);              // gap not counted
+  EXPECT_EQ(busyNanoseconds({{0, 10}, {5, 15}}), 15u);               // overlap not double-counted
   EXPECT_EQ(busyNanoseconds({{0, 100}, {10, 20}, {30, 40}}), 100u);  // nested
-  EXPECT_EQ(busyNanoseconds({{5, 5}, {9, 3}}), 0u);               // empty and inverted records
+  EXPECT_EQ(busyNanoseconds({{5, 5}, {9, 3}}), 0u);                  // empty and inverted records
 }
 
 TEST(KernelActivity, GroupsByIterationAndChecksRecordCounts) {
   const std::vector<KernelRecord> records = {
-      {1000000, 2000000, 1, 7, "gemm"}, {1500000, 2500000, 1, 8, "epilogue"},  // iteration 1: two streams, overlapping
-      {5000000, 5500000, 2, 7, "gemm"},                                        // iteration 2: one of two launches
-      {9000000, 9100000, 0, 7, "hidden"},                                      // outside any iteration
+      {1000000, 2000000, 1, 7, "gemm"},
+      {1500000, 2500000, 1, 8, "epilogue"},  // iteration 1: two streams, overlapping
+      {5000000, 5500000, 2, 7, "gemm"},      // iteration 2: one of two launches
+      {9000000, 9100000, 0, 7, "hidden"},    // outside any iteration
   };
   const ActivitySummary s = summariseActivity(records, 2, {1, 2}, 3);
   ASSERT_EQ(s.iterations.size(), 2u);
@@ -110,7 +111,7 @@ Problem costed(DType dtype, const char* flops, const char* bytes) {
 }
 
 TEST(SpeedOfLight, RooflineAndViolation) {
-  const DevicePeaks d{"test GPU", 1e12, 1e13, 1e12};  // 1 TFLOP/s, 10 tensor TFLOP/s, 1 TB/s
+  const DevicePeaks d{"test GPU", 1e12, 1e13, 1e12};                        // 1 TFLOP/s, 10 tensor TFLOP/s, 1 TB/s
   const Problem memoryBound = costed(DType::float32, "N", "1000 * N * N");  // 1e9 bytes -> 1 ms
   EXPECT_NEAR(*rooflineMs(memoryBound, "full", d), 1.0, 1e-12);
   const Problem computeBound = costed(DType::float32, "2 * N * N * N", "N");  // 2e9 flops -> 2 ms

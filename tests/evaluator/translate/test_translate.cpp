@@ -84,10 +84,9 @@ TEST(CudaSourceSplit, HostCodeKeepsSignaturesAndRecordsLaunches) {
   const SplitCudaSource s = splitCudaSource(kSource);
   EXPECT_EQ(lines(s.host), lines(kSource));
   EXPECT_EQ(s.launches, 1);
-  EXPECT_NE(s.host.find("::cuset_kb::Launch<&scale<scalar_t> >(cdiv(x.numel(), 256), 256, 0, at::cuda::getCurrentCUDAStream())("),
-            std::string::npos)
+  EXPECT_NE(s.host.find("::cuset_kb::Launch<&scale<scalar_t> >(cdiv(x.numel(), 256), 256, 0, at::cuda::getCurrentCUDAStream())("), std::string::npos)
       << s.host;
-  EXPECT_EQ(s.host.find("y[i] = x[i] * s"), std::string::npos);      // a device body is not host code
+  EXPECT_EQ(s.host.find("y[i] = x[i] * s"), std::string::npos);  // a device body is not host code
   EXPECT_EQ(s.host.find("2.0f * v"), std::string::npos);
   EXPECT_NE(s.host.find("return (a + b - 1) / b"), std::string::npos);  // host code may call it
   EXPECT_NE(s.host.find("const char* brace = \"}\""), std::string::npos);
@@ -95,8 +94,9 @@ TEST(CudaSourceSplit, HostCodeKeepsSignaturesAndRecordsLaunches) {
 }
 
 TEST(CudaSourceSplit, HostPrototypesAndExternCBlocksAreHandled) {
-  const std::string src = "extern \"C\" {\n__global__ void k(float* y) { y[0] = 1; }\nvoid launch(float* y);\n}\n"
-                          "void launch(float* y) { k<<<1, 1>>>(y); }\nusing namespace torch;\n";
+  const std::string src =
+      "extern \"C\" {\n__global__ void k(float* y) { y[0] = 1; }\nvoid launch(float* y);\n}\n"
+      "void launch(float* y) { k<<<1, 1>>>(y); }\nusing namespace torch;\n";
   const SplitCudaSource s = splitCudaSource(src);
   EXPECT_NE(s.device.find("__global__ void k(float* y) { y[0] = 1; }"), std::string::npos);
   EXPECT_EQ(s.device.find("void launch"), std::string::npos);
@@ -131,7 +131,8 @@ json kernel(json grid, json args) {
 TEST(RecordedPlan, AWholeScratchBufferReturnedBecomesTheOutput) {
   const Problem p = reluProblem();
   const auto plan = planFromRecording(
-      recording({kernel({1, 1, 1}, {{{"buffer", "x"}, {"byte_offset", 0}}, {{"buffer", "t1"}, {"byte_offset", 0}}, {{"bytes", "20000000"}, {"kind", "int"}}})},
+      recording({kernel({1, 1, 1},
+                        {{{"buffer", "x"}, {"byte_offset", 0}}, {{"buffer", "t1"}, {"byte_offset", 0}}, {{"bytes", "20000000"}, {"kind", "int"}}})},
                 view("t1")),
       p, p.sizeSets[0]);
   ASSERT_TRUE(std::holds_alternative<LaunchPlan>(plan)) << std::get<PlanRefusal>(plan).reason;
@@ -167,8 +168,10 @@ TEST(RecordedPlan, RefusesWhatNoCorrectRecordingHolds) {
       {recording({kernel({1, 1, 1}, {{{"buffer", "nowhere"}, {"byte_offset", 0}}})}, view("t1")), Verdict::invalid_submission, "unknown buffer"},
       {recording({kernel({1, 70000, 1}, {})}, view("t1")), Verdict::runtime_error, "invalid configuration argument"},
       {recording({}, view("t1", 8)), Verdict::invalid_submission, "past the end of buffer 't1'"},
-      {recording({{{"library", {{"op", "aten::bernoulli"}, {"overload", ""}, {"args", json::array()}}}}}, view("t1")), Verdict::unsupported, "random"},
-      {recording({{{"library", {{"op", "aten::from_file"}, {"overload", ""}, {"args", json::array()}}}}}, view("t1")), Verdict::unsupported, "from_file"},
+      {recording({{{"library", {{"op", "aten::bernoulli"}, {"overload", ""}, {"args", json::array()}}}}}, view("t1")), Verdict::unsupported,
+       "random"},
+      {recording({{{"library", {{"op", "aten::from_file"}, {"overload", ""}, {"args", json::array()}}}}}, view("t1")), Verdict::unsupported,
+       "from_file"},
   };
   for (const auto& c : cases) {
     const auto plan = planFromRecording(c.recorded, p, p.sizeSets[0]);
@@ -208,8 +211,12 @@ TEST(RecordedPlan, ALibraryStepThatWritesAnInputIsInputMutation) {
   // The same op on a scratch buffer, and an out= into one, are the solution's own business.
   const json onScratch = {{"library", {{"op", "aten::relu_"}, {"overload", ""}, {"args", {{{"tensor", view("t1")}}}}, {"outputs", json::array()}}}};
   EXPECT_TRUE(std::holds_alternative<LaunchPlan>(planFromRecording(recording({onScratch}, view("t1")), p, p.sizeSets[0])));
-  const json outInput = {{"library", {{"op", "aten::relu"}, {"overload", "out"}, {"args", {{{"tensor", view("t1")}}}},
-                                      {"kwargs", {{"out", {{"tensor", view("x")}}}}}, {"outputs", json::array()}}}};
+  const json outInput = {{"library",
+                          {{"op", "aten::relu"},
+                           {"overload", "out"},
+                           {"args", {{{"tensor", view("t1")}}}},
+                           {"kwargs", {{"out", {{"tensor", view("x")}}}}},
+                           {"outputs", json::array()}}}};
   const auto out = planFromRecording(recording({outInput}, view("t1")), p, p.sizeSets[0]);
   ASSERT_TRUE(std::holds_alternative<PlanRefusal>(out));
   EXPECT_EQ(std::get<PlanRefusal>(out).verdict, Verdict::hack_suspected);
@@ -260,9 +267,17 @@ TEST(LibraryCall, AnEvalModeBatchNormLeavesItsEmptySavedStatisticsAlone) {
   std::vector<float> region(4 + 2 + 2 + 4 + 2 + 2, 7.0f);  // x [1,2,2], mean [2], var [2], y [1,2,2], save_mean [2], save_invstd [2]
   for (int i = 0; i < 4; ++i) region[static_cast<std::size_t>(i)] = static_cast<float>(i);
   region[4] = 0, region[5] = 0, region[6] = 1, region[7] = 1;
-  const json call = {{"op", "aten::native_batch_norm"}, {"overload", ""},
-                     {"args", {{{"tensor", hostView(0, {1, 2, 2}, {4, 2, 1})}}, nullptr, nullptr, {{"tensor", hostView(16, {2}, {1})}},
-                               {{"tensor", hostView(24, {2}, {1})}}, false, 0.1, 0.0}},
+  const json call = {{"op", "aten::native_batch_norm"},
+                     {"overload", ""},
+                     {"args",
+                      {{{"tensor", hostView(0, {1, 2, 2}, {4, 2, 1})}},
+                       nullptr,
+                       nullptr,
+                       {{"tensor", hostView(16, {2}, {1})}},
+                       {{"tensor", hostView(24, {2}, {1})}},
+                       false,
+                       0.1,
+                       0.0}},
                      {"outputs", {hostView(32, {1, 2, 2}, {4, 2, 1}), hostView(48, {2}, {1}), hostView(56, {2}, {1})}}};
   ASSERT_EQ(runLibraryCall(call, LibraryMemory{reinterpret_cast<std::byte*>(region.data())}), "");
   EXPECT_EQ(std::vector<float>(region.begin() + 8, region.begin() + 12), (std::vector<float>{0, 1, 2, 3}));  // (x - 0) / sqrt(1)
@@ -271,7 +286,9 @@ TEST(LibraryCall, AnEvalModeBatchNormLeavesItsEmptySavedStatisticsAlone) {
 
 TEST(LibraryCall, AnOpThatRejectsItsArgumentsSaysWhy) {
   std::vector<float> region(8);
-  const json call = {{"op", "aten::mm"}, {"overload", ""}, {"args", {{{"tensor", hostView(0, {2, 3}, {3, 1})}}, {{"tensor", hostView(0, {2, 2}, {2, 1})}}}},
+  const json call = {{"op", "aten::mm"},
+                     {"overload", ""},
+                     {"args", {{{"tensor", hostView(0, {2, 3}, {3, 1})}}, {{"tensor", hostView(0, {2, 2}, {2, 1})}}}},
                      {"outputs", {hostView(0, {2, 2}, {2, 1})}}};
   const std::string why = runLibraryCall(call, LibraryMemory{reinterpret_cast<std::byte*>(region.data())});
   EXPECT_NE(why.find("shapes cannot be multiplied"), std::string::npos) << why;

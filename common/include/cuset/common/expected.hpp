@@ -17,21 +17,33 @@ struct Unexpected {
 template <class T>
 class Expected {
  public:
-  Expected(T value) : state_(std::move(value)) {}              // NOLINT(google-explicit-constructor)
-  Expected(Unexpected error) : state_(std::move(error)) {}     // NOLINT(google-explicit-constructor)
+  Expected(T value) : state_(std::move(value)) {}           // NOLINT(google-explicit-constructor)
+  Expected(Unexpected error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const { return state_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<0>(state_); }
-  const T& value() const& { assert(ok()); return std::get<0>(state_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(state_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(state_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(state_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(state_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  [[nodiscard]] const std::string& error() const { assert(!ok()); return std::get<1>(state_).message; }
+  [[nodiscard]] const std::string& error() const {
+    assert(!ok());
+    return std::get<1>(state_).message;
+  }
 
  private:
   std::variant<T, Unexpected> state_;

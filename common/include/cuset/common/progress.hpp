@@ -44,8 +44,7 @@ class ProgressBar {
   ProgressMode mode() const { return mode_; }
 
   // "12/40 3.1 it/s ETA 9s", exposed for tests.
-  static std::string formatStatus(std::size_t done, std::size_t total, double elapsedSeconds,
-                                  const std::string& unit);
+  static std::string formatStatus(std::size_t done, std::size_t total, double elapsedSeconds, const std::string& unit);
   static std::string formatDuration(double seconds);
 
  private:

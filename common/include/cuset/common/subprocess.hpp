@@ -9,10 +9,10 @@
 namespace cuset {
 
 struct SubprocessResult {
-  int exitCode = -1;        // valid when !signaled && !timedOut
-  int signal = 0;           // terminating signal, or 0
-  bool timedOut = false;    // killed at the time limit
-  std::string output;       // stdout and stderr together, at most `maxOutputBytes`
+  int exitCode = -1;      // valid when !signaled && !timedOut
+  int signal = 0;         // terminating signal, or 0
+  bool timedOut = false;  // killed at the time limit
+  std::string output;     // stdout and stderr together, at most `maxOutputBytes`
   bool ok() const { return !timedOut && signal == 0 && exitCode == 0; }
 };
 
@@ -22,7 +22,6 @@ struct SubprocessResult {
 std::string pythonWithTorch(const std::string& preferred = {});
 
 // Throws cuset::Error only when the program cannot be started at all.
-SubprocessResult runSubprocess(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                               std::size_t maxOutputBytes = 1 << 20);
+SubprocessResult runSubprocess(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, std::size_t maxOutputBytes = 1 << 20);
 
 }  // namespace cuset

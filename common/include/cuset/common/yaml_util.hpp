@@ -15,8 +15,7 @@ class YamlReader {
  public:
   // `source` names the input in messages: a file path, or "candidate 3 manifest".
   // `lineOffset` is added to yaml-cpp's line numbers when the YAML is embedded in a larger file.
-  explicit YamlReader(std::string source, int lineOffset = 0)
-      : source_(std::move(source)), lineOffset_(lineOffset) {}
+  explicit YamlReader(std::string source, int lineOffset = 0) : source_(std::move(source)), lineOffset_(lineOffset) {}
 
   const std::string& source() const { return source_; }
 

@@ -35,10 +35,22 @@ class thread_block_tile {
     return tileMask << (::cuset_sim::tls_thread->lane / N * N);
   }
   void sync() const { ::cuset_sim::syncwarp(-1, mask()); }
-  template <class T> T shfl(T v, int src) const { return ::cuset_sim::shfl<::cuset_sim::WarpOp::shfl_idx>(-1, mask(), v, src, N); }
-  template <class T> T shfl_down(T v, unsigned d) const { return ::cuset_sim::shfl<::cuset_sim::WarpOp::shfl_down>(-1, mask(), v, static_cast<int>(d), N); }
-  template <class T> T shfl_up(T v, unsigned d) const { return ::cuset_sim::shfl<::cuset_sim::WarpOp::shfl_up>(-1, mask(), v, static_cast<int>(d), N); }
-  template <class T> T shfl_xor(T v, unsigned m) const { return ::cuset_sim::shfl<::cuset_sim::WarpOp::shfl_xor>(-1, mask(), v, static_cast<int>(m), N); }
+  template <class T>
+  T shfl(T v, int src) const {
+    return ::cuset_sim::shfl<::cuset_sim::WarpOp::shfl_idx>(-1, mask(), v, src, N);
+  }
+  template <class T>
+  T shfl_down(T v, unsigned d) const {
+    return ::cuset_sim::shfl<::cuset_sim::WarpOp::shfl_down>(-1, mask(), v, static_cast<int>(d), N);
+  }
+  template <class T>
+  T shfl_up(T v, unsigned d) const {
+    return ::cuset_sim::shfl<::cuset_sim::WarpOp::shfl_up>(-1, mask(), v, static_cast<int>(d), N);
+  }
+  template <class T>
+  T shfl_xor(T v, unsigned m) const {
+    return ::cuset_sim::shfl<::cuset_sim::WarpOp::shfl_xor>(-1, mask(), v, static_cast<int>(m), N);
+  }
   int any(int p) const { return ::cuset_sim::warp_collective(::cuset_sim::WarpOp::any, mask(), p != 0, 0, 32, -1).predicate; }
   int all(int p) const { return ::cuset_sim::warp_collective(::cuset_sim::WarpOp::all, mask(), p != 0, 0, 32, -1).predicate; }
   unsigned ballot(int p) const {
@@ -48,16 +60,38 @@ class thread_block_tile {
 };
 
 template <unsigned N, class Parent>
-inline thread_block_tile<N> tiled_partition(const Parent&) { return {}; }
+inline thread_block_tile<N> tiled_partition(const Parent&) {
+  return {};
+}
 template <unsigned N>
-inline void sync(const thread_block_tile<N>& g) { g.sync(); }
+inline void sync(const thread_block_tile<N>& g) {
+  g.sync();
+}
 
-template <class T> struct plus { T operator()(T a, T b) const { return a + b; } };
-template <class T> struct less { T operator()(T a, T b) const { return b < a ? b : a; } };
-template <class T> struct greater { T operator()(T a, T b) const { return a < b ? b : a; } };
-template <class T> struct bit_and { T operator()(T a, T b) const { return a & b; } };
-template <class T> struct bit_or { T operator()(T a, T b) const { return a | b; } };
-template <class T> struct bit_xor { T operator()(T a, T b) const { return a ^ b; } };
+template <class T>
+struct plus {
+  T operator()(T a, T b) const { return a + b; }
+};
+template <class T>
+struct less {
+  T operator()(T a, T b) const { return b < a ? b : a; }
+};
+template <class T>
+struct greater {
+  T operator()(T a, T b) const { return a < b ? b : a; }
+};
+template <class T>
+struct bit_and {
+  T operator()(T a, T b) const { return a & b; }
+};
+template <class T>
+struct bit_or {
+  T operator()(T a, T b) const { return a | b; }
+};
+template <class T>
+struct bit_xor {
+  T operator()(T a, T b) const { return a ^ b; }
+};
 
 template <unsigned N, class T, class Op>
 inline T reduce(const thread_block_tile<N>& g, T value, Op op) {

@@ -102,16 +102,22 @@ struct Extent<accumulator, M, N, K> {
 
 template <class T>
 double toDouble(T v) {
-  if constexpr (std::is_same_v<T, __half>) return static_cast<double>(__half2float(v));
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return static_cast<double>(__bfloat162float(v));
-  else return static_cast<double>(v);
+  if constexpr (std::is_same_v<T, __half>)
+    return static_cast<double>(__half2float(v));
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return static_cast<double>(__bfloat162float(v));
+  else
+    return static_cast<double>(v);
 }
 
 template <class T>
 float toFloat(T v) {
-  if constexpr (std::is_same_v<T, __half>) return __half2float(v);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(v);
-  else return static_cast<float>(v);
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __bfloat162float(v);
+  else
+    return static_cast<float>(v);
 }
 
 inline float truncateToTf32(float f) {
@@ -180,8 +186,10 @@ inline void store_matrix_sync(P* p, const fragment<accumulator, M, N, K, T>& f, 
   for (int r = 0; r < Frag::rows; ++r) {
     for (int c = 0; c < Frag::cols; ++c) {
       const auto v = f.x[r * Frag::cols + c];
-      if (layout == mem_row_major) p[static_cast<std::size_t>(r) * ldm + c] = v;
-      else p[static_cast<std::size_t>(c) * ldm + r] = v;
+      if (layout == mem_row_major)
+        p[static_cast<std::size_t>(r) * ldm + c] = v;
+      else
+        p[static_cast<std::size_t>(c) * ldm + r] = v;
     }
   }
 }
@@ -210,8 +218,8 @@ inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matri
     TD out[M * N];
   };
   static thread_local Memo memo;
-  if (memo.block == ::cuset_sim::tls_thread->block->serial && memo.satf == satf && std::memcmp(&memo.a, &a, sizeof a) == 0 && std::memcmp(&memo.b, &b, sizeof b) == 0 &&
-      std::memcmp(&memo.c, &c, sizeof c) == 0) {
+  if (memo.block == ::cuset_sim::tls_thread->block->serial && memo.satf == satf && std::memcmp(&memo.a, &a, sizeof a) == 0 &&
+      std::memcmp(&memo.b, &b, sizeof b) == 0 && std::memcmp(&memo.c, &c, sizeof c) == 0) {
     std::memcpy(static_cast<void*>(d.x), memo.out, sizeof memo.out);
     return;
   }

@@ -31,9 +31,12 @@ struct TypeMismatchData {
 
 const char* accessName(unsigned char kind) {
   switch (kind) {
-    case 0: return "load";
-    case 1: return "store";
-    default: return "access";  // a reference bound to it, a member of it: the access that follows
+    case 0:
+      return "load";
+    case 1:
+      return "store";
+    default:
+      return "access";  // a reference bound to it, a member of it: the access that follows
   }
 }
 
@@ -42,8 +45,8 @@ const char* accessName(unsigned char kind) {
   const unsigned alignment = 1u << data->logAlignment;
   // The check also reports null pointers and too-small objects when asked to; only alignment is asked for.
   throw cuset_sim::detail::SimTrap{format("misaligned address: %s of %s at 0x%llx, which must be %u-byte aligned (line %u)",
-                                          accessName(data->checkKind), data->type ? data->type->name : "?",
-                                          static_cast<unsigned long long>(pointer), alignment, data->location.line)};
+                                          accessName(data->checkKind), data->type ? data->type->name : "?", static_cast<unsigned long long>(pointer),
+                                          alignment, data->location.line)};
 }
 
 }  // namespace

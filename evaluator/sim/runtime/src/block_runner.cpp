@@ -71,8 +71,8 @@ struct PoolAllocator {
 };
 
 std::string threadName(const ThreadContext& c) {
-  return format("block (%u,%u,%u) thread (%u,%u,%u)", c.block->blockIdx.x, c.block->blockIdx.y, c.block->blockIdx.z, c.threadIdx.x,
-                c.threadIdx.y, c.threadIdx.z);
+  return format("block (%u,%u,%u) thread (%u,%u,%u)", c.block->blockIdx.x, c.block->blockIdx.y, c.block->blockIdx.z, c.threadIdx.x, c.threadIdx.y,
+                c.threadIdx.z);
 }
 
 StaticShared StaticShared::of(const KernelEntry& kernel) {
@@ -256,10 +256,18 @@ std::vector<Lane*> BlockRunner::resolve() {
     Lane& l = lanes_[i];
     if (l.state != Lane::State::block) continue;
     switch (l.blockOp) {
-      case BlockOp::sync: l.blockResult = 0; break;
-      case BlockOp::count: l.blockResult = count; break;
-      case BlockOp::all: l.blockResult = count == live; break;
-      case BlockOp::any: l.blockResult = count > 0; break;
+      case BlockOp::sync:
+        l.blockResult = 0;
+        break;
+      case BlockOp::count:
+        l.blockResult = count;
+        break;
+      case BlockOp::all:
+        l.blockResult = count == live;
+        break;
+      case BlockOp::any:
+        l.blockResult = count > 0;
+        break;
     }
     l.state = Lane::State::ready;
     wake.push_back(&l);

@@ -117,8 +117,9 @@ inline Lane& currentLane(const char* what) {
   if (t == nullptr || t->impl == nullptr) throw SimTrap{std::string(what) + " called outside a kernel"};
   Lane& lane = *static_cast<Lane*>(t->impl);
   if (!lane.runner->fiberMode()) {
-    throw SimTrap{std::string(what) + " reached in a kernel the simulator ran without fibers (its source showed no barrier); "
-                                      "this is a simulator limitation, please report it"};
+    throw SimTrap{std::string(what) +
+                  " reached in a kernel the simulator ran without fibers (its source showed no barrier); "
+                  "this is a simulator limitation, please report it"};
   }
   return lane;
 }

@@ -33,7 +33,8 @@ class SharedWindow {
     const std::uintptr_t page = p >> kPageBits;
     const std::uintptr_t low = p & ((std::uintptr_t{1} << kPageBits) - 1);
     for (const Region& r : regions_) {
-      if (page >= r.firstPage && page < r.firstPage + r.pages) return static_cast<std::uint32_t>(((r.firstSlot + (page - r.firstPage)) << kPageBits) | low);
+      if (page >= r.firstPage && page < r.firstPage + r.pages)
+        return static_cast<std::uint32_t>(((r.firstSlot + (page - r.firstPage)) << kPageBits) | low);
     }
     std::uintptr_t first = page >= kSpan ? page - kSpan : 0, last = page + kSpan + 1;
     for (const Region& r : regions_) {  // never overlap a region already mapped
@@ -58,9 +59,10 @@ class SharedWindow {
         }
       }
     }
-    throw SimTrap{format("0x%llx is not a shared-memory address (a generic pointer where a .shared address belongs? convert it with "
-                         "__cvta_generic_to_shared) (line %d)",
-                         static_cast<unsigned long long>(address), line)};
+    throw SimTrap{
+        format("0x%llx is not a shared-memory address (a generic pointer where a .shared address belongs? convert it with "
+               "__cvta_generic_to_shared) (line %d)",
+               static_cast<unsigned long long>(address), line)};
   }
 
  private:
@@ -134,7 +136,7 @@ struct Copy {
 };
 
 struct ThreadCopies {
-  std::vector<Copy> open;                  // since the last commit
+  std::vector<Copy> open;                 // since the last commit
   std::vector<std::vector<Copy>> groups;  // committed, oldest first
 };
 
@@ -187,16 +189,18 @@ void land(const std::vector<Copy>& group) {
 
 std::uint32_t shared_address(const void* pointer) {
   if (!sharedMemory.contains(pointer)) {
-    throw SimTrap{format("%p is not in shared memory, so it has no shared-memory address (__cvta_generic_to_shared or cvta.to.shared of a "
-                         "pointer to global or local memory)",
-                         pointer)};
+    throw SimTrap{
+        format("%p is not in shared memory, so it has no shared-memory address (__cvta_generic_to_shared or cvta.to.shared of a "
+               "pointer to global or local memory)",
+               pointer)};
   }
   return window.address(pointer);
 }
 void* shared_pointer(std::uint64_t address, int line) { return window.pointer(address, line); }
 
 void async_copy(void* dst, const void* src, std::size_t bytes, std::size_t zeroFill, int line) {
-  if (bytes != 4 && bytes != 8 && bytes != 16) throw SimTrap{format("asynchronous copy of %zu bytes: the size must be 4, 8 or 16 (line %d)", bytes, line)};
+  if (bytes != 4 && bytes != 8 && bytes != 16)
+    throw SimTrap{format("asynchronous copy of %zu bytes: the size must be 4, 8 or 16 (line %d)", bytes, line)};
   if (zeroFill > bytes) throw SimTrap{format("asynchronous copy: %zu bytes to zero-fill in a %zu-byte copy (line %d)", zeroFill, bytes, line)};
   if (reinterpret_cast<std::uintptr_t>(dst) % bytes != 0 || reinterpret_cast<std::uintptr_t>(src) % bytes != 0) {
     throw SimTrap{format("asynchronous copy of %zu bytes from a misaligned address (source and destination must be aligned to the size) (line %d)",
@@ -205,9 +209,7 @@ void async_copy(void* dst, const void* src, std::size_t bytes, std::size_t zeroF
   currentCopies().open.push_back({dst, src, bytes, zeroFill});
 }
 
-void barrier_attach(const void* barrier, void* dst, const void* src, std::size_t bytes) {
-  copiesOf(barrier, true)->push_back({dst, src, bytes, 0});
-}
+void barrier_attach(const void* barrier, void* dst, const void* src, std::size_t bytes) { copiesOf(barrier, true)->push_back({dst, src, bytes, 0}); }
 void barrier_land(const void* barrier) {
   if (std::vector<Copy>* c = copiesOf(barrier, false)) {
     land(*c);

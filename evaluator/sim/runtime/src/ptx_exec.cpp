@@ -74,11 +74,17 @@ std::int64_t signedValue(std::uint64_t b, Type t) {
 
 double toDouble(std::uint64_t b, Type t) {
   switch (t) {
-    case Type::f16: return halfToFloat(static_cast<std::uint16_t>(b));
-    case Type::bf16: return bf16ToFloat(static_cast<std::uint16_t>(b));
-    case Type::f32: case Type::tf32: return f32(b);
-    case Type::f64: return f64(b);
-    default: return isSigned(t) ? static_cast<double>(signedValue(b, t)) : static_cast<double>(b & maskOf(bitsOf(t)));
+    case Type::f16:
+      return halfToFloat(static_cast<std::uint16_t>(b));
+    case Type::bf16:
+      return bf16ToFloat(static_cast<std::uint16_t>(b));
+    case Type::f32:
+    case Type::tf32:
+      return f32(b);
+    case Type::f64:
+      return f64(b);
+    default:
+      return isSigned(t) ? static_cast<double>(signedValue(b, t)) : static_cast<double>(b & maskOf(bitsOf(t)));
   }
 }
 
@@ -95,18 +101,25 @@ float roundToFloat(double v, Rounding r) {
 
 double roundToIntegral(double v, Rounding r) {
   switch (r) {
-    case Rounding::rzi: return std::trunc(v);
-    case Rounding::rmi: return std::floor(v);
-    case Rounding::rpi: return std::ceil(v);
-    case Rounding::rni: return std::nearbyint(v);
-    default: return v;
+    case Rounding::rzi:
+      return std::trunc(v);
+    case Rounding::rmi:
+      return std::floor(v);
+    case Rounding::rpi:
+      return std::ceil(v);
+    case Rounding::rni:
+      return std::nearbyint(v);
+    default:
+      return v;
   }
 }
 
 std::uint64_t fromDouble(double v, Type t, Rounding r) {
   switch (t) {
-    case Type::f64: return bits(v);
-    case Type::f32: return bits(roundToFloat(v, r));
+    case Type::f64:
+      return bits(v);
+    case Type::f32:
+      return bits(roundToFloat(v, r));
     case Type::tf32: {
       // cvt.rna.tf32.f32: nearest, ties away from zero, at 10 mantissa bits.
       auto u = static_cast<std::uint32_t>(bits(static_cast<float>(v)));
@@ -116,19 +129,27 @@ std::uint64_t fromDouble(double v, Type t, Rounding r) {
     case Type::f16: {
       const float f = static_cast<float>(v);
       switch (r) {
-        case Rounding::rz: return rawHalf(__float2half_rz(f));
-        case Rounding::rm: return rawHalf(__float2half_rd(f));
-        case Rounding::rp: return rawHalf(__float2half_ru(f));
-        default: return rawHalf(__float2half_rn(f));
+        case Rounding::rz:
+          return rawHalf(__float2half_rz(f));
+        case Rounding::rm:
+          return rawHalf(__float2half_rd(f));
+        case Rounding::rp:
+          return rawHalf(__float2half_ru(f));
+        default:
+          return rawHalf(__float2half_rn(f));
       }
     }
     case Type::bf16: {
       const float f = static_cast<float>(v);
       switch (r) {
-        case Rounding::rz: return rawBf16(__float2bfloat16_rz(f));
-        case Rounding::rm: return rawBf16(__float2bfloat16_rd(f));
-        case Rounding::rp: return rawBf16(__float2bfloat16_ru(f));
-        default: return rawBf16(__float2bfloat16_rn(f));
+        case Rounding::rz:
+          return rawBf16(__float2bfloat16_rz(f));
+        case Rounding::rm:
+          return rawBf16(__float2bfloat16_rd(f));
+        case Rounding::rp:
+          return rawBf16(__float2bfloat16_ru(f));
+        default:
+          return rawBf16(__float2bfloat16_rn(f));
       }
     }
     default: {
@@ -138,7 +159,9 @@ std::uint64_t fromDouble(double v, Type t, Rounding r) {
       const int w = bitsOf(t);
       if (isSigned(t)) {
         const double lo = -std::ldexp(1.0, w - 1), hi = std::ldexp(1.0, w - 1);
-        const std::int64_t s = x <= lo ? static_cast<std::int64_t>(lo) : x >= hi ? static_cast<std::int64_t>(maskOf(w - 1)) : static_cast<std::int64_t>(x);
+        const std::int64_t s = x <= lo   ? static_cast<std::int64_t>(lo)
+                               : x >= hi ? static_cast<std::int64_t>(maskOf(w - 1))
+                                         : static_cast<std::int64_t>(x);
         return static_cast<std::uint64_t>(s);
       }
       const double hi = std::ldexp(1.0, w);
@@ -151,7 +174,8 @@ std::uint64_t convert(std::uint64_t a, const Instr& in) {
   const Type d = in.type, s = in.type2;
   if (isFloat(d)) {
     double v = toDouble(a, s);
-    const bool integral = in.rounding == Rounding::rni || in.rounding == Rounding::rzi || in.rounding == Rounding::rmi || in.rounding == Rounding::rpi;
+    const bool integral =
+        in.rounding == Rounding::rni || in.rounding == Rounding::rzi || in.rounding == Rounding::rmi || in.rounding == Rounding::rpi;
     if (integral) v = roundToIntegral(v, in.rounding);
     if (in.sat && !std::isnan(v)) v = std::fmin(1.0, std::fmax(0.0, v));
     return fromDouble(v, d, integral ? Rounding::rn : in.rounding);
@@ -170,7 +194,8 @@ std::uint64_t convert(std::uint64_t a, const Instr& in) {
 }
 
 std::uint64_t nanoseconds() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
 // Read-modify-write of a 4- or 8-byte word, atomic across host threads (blocks run concurrently).
@@ -197,35 +222,55 @@ std::uint64_t atomicResult(const Instr& in, std::uint64_t old, std::uint64_t b, 
   if (t == Type::f32) {
     const float x = f32(old), y = f32(b);
     switch (in.atomic) {
-      case AtomicOp::add: return bits(x + y);
-      case AtomicOp::min: return bits(std::fmin(x, y));
-      case AtomicOp::max: return bits(std::fmax(x, y));
-      case AtomicOp::exch: return b & mask;
-      default: return old;  // the parser allows nothing else on floats
+      case AtomicOp::add:
+        return bits(x + y);
+      case AtomicOp::min:
+        return bits(std::fmin(x, y));
+      case AtomicOp::max:
+        return bits(std::fmax(x, y));
+      case AtomicOp::exch:
+        return b & mask;
+      default:
+        return old;  // the parser allows nothing else on floats
     }
   }
   if (t == Type::f64) {
     const double x = f64(old), y = f64(b);
     switch (in.atomic) {
-      case AtomicOp::add: return bits(x + y);
-      case AtomicOp::min: return bits(std::fmin(x, y));
-      case AtomicOp::max: return bits(std::fmax(x, y));
-      case AtomicOp::exch: return b;
-      default: return old;
+      case AtomicOp::add:
+        return bits(x + y);
+      case AtomicOp::min:
+        return bits(std::fmin(x, y));
+      case AtomicOp::max:
+        return bits(std::fmax(x, y));
+      case AtomicOp::exch:
+        return b;
+      default:
+        return old;
     }
   }
   const std::int64_t so = signedValue(old, t), sb = signedValue(b, t);
   switch (in.atomic) {
-    case AtomicOp::add: return (old + b) & mask;
-    case AtomicOp::min: return isSigned(t) ? static_cast<std::uint64_t>(std::min(so, sb)) & mask : std::min(old, b & mask);
-    case AtomicOp::max: return isSigned(t) ? static_cast<std::uint64_t>(std::max(so, sb)) & mask : std::max(old, b & mask);
-    case AtomicOp::exch: return b & mask;
-    case AtomicOp::cas: return old == (b & mask) ? c & mask : old;
-    case AtomicOp::and_: return old & b;
-    case AtomicOp::or_: return (old | b) & mask;
-    case AtomicOp::xor_: return (old ^ b) & mask;
-    case AtomicOp::inc: return old >= (b & mask) ? 0 : old + 1;
-    case AtomicOp::dec: return (old == 0 || old > (b & mask)) ? b & mask : old - 1;
+    case AtomicOp::add:
+      return (old + b) & mask;
+    case AtomicOp::min:
+      return isSigned(t) ? static_cast<std::uint64_t>(std::min(so, sb)) & mask : std::min(old, b & mask);
+    case AtomicOp::max:
+      return isSigned(t) ? static_cast<std::uint64_t>(std::max(so, sb)) & mask : std::max(old, b & mask);
+    case AtomicOp::exch:
+      return b & mask;
+    case AtomicOp::cas:
+      return old == (b & mask) ? c & mask : old;
+    case AtomicOp::and_:
+      return old & b;
+    case AtomicOp::or_:
+      return (old | b) & mask;
+    case AtomicOp::xor_:
+      return (old ^ b) & mask;
+    case AtomicOp::inc:
+      return old >= (b & mask) ? 0 : old + 1;
+    case AtomicOp::dec:
+      return (old == 0 || old > (b & mask)) ? b & mask : old - 1;
   }
   return old;
 }
@@ -251,35 +296,64 @@ class Thread {
     const unsigned threads = b.blockDim.x * b.blockDim.y * b.blockDim.z;
     const std::uint32_t lane = ctx_.lane;
     switch (s) {
-      case Special::laneid: return lane;
-      case Special::warpid: return ctx_.linear / 32;
-      case Special::nwarpid: return (threads + 31) / 32;
-      case Special::tid_x: return ctx_.threadIdx.x;
-      case Special::tid_y: return ctx_.threadIdx.y;
-      case Special::tid_z: return ctx_.threadIdx.z;
-      case Special::ntid_x: return b.blockDim.x;
-      case Special::ntid_y: return b.blockDim.y;
-      case Special::ntid_z: return b.blockDim.z;
-      case Special::ctaid_x: return b.blockIdx.x;
-      case Special::ctaid_y: return b.blockIdx.y;
-      case Special::ctaid_z: return b.blockIdx.z;
-      case Special::nctaid_x: return b.gridDim.x;
-      case Special::nctaid_y: return b.gridDim.y;
-      case Special::nctaid_z: return b.gridDim.z;
-      case Special::smid: return 0;
-      case Special::nsmid: return 132;  // an H100/H200's SM count
-      case Special::gridid: return 0;
-      case Special::clock: return static_cast<std::uint32_t>(__builtin_ia32_rdtsc());
-      case Special::clock_hi: return static_cast<std::uint32_t>(__builtin_ia32_rdtsc() >> 32);
-      case Special::clock64: return __builtin_ia32_rdtsc();
-      case Special::globaltimer: return nanoseconds();
-      case Special::globaltimer_lo: return static_cast<std::uint32_t>(nanoseconds());
-      case Special::globaltimer_hi: return static_cast<std::uint32_t>(nanoseconds() >> 32);
-      case Special::lanemask_eq: return 1u << lane;
-      case Special::lanemask_le: return static_cast<std::uint32_t>(maskOf(static_cast<int>(lane) + 1));
-      case Special::lanemask_lt: return static_cast<std::uint32_t>(maskOf(static_cast<int>(lane)));
-      case Special::lanemask_ge: return ~static_cast<std::uint32_t>(maskOf(static_cast<int>(lane)));
-      case Special::lanemask_gt: return ~static_cast<std::uint32_t>(maskOf(static_cast<int>(lane) + 1));
+      case Special::laneid:
+        return lane;
+      case Special::warpid:
+        return ctx_.linear / 32;
+      case Special::nwarpid:
+        return (threads + 31) / 32;
+      case Special::tid_x:
+        return ctx_.threadIdx.x;
+      case Special::tid_y:
+        return ctx_.threadIdx.y;
+      case Special::tid_z:
+        return ctx_.threadIdx.z;
+      case Special::ntid_x:
+        return b.blockDim.x;
+      case Special::ntid_y:
+        return b.blockDim.y;
+      case Special::ntid_z:
+        return b.blockDim.z;
+      case Special::ctaid_x:
+        return b.blockIdx.x;
+      case Special::ctaid_y:
+        return b.blockIdx.y;
+      case Special::ctaid_z:
+        return b.blockIdx.z;
+      case Special::nctaid_x:
+        return b.gridDim.x;
+      case Special::nctaid_y:
+        return b.gridDim.y;
+      case Special::nctaid_z:
+        return b.gridDim.z;
+      case Special::smid:
+        return 0;
+      case Special::nsmid:
+        return 132;  // an H100/H200's SM count
+      case Special::gridid:
+        return 0;
+      case Special::clock:
+        return static_cast<std::uint32_t>(__builtin_ia32_rdtsc());
+      case Special::clock_hi:
+        return static_cast<std::uint32_t>(__builtin_ia32_rdtsc() >> 32);
+      case Special::clock64:
+        return __builtin_ia32_rdtsc();
+      case Special::globaltimer:
+        return nanoseconds();
+      case Special::globaltimer_lo:
+        return static_cast<std::uint32_t>(nanoseconds());
+      case Special::globaltimer_hi:
+        return static_cast<std::uint32_t>(nanoseconds() >> 32);
+      case Special::lanemask_eq:
+        return 1u << lane;
+      case Special::lanemask_le:
+        return static_cast<std::uint32_t>(maskOf(static_cast<int>(lane) + 1));
+      case Special::lanemask_lt:
+        return static_cast<std::uint32_t>(maskOf(static_cast<int>(lane)));
+      case Special::lanemask_ge:
+        return ~static_cast<std::uint32_t>(maskOf(static_cast<int>(lane)));
+      case Special::lanemask_gt:
+        return ~static_cast<std::uint32_t>(maskOf(static_cast<int>(lane) + 1));
     }
     return 0;
   }
@@ -287,7 +361,8 @@ class Thread {
   std::uint64_t read(const Operand& o, Type t) const {
     const int w = t == Type::pred ? 64 : bitsOf(t);
     switch (o.kind) {
-      case Operand::Kind::reg: return file_[o.reg] & maskOf(w);
+      case Operand::Kind::reg:
+        return file_[o.reg] & maskOf(w);
       case Operand::Kind::imm:
         if (o.floatLiteral) {
           if (t == Type::f32) return bits(static_cast<float>(f64(o.imm)));
@@ -295,7 +370,8 @@ class Thread {
           return static_cast<std::uint64_t>(static_cast<std::int64_t>(f64(o.imm))) & maskOf(w);
         }
         return o.imm & maskOf(w);
-      case Operand::Kind::special: return special(o.special) & maskOf(w);
+      case Operand::Kind::special:
+        return special(o.special) & maskOf(w);
       case Operand::Kind::vector: {
         const int each = w / static_cast<int>(o.elements.size());
         std::uint64_t v = 0;
@@ -304,7 +380,8 @@ class Thread {
         }
         return v;
       }
-      case Operand::Kind::address: break;
+      case Operand::Kind::address:
+        break;
     }
     return 0;
   }
@@ -332,7 +409,8 @@ class Thread {
     const Operand& data = in.operands[load ? 0 : 1];
     auto* p = static_cast<char*>(address(in.operands[load ? 1 : 0], in.space));
     const std::size_t bytes = static_cast<std::size_t>(bitsOf(in.type) / 8), total = bytes * static_cast<std::size_t>(in.vec);
-    if (reinterpret_cast<std::uintptr_t>(p) % total != 0) fail(in, format("misaligned address %p for a %zu-byte access", static_cast<void*>(p), total));
+    if (reinterpret_cast<std::uintptr_t>(p) % total != 0)
+      fail(in, format("misaligned address %p for a %zu-byte access", static_cast<void*>(p), total));
     if (load && in.space != Space::shared) detail::check_tail_read(p, total);
     for (int i = 0; i < in.vec; ++i) {
       const int reg = data.kind == Operand::Kind::vector ? data.elements[static_cast<std::size_t>(i)] : data.reg;
@@ -352,47 +430,71 @@ class Thread {
     const int w = bitsOf(t);
     const std::uint64_t a = read(in.operands[1], t);
     const std::uint64_t b = in.operands.size() > 2 ? read(in.operands[2], in.op == Op::shl || in.op == Op::shr ? Type::u32 : t) : 0;
-    const std::uint64_t c = in.operands.size() > 3 ? read(in.operands[3], (in.op == Op::mad && in.mul == MulMode::wide) ? (isSigned(t) ? Type::s64 : Type::u64) : t) : 0;
+    const std::uint64_t c =
+        in.operands.size() > 3 ? read(in.operands[3], (in.op == Op::mad && in.mul == MulMode::wide) ? (isSigned(t) ? Type::s64 : Type::u64) : t) : 0;
     if (t == Type::f32 || t == Type::f64) {
       const bool single = t == Type::f32;
       const double x = single ? f32(a) : f64(a), y = single ? f32(b) : f64(b), z = single ? f32(c) : f64(c);
       auto out = [&](double r) { return single ? bits(static_cast<float>(r)) : bits(r); };
       switch (in.op) {
-        case Op::add: return single ? bits(f32(a) + f32(b)) : bits(x + y);
-        case Op::sub: return single ? bits(f32(a) - f32(b)) : bits(x - y);
-        case Op::mul: return single ? bits(f32(a) * f32(b)) : bits(x * y);
-        case Op::fma: return single ? bits(std::fmaf(f32(a), f32(b), f32(c))) : bits(std::fma(x, y, z));
-        case Op::min: return out(std::fmin(x, y));
-        case Op::max: return out(std::fmax(x, y));
-        case Op::neg: return single ? bits(-f32(a)) : bits(-x);
-        default: fail(in, "not defined for floating-point types");
+        case Op::add:
+          return single ? bits(f32(a) + f32(b)) : bits(x + y);
+        case Op::sub:
+          return single ? bits(f32(a) - f32(b)) : bits(x - y);
+        case Op::mul:
+          return single ? bits(f32(a) * f32(b)) : bits(x * y);
+        case Op::fma:
+          return single ? bits(std::fmaf(f32(a), f32(b), f32(c))) : bits(std::fma(x, y, z));
+        case Op::min:
+          return out(std::fmin(x, y));
+        case Op::max:
+          return out(std::fmax(x, y));
+        case Op::neg:
+          return single ? bits(-f32(a)) : bits(-x);
+        default:
+          fail(in, "not defined for floating-point types");
       }
     }
     const std::int64_t sa = signedValue(a, t), sb = signedValue(b, t);
     switch (in.op) {
-      case Op::add: return (a + b) & maskOf(w);
-      case Op::sub: return (a - b) & maskOf(w);
-      case Op::and_: return a & b;
-      case Op::or_: return a | b;
-      case Op::xor_: return a ^ b;
-      case Op::not_: return ~a & maskOf(w);
-      case Op::neg: return (~a + 1) & maskOf(w);
-      case Op::min: return isSigned(t) ? static_cast<std::uint64_t>(std::min(sa, sb)) & maskOf(w) : std::min(a, b);
-      case Op::max: return isSigned(t) ? static_cast<std::uint64_t>(std::max(sa, sb)) & maskOf(w) : std::max(a, b);
-      case Op::shl: return b >= static_cast<std::uint64_t>(w) ? 0 : (a << b) & maskOf(w);
+      case Op::add:
+        return (a + b) & maskOf(w);
+      case Op::sub:
+        return (a - b) & maskOf(w);
+      case Op::and_:
+        return a & b;
+      case Op::or_:
+        return a | b;
+      case Op::xor_:
+        return a ^ b;
+      case Op::not_:
+        return ~a & maskOf(w);
+      case Op::neg:
+        return (~a + 1) & maskOf(w);
+      case Op::min:
+        return isSigned(t) ? static_cast<std::uint64_t>(std::min(sa, sb)) & maskOf(w) : std::min(a, b);
+      case Op::max:
+        return isSigned(t) ? static_cast<std::uint64_t>(std::max(sa, sb)) & maskOf(w) : std::max(a, b);
+      case Op::shl:
+        return b >= static_cast<std::uint64_t>(w) ? 0 : (a << b) & maskOf(w);
       case Op::shr:
         if (isSigned(t)) return static_cast<std::uint64_t>(sa >> std::min<std::uint64_t>(b, static_cast<std::uint64_t>(w - 1))) & maskOf(w);
         return b >= static_cast<std::uint64_t>(w) ? 0 : a >> b;
-      case Op::mul: case Op::mad: {
+      case Op::mul:
+      case Op::mad: {
         const Int128 p = isSigned(t) ? Int128{sa} * sb : static_cast<Int128>(static_cast<UInt128>(a) * b);
         std::uint64_t r;
-        if (in.mul == MulMode::lo) r = static_cast<std::uint64_t>(p) & maskOf(w);
-        else if (in.mul == MulMode::hi) r = static_cast<std::uint64_t>(p >> w) & maskOf(w);
-        else r = static_cast<std::uint64_t>(p) & maskOf(2 * w);
+        if (in.mul == MulMode::lo)
+          r = static_cast<std::uint64_t>(p) & maskOf(w);
+        else if (in.mul == MulMode::hi)
+          r = static_cast<std::uint64_t>(p >> w) & maskOf(w);
+        else
+          r = static_cast<std::uint64_t>(p) & maskOf(2 * w);
         if (in.op == Op::mad) r = (r + c) & maskOf(in.mul == MulMode::wide ? 2 * w : w);
         return r;
       }
-      default: break;
+      default:
+        break;
     }
     fail(in, "unexpected operation");
   }
@@ -404,23 +506,43 @@ class Thread {
       const double x = toDouble(a, t), y = toDouble(b, t);
       if (std::isnan(x) || std::isnan(y)) return false;  // the ordered comparisons
       switch (in.cmp) {
-        case Cmp::eq: return x == y;
-        case Cmp::ne: return x != y;
-        case Cmp::lt: case Cmp::lo: return x < y;
-        case Cmp::le: case Cmp::ls: return x <= y;
-        case Cmp::gt: case Cmp::hi: return x > y;
-        case Cmp::ge: case Cmp::hs: return x >= y;
+        case Cmp::eq:
+          return x == y;
+        case Cmp::ne:
+          return x != y;
+        case Cmp::lt:
+        case Cmp::lo:
+          return x < y;
+        case Cmp::le:
+        case Cmp::ls:
+          return x <= y;
+        case Cmp::gt:
+        case Cmp::hi:
+          return x > y;
+        case Cmp::ge:
+        case Cmp::hs:
+          return x >= y;
       }
     }
     const bool sign = isSigned(t) && in.cmp != Cmp::lo && in.cmp != Cmp::ls && in.cmp != Cmp::hi && in.cmp != Cmp::hs;
     const std::int64_t sa = signedValue(a, t), sb = signedValue(b, t);
     switch (in.cmp) {
-      case Cmp::eq: return a == b;
-      case Cmp::ne: return a != b;
-      case Cmp::lt: case Cmp::lo: return sign ? sa < sb : a < b;
-      case Cmp::le: case Cmp::ls: return sign ? sa <= sb : a <= b;
-      case Cmp::gt: case Cmp::hi: return sign ? sa > sb : a > b;
-      case Cmp::ge: case Cmp::hs: return sign ? sa >= sb : a >= b;
+      case Cmp::eq:
+        return a == b;
+      case Cmp::ne:
+        return a != b;
+      case Cmp::lt:
+      case Cmp::lo:
+        return sign ? sa < sb : a < b;
+      case Cmp::le:
+      case Cmp::ls:
+        return sign ? sa <= sb : a <= b;
+      case Cmp::gt:
+      case Cmp::hi:
+        return sign ? sa > sb : a > b;
+      case Cmp::ge:
+      case Cmp::hs:
+        return sign ? sa >= sb : a >= b;
     }
     return false;
   }
@@ -435,7 +557,9 @@ class Thread {
   void step(const Instr& in) {
     const auto& ops = in.operands;
     switch (in.op) {
-      case Op::mov: write(in, ops[0], read(ops[1], in.type), in.type); break;
+      case Op::mov:
+        write(in, ops[0], read(ops[1], in.type), in.type);
+        break;
       case Op::cvt: {
         if (in.type == Type::f16x2 || in.type == Type::bf16x2) {
           const Type half = in.type == Type::f16x2 ? Type::f16 : Type::bf16;
@@ -455,7 +579,10 @@ class Thread {
         write(in, ops[0], r & maskOf(bitsOf(in.type)), in.type);
         break;
       }
-      case Op::ld: case Op::st: memory(in); break;
+      case Op::ld:
+      case Op::st:
+        memory(in);
+        break;
       case Op::shfl: {
         LaneSlot slot{};
         slot.a = static_cast<std::uint32_t>(read(ops[1], Type::b32));
@@ -464,8 +591,12 @@ class Thread {
         collective(in, WarpOp::ptx_shfl, static_cast<unsigned>(read(ops[4], Type::b32)), slot);
         break;
       }
-      case Op::bar: block_barrier(BlockOp::sync, 0, p_.line); break;
-      case Op::bar_warp: warp_collective(WarpOp::sync, static_cast<unsigned>(read(ops[0], Type::b32)), 0, 0, 32, p_.line); break;
+      case Op::bar:
+        block_barrier(BlockOp::sync, 0, p_.line);
+        break;
+      case Op::bar_warp:
+        warp_collective(WarpOp::sync, static_cast<unsigned>(read(ops[0], Type::b32)), 0, 0, 32, p_.line);
+        break;
       case Op::cp_async: {
         const std::size_t size = read(ops[2], Type::u32);
         if (!in.cacheAll && size != 16) fail(in, "cp.async.cg copies 16 bytes");
@@ -476,13 +607,18 @@ class Thread {
         async_copy(address(ops[0], Space::shared), src ? src : address(ops[0], Space::shared), size, size - source, p_.line);
         break;
       }
-      case Op::cp_commit: async_commit(); break;
-      case Op::cp_wait_group: async_wait(read(ops[0], Type::u32)); break;
+      case Op::cp_commit:
+        async_commit();
+        break;
+      case Op::cp_wait_group:
+        async_wait(read(ops[0], Type::u32));
+        break;
       case Op::cp_wait_all:
         async_commit();
         async_wait(0);
         break;
-      case Op::ldmatrix: case Op::stmatrix: {
+      case Op::ldmatrix:
+      case Op::stmatrix: {
         const Operand& at = ops[in.op == Op::stmatrix ? 0 : 1];
         LaneSlot slot{};
         slot.address = (at.reg >= 0 ? file_[at.reg] : 0) + at.imm;
@@ -494,12 +630,23 @@ class Thread {
         collective(in, WarpOp::ptx_mma, 0xffffffffu, slot);
         break;
       }
-      case Op::setp: write(in, ops[0], compare(in), Type::pred); break;
-      case Op::selp: write(in, ops[0], read(ops[3], Type::pred) ? read(ops[1], in.type) : read(ops[2], in.type), in.type); break;
-      case Op::fence: __atomic_thread_fence(__ATOMIC_SEQ_CST); break;
-      case Op::activemask: write(in, ops[0], active_mask(), in.type); break;
-      case Op::trap: fail(in, "trap"); break;
-      case Op::atom: case Op::red: {
+      case Op::setp:
+        write(in, ops[0], compare(in), Type::pred);
+        break;
+      case Op::selp:
+        write(in, ops[0], read(ops[3], Type::pred) ? read(ops[1], in.type) : read(ops[2], in.type), in.type);
+        break;
+      case Op::fence:
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        break;
+      case Op::activemask:
+        write(in, ops[0], active_mask(), in.type);
+        break;
+      case Op::trap:
+        fail(in, "trap");
+        break;
+      case Op::atom:
+      case Op::red: {
         const bool fetch = in.op == Op::atom;
         void* p = address(ops[fetch ? 1 : 0], in.space);
         const std::size_t bytes = static_cast<std::size_t>(bitsOf(in.type) / 8);
@@ -550,25 +697,33 @@ class Thread {
         const std::uint64_t f = read(ops[1], in.type);
         std::uint64_t r = read(ops[2], in.type);
         const unsigned pos = static_cast<unsigned>(read(ops[3], Type::u32) & 0xff), len = static_cast<unsigned>(read(ops[4], Type::u32) & 0xff);
-        for (unsigned i = 0; i < len && pos + i < static_cast<unsigned>(w); ++i) r = (r & ~(std::uint64_t{1} << (pos + i))) | (((f >> i) & 1) << (pos + i));
+        for (unsigned i = 0; i < len && pos + i < static_cast<unsigned>(w); ++i)
+          r = (r & ~(std::uint64_t{1} << (pos + i))) | (((f >> i) & 1) << (pos + i));
         write(in, ops[0], r, in.type);
         break;
       }
-      case Op::popc: case Op::clz: case Op::brev: {
+      case Op::popc:
+      case Op::clz:
+      case Op::brev: {
         const int w = bitsOf(in.type);
         const std::uint64_t a = read(ops[1], in.type);
         std::uint64_t r = 0;
-        if (in.op == Op::popc) r = static_cast<std::uint64_t>(__builtin_popcountll(a));
-        else if (in.op == Op::clz) r = a == 0 ? static_cast<std::uint64_t>(w) : static_cast<std::uint64_t>(__builtin_clzll(a) - (64 - w));
-        else for (int i = 0; i < w; ++i) r |= ((a >> i) & 1) << (w - 1 - i);
+        if (in.op == Op::popc)
+          r = static_cast<std::uint64_t>(__builtin_popcountll(a));
+        else if (in.op == Op::clz)
+          r = a == 0 ? static_cast<std::uint64_t>(w) : static_cast<std::uint64_t>(__builtin_clzll(a) - (64 - w));
+        else
+          for (int i = 0; i < w; ++i) r |= ((a >> i) & 1) << (w - 1 - i);
         write(in, ops[0], r, in.op == Op::brev ? in.type : Type::u32);
         break;
       }
       case Op::abs: {
         const std::uint64_t a = read(ops[1], in.type);
         std::uint64_t r;
-        if (in.type == Type::f32) r = bits(std::fabs(f32(a)));
-        else if (in.type == Type::f64) r = bits(std::fabs(f64(a)));
+        if (in.type == Type::f32)
+          r = bits(std::fabs(f32(a)));
+        else if (in.type == Type::f64)
+          r = bits(std::fabs(f64(a)));
         else {
           const std::int64_t v = signedValue(a, in.type);  // the most negative value stays itself, as on a GPU
           r = (v < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v)) & maskOf(bitsOf(in.type));
@@ -577,8 +732,9 @@ class Thread {
         break;
       }
       default: {
-        const Type t = in.op == Op::mul && in.mul == MulMode::wide ? (isSigned(in.type) ? Type::s64 : Type::u64)
-                       : (in.op == Op::mad && in.mul == MulMode::wide) ? (isSigned(in.type) ? Type::s64 : Type::u64) : in.type;
+        const Type t = in.op == Op::mul && in.mul == MulMode::wide     ? (isSigned(in.type) ? Type::s64 : Type::u64)
+                       : (in.op == Op::mad && in.mul == MulMode::wide) ? (isSigned(in.type) ? Type::s64 : Type::u64)
+                                                                       : in.type;
         write(in, ops[0], arithmetic(in), t);
       }
     }
@@ -614,10 +770,22 @@ std::string shuffle(LaneSlot* const slots[32], unsigned group) {
     std::int64_t j = lane;
     bool p = false;
     switch (s.instr->shfl) {
-      case ShflMode::up: j = lane - static_cast<std::int64_t>(b); p = j >= static_cast<std::int64_t>(maxLane); break;
-      case ShflMode::down: j = lane + static_cast<std::int64_t>(b); p = j <= static_cast<std::int64_t>(maxLane); break;
-      case ShflMode::bfly: j = lane ^ static_cast<std::int64_t>(b); p = j <= static_cast<std::int64_t>(maxLane); break;
-      case ShflMode::idx: j = static_cast<std::int64_t>(minLane | (b & ~segmask)); p = j <= static_cast<std::int64_t>(maxLane); break;
+      case ShflMode::up:
+        j = lane - static_cast<std::int64_t>(b);
+        p = j >= static_cast<std::int64_t>(maxLane);
+        break;
+      case ShflMode::down:
+        j = lane + static_cast<std::int64_t>(b);
+        p = j <= static_cast<std::int64_t>(maxLane);
+        break;
+      case ShflMode::bfly:
+        j = lane ^ static_cast<std::int64_t>(b);
+        p = j <= static_cast<std::int64_t>(maxLane);
+        break;
+      case ShflMode::idx:
+        j = static_cast<std::int64_t>(minLane | (b & ~segmask));
+        p = j <= static_cast<std::int64_t>(maxLane);
+        break;
     }
     if (!p) j = lane;
     // A source lane outside the group leaves the value undefined; the simulator gives the lane its own.
@@ -758,7 +926,9 @@ struct ProgramKey {
   bool operator==(const ProgramKey&) const = default;
 };
 struct ProgramKeyHash {
-  std::size_t operator()(const ProgramKey& k) const { return std::hash<const void*>()(k.text) ^ (static_cast<std::size_t>(k.line) << 8) ^ static_cast<std::size_t>(k.operands); }
+  std::size_t operator()(const ProgramKey& k) const {
+    return std::hash<const void*>()(k.text) ^ (static_cast<std::size_t>(k.line) << 8) ^ static_cast<std::size_t>(k.operands);
+  }
 };
 std::mutex programsMutex;
 std::deque<Program> programs;
@@ -786,7 +956,8 @@ std::string warpCompute(WarpOp op, LaneSlot* const slots[32], unsigned group) {
   const Instr* instr = slots[leader]->instr;
   for (int lane = 0; lane < 32; ++lane) {
     if ((group & (1u << lane)) && slots[lane]->instr != instr) {
-      return format("divergent inline PTX: lane %d is at `%s` while lane %d is at `%s`", lane, slots[lane]->instr->text.c_str(), leader, instr->text.c_str());
+      return format("divergent inline PTX: lane %d is at `%s` while lane %d is at `%s`", lane, slots[lane]->instr->text.c_str(), leader,
+                    instr->text.c_str());
     }
   }
   if (op == WarpOp::ptx_shfl) return shuffle(slots, group);

@@ -17,12 +17,33 @@ namespace cuset_sim::ptx {
 
 int bitsOf(Type t) {
   switch (t) {
-    case Type::b8: case Type::u8: case Type::s8: return 8;
-    case Type::b16: case Type::u16: case Type::s16: case Type::f16: case Type::bf16: return 16;
-    case Type::b32: case Type::u32: case Type::s32: case Type::f32: case Type::f16x2: case Type::bf16x2: case Type::tf32: return 32;
-    case Type::b64: case Type::u64: case Type::s64: case Type::f64: return 64;
-    case Type::pred: return 1;
-    case Type::none: return 0;
+    case Type::b8:
+    case Type::u8:
+    case Type::s8:
+      return 8;
+    case Type::b16:
+    case Type::u16:
+    case Type::s16:
+    case Type::f16:
+    case Type::bf16:
+      return 16;
+    case Type::b32:
+    case Type::u32:
+    case Type::s32:
+    case Type::f32:
+    case Type::f16x2:
+    case Type::bf16x2:
+    case Type::tf32:
+      return 32;
+    case Type::b64:
+    case Type::u64:
+    case Type::s64:
+    case Type::f64:
+      return 64;
+    case Type::pred:
+      return 1;
+    case Type::none:
+      return 0;
   }
   return 0;
 }
@@ -36,15 +57,19 @@ using Kind = PtxCheck::Kind;
 // Every PTX opcode (PTX ISA 8.x), so that text using one is recognised as PTX even when the
 // simulator does not run it.
 constexpr std::string_view kPtxOpcodes[] = {
-    "abs", "activemask", "add", "addc", "alloca", "and", "applypriority", "atom", "bar", "barrier", "bfe", "bfi", "bfind", "bmsk", "bra",
-    "brev", "brkpt", "brx", "call", "clusterlaunchcontrol", "clz", "cnot", "copysign", "cos", "cp", "createpolicy", "cvt", "cvta", "discard",
-    "div", "dp2a", "dp4a", "elect", "ex2", "exit", "fence", "fma", "fns", "getctarank", "griddepcontrol", "isspacep", "istypep", "ld", "ldmatrix",
-    "ldu", "lg2", "lop3", "mad", "mad24", "madc", "mapa", "match", "max", "mbarrier", "membar", "min", "mma", "mov", "movmatrix", "mul",
-    "mul24", "multimem", "nanosleep", "neg", "not", "or", "pmevent", "popc", "prefetch", "prefetchu", "prmt", "rcp", "red", "redux", "rem",
-    "ret", "rsqrt", "sad", "selp", "set", "setmaxnreg", "setp", "shf", "shfl", "shl", "shr", "sin", "slct", "sqrt", "st", "stackrestore",
-    "stacksave", "stmatrix", "sub", "subc", "suld", "suq", "sured", "sust", "szext", "tanh", "tcgen05", "tensormap", "testp", "tex", "tld4",
-    "trap", "txq", "vabsdiff", "vabsdiff2", "vabsdiff4", "vadd", "vmad", "vmax", "vmin", "vote", "vset", "vshl", "vshr", "vsub", "wgmma",
-    "wmma", "xor"};
+    "abs",          "activemask", "add",       "addc",     "alloca", "and",          "applypriority", "atom",  "bar",        "barrier",
+    "bfe",          "bfi",        "bfind",     "bmsk",     "bra",    "brev",         "brkpt",         "brx",   "call",       "clusterlaunchcontrol",
+    "clz",          "cnot",       "copysign",  "cos",      "cp",     "createpolicy", "cvt",           "cvta",  "discard",    "div",
+    "dp2a",         "dp4a",       "elect",     "ex2",      "exit",   "fence",        "fma",           "fns",   "getctarank", "griddepcontrol",
+    "isspacep",     "istypep",    "ld",        "ldmatrix", "ldu",    "lg2",          "lop3",          "mad",   "mad24",      "madc",
+    "mapa",         "match",      "max",       "mbarrier", "membar", "min",          "mma",           "mov",   "movmatrix",  "mul",
+    "mul24",        "multimem",   "nanosleep", "neg",      "not",    "or",           "pmevent",       "popc",  "prefetch",   "prefetchu",
+    "prmt",         "rcp",        "red",       "redux",    "rem",    "ret",          "rsqrt",         "sad",   "selp",       "set",
+    "setmaxnreg",   "setp",       "shf",       "shfl",     "shl",    "shr",          "sin",           "slct",  "sqrt",       "st",
+    "stackrestore", "stacksave",  "stmatrix",  "sub",      "subc",   "suld",         "suq",           "sured", "sust",       "szext",
+    "tanh",         "tcgen05",    "tensormap", "testp",    "tex",    "tld4",         "trap",          "txq",   "vabsdiff",   "vabsdiff2",
+    "vabsdiff4",    "vadd",       "vmad",      "vmax",     "vmin",   "vote",         "vset",          "vshl",  "vshr",       "vsub",
+    "wgmma",        "wmma",       "xor"};
 
 // PTX instructions that take no modifier; any other PTX instruction has at least one (`mov.u32`),
 // which tells it from x86's `mov %rax, %rbx`.
@@ -59,28 +84,46 @@ std::string_view trim(std::string_view s) {
 }
 
 std::optional<Type> typeNamed(std::string_view s) {
-  static const std::map<std::string_view, Type> kTypes = {
-      {"b8", Type::b8},     {"b16", Type::b16},   {"b32", Type::b32},   {"b64", Type::b64},     {"u8", Type::u8},   {"u16", Type::u16},
-      {"u32", Type::u32},   {"u64", Type::u64},   {"s8", Type::s8},     {"s16", Type::s16},     {"s32", Type::s32}, {"s64", Type::s64},
-      {"f16", Type::f16},   {"f16x2", Type::f16x2}, {"bf16", Type::bf16}, {"bf16x2", Type::bf16x2}, {"f32", Type::f32}, {"f64", Type::f64},
-      {"tf32", Type::tf32}, {"pred", Type::pred}};
+  static const std::map<std::string_view, Type> kTypes = {{"b8", Type::b8},   {"b16", Type::b16},     {"b32", Type::b32},   {"b64", Type::b64},
+                                                          {"u8", Type::u8},   {"u16", Type::u16},     {"u32", Type::u32},   {"u64", Type::u64},
+                                                          {"s8", Type::s8},   {"s16", Type::s16},     {"s32", Type::s32},   {"s64", Type::s64},
+                                                          {"f16", Type::f16}, {"f16x2", Type::f16x2}, {"bf16", Type::bf16}, {"bf16x2", Type::bf16x2},
+                                                          {"f32", Type::f32}, {"f64", Type::f64},     {"tf32", Type::tf32}, {"pred", Type::pred}};
   auto it = kTypes.find(s);
   if (it == kTypes.end()) return std::nullopt;
   return it->second;
 }
 
 std::optional<Special> specialNamed(std::string_view s) {
-  static const std::map<std::string_view, Special> kSpecials = {
-      {"%laneid", Special::laneid},         {"%warpid", Special::warpid},         {"%nwarpid", Special::nwarpid},
-      {"%tid.x", Special::tid_x},           {"%tid.y", Special::tid_y},           {"%tid.z", Special::tid_z},
-      {"%ntid.x", Special::ntid_x},         {"%ntid.y", Special::ntid_y},         {"%ntid.z", Special::ntid_z},
-      {"%ctaid.x", Special::ctaid_x},       {"%ctaid.y", Special::ctaid_y},       {"%ctaid.z", Special::ctaid_z},
-      {"%nctaid.x", Special::nctaid_x},     {"%nctaid.y", Special::nctaid_y},     {"%nctaid.z", Special::nctaid_z},
-      {"%smid", Special::smid},             {"%nsmid", Special::nsmid},           {"%gridid", Special::gridid},
-      {"%clock", Special::clock},           {"%clock_hi", Special::clock_hi},     {"%clock64", Special::clock64},
-      {"%globaltimer", Special::globaltimer}, {"%globaltimer_lo", Special::globaltimer_lo}, {"%globaltimer_hi", Special::globaltimer_hi},
-      {"%lanemask_eq", Special::lanemask_eq}, {"%lanemask_le", Special::lanemask_le}, {"%lanemask_lt", Special::lanemask_lt},
-      {"%lanemask_ge", Special::lanemask_ge}, {"%lanemask_gt", Special::lanemask_gt}};
+  static const std::map<std::string_view, Special> kSpecials = {{"%laneid", Special::laneid},
+                                                                {"%warpid", Special::warpid},
+                                                                {"%nwarpid", Special::nwarpid},
+                                                                {"%tid.x", Special::tid_x},
+                                                                {"%tid.y", Special::tid_y},
+                                                                {"%tid.z", Special::tid_z},
+                                                                {"%ntid.x", Special::ntid_x},
+                                                                {"%ntid.y", Special::ntid_y},
+                                                                {"%ntid.z", Special::ntid_z},
+                                                                {"%ctaid.x", Special::ctaid_x},
+                                                                {"%ctaid.y", Special::ctaid_y},
+                                                                {"%ctaid.z", Special::ctaid_z},
+                                                                {"%nctaid.x", Special::nctaid_x},
+                                                                {"%nctaid.y", Special::nctaid_y},
+                                                                {"%nctaid.z", Special::nctaid_z},
+                                                                {"%smid", Special::smid},
+                                                                {"%nsmid", Special::nsmid},
+                                                                {"%gridid", Special::gridid},
+                                                                {"%clock", Special::clock},
+                                                                {"%clock_hi", Special::clock_hi},
+                                                                {"%clock64", Special::clock64},
+                                                                {"%globaltimer", Special::globaltimer},
+                                                                {"%globaltimer_lo", Special::globaltimer_lo},
+                                                                {"%globaltimer_hi", Special::globaltimer_hi},
+                                                                {"%lanemask_eq", Special::lanemask_eq},
+                                                                {"%lanemask_le", Special::lanemask_le},
+                                                                {"%lanemask_lt", Special::lanemask_lt},
+                                                                {"%lanemask_ge", Special::lanemask_ge},
+                                                                {"%lanemask_gt", Special::lanemask_gt}};
   auto it = kSpecials.find(s);
   if (it == kSpecials.end()) return std::nullopt;
   return it->second;
@@ -188,7 +231,8 @@ class Parser {
     types_.back() = type;
   }
   bool isPredicate(const Operand& o) const {
-    return o.kind == Operand::Kind::reg && o.reg >= 0 && static_cast<std::size_t>(o.reg) < types_.size() && types_[static_cast<std::size_t>(o.reg)] == Type::pred;
+    return o.kind == Operand::Kind::reg && o.reg >= 0 && static_cast<std::size_t>(o.reg) < types_.size() &&
+           types_[static_cast<std::size_t>(o.reg)] == Type::pred;
   }
 
   std::optional<int> lookup(std::string_view name) const {
@@ -203,11 +247,13 @@ class Parser {
     if (!name.empty() && name.front() == '$') {
       int n = -1;
       std::from_chars(name.data() + 1, name.data() + name.size(), n);
-      if (n < 0 || n >= program_.operands) fail(Kind::unsupported, "inline PTX naming operand %" + std::string(name.substr(1)) + ", which the asm statement does not have");
+      if (n < 0 || n >= program_.operands)
+        fail(Kind::unsupported, "inline PTX naming operand %" + std::string(name.substr(1)) + ", which the asm statement does not have");
       return n;
     }
     if (auto r = lookup(name)) return *r;
-    fail(Kind::unsupported, "inline PTX `" + std::string(instr) + "` uses `" + std::string(name) + "`, which is neither an operand nor a declared register");
+    fail(Kind::unsupported,
+         "inline PTX `" + std::string(instr) + "` uses `" + std::string(name) + "`, which is neither an operand nor a declared register");
   }
 
   Operand operand(std::string_view s, std::string_view instr) {
@@ -272,7 +318,8 @@ class Parser {
     std::uint64_t v = 0;
     auto hex = [&](std::string_view digits) {
       auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, 16);
-      if (ec != std::errc() || p != digits.data() + digits.size()) fail(Kind::unsupported, "inline PTX `" + std::string(instr) + "`: bad constant " + text);
+      if (ec != std::errc() || p != digits.data() + digits.size())
+        fail(Kind::unsupported, "inline PTX `" + std::string(instr) + "`: bad constant " + text);
     };
     if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
       hex(t.substr(2));
@@ -335,7 +382,8 @@ class Parser {
 
   void need(const Instr& in, std::size_t count) {
     if (in.operands.size() != count) {
-      fail(Kind::unsupported, "inline PTX `" + in.text + "`: expected " + std::to_string(count) + " operands, found " + std::to_string(in.operands.size()));
+      fail(Kind::unsupported,
+           "inline PTX `" + in.text + "`: expected " + std::to_string(count) + " operands, found " + std::to_string(in.operands.size()));
     }
   }
 
@@ -371,16 +419,18 @@ class Parser {
         in.space = Space::shared;
       } else if (m == "v2" || m == "v4") {
         in.vec = m[1] - '0';
-      } else if (m == "weak" || m == "volatile" || m == "relaxed" || m == "acquire" || m == "release" || m == "cta" || m == "gpu" ||
-                 m == "sys" || m == "cluster" || m.substr(0, 4) == "L1::" || m == "L2::64B" || m == "L2::128B" || m == "L2::256B" ||
+      } else if (m == "weak" || m == "volatile" || m == "relaxed" || m == "acquire" || m == "release" || m == "cta" || m == "gpu" || m == "sys" ||
+                 m == "cluster" || m.substr(0, 4) == "L1::" || m == "L2::64B" || m == "L2::128B" || m == "L2::256B" ||
                  (load && (m == "nc" || m == "ca" || m == "cg" || m == "cs" || m == "lu" || m == "cv")) ||
                  (!load && (m == "wb" || m == "cg" || m == "cs" || m == "wt"))) {
         // Caching and ordering: every access is coherent and in program order on the simulator.
       } else {
-        unsupported(in.text, m == "local" || m == "const" || m == "param" ? "the ." + std::string(m) + " state space" : "modifier ." + std::string(m));
+        unsupported(in.text,
+                    m == "local" || m == "const" || m == "param" ? "the ." + std::string(m) + " state space" : "modifier ." + std::string(m));
       }
     }
-    if (in.type == Type::none || in.type == Type::pred || in.type == Type::f16x2 || in.type == Type::bf16x2 || in.type == Type::tf32) unsupported(in.text, "type");
+    if (in.type == Type::none || in.type == Type::pred || in.type == Type::f16x2 || in.type == Type::bf16x2 || in.type == Type::tf32)
+      unsupported(in.text, "type");
     need(in, 2);
     const Operand& data = in.operands[load ? 0 : 1];
     const Operand& addr = in.operands[load ? 1 : 0];
@@ -394,16 +444,25 @@ class Parser {
   void matrixMove(Instr& in, const std::vector<std::string_view>& mods, std::string_view name) {
     bool shape = false, sync = false, aligned = false;
     for (std::string_view m : mods) {
-      if (m == "sync") sync = true;
-      else if (m == "aligned") aligned = true;
-      else if (m == "m8n8") shape = true;
-      else if (m == "x1" || m == "x2" || m == "x4") in.vec = m[1] - '0';
-      else if (m == "trans") in.trans = true;
-      else if (m == "shared" || m == "shared::cta") in.space = Space::shared;
-      else if (m == "b16") in.type = Type::b16;
-      else unsupported(in.text, "modifier ." + std::string(m));
+      if (m == "sync")
+        sync = true;
+      else if (m == "aligned")
+        aligned = true;
+      else if (m == "m8n8")
+        shape = true;
+      else if (m == "x1" || m == "x2" || m == "x4")
+        in.vec = m[1] - '0';
+      else if (m == "trans")
+        in.trans = true;
+      else if (m == "shared" || m == "shared::cta")
+        in.space = Space::shared;
+      else if (m == "b16")
+        in.type = Type::b16;
+      else
+        unsupported(in.text, "modifier ." + std::string(m));
     }
-    if (!shape || in.type != Type::b16 || !sync || !aligned) unsupported(in.text, "only " + std::string(name) + ".sync.aligned.m8n8.{x1,x2,x4}[.trans].b16 is");
+    if (!shape || in.type != Type::b16 || !sync || !aligned)
+      unsupported(in.text, "only " + std::string(name) + ".sync.aligned.m8n8.{x1,x2,x4}[.trans].b16 is");
     need(in, 2);
     const bool store = in.op == Op::stmatrix;
     if (in.operands[store ? 0 : 1].kind != Operand::Kind::address) unsupported(in.text, "address");
@@ -424,10 +483,14 @@ class Parser {
       in.op = Op::cvt;
       std::vector<Type> types;
       for (std::string_view m : mods) {
-        if (auto t = typeNamed(m)) types.push_back(*t);
-        else if (auto r = roundingNamed(m)) in.rounding = *r;
-        else if (m == "sat") in.sat = true;
-        else if (m != "ftz") unsupported(in.text, "modifier ." + std::string(m));
+        if (auto t = typeNamed(m))
+          types.push_back(*t);
+        else if (auto r = roundingNamed(m))
+          in.rounding = *r;
+        else if (m == "sat")
+          in.sat = true;
+        else if (m != "ftz")
+          unsupported(in.text, "modifier ." + std::string(m));
       }
       if (types.size() != 2) unsupported(in.text, "cvt needs a destination and a source type");
       in.type = types[0];
@@ -440,11 +503,16 @@ class Parser {
     } else if (base == "cvta") {
       in.op = Op::cvta;
       for (std::string_view m : mods) {
-        if (m == "to") in.toSpace = true;
-        else if (m == "shared" || m == "shared::cta") in.space = Space::shared;
-        else if (m == "global") in.space = Space::global;
-        else if (m == "u32" || m == "u64") in.type = *typeNamed(m);
-        else unsupported(in.text, "modifier ." + std::string(m));
+        if (m == "to")
+          in.toSpace = true;
+        else if (m == "shared" || m == "shared::cta")
+          in.space = Space::shared;
+        else if (m == "global")
+          in.space = Space::global;
+        else if (m == "u32" || m == "u64")
+          in.type = *typeNamed(m);
+        else
+          unsupported(in.text, "modifier ." + std::string(m));
       }
       if (in.type == Type::none || in.space == Space::generic) unsupported(in.text, "cvta needs a state space and a type");
       need(in, 2);
@@ -457,7 +525,8 @@ class Parser {
     } else if (base == "shfl") {
       in.op = Op::shfl;
       if (mods.size() != 3 || mods[0] != "sync" || mods[2] != "b32") unsupported(in.text, "only shfl.sync.<mode>.b32 is");
-      static const std::map<std::string_view, ShflMode> kModes = {{"up", ShflMode::up}, {"down", ShflMode::down}, {"bfly", ShflMode::bfly}, {"idx", ShflMode::idx}};
+      static const std::map<std::string_view, ShflMode> kModes = {
+          {"up", ShflMode::up}, {"down", ShflMode::down}, {"bfly", ShflMode::bfly}, {"idx", ShflMode::idx}};
       auto it = kModes.find(mods[1]);
       if (it == kModes.end()) unsupported(in.text, "shuffle mode");
       in.shfl = it->second;
@@ -488,7 +557,8 @@ class Parser {
       } else if (mods.size() == 2 && mods[1] == "wait_all") {
         in.op = Op::cp_wait_all;
         need(in, 0);
-      } else if (mods.size() >= 4 && (mods[1] == "ca" || mods[1] == "cg") && (mods[2] == "shared" || mods[2] == "shared::cta") && mods[3] == "global") {
+      } else if (mods.size() >= 4 && (mods[1] == "ca" || mods[1] == "cg") && (mods[2] == "shared" || mods[2] == "shared::cta") &&
+                 mods[3] == "global") {
         in.op = Op::cp_async;
         in.cacheAll = mods[1] == "ca";
         for (std::size_t i = 4; i < mods.size(); ++i) {
@@ -502,10 +572,9 @@ class Parser {
       }
     } else if (base == "atom" || base == "red") {
       in.op = base == "atom" ? Op::atom : Op::red;
-      static const std::map<std::string_view, AtomicOp> kOps = {{"add", AtomicOp::add}, {"min", AtomicOp::min}, {"max", AtomicOp::max},
-                                                               {"exch", AtomicOp::exch}, {"cas", AtomicOp::cas}, {"and", AtomicOp::and_},
-                                                               {"or", AtomicOp::or_}, {"xor", AtomicOp::xor_}, {"inc", AtomicOp::inc},
-                                                               {"dec", AtomicOp::dec}};
+      static const std::map<std::string_view, AtomicOp> kOps = {
+          {"add", AtomicOp::add},  {"min", AtomicOp::min}, {"max", AtomicOp::max},  {"exch", AtomicOp::exch}, {"cas", AtomicOp::cas},
+          {"and", AtomicOp::and_}, {"or", AtomicOp::or_},  {"xor", AtomicOp::xor_}, {"inc", AtomicOp::inc},   {"dec", AtomicOp::dec}};
       bool haveOp = false;
       for (std::string_view m : mods) {
         if (auto t = typeNamed(m)) {
@@ -561,30 +630,33 @@ class Parser {
         if (o.kind != Operand::Kind::vector || o.elements.size() != expected[i]) unsupported(in.text, "fragment register counts");
       }
       program_.collectives = true;
-    } else if (base == "add" || base == "sub" || base == "min" || base == "max" || base == "and" || base == "or" || base == "xor" ||
-               base == "shl" || base == "shr" || base == "neg" || base == "not" || base == "fma" || base == "mad" || base == "mul") {
-      static const std::map<std::string_view, Op> kOps = {{"add", Op::add}, {"sub", Op::sub}, {"min", Op::min}, {"max", Op::max},
-                                                         {"and", Op::and_}, {"or", Op::or_}, {"xor", Op::xor_}, {"shl", Op::shl},
-                                                         {"shr", Op::shr}, {"neg", Op::neg}, {"not", Op::not_}, {"fma", Op::fma},
-                                                         {"mad", Op::mad}, {"mul", Op::mul}};
+    } else if (base == "add" || base == "sub" || base == "min" || base == "max" || base == "and" || base == "or" || base == "xor" || base == "shl" ||
+               base == "shr" || base == "neg" || base == "not" || base == "fma" || base == "mad" || base == "mul") {
+      static const std::map<std::string_view, Op> kOps = {{"add", Op::add},  {"sub", Op::sub},  {"min", Op::min}, {"max", Op::max}, {"and", Op::and_},
+                                                          {"or", Op::or_},   {"xor", Op::xor_}, {"shl", Op::shl}, {"shr", Op::shr}, {"neg", Op::neg},
+                                                          {"not", Op::not_}, {"fma", Op::fma},  {"mad", Op::mad}, {"mul", Op::mul}};
       in.op = kOps.at(base);
       for (std::string_view m : mods) {
-        if (m == "lo") in.mul = MulMode::lo;
-        else if (m == "hi") in.mul = MulMode::hi;
-        else if (m == "wide") in.mul = MulMode::wide;
-        else if (auto r = roundingNamed(m); r && (*r == Rounding::rn)) in.rounding = *r;
+        if (m == "lo")
+          in.mul = MulMode::lo;
+        else if (m == "hi")
+          in.mul = MulMode::hi;
+        else if (m == "wide")
+          in.mul = MulMode::wide;
+        else if (auto r = roundingNamed(m); r && (*r == Rounding::rn))
+          in.rounding = *r;
       }
       typed(in, mods, {"lo", "hi", "wide", "rn", "ftz"});
-      if (in.type == Type::f16 || in.type == Type::bf16 || in.type == Type::f16x2 || in.type == Type::bf16x2 || in.type == Type::tf32) unsupported(in.text, "type");
+      if (in.type == Type::f16 || in.type == Type::bf16 || in.type == Type::f16x2 || in.type == Type::bf16x2 || in.type == Type::tf32)
+        unsupported(in.text, "type");
       if ((in.op == Op::mul || in.op == Op::mad) && in.mul != MulMode::lo && isFloat(in.type)) unsupported(in.text, "modifier");
       if (in.op == Op::mad && isFloat(in.type)) in.op = Op::fma;
       const std::size_t sources = (in.op == Op::neg || in.op == Op::not_) ? 1 : (in.op == Op::fma || in.op == Op::mad) ? 3 : 2;
       need(in, sources + 1);
     } else if (base == "setp") {
       in.op = Op::setp;
-      static const std::map<std::string_view, Cmp> kCmp = {{"eq", Cmp::eq}, {"ne", Cmp::ne}, {"lt", Cmp::lt}, {"le", Cmp::le},
-                                                          {"gt", Cmp::gt}, {"ge", Cmp::ge}, {"lo", Cmp::lo}, {"ls", Cmp::ls},
-                                                          {"hi", Cmp::hi}, {"hs", Cmp::hs}};
+      static const std::map<std::string_view, Cmp> kCmp = {{"eq", Cmp::eq}, {"ne", Cmp::ne}, {"lt", Cmp::lt}, {"le", Cmp::le}, {"gt", Cmp::gt},
+                                                           {"ge", Cmp::ge}, {"lo", Cmp::lo}, {"ls", Cmp::ls}, {"hi", Cmp::hi}, {"hs", Cmp::hs}};
       if (mods.size() != 2 || !kCmp.contains(mods[0])) unsupported(in.text, "only setp.<cmp>.<type> is");
       in.cmp = kCmp.at(mods[0]);
       typed(in, {mods[1]}, {});

@@ -17,9 +17,35 @@ bool isSigned(Type t);
 bool isFloat(Type t);
 
 enum class Special : unsigned char {
-  laneid, warpid, nwarpid, tid_x, tid_y, tid_z, ntid_x, ntid_y, ntid_z, ctaid_x, ctaid_y, ctaid_z, nctaid_x, nctaid_y, nctaid_z,
-  smid, nsmid, gridid, clock, clock_hi, clock64, globaltimer, globaltimer_lo, globaltimer_hi,
-  lanemask_eq, lanemask_le, lanemask_lt, lanemask_ge, lanemask_gt,
+  laneid,
+  warpid,
+  nwarpid,
+  tid_x,
+  tid_y,
+  tid_z,
+  ntid_x,
+  ntid_y,
+  ntid_z,
+  ctaid_x,
+  ctaid_y,
+  ctaid_z,
+  nctaid_x,
+  nctaid_y,
+  nctaid_z,
+  smid,
+  nsmid,
+  gridid,
+  clock,
+  clock_hi,
+  clock64,
+  globaltimer,
+  globaltimer_lo,
+  globaltimer_hi,
+  lanemask_eq,
+  lanemask_le,
+  lanemask_lt,
+  lanemask_ge,
+  lanemask_gt,
 };
 
 struct Operand {
@@ -34,9 +60,50 @@ struct Operand {
 };
 
 enum class Op : unsigned char {
-  mov, cvt, cvta, ld, st, shfl, bar, bar_warp, cp_async, cp_commit, cp_wait_group, cp_wait_all, ldmatrix, mma,
-  add, sub, mul, mad, fma, min, max, and_, or_, xor_, not_, shl, shr, neg, setp, selp, fence, activemask, trap,
-  prmt, lop3, bfe, bfi, popc, clz, brev, abs, atom, red, stmatrix,
+  mov,
+  cvt,
+  cvta,
+  ld,
+  st,
+  shfl,
+  bar,
+  bar_warp,
+  cp_async,
+  cp_commit,
+  cp_wait_group,
+  cp_wait_all,
+  ldmatrix,
+  mma,
+  add,
+  sub,
+  mul,
+  mad,
+  fma,
+  min,
+  max,
+  and_,
+  or_,
+  xor_,
+  not_,
+  shl,
+  shr,
+  neg,
+  setp,
+  selp,
+  fence,
+  activemask,
+  trap,
+  prmt,
+  lop3,
+  bfe,
+  bfi,
+  popc,
+  clz,
+  brev,
+  abs,
+  atom,
+  red,
+  stmatrix,
 };
 
 enum class Space : unsigned char { generic, global, shared };
@@ -59,9 +126,9 @@ struct Instr {
   int vec = 1;           // ld/st: .v2/.v4; ldmatrix: .x1/.x2/.x4
   bool trans = false;    // ldmatrix .trans
   bool sat = false;
-  bool cacheAll = false;  // cp.async.ca (4, 8 or 16 bytes) rather than .cg (16 only)
+  bool cacheAll = false;   // cp.async.ca (4, 8 or 16 bytes) rather than .cg (16 only)
   bool ignoreSrc = false;  // cp.async's fourth operand is a predicate (ignore-src), not a source size
-  int k = 0;             // mma: K of m16n8k<K>
+  int k = 0;               // mma: K of m16n8k<K>
   Rounding rounding = Rounding::none;
   Cmp cmp{};
   ShflMode shfl{};
@@ -85,8 +152,8 @@ PtxCheck parse(std::string_view text, int operands, bool extended, Program& prog
 struct LaneSlot {
   const ThreadContext* ctx;
   const Instr* instr;
-  std::uint64_t* file;      // its registers; the collective writes the results into them
-  std::uint64_t address;    // ldmatrix: this lane's row address (as written, not yet translated)
+  std::uint64_t* file;                // its registers; the collective writes the results into them
+  std::uint64_t address;              // ldmatrix: this lane's row address (as written, not yet translated)
   std::uint32_t a = 0, b = 0, c = 0;  // shfl.sync operands
 };
 // Runs a warp-wide instruction once every lane in `group` has posted its slot (slots[lane]); returns

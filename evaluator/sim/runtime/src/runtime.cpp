@@ -122,13 +122,9 @@ std::unique_ptr<HostThreads>& hostThreads() {
 
 void* dynamic_shared() { return tls_thread ? tls_thread->block->dynamicShared : nullptr; }
 
-void trap(const char* what, int line) {
-  throw SimTrap{line >= 0 ? format("%s (line %d)", what, line) : std::string(what)};
-}
+void trap(const char* what, int line) { throw SimTrap{line >= 0 ? format("%s (line %d)", what, line) : std::string(what)}; }
 
-void start_host_threads(int threads) {
-  hostThreads() = std::make_unique<HostThreads>(std::max(1, threads));
-}
+void start_host_threads(int threads) { hostThreads() = std::make_unique<HostThreads>(std::max(1, threads)); }
 
 LaunchOutcome run_launch(const LaunchSpec& spec, const LaunchOptions& options) {
   LaunchOutcome outcome;

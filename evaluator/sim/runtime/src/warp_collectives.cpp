@@ -79,15 +79,32 @@ bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& le
       }
       const auto r = static_cast<std::uint32_t>(reduced);
       switch (leader.op) {
-        case WarpOp::reduce_add: reduced = static_cast<std::uint32_t>(r + u); break;
-        case WarpOp::reduce_min: reduced = std::min(r, u); break;
-        case WarpOp::reduce_max: reduced = std::max(r, u); break;
-        case WarpOp::reduce_min_signed: reduced = static_cast<std::uint32_t>(std::min(static_cast<std::int32_t>(r), s)); break;
-        case WarpOp::reduce_max_signed: reduced = static_cast<std::uint32_t>(std::max(static_cast<std::int32_t>(r), s)); break;
-        case WarpOp::reduce_and: reduced = r & u; break;
-        case WarpOp::reduce_or: reduced = r | u; break;
-        case WarpOp::reduce_xor: reduced = r ^ u; break;
-        default: break;
+        case WarpOp::reduce_add:
+          reduced = static_cast<std::uint32_t>(r + u);
+          break;
+        case WarpOp::reduce_min:
+          reduced = std::min(r, u);
+          break;
+        case WarpOp::reduce_max:
+          reduced = std::max(r, u);
+          break;
+        case WarpOp::reduce_min_signed:
+          reduced = static_cast<std::uint32_t>(std::min(static_cast<std::int32_t>(r), s));
+          break;
+        case WarpOp::reduce_max_signed:
+          reduced = static_cast<std::uint32_t>(std::max(static_cast<std::int32_t>(r), s));
+          break;
+        case WarpOp::reduce_and:
+          reduced = r & u;
+          break;
+        case WarpOp::reduce_or:
+          reduced = r | u;
+          break;
+        case WarpOp::reduce_xor:
+          reduced = r ^ u;
+          break;
+        default:
+          break;
       }
     }
   }
@@ -101,15 +118,38 @@ bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& le
     int predicate = 0;
     auto from = [&](int src) { return in(src) ? values[src] : values[lane]; };
     switch (l.op) {
-      case WarpOp::sync: case WarpOp::wmma_load: case WarpOp::wmma_store: case WarpOp::wmma_mma: break;
-      case WarpOp::ptx_shfl: case WarpOp::ptx_ldmatrix: case WarpOp::ptx_mma: break;
-      case WarpOp::shfl_idx: v = from(base + ((l.arg % width) + width) % width); break;
-      case WarpOp::shfl_up: v = lane - l.arg >= base ? from(lane - l.arg) : values[lane]; break;
-      case WarpOp::shfl_down: v = lane + l.arg < base + width ? from(lane + l.arg) : values[lane]; break;
-      case WarpOp::shfl_xor: v = ((lane ^ l.arg) >= base && (lane ^ l.arg) < base + width) ? from(lane ^ l.arg) : values[lane]; break;
-      case WarpOp::ballot: v = ballot; break;
-      case WarpOp::any: predicate = ballot != 0; v = predicate; break;
-      case WarpOp::all: predicate = ballot == group; v = predicate; break;
+      case WarpOp::sync:
+      case WarpOp::wmma_load:
+      case WarpOp::wmma_store:
+      case WarpOp::wmma_mma:
+        break;
+      case WarpOp::ptx_shfl:
+      case WarpOp::ptx_ldmatrix:
+      case WarpOp::ptx_mma:
+        break;
+      case WarpOp::shfl_idx:
+        v = from(base + ((l.arg % width) + width) % width);
+        break;
+      case WarpOp::shfl_up:
+        v = lane - l.arg >= base ? from(lane - l.arg) : values[lane];
+        break;
+      case WarpOp::shfl_down:
+        v = lane + l.arg < base + width ? from(lane + l.arg) : values[lane];
+        break;
+      case WarpOp::shfl_xor:
+        v = ((lane ^ l.arg) >= base && (lane ^ l.arg) < base + width) ? from(lane ^ l.arg) : values[lane];
+        break;
+      case WarpOp::ballot:
+        v = ballot;
+        break;
+      case WarpOp::any:
+        predicate = ballot != 0;
+        v = predicate;
+        break;
+      case WarpOp::all:
+        predicate = ballot == group;
+        v = predicate;
+        break;
       case WarpOp::match_any: {
         unsigned m = 0;
         for (int j = 0; j < 32; ++j) {
@@ -118,8 +158,13 @@ bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& le
         v = m;
         break;
       }
-      case WarpOp::match_all: predicate = static_cast<int>(matchAll); v = matchAll ? group : 0; break;
-      default: v = reduced; break;
+      case WarpOp::match_all:
+        predicate = static_cast<int>(matchAll);
+        v = matchAll ? group : 0;
+        break;
+      default:
+        v = reduced;
+        break;
     }
     l.warpResult = WarpResult{v, predicate};
     l.state = Lane::State::ready;
@@ -136,28 +181,52 @@ using detail::yield;
 
 const char* warpOpName(WarpOp op) {
   switch (op) {
-    case WarpOp::sync: return "__syncwarp";
-    case WarpOp::shfl_idx: return "__shfl_sync";
-    case WarpOp::shfl_up: return "__shfl_up_sync";
-    case WarpOp::shfl_down: return "__shfl_down_sync";
-    case WarpOp::shfl_xor: return "__shfl_xor_sync";
-    case WarpOp::ballot: return "__ballot_sync";
-    case WarpOp::any: return "__any_sync";
-    case WarpOp::all: return "__all_sync";
-    case WarpOp::match_any: return "__match_any_sync";
-    case WarpOp::match_all: return "__match_all_sync";
-    case WarpOp::reduce_add: return "__reduce_add_sync";
-    case WarpOp::reduce_min: case WarpOp::reduce_min_signed: return "__reduce_min_sync";
-    case WarpOp::reduce_max: case WarpOp::reduce_max_signed: return "__reduce_max_sync";
-    case WarpOp::reduce_and: return "__reduce_and_sync";
-    case WarpOp::reduce_or: return "__reduce_or_sync";
-    case WarpOp::reduce_xor: return "__reduce_xor_sync";
-    case WarpOp::wmma_load: return "wmma::load_matrix_sync";
-    case WarpOp::wmma_store: return "wmma::store_matrix_sync";
-    case WarpOp::wmma_mma: return "wmma::mma_sync";
-    case WarpOp::ptx_shfl: return "shfl.sync (inline PTX)";
-    case WarpOp::ptx_ldmatrix: return "ldmatrix/stmatrix (inline PTX)";
-    case WarpOp::ptx_mma: return "mma.sync (inline PTX)";
+    case WarpOp::sync:
+      return "__syncwarp";
+    case WarpOp::shfl_idx:
+      return "__shfl_sync";
+    case WarpOp::shfl_up:
+      return "__shfl_up_sync";
+    case WarpOp::shfl_down:
+      return "__shfl_down_sync";
+    case WarpOp::shfl_xor:
+      return "__shfl_xor_sync";
+    case WarpOp::ballot:
+      return "__ballot_sync";
+    case WarpOp::any:
+      return "__any_sync";
+    case WarpOp::all:
+      return "__all_sync";
+    case WarpOp::match_any:
+      return "__match_any_sync";
+    case WarpOp::match_all:
+      return "__match_all_sync";
+    case WarpOp::reduce_add:
+      return "__reduce_add_sync";
+    case WarpOp::reduce_min:
+    case WarpOp::reduce_min_signed:
+      return "__reduce_min_sync";
+    case WarpOp::reduce_max:
+    case WarpOp::reduce_max_signed:
+      return "__reduce_max_sync";
+    case WarpOp::reduce_and:
+      return "__reduce_and_sync";
+    case WarpOp::reduce_or:
+      return "__reduce_or_sync";
+    case WarpOp::reduce_xor:
+      return "__reduce_xor_sync";
+    case WarpOp::wmma_load:
+      return "wmma::load_matrix_sync";
+    case WarpOp::wmma_store:
+      return "wmma::store_matrix_sync";
+    case WarpOp::wmma_mma:
+      return "wmma::mma_sync";
+    case WarpOp::ptx_shfl:
+      return "shfl.sync (inline PTX)";
+    case WarpOp::ptx_ldmatrix:
+      return "ldmatrix/stmatrix (inline PTX)";
+    case WarpOp::ptx_mma:
+      return "mma.sync (inline PTX)";
   }
   return "?";
 }

@@ -40,22 +40,30 @@ c10::ScalarType dtypeFromName(const std::string& name) {
 json encode(const cuset_kb::Value& v) {
   using K = cuset_kb::Value::Kind;
   switch (v.kind) {
-    case K::none: return nullptr;
-    case K::integer: return v.i;
+    case K::none:
+      return nullptr;
+    case K::integer:
+      return v.i;
     case K::real:
       if (!std::isfinite(v.d)) return {{"float", std::isnan(v.d) ? "nan" : v.d > 0 ? "inf" : "-inf"}};  // JSON has no infinity
       return v.d;
-    case K::boolean: return v.i != 0;
-    case K::string: return v.s;
+    case K::boolean:
+      return v.i != 0;
+    case K::string:
+      return v.s;
     case K::list: {
       json a = json::array();
       for (const auto& x : v.list) a.push_back(encode(x));
       return a;
     }
-    case K::tensor: return {{"tensor", v.tensor->handle}};
-    case K::dtype: return {{"dtype", kDtypeNames[v.i]}};
-    case K::device: return {{"device", v.i ? "cuda" : "cpu"}};
-    case K::memoryFormat: return {{"memory_format", v.i == 2 ? "channels_last" : v.i == 3 ? "channels_last_3d" : "contiguous"}};
+    case K::tensor:
+      return {{"tensor", v.tensor->handle}};
+    case K::dtype:
+      return {{"dtype", kDtypeNames[v.i]}};
+    case K::device:
+      return {{"device", v.i ? "cuda" : "cpu"}};
+    case K::memoryFormat:
+      return {{"memory_format", v.i == 2 ? "channels_last" : v.i == 3 ? "channels_last_3d" : "contiguous"}};
     case K::options: {
       json o = json::object();
       if (v.options.dtype_) o["dtype"] = kDtypeNames[static_cast<int>(*v.options.dtype_)];
@@ -182,8 +190,8 @@ Value call(bool method, const char* name, const Values& args, const Kwargs& kwar
 }
 
 void* fakeAddress(const at::TensorMeta& meta) {
-  const std::uint64_t address = kFakeBase + (static_cast<std::uint64_t>(meta.buffer) << kBufferShift) +
-                                static_cast<std::uint64_t>(meta.offset) * c10::elementSize(meta.dtype);
+  const std::uint64_t address =
+      kFakeBase + (static_cast<std::uint64_t>(meta.buffer) << kBufferShift) + static_cast<std::uint64_t>(meta.offset) * c10::elementSize(meta.dtype);
   return reinterpret_cast<void*>(address);
 }
 
@@ -269,13 +277,26 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
   cudaDeviceProp p;
   cudaGetDeviceProperties(&p, device);
   switch (attr) {
-    case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
-    case cudaDevAttrMaxSharedMemoryPerBlock: *value = static_cast<int>(p.sharedMemPerBlock); break;
-    case cudaDevAttrWarpSize: *value = p.warpSize; break;
-    case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = static_cast<int>(p.sharedMemPerBlockOptin); break;
-    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
-    default: return cudaErrorInvalidValue;
+    case cudaDevAttrMaxThreadsPerBlock:
+      *value = p.maxThreadsPerBlock;
+      break;
+    case cudaDevAttrMaxSharedMemoryPerBlock:
+      *value = static_cast<int>(p.sharedMemPerBlock);
+      break;
+    case cudaDevAttrWarpSize:
+      *value = p.warpSize;
+      break;
+    case cudaDevAttrMultiProcessorCount:
+      *value = p.multiProcessorCount;
+      break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+      *value = static_cast<int>(p.sharedMemPerBlockOptin);
+      break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor:
+      *value = p.maxThreadsPerMultiProcessor;
+      break;
+    default:
+      return cudaErrorInvalidValue;
   }
   return cudaSuccess;
 }
@@ -352,11 +373,23 @@ cublasStatus_t recordGemm(cublasOperation_t transa, cublasOperation_t transb, in
                           int batch) {
   // Real matrices: the conjugate transpose is the transpose.
   ask({{"gemm",
-        {{"transa", transa != CUBLAS_OP_N}, {"transb", transb != CUBLAS_OP_N}, {"m", m}, {"n", n}, {"k", k},
-         {"alpha", hostScalar(alpha, "alpha")}, {"beta", hostScalar(beta, "beta")},
-         {"a", cuset_kb::devicePointer(a, true, "cuBLAS's A")}, {"lda", lda}, {"stride_a", strideA},
-         {"b", cuset_kb::devicePointer(b, true, "cuBLAS's B")}, {"ldb", ldb}, {"stride_b", strideB},
-         {"c", cuset_kb::devicePointer(c, false, "cuBLAS's C")}, {"ldc", ldc}, {"stride_c", strideC}, {"batch", batch}}}});
+        {{"transa", transa != CUBLAS_OP_N},
+         {"transb", transb != CUBLAS_OP_N},
+         {"m", m},
+         {"n", n},
+         {"k", k},
+         {"alpha", hostScalar(alpha, "alpha")},
+         {"beta", hostScalar(beta, "beta")},
+         {"a", cuset_kb::devicePointer(a, true, "cuBLAS's A")},
+         {"lda", lda},
+         {"stride_a", strideA},
+         {"b", cuset_kb::devicePointer(b, true, "cuBLAS's B")},
+         {"ldb", ldb},
+         {"stride_b", strideB},
+         {"c", cuset_kb::devicePointer(c, false, "cuBLAS's C")},
+         {"ldc", ldc},
+         {"stride_c", strideC},
+         {"batch", batch}}}});
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -379,8 +412,8 @@ cublasStatus_t cublasSetPointerMode(cublasHandle_t, cublasPointerMode_t mode) {
   return CUBLAS_STATUS_SUCCESS;
 }
 const char* cublasGetStatusString(cublasStatus_t status) { return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_ERROR"; }
-cublasStatus_t cublasSgemm(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A,
-                           int lda, const float* B, int ldb, const float* beta, float* C, int ldc) {
+cublasStatus_t cublasSgemm(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const float* alpha,
+                           const float* A, int lda, const float* B, int ldb, const float* beta, float* C, int ldc) {
   return recordGemm(transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
 }
 cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const float* alpha,

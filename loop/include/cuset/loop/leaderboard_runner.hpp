@@ -18,8 +18,8 @@ struct LeaderboardRunOptions {
 
 struct LeaderboardSummary {
   std::filesystem::path html;  // beside it: leaderboard.json and leaderboard.md
-  std::string table;        // the Markdown ranking, for the terminal
-  bool regression = false;  // some model is worse than in the base leaderboard
+  std::string table;           // the Markdown ranking, for the terminal
+  bool regression = false;     // some model is worse than in the base leaderboard
   std::size_t modelsRun = 0, modelsSkipped = 0;
   std::vector<std::string> failures;  // "model: error" for models that could not be generated or evaluated
 };

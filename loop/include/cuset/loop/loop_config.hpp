@@ -14,8 +14,8 @@
 namespace cuset {
 
 struct LoopObjective {
-  std::string name;     // row label and run-folder prefix: "sft", "cuset", "cuset-q0.3"
-  YAML::Node block;     // the `objective:` block given to `cuset train`
+  std::string name;  // row label and run-folder prefix: "sft", "cuset", "cuset-q0.3"
+  YAML::Node block;  // the `objective:` block given to `cuset train`
 };
 
 // An optional shared warm start: one training run on the same data before the objectives, which then
@@ -24,7 +24,7 @@ struct LoopObjective {
 struct LoopBase {
   std::int64_t steps = 0;
   std::uint64_t seed = 0;
-  std::string lr;  // as written (so the run's YAML shows it unchanged); empty: train.optimizer.lr
+  std::string lr;        // as written (so the run's YAML shows it unchanged); empty: train.optimizer.lr
   YAML::Node objective;  // default {type: sft}
 };
 

@@ -29,7 +29,7 @@ struct LoopSummary {
   std::size_t stagesRun = 0;
   std::size_t stagesSkipped = 0;
   double seconds = 0.0;
-  std::string table;  // the Markdown objectives table, for the terminal
+  std::string table;                    // the Markdown objectives table, for the terminal
   std::vector<std::string> unfinished;  // with planOnly: the stage ids not finished ("data", "sft-s1.train", ...)
 };
 
@@ -37,7 +37,7 @@ struct LoopSummary {
 struct LoopRun {
   std::string objective;  // "untrained" for the baseline
   std::uint64_t seed = 0;
-  std::string name;       // "sft-s1"
+  std::string name;  // "sft-s1"
   std::filesystem::path dir;
 };
 

@@ -18,8 +18,8 @@ struct SlurmEvalOptions {
   std::optional<std::uint64_t> seed;  // default: the plan's, else a fresh random one
   std::string partition;
   int gpusPerTask = 0;
-  std::string timeLimit;  // sbatch --time, e.g. 02:00:00
-  bool dryRun = false;    // print the scripts and commands; write and submit nothing
+  std::string timeLimit;          // sbatch --time, e.g. 02:00:00
+  bool dryRun = false;            // print the scripts and commands; write and submit nothing
   std::filesystem::path cuset;    // the binary the jobs run (default: this one)
   std::filesystem::path workDir;  // the jobs' working directory (default: the current one)
 };

@@ -19,9 +19,9 @@ class WorkEta {
   void record(const StageWork& work, double seconds);
 
   struct Estimate {
-    double seconds = 0.0;                 // for the units with a rate (a lower bound when `unknown` is not empty)
-    std::map<std::string, double> left;   // units left, per unit
-    std::vector<std::string> unknown;     // units with work left but no rate yet, or an amount not known yet
+    double seconds = 0.0;                // for the units with a rate (a lower bound when `unknown` is not empty)
+    std::map<std::string, double> left;  // units left, per unit
+    std::vector<std::string> unknown;    // units with work left but no rate yet, or an amount not known yet
   };
   Estimate estimate(const std::vector<StageWork>& remaining) const;
 

@@ -25,8 +25,7 @@ struct ChatParameters {
   std::vector<std::string> stop;
 };
 
-std::string chatRequestBody(const std::vector<ChatMessage>& messages, const ChatParameters& parameters, int n,
-                            std::optional<std::uint64_t> seed);
+std::string chatRequestBody(const std::vector<ChatMessage>& messages, const ChatParameters& parameters, int n, std::optional<std::uint64_t> seed);
 
 struct ChatChoice {
   std::string content;
@@ -51,11 +50,11 @@ Expected<ChatAnswer> parseChatAnswer(const std::string& body);
 std::string serverErrorMessage(const std::string& body);
 
 enum class ExchangeOutcome {
-  answer,     // 200 with a body: parse it
-  retry,      // connection error, timeout, 429, 5xx (408 and 409 too): try again after a delay
-  refused,    // 400, 413, 422...: this request cannot succeed (e.g. a prompt over the context): a failed sample
-  fatal,      // 401, 403, 404: wrong key, URL or model name; every request would fail the same way
-  cut,        // the body ended early: a failed sample (its text is not a response)
+  answer,   // 200 with a body: parse it
+  retry,    // connection error, timeout, 429, 5xx (408 and 409 too): try again after a delay
+  refused,  // 400, 413, 422...: this request cannot succeed (e.g. a prompt over the context): a failed sample
+  fatal,    // 401, 403, 404: wrong key, URL or model name; every request would fail the same way
+  cut,      // the body ended early: a failed sample (its text is not a response)
 };
 ExchangeOutcome classifyExchange(const HttpResponse& response);
 

@@ -18,13 +18,13 @@ struct HttpClientOptions {
 };
 
 struct HttpResponse {
-  long status = 0;                // 0: no HTTP answer (see transportError)
+  long status = 0;  // 0: no HTTP answer (see transportError)
   std::string body;
-  std::string transportError;     // empty when the exchange completed
-  bool timedOut = false;          // the request's time limit passed
-  bool bodyCut = false;           // the connection closed before the announced body was complete
+  std::string transportError;               // empty when the exchange completed
+  bool timedOut = false;                    // the request's time limit passed
+  bool bodyCut = false;                     // the connection closed before the announced body was complete
   std::optional<double> retryAfterSeconds;  // Retry-After, as seconds or an HTTP date
-  double seconds = 0.0;           // wall time of the exchange
+  double seconds = 0.0;                     // wall time of the exchange
 };
 
 class HttpClient {
@@ -35,8 +35,7 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // `headers` are full lines ("Authorization: Bearer ..."). `timeout` bounds the whole exchange.
-  HttpResponse post(const std::string& url, const std::vector<std::string>& headers, std::string_view body,
-                    std::chrono::milliseconds timeout);
+  HttpResponse post(const std::string& url, const std::vector<std::string>& headers, std::string_view body, std::chrono::milliseconds timeout);
   HttpResponse get(const std::string& url, const std::vector<std::string>& headers, std::chrono::milliseconds timeout);
 
  private:

@@ -34,10 +34,10 @@ struct RefineOptions {
   int rounds = 4;                 // D
   int patience = 2;               // P: rounds without improvement before a problem stops
   FeedbackDetail feedback = FeedbackDetail::full;
-  int feedbackCandidates = 2;     // failures shown per round
-  int history = 3;                // rounds of dialogue carried (older turns are dropped)
+  int feedbackCandidates = 2;  // failures shown per round
+  int history = 3;             // rounds of dialogue carried (older turns are dropped)
   bool resume = false;
-  std::size_t maxRequests = 0;    // 0: no budget
+  std::size_t maxRequests = 0;  // 0: no budget
   std::int64_t maxTokens = 0;
   // Evaluation
   int trials = 3;

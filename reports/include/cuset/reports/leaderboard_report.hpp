@@ -17,12 +17,12 @@ namespace cuset {
 struct LeaderboardEntry {
   std::string name;
   nlohmann::json source = nlohmann::json::object();      // endpoint + served model, or checkpoint; prompt; parameters
-  nlohmann::json summary;                                 // the model's summary.json; null: not evaluated yet
+  nlohmann::json summary;                                // the model's summary.json; null: not evaluated yet
   nlohmann::json generation = nlohmann::json::object();  // samples, failed, prompt/completion tokens, usage_missing, latency
   std::optional<double> promptPricePerMTok;
   std::optional<double> completionPricePerMTok;
-  std::string report;  // the model's report.html, relative to the leaderboard folder
-  std::string error;   // why this model could not be generated or evaluated this time
+  std::string report;               // the model's report.html, relative to the leaderboard folder
+  std::string error;                // why this model could not be generated or evaluated this time
   std::vector<EvalResult> results;  // the model's judged candidates (their sources, verdicts, reasons)
 };
 

@@ -16,7 +16,7 @@ namespace cuset {
 struct LoopRunInput {
   std::string objective;  // "untrained" for the baseline
   std::uint64_t seed = 0;
-  std::string dir;        // relative to the loop folder
+  std::string dir;  // relative to the loop folder
   bool evaluated = false;
   std::vector<EvalResult> results;
   std::vector<std::pair<std::int64_t, double>> loss;  // (step, loss) from metrics.jsonl
@@ -24,11 +24,11 @@ struct LoopRunInput {
 
 struct LoopComparisonInput {
   std::string name;
-  int k = 1;                                          // samples per problem
-  std::map<std::string, std::string> problemSet;      // held-out problem id -> "unseen_instance" | "unseen_family"
-  std::vector<std::string> objectives;                // row order; "untrained" first when present
+  int k = 1;                                      // samples per problem
+  std::map<std::string, std::string> problemSet;  // held-out problem id -> "unseen_instance" | "unseen_family"
+  std::vector<std::string> objectives;            // row order; "untrained" first when present
   std::vector<LoopRunInput> runs;
-  nlohmann::json info = nlohmann::json::object();     // config, data card summary, backend: carried as is
+  nlohmann::json info = nlohmann::json::object();  // config, data card summary, backend: carried as is
 };
 
 inline constexpr int kLoopSchemaVersion = 1;

@@ -40,7 +40,6 @@ nlohmann::json kernelBenchAgreement(const std::vector<EvalResult>& results);
 
 // The whole summary.json for a run: `runInfo` is run.json (may be empty), `warnings` are carried
 // into the summary (e.g. a torn results line).
-nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nlohmann::json& runInfo,
-                              const std::vector<std::string>& warnings);
+nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nlohmann::json& runInfo, const std::vector<std::string>& warnings);
 
 }  // namespace cuset

@@ -13,8 +13,8 @@ struct ChartSeries {
 };
 
 // Grouped vertical bars: one group per category, one bar per series; y in [0, yMax].
-std::string svgBarChart(const std::vector<std::string>& categories, const std::vector<ChartSeries>& series, double yMax,
-                        const std::string& yLabel, bool percent);
+std::string svgBarChart(const std::vector<std::string>& categories, const std::vector<ChartSeries>& series, double yMax, const std::string& yLabel,
+                        bool percent);
 
 // Lines over shared x values (e.g. fast_p over p).
 std::string svgLineChart(const std::vector<double>& xs, const std::vector<ChartSeries>& series, double yMax, const std::string& xLabel,

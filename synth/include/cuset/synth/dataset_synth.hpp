@@ -12,19 +12,19 @@ namespace cuset::synth {
 struct SynthInstance;
 
 struct SynthOptions {
-  std::filesystem::path out;                       // training JSONL
-  std::vector<std::string> families;               // training families; empty: every family not held out
+  std::filesystem::path out;          // training JSONL
+  std::vector<std::string> families;  // training families; empty: every family not held out
   std::vector<std::string> heldoutFamilies{"norm", "scan"};
-  std::size_t perFamily = 100;                     // training samples per family (before rejects)
+  std::size_t perFamily = 100;  // training samples per family (before rejects)
   std::uint64_t seed = 1;
-  double heldoutVariantFraction = 0.15;            // of each training family's variants, never trained on
-  std::size_t heldoutInstances = 12;               // new instances (sizes, names) of trained variants
-  std::size_t heldoutVariants = 12;                // problems from held-out variants, at most
-  std::size_t heldoutPerFamily = 4;                // problems per unseen family
-  double canonicalPromptShare = 0.6;               // instructions worded exactly like `cuset generate`'s prompt
-  int trials = 3;                                  // sim correctness trials per response
+  double heldoutVariantFraction = 0.15;  // of each training family's variants, never trained on
+  std::size_t heldoutInstances = 12;     // new instances (sizes, names) of trained variants
+  std::size_t heldoutVariants = 12;      // problems from held-out variants, at most
+  std::size_t heldoutPerFamily = 4;      // problems per unseen family
+  double canonicalPromptShare = 0.6;     // instructions worded exactly like `cuset generate`'s prompt
+  int trials = 3;                        // sim correctness trials per response
   std::size_t jobs = 0;
-  std::filesystem::path cacheDir;                  // compile cache (empty: the default)
+  std::filesystem::path cacheDir;  // compile cache (empty: the default)
   bool showProgress = true;
   // Applied to every generated instance before verification; tests use it to plant faults that the
   // verification must catch.

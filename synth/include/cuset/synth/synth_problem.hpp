@@ -30,17 +30,17 @@ struct SynthTensor {
 using SizeList = std::vector<std::pair<std::string, std::int64_t>>;
 
 struct SynthProblem {
-  std::string name;                // unique within a dataset; also the folder name
+  std::string name;  // unique within a dataset; also the folder name
   std::vector<std::string> tags;
   std::string description;
   SizeList small;
   SizeList full;
   std::vector<SynthTensor> inputs;
   std::vector<SynthTensor> outputs;
-  std::string reference;           // TorchScript defining forward(...)
+  std::string reference;  // TorchScript defining forward(...)
   double atol = 1e-5;
   double rtol = 1e-5;
-  std::string toleranceWhy;        // a comment line above the tolerance
+  std::string toleranceWhy;  // a comment line above the tolerance
   std::string flops;
   std::string bytes;
 

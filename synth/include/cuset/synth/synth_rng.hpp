@@ -22,7 +22,9 @@ class SynthRng {
   }
   bool chance(double p) { return static_cast<double>(next() >> 11) * 0x1.0p-53 < p; }
   template <class T>
-  const T& pick(const std::vector<T>& items) { return items[below(items.size())]; }
+  const T& pick(const std::vector<T>& items) {
+    return items[below(items.size())];
+  }
 
  private:
   std::uint64_t state_;

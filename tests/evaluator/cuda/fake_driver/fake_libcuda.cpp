@@ -82,25 +82,49 @@ std::pair<int, int> computeCapability() {
   return {major, minor};
 }
 
-#define FAKE_GUARD()                         \
-  std::lock_guard lock(state().mutex);       \
+#define FAKE_GUARD()                                           \
+  std::lock_guard lock(state().mutex);                         \
   if (!state().initialised) return CUDA_ERROR_NOT_INITIALIZED; \
   if (state().sticky) return CUDA_ERROR_LAUNCH_FAILED
 
 CUresult fakeGetErrorName(CUresult error, const char** out) {
   switch (error) {
-    case CUDA_SUCCESS: *out = "CUDA_SUCCESS"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_VALUE: *out = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS;
-    case CUDA_ERROR_OUT_OF_MEMORY: *out = "CUDA_ERROR_OUT_OF_MEMORY"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NOT_INITIALIZED: *out = "CUDA_ERROR_NOT_INITIALIZED"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_HANDLE: *out = "CUDA_ERROR_INVALID_HANDLE"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NOT_FOUND: *out = "CUDA_ERROR_NOT_FOUND"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_IMAGE: *out = "CUDA_ERROR_INVALID_IMAGE"; return CUDA_SUCCESS;
-    case CUDA_ERROR_LAUNCH_FAILED: *out = "CUDA_ERROR_LAUNCH_FAILED"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NO_DEVICE: *out = "CUDA_ERROR_NO_DEVICE"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NO_BINARY_FOR_GPU: *out = "CUDA_ERROR_NO_BINARY_FOR_GPU"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_PTX: *out = "CUDA_ERROR_INVALID_PTX"; return CUDA_SUCCESS;
-    default: *out = nullptr; return CUDA_ERROR_INVALID_VALUE;
+    case CUDA_SUCCESS:
+      *out = "CUDA_SUCCESS";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_VALUE:
+      *out = "CUDA_ERROR_INVALID_VALUE";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+      *out = "CUDA_ERROR_OUT_OF_MEMORY";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_INITIALIZED:
+      *out = "CUDA_ERROR_NOT_INITIALIZED";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_HANDLE:
+      *out = "CUDA_ERROR_INVALID_HANDLE";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_FOUND:
+      *out = "CUDA_ERROR_NOT_FOUND";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_IMAGE:
+      *out = "CUDA_ERROR_INVALID_IMAGE";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_LAUNCH_FAILED:
+      *out = "CUDA_ERROR_LAUNCH_FAILED";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_DEVICE:
+      *out = "CUDA_ERROR_NO_DEVICE";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+      *out = "CUDA_ERROR_NO_BINARY_FOR_GPU";
+      return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_PTX:
+      *out = "CUDA_ERROR_INVALID_PTX";
+      return CUDA_SUCCESS;
+    default:
+      *out = nullptr;
+      return CUDA_ERROR_INVALID_VALUE;
   }
 }
 
@@ -164,16 +188,36 @@ CUresult fakeDeviceGetName(char* name, int length, CUdevice device) {
 
 CUresult fakeDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice) {
   switch (attribute) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = computeCapability().first; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = computeCapability().second; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 4; break;
-    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *value = 1000000; break;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *value = 1000000; break;
-    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *value = 64; break;
-    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *value = 1 << 20; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = kSharedOptIn; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
-    default: *value = 0; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+      *value = computeCapability().first;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+      *value = computeCapability().second;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      *value = 4;
+      break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+      *value = 1000000;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
+      *value = 1000000;
+      break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
+      *value = 64;
+      break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
+      *value = 1 << 20;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+      *value = kSharedOptIn;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *value = 1024;
+      break;
+    default:
+      *value = 0;
+      break;
   }
   return CUDA_SUCCESS;
 }
@@ -206,7 +250,10 @@ CUresult fakeModuleLoadDataEx(CUmodule* module, const void* image, unsigned, CUj
   FAKE_GUARD();
   if (image == nullptr) return CUDA_ERROR_INVALID_IMAGE;
   // A cubin carries machine code for one architecture; a GPU newer than NVRTC needs PTX to JIT.
-  const bool isElf = std::memcmp(image, "\x7f" "ELF", 4) == 0;
+  const bool isElf = std::memcmp(image,
+                                 "\x7f"
+                                 "ELF",
+                                 4) == 0;
   if (isElf && computeCapability().first >= 20) return CUDA_ERROR_NO_BINARY_FOR_GPU;
   if (!isElf && std::strstr(static_cast<const char*>(image), ".target") == nullptr) return CUDA_ERROR_INVALID_PTX;
   if (!state().kernels) {
@@ -259,8 +306,8 @@ CUresult fakeFuncSetAttribute(CUfunction f, CUfunction_attribute attribute, int 
   return CUDA_SUCCESS;
 }
 
-CUresult fakeLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
-                          CUstream, void** params, void** extra) {
+CUresult fakeLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream,
+                          void** params, void** extra) {
   FAKE_GUARD();
   if (!f || extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (bx * by * bz > 1024 || bx * by * bz == 0) return CUDA_ERROR_INVALID_VALUE;

@@ -19,7 +19,7 @@ struct AnalysisOptions {
   std::size_t heatmapSamples = 30;  // samples whose tokens are kept for the heat map
   std::size_t maxTokens = 1024;
   double highConfidence = 0.9;
-  ObjectiveConfig regions;          // regions.threshold / gap / min_tokens as in training
+  ObjectiveConfig regions;  // regions.threshold / gap / min_tokens as in training
   int threads = 0;
   std::string device = "auto";
   bool showProgress = true;

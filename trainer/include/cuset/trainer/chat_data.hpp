@@ -26,10 +26,10 @@ std::vector<ChatExample> readChatJsonl(const std::filesystem::path& path);
 
 struct TokenizedExample {
   std::vector<std::int32_t> ids;
-  std::vector<std::uint8_t> lossMask;  // 1 where the token is part of an assistant response
-  std::string text;                    // the rendered conversation
+  std::vector<std::uint8_t> lossMask;                      // 1 where the token is part of an assistant response
+  std::string text;                                        // the rendered conversation
   std::vector<std::pair<std::size_t, std::size_t>> spans;  // byte span of each token in `text`
-  std::vector<std::uint8_t> sensitive;  // 1 where the token overlaps CUDA-sensitive code (filled on demand)
+  std::vector<std::uint8_t> sensitive;                     // 1 where the token overlaps CUDA-sensitive code (filled on demand)
 };
 
 // ChatML: "<|im_start|>{role}\n{content}<|im_end|>\n" per message. The whole text is encoded at once

@@ -10,12 +10,12 @@
 namespace cuset {
 
 struct GenerateOptions {
-  std::filesystem::path modelDir;     // HF folder: config.json, model.safetensors, tokenizer.json
+  std::filesystem::path modelDir;  // HF folder: config.json, model.safetensors, tokenizer.json
   std::filesystem::path problemsDir;
-  std::filesystem::path outFile;      // candidate JSONL
-  std::string modelName;              // "model" field; default: the model folder's name
-  int samples = 1;                    // k per problem
-  double temperature = 0.8;           // 0: greedy
+  std::filesystem::path outFile;  // candidate JSONL
+  std::string modelName;          // "model" field; default: the model folder's name
+  int samples = 1;                // k per problem
+  double temperature = 0.8;       // 0: greedy
   double topP = 0.95;
   int maxNewTokens = 512;
   std::uint64_t seed = 1;

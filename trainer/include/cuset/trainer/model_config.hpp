@@ -29,18 +29,18 @@ struct RopeScaling {
 struct ModelConfig {
   std::string modelType = "llama";  // "llama", "qwen2", "qwen3", "mistral"
   std::int64_t vocabSize = 0;
-  std::int64_t hiddenSize = 0;          // C
-  std::int64_t intermediateSize = 0;    // MLP width
+  std::int64_t hiddenSize = 0;        // C
+  std::int64_t intermediateSize = 0;  // MLP width
   std::int64_t numLayers = 0;
-  std::int64_t numHeads = 0;            // H
-  std::int64_t numKvHeads = 0;          // Hkv, divides H (grouped-query attention)
+  std::int64_t numHeads = 0;    // H
+  std::int64_t numKvHeads = 0;  // Hkv, divides H (grouped-query attention)
   std::int64_t maxPositions = 2048;
   double rmsNormEps = 1e-6;
   double ropeTheta = 10000.0;
   bool tieWordEmbeddings = false;
-  bool attentionBias = false;           // q/k/v biases (Qwen2: true)
+  bool attentionBias = false;                   // q/k/v biases (Qwen2: true)
   std::optional<std::int64_t> explicitHeadDim;  // `head_dim` (Qwen3, Llama 3.2), when not C/H
-  bool qkNorm = false;                  // per-head RMSNorm of q and k before RoPE (model_type qwen3)
+  bool qkNorm = false;                          // per-head RMSNorm of q and k before RoPE (model_type qwen3)
   RopeScaling ropeScaling;
 
   std::int64_t headDim() const { return explicitHeadDim ? *explicitHeadDim : hiddenSize / numHeads; }  // D

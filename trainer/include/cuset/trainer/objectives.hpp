@@ -40,8 +40,8 @@ ObjectiveResult computeObjective(const ObjectiveConfig& config, const ObjectiveB
 // gathered global batch and takes the loss of its own rows, so the ranks' losses add up to the
 // single-process loss exactly and their summed gradients equal its gradient.
 struct ObjectivePlan {
-  at::Tensor tokenMask;  // (B, T) the final m_t
-  at::Tensor weights;    // (B) the final w_s
+  at::Tensor tokenMask;      // (B, T) the final m_t
+  at::Tensor weights;        // (B) the final w_s
   double denominator = 1.0;  // Σ_s Σ_t m_t, at least 1
   ObjectiveStats stats;
 };

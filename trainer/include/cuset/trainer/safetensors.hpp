@@ -70,7 +70,6 @@ struct TensorToWrite {
 };
 
 // Writes one file atomically (temporary + rename): a crash leaves the old file or the new one.
-void write(const std::filesystem::path& path, const std::vector<TensorToWrite>& tensors,
-           const std::map<std::string, std::string>& metadata = {});
+void write(const std::filesystem::path& path, const std::vector<TensorToWrite>& tensors, const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace cuset::safetensors

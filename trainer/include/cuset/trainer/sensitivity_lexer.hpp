@@ -49,7 +49,6 @@ class SensitivityLexer {
 };
 
 // Per token: whether its byte span [begin, end) overlaps any sensitive span (DESIGN §5: σ_t = 1).
-std::vector<bool> sensitiveTokenFlags(const std::vector<std::pair<std::size_t, std::size_t>>& tokenSpans,
-                                      const std::vector<SensitiveSpan>& spans);
+std::vector<bool> sensitiveTokenFlags(const std::vector<std::pair<std::size_t, std::size_t>>& tokenSpans, const std::vector<SensitiveSpan>& spans);
 
 }  // namespace cuset

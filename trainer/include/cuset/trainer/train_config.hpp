@@ -43,8 +43,8 @@ struct TrainConfig {
   std::int64_t logEvery = 10;
   std::int64_t saveEvery = 100;
   ObjectiveConfig objective;
-  int threads = 0;  // 0: LibTorch's default
-  std::string device = "auto";  // cpu, cuda, or auto (cuda when LibTorch has CUDA and a GPU is visible)
+  int threads = 0;                 // 0: LibTorch's default
+  std::string device = "auto";     // cpu, cuda, or auto (cuda when LibTorch has CUDA and a GPU is visible)
   std::string precision = "fp32";  // fp32, or bf16: autocast to bfloat16 with float32 master weights
   // `checkpointing: true`: each decoder layer recomputes its activations in the backward pass.
   bool activationCheckpointing = false;

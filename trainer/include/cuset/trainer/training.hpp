@@ -22,7 +22,7 @@ struct TrainRunOptions {
 struct TrainRunSummary {
   std::int64_t startStep = 0;  // 0, or the checkpoint resumed from
   std::int64_t endStep = 0;
-  double firstLoss = 0.0;      // of this invocation's first logged step
+  double firstLoss = 0.0;  // of this invocation's first logged step
   double lastLoss = 0.0;
   std::filesystem::path finalCheckpoint;  // an HF-loadable folder (config.json, model.safetensors, tokenizer.json)
 };

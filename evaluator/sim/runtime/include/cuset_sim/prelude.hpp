@@ -46,7 +46,7 @@
 extern "C" void cuset_sim_tail_read(std::uintptr_t address, std::size_t size);
 #define CUSET_SIM_LOAD_CHECK(n)                                                                            \
   extern "C" __attribute__((visibility("hidden"))) void __asan_load##n##_noabort(std::uintptr_t address) { \
-    if (((address + (n - 1)) & 4095u) >= 4080u) cuset_sim_tail_read(address, n);                            \
+    if (((address + (n - 1)) & 4095u) >= 4080u) cuset_sim_tail_read(address, n);                           \
   }
 CUSET_SIM_LOAD_CHECK(1)
 CUSET_SIM_LOAD_CHECK(2)
@@ -117,9 +117,13 @@ inline unsigned reduce(int line, WarpOp op, unsigned mask, unsigned v) {
 inline unsigned reduce_add(int line, unsigned mask, unsigned v) { return reduce(line, WarpOp::reduce_add, mask, v); }
 inline int reduce_add(int line, unsigned mask, int v) { return static_cast<int>(reduce(line, WarpOp::reduce_add, mask, static_cast<unsigned>(v))); }
 inline unsigned reduce_min(int line, unsigned mask, unsigned v) { return reduce(line, WarpOp::reduce_min, mask, v); }
-inline int reduce_min(int line, unsigned mask, int v) { return static_cast<int>(reduce(line, WarpOp::reduce_min_signed, mask, static_cast<unsigned>(v))); }
+inline int reduce_min(int line, unsigned mask, int v) {
+  return static_cast<int>(reduce(line, WarpOp::reduce_min_signed, mask, static_cast<unsigned>(v)));
+}
 inline unsigned reduce_max(int line, unsigned mask, unsigned v) { return reduce(line, WarpOp::reduce_max, mask, v); }
-inline int reduce_max(int line, unsigned mask, int v) { return static_cast<int>(reduce(line, WarpOp::reduce_max_signed, mask, static_cast<unsigned>(v))); }
+inline int reduce_max(int line, unsigned mask, int v) {
+  return static_cast<int>(reduce(line, WarpOp::reduce_max_signed, mask, static_cast<unsigned>(v)));
+}
 template <class T>
 inline unsigned match_any(int line, unsigned mask, T v) {
   return static_cast<unsigned>(warp_collective(WarpOp::match_any, mask, to_bits(v), 0, 32, line).value);
@@ -133,10 +137,14 @@ inline unsigned match_all(int line, unsigned mask, T v, int* pred) {
 // ---- kernel entry points: one per manifest kernel, generated after the candidate's code ----
 template <class T>
 constexpr ParamKind param_kind() {
-  if constexpr (std::is_pointer_v<T>) return ParamKind::pointer;
-  else if constexpr (std::is_integral_v<T>) return ParamKind::integer;
-  else if constexpr (std::is_floating_point_v<T>) return ParamKind::floating;
-  else return ParamKind::other;
+  if constexpr (std::is_pointer_v<T>)
+    return ParamKind::pointer;
+  else if constexpr (std::is_integral_v<T>)
+    return ParamKind::integer;
+  else if constexpr (std::is_floating_point_v<T>)
+    return ParamKind::floating;
+  else
+    return ParamKind::other;
 }
 template <class F>
 struct Signature;
@@ -221,27 +229,27 @@ inline void* __cvta_global_to_generic(std::size_t a) { return reinterpret_cast<v
 // ---- atomics ----
 #define CUSET_SIM_ATOMIC_TARGET(a) (::cuset_sim::check_atomic_alignment((a), sizeof(*(a))), (a))
 // A compare-and-swap loop: `o` holds the current value, NEW (an expression of o) the value to store.
-#define CUSET_SIM_ATOMIC_UPDATE(T, a, NEW)                                                               \
-  {                                                                                                      \
-    ::cuset_sim::check_atomic_alignment(a, sizeof(T));                                                   \
-    T o;                                                                                                 \
-    __atomic_load(a, &o, __ATOMIC_RELAXED);                                                              \
-    T desired = (NEW);                                                                                   \
+#define CUSET_SIM_ATOMIC_UPDATE(T, a, NEW)                                                                          \
+  {                                                                                                                 \
+    ::cuset_sim::check_atomic_alignment(a, sizeof(T));                                                              \
+    T o;                                                                                                            \
+    __atomic_load(a, &o, __ATOMIC_RELAXED);                                                                         \
+    T desired = (NEW);                                                                                              \
     while (!__atomic_compare_exchange(a, &o, &desired, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) desired = (NEW); \
-    return o;                                                                                            \
+    return o;                                                                                                       \
   }
-#define CUSET_SIM_ATOMIC_ARITH(T)                                                                        \
-  inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(CUSET_SIM_ATOMIC_TARGET(a), v, __ATOMIC_SEQ_CST); }                   \
-  inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(CUSET_SIM_ATOMIC_TARGET(a), v, __ATOMIC_SEQ_CST); }                   \
-  inline T atomicExch(T* a, T v) { return __atomic_exchange_n(CUSET_SIM_ATOMIC_TARGET(a), v, __ATOMIC_SEQ_CST); }                 \
-  inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(CUSET_SIM_ATOMIC_TARGET(a), v, __ATOMIC_SEQ_CST); }                   \
-  inline T atomicOr(T* a, T v) { return __atomic_fetch_or(CUSET_SIM_ATOMIC_TARGET(a), v, __ATOMIC_SEQ_CST); }                     \
-  inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(CUSET_SIM_ATOMIC_TARGET(a), v, __ATOMIC_SEQ_CST); }                   \
-  inline T atomicMin(T* a, T v) CUSET_SIM_ATOMIC_UPDATE(T, a, v < o ? v : o) \
-  inline T atomicMax(T* a, T v) CUSET_SIM_ATOMIC_UPDATE(T, a, v > o ? v : o) \
-  inline T atomicCAS(T* a, T compare, T v) {                                                             \
-    __atomic_compare_exchange_n(CUSET_SIM_ATOMIC_TARGET(a), &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);               \
-    return compare;                                                                                      \
+#define CUSET_SIM_ATOMIC_ARITH(T)                                                                                    \
+  inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(CUSET_SIM_ATOMIC_TARGET(a), v, __ATOMIC_SEQ_CST); }      \
+  inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(CUSET_SIM_ATOMIC_TARGET(a), v, __ATOMIC_SEQ_CST); }      \
+  inline T atomicExch(T* a, T v) { return __atomic_exchange_n(CUSET_SIM_ATOMIC_TARGET(a), v, __ATOMIC_SEQ_CST); }    \
+  inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(CUSET_SIM_ATOMIC_TARGET(a), v, __ATOMIC_SEQ_CST); }      \
+  inline T atomicOr(T* a, T v) { return __atomic_fetch_or(CUSET_SIM_ATOMIC_TARGET(a), v, __ATOMIC_SEQ_CST); }        \
+  inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(CUSET_SIM_ATOMIC_TARGET(a), v, __ATOMIC_SEQ_CST); }      \
+  inline T atomicMin(T* a, T v) CUSET_SIM_ATOMIC_UPDATE(T, a, v < o ? v : o) inline T atomicMax(T* a, T v)           \
+      CUSET_SIM_ATOMIC_UPDATE(T, a, v > o ? v : o) inline T                                                          \
+      atomicCAS(T* a, T compare, T v) {                                                                              \
+    __atomic_compare_exchange_n(CUSET_SIM_ATOMIC_TARGET(a), &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+    return compare;                                                                                                  \
   }
 CUSET_SIM_ATOMIC_ARITH(int)
 CUSET_SIM_ATOMIC_ARITH(unsigned int)
@@ -252,16 +260,17 @@ inline unsigned short atomicCAS(unsigned short* a, unsigned short compare, unsig
   __atomic_compare_exchange_n(CUSET_SIM_ATOMIC_TARGET(a), &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return compare;
 }
-inline unsigned atomicInc(unsigned* a, unsigned limit) CUSET_SIM_ATOMIC_UPDATE(unsigned, a, o >= limit ? 0u : o + 1)
-inline unsigned atomicDec(unsigned* a, unsigned limit) CUSET_SIM_ATOMIC_UPDATE(unsigned, a, (o == 0 || o > limit) ? limit : o - 1)
-inline float atomicAdd(float* a, float v) CUSET_SIM_ATOMIC_UPDATE(float, a, o + v)
-inline double atomicAdd(double* a, double v) CUSET_SIM_ATOMIC_UPDATE(double, a, o + v)
-inline float atomicExch(float* a, float v) CUSET_SIM_ATOMIC_UPDATE(float, a, v)
-inline float atomicMin(float* a, float v) CUSET_SIM_ATOMIC_UPDATE(float, a, fminf(o, v))
-inline float atomicMax(float* a, float v) CUSET_SIM_ATOMIC_UPDATE(float, a, fmaxf(o, v))
-inline __half atomicAdd(__half* a, __half v) CUSET_SIM_ATOMIC_UPDATE(__half, a, __float2half(__half2float(o) + __half2float(v)))
-inline __nv_bfloat16 atomicAdd(__nv_bfloat16* a, __nv_bfloat16 v)
-    CUSET_SIM_ATOMIC_UPDATE(__nv_bfloat16, a, __float2bfloat16(__bfloat162float(o) + __bfloat162float(v)))
+inline unsigned atomicInc(unsigned* a, unsigned limit)
+    CUSET_SIM_ATOMIC_UPDATE(unsigned, a, o >= limit ? 0u : o + 1) inline unsigned atomicDec(unsigned* a, unsigned limit)
+        CUSET_SIM_ATOMIC_UPDATE(unsigned, a, (o == 0 || o > limit) ? limit : o - 1) inline float atomicAdd(float* a, float v)
+            CUSET_SIM_ATOMIC_UPDATE(float, a, o + v) inline double atomicAdd(double* a, double v)
+                CUSET_SIM_ATOMIC_UPDATE(double, a, o + v) inline float atomicExch(float* a, float v)
+                    CUSET_SIM_ATOMIC_UPDATE(float, a, v) inline float atomicMin(float* a, float v)
+                        CUSET_SIM_ATOMIC_UPDATE(float, a, fminf(o, v)) inline float atomicMax(float* a, float v)
+                            CUSET_SIM_ATOMIC_UPDATE(float, a, fmaxf(o, v)) inline __half atomicAdd(__half* a, __half v)
+                                CUSET_SIM_ATOMIC_UPDATE(__half, a, __float2half(__half2float(o) + __half2float(v))) inline __nv_bfloat16
+    atomicAdd(__nv_bfloat16* a, __nv_bfloat16 v)
+        CUSET_SIM_ATOMIC_UPDATE(__nv_bfloat16, a, __float2bfloat16(__bfloat162float(o) + __bfloat162float(v)))
 #undef CUSET_SIM_ATOMIC_UPDATE
 #undef CUSET_SIM_ATOMIC_TARGET
 #define atomicAdd_block atomicAdd
@@ -275,23 +284,57 @@ inline __nv_bfloat16 atomicAdd(__nv_bfloat16* a, __nv_bfloat16 v)
 #define atomicOr_block atomicOr
 #define atomicXor_block atomicXor
 
-// ---- loads and stores with cache hints ----
-template <class T> inline T __ldg(const T* p) { return *p; }
-template <class T> inline T __ldcg(const T* p) { return *p; }
-template <class T> inline T __ldca(const T* p) { return *p; }
-template <class T> inline T __ldcs(const T* p) { return *p; }
-template <class T> inline T __ldlu(const T* p) { return *p; }
-template <class T> inline T __ldcv(const T* p) { return *p; }
-template <class T> inline void __stcg(T* p, T v) { *p = v; }
-template <class T> inline void __stcs(T* p, T v) { *p = v; }
-template <class T> inline void __stwb(T* p, T v) { *p = v; }
-template <class T> inline void __stwt(T* p, T v) { *p = v; }
+    // ---- loads and stores with cache hints ----
+    template <class T>
+    inline T __ldg(const T* p) {
+  return *p;
+}
+template <class T>
+inline T __ldcg(const T* p) {
+  return *p;
+}
+template <class T>
+inline T __ldca(const T* p) {
+  return *p;
+}
+template <class T>
+inline T __ldcs(const T* p) {
+  return *p;
+}
+template <class T>
+inline T __ldlu(const T* p) {
+  return *p;
+}
+template <class T>
+inline T __ldcv(const T* p) {
+  return *p;
+}
+template <class T>
+inline void __stcg(T* p, T v) {
+  *p = v;
+}
+template <class T>
+inline void __stcs(T* p, T v) {
+  *p = v;
+}
+template <class T>
+inline void __stwb(T* p, T v) {
+  *p = v;
+}
+template <class T>
+inline void __stwt(T* p, T v) {
+  *p = v;
+}
 
 // ---- min/max as CUDA overloads them for every arithmetic pair ----
 template <class A, class B, class = std::enable_if_t<std::is_arithmetic_v<A> && std::is_arithmetic_v<B>>>
-inline std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
+inline std::common_type_t<A, B> min(A a, B b) {
+  return b < a ? b : a;
+}
 template <class A, class B, class = std::enable_if_t<std::is_arithmetic_v<A> && std::is_arithmetic_v<B>>>
-inline std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
+inline std::common_type_t<A, B> max(A a, B b) {
+  return a < b ? b : a;
+}
 inline unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }
 inline unsigned umax(unsigned a, unsigned b) { return a < b ? b : a; }
 inline long long llmin(long long a, long long b) { return a < b ? a : b; }
@@ -376,12 +419,36 @@ inline float erfcinvf(float y) { return erfinvf(1.0f - y); }
 inline float normcdfinvf(float p) { return -static_cast<float>(M_SQRT2) * erfcinvf(2.0f * p); }
 
 // ---- bit casts and conversions ----
-inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
-inline int __float_as_int(float f) { int x; std::memcpy(&x, &f, 4); return x; }
-inline float __uint_as_float(unsigned x) { float f; std::memcpy(&f, &x, 4); return f; }
-inline unsigned __float_as_uint(float f) { unsigned x; std::memcpy(&x, &f, 4); return x; }
-inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
-inline long long __double_as_longlong(double d) { long long x; std::memcpy(&x, &d, 8); return x; }
+inline float __int_as_float(int x) {
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+inline int __float_as_int(float f) {
+  int x;
+  std::memcpy(&x, &f, 4);
+  return x;
+}
+inline float __uint_as_float(unsigned x) {
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+inline unsigned __float_as_uint(float f) {
+  unsigned x;
+  std::memcpy(&x, &f, 4);
+  return x;
+}
+inline double __longlong_as_double(long long x) {
+  double d;
+  std::memcpy(&d, &x, 8);
+  return d;
+}
+inline long long __double_as_longlong(double d) {
+  long long x;
+  std::memcpy(&x, &d, 8);
+  return x;
+}
 inline int __double2hiint(double d) { return static_cast<int>(__double_as_longlong(d) >> 32); }
 inline int __double2loint(double d) { return static_cast<int>(__double_as_longlong(d)); }
 inline double __hiloint2double(int hi, int lo) {
@@ -449,10 +516,10 @@ inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned shift) { ret
 inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned shift) { return __funnelshift_r(lo, hi, shift > 32 ? 32 : shift); }
 
 // ---- half and bfloat16 math that CUDA's headers define only for device code; computed in float ----
-#define CUSET_SIM_HALF_UNARY(scalar, pair, fn)                                                                          \
-  inline __half scalar(__half x) { return __float2half(fn(__half2float(x))); }                                         \
-  inline __nv_bfloat16 scalar(__nv_bfloat16 x) { return __float2bfloat16(fn(__bfloat162float(x))); }                   \
-  inline __half2 pair(__half2 v) { return __halves2half2(scalar(v.x), scalar(v.y)); }                                  \
+#define CUSET_SIM_HALF_UNARY(scalar, pair, fn)                                                       \
+  inline __half scalar(__half x) { return __float2half(fn(__half2float(x))); }                       \
+  inline __nv_bfloat16 scalar(__nv_bfloat16 x) { return __float2bfloat16(fn(__bfloat162float(x))); } \
+  inline __half2 pair(__half2 v) { return __halves2half2(scalar(v.x), scalar(v.y)); }                \
   inline __nv_bfloat162 pair(__nv_bfloat162 v) { return __halves2bfloat162(scalar(v.x), scalar(v.y)); }
 namespace cuset_sim {
 inline float rcp(float x) { return 1.0f / x; }

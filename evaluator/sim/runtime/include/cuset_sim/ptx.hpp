@@ -22,8 +22,8 @@ namespace cuset_sim {
 struct PtxCheck {
   enum class Kind { simulated, not_ptx, unsupported };
   Kind kind = Kind::simulated;
-  std::string message;  // not_ptx / unsupported: why, naming the instruction
-  int registers = 0;    // slots the program needs (operands first)
+  std::string message;       // not_ptx / unsupported: why, naming the instruction
+  int registers = 0;         // slots the program needs (operands first)
   bool collectives = false;  // reaches a barrier or warp collective: the block needs fibers
 };
 

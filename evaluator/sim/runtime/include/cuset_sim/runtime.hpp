@@ -45,8 +45,8 @@ extern thread_local ThreadContext* tls_thread __attribute__((tls_model("initial-
 enum class ParamKind : unsigned char { pointer, integer, floating, other };
 
 struct KernelEntry {
-  const char* name;                // as written in the manifest
-  void (*invoke)(void** args);     // args[i] points at parameter i's value, as cuLaunchKernel's kernelParams
+  const char* name;             // as written in the manifest
+  void (*invoke)(void** args);  // args[i] points at parameter i's value, as cuLaunchKernel's kernelParams
   int paramCount;
   const unsigned* paramSizes;
   const ParamKind* paramKinds;
@@ -54,10 +54,30 @@ struct KernelEntry {
 
 // --- collectives, called by the prelude's intrinsics ---
 enum class WarpOp : int {
-  sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all, match_any, match_all,
-  reduce_add, reduce_min, reduce_max, reduce_min_signed, reduce_max_signed, reduce_and, reduce_or, reduce_xor,
-  wmma_load, wmma_store, wmma_mma,  // the warp-wide WMMA operations (mma.h): every lane must take part
-  ptx_shfl, ptx_ldmatrix, ptx_mma,  // inline PTX (ptx.hpp); `value` points at the lane's operands
+  sync,
+  shfl_idx,
+  shfl_up,
+  shfl_down,
+  shfl_xor,
+  ballot,
+  any,
+  all,
+  match_any,
+  match_all,
+  reduce_add,
+  reduce_min,
+  reduce_max,
+  reduce_min_signed,
+  reduce_max_signed,
+  reduce_and,
+  reduce_or,
+  reduce_xor,
+  wmma_load,
+  wmma_store,
+  wmma_mma,  // the warp-wide WMMA operations (mma.h): every lane must take part
+  ptx_shfl,
+  ptx_ldmatrix,
+  ptx_mma,  // inline PTX (ptx.hpp); `value` points at the lane's operands
 };
 const char* warpOpName(WarpOp op);
 

@@ -13,8 +13,8 @@ namespace cuset_kb {
 struct LaunchArg {
   enum class Kind { pointer, integer, unsignedInteger, real, bytes };
   Kind kind = Kind::bytes;
-  const void* address = nullptr;  // pointer
-  bool readOnly = false;          // pointer to const: the kernel cannot write through it (stream race checks)
+  const void* address = nullptr;     // pointer
+  bool readOnly = false;             // pointer to const: the kernel cannot write through it (stream race checks)
   std::vector<unsigned char> bytes;  // every other kind: the value as the kernel receives it
 };
 
@@ -29,10 +29,10 @@ LaunchArg launchArg(const P& value) {
     if constexpr (std::is_pointer_v<P>) a.readOnly = std::is_const_v<std::remove_pointer_t<P>>;
   } else {
     static_assert(std::is_trivially_copyable_v<P>, "cuset: a kernel argument that is not trivially copyable cannot be recorded");
-    a.kind = std::is_floating_point_v<P>                       ? LaunchArg::Kind::real
-             : std::is_integral_v<P> && std::is_signed_v<P>    ? LaunchArg::Kind::integer
-             : std::is_integral_v<P> || std::is_enum_v<P>      ? LaunchArg::Kind::unsignedInteger
-                                                               : LaunchArg::Kind::bytes;
+    a.kind = std::is_floating_point_v<P>                    ? LaunchArg::Kind::real
+             : std::is_integral_v<P> && std::is_signed_v<P> ? LaunchArg::Kind::integer
+             : std::is_integral_v<P> || std::is_enum_v<P>   ? LaunchArg::Kind::unsignedInteger
+                                                            : LaunchArg::Kind::bytes;
     a.bytes.resize(sizeof(P));
     std::memcpy(a.bytes.data(), &value, sizeof(P));
   }

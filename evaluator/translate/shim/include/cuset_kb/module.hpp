@@ -21,12 +21,11 @@ struct FromValue<at::Tensor> {
   static at::Tensor get(const Value& v) { return v.kind == Value::Kind::none ? at::Tensor() : tensorOf(v); }
 };
 template <class T>
-  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-struct FromValue<T> {
+requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) struct FromValue<T> {
   static T get(const Value& v) { return static_cast<T>(v.kind == Value::Kind::real ? static_cast<std::int64_t>(v.d) : v.i); }
 };
 template <class T>
-  requires std::is_floating_point_v<T>
+requires std::is_floating_point_v<T>
 struct FromValue<T> {
   static T get(const Value& v) { return static_cast<T>(v.kind == Value::Kind::integer ? static_cast<double>(v.i) : v.d); }
 };
@@ -64,7 +63,10 @@ Value resultValue(const R& r) {
     v.kind = Value::Kind::list;
     std::apply([&](const auto&... x) { (v.list.push_back(resultValue(x)), ...); }, r);
     return v;
-  } else if constexpr (requires { r.begin(); r.size(); }) {
+  } else if constexpr (requires {
+                         r.begin();
+                         r.size();
+                       }) {
     Value v;
     v.kind = Value::Kind::list;
     for (const auto& x : r) v.list.push_back(resultValue(x));
@@ -80,14 +82,15 @@ Function wrap(R (*f)(A...)) {
     if (args.size() != sizeof...(A)) {
       throw c10::Error("the function takes " + std::to_string(sizeof...(A)) + " argument(s), " + std::to_string(args.size()) + " given");
     }
-    return [&]<std::size_t... I>(std::index_sequence<I...>) -> Value {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->Value {
       if constexpr (std::is_void_v<R>) {
         f(FromValue<std::decay_t<A>>::get(args[I])...);
         return Value{};
       } else {
         return resultValue(f(FromValue<std::decay_t<A>>::get(args[I])...));
       }
-    }(std::index_sequence_for<A...>{});
+    }
+    (std::index_sequence_for<A...>{});
   };
 }
 
@@ -114,12 +117,14 @@ using module_ = cuset_kb::Module;
 struct arg {
   explicit arg(const char*) {}
   template <class T>
-  arg& operator=(const T&) { return *this; }
+  arg& operator=(const T&) {
+    return *this;
+  }
 };
 }  // namespace pybind11
 namespace py = pybind11;
 
-#define PYBIND11_MODULE(name, variable)                                                             \
-  static void cuset_kb_bind_##name(::cuset_kb::Module& variable);                                   \
-  static ::cuset_kb::Registration cuset_kb_registration_##name(&cuset_kb_bind_##name);              \
+#define PYBIND11_MODULE(name, variable)                                                \
+  static void cuset_kb_bind_##name(::cuset_kb::Module& variable);                      \
+  static ::cuset_kb::Registration cuset_kb_registration_##name(&cuset_kb_bind_##name); \
   static void cuset_kb_bind_##name(::cuset_kb::Module& variable)

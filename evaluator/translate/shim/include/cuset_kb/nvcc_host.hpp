@@ -2,7 +2,7 @@
 // What nvcc gives the host code of every .cu file beyond <cuda_runtime.h>: the min/max overloads of
 // crt/math_functions.hpp, callable from host functions (launch geometry: min(blocks, 65535)). The host
 // build includes this in cuda_sources only, as nvcc does: g++ compiles cpp_sources without them.
-#define CUSET_KB_MIN_MAX(R, A, B)                                  \
+#define CUSET_KB_MIN_MAX(R, A, B)                                                              \
   inline R min(const A a, const B b) { return a < b ? static_cast<R>(a) : static_cast<R>(b); } \
   inline R max(const A a, const B b) { return a > b ? static_cast<R>(a) : static_cast<R>(b); }
 CUSET_KB_MIN_MAX(int, int, int)

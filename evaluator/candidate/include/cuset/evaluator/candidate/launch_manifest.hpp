@@ -24,7 +24,7 @@ struct LaunchArg {
 };
 
 struct KernelLaunch {
-  std::string kernel;  // name as written: an extern "C" symbol or a C++ name expression (foo<float>)
+  std::string kernel;          // name as written: an extern "C" symbol or a C++ name expression (foo<float>)
   std::vector<IntExpr> grid;   // 1-3 dimensions
   std::vector<IntExpr> block;  // 1-3 dimensions
   IntExpr sharedBytes = IntExpr::constant(0);

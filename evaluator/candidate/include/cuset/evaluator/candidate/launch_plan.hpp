@@ -19,9 +19,9 @@ namespace cuset {
 struct PlanArg {
   enum class Kind { buffer, null, scalar };
   Kind kind = Kind::scalar;
-  std::string buffer;                 // buffer: input, output or scratch name
-  std::int64_t byteOffset = 0;        // buffer: where the pointer points, from the buffer's start
-  std::vector<std::uint8_t> bytes;    // scalar: the value as the kernel receives it
+  std::string buffer;               // buffer: input, output or scratch name
+  std::int64_t byteOffset = 0;      // buffer: where the pointer points, from the buffer's start
+  std::vector<std::uint8_t> bytes;  // scalar: the value as the kernel receives it
   // scalar: "int32", "int64", "uint32", "uint64", "float32", "float64", or "bytes<N>" for any other
   // trivially copyable value; the backends check it against the kernel's parameter.
   std::string type;
@@ -52,7 +52,7 @@ struct KernelStep {
 // "buffer_copy": it runs and is timed like the others but is not the candidate's use of the library.
 struct LibraryStep {
   nlohmann::json call;
-  std::string op() const;        // "aten::convolution"
+  std::string op() const;  // "aten::convolution"
   bool harness() const { return call.contains("purpose"); }
   std::string describe() const;  // "aten::convolution(x, conv.weight, ...) -> t3"
 };
@@ -87,10 +87,10 @@ struct LaunchPlan {
 // A candidate as the backends see it: its device code and a launch plan per size set of its problem,
 // whichever form it came in.
 struct CandidatePlan {
-  std::string form;                          // "manifest" or "kernelbench"
-  std::string deviceSource;                  // what NVRTC and the simulator compile
-  std::vector<std::string> kernelNames;      // every kernel any plan launches
-  std::map<std::string, LaunchPlan> plans;   // size set -> plan
+  std::string form;                             // "manifest" or "kernelbench"
+  std::string deviceSource;                     // what NVRTC and the simulator compile
+  std::vector<std::string> kernelNames;         // every kernel any plan launches
+  std::map<std::string, LaunchPlan> plans;      // size set -> plan
   std::vector<std::string> libraryOps() const;  // over every size set
 };
 

@@ -60,8 +60,8 @@ class NvrtcCompiler {
   const CompileOptions& options() const { return options_; }
   const std::filesystem::path& cacheDir() const { return cacheDir_; }
 
-  static std::string nvrtcVersion();           // "13.0"
-  static std::vector<int> supportedArchs();    // {75, 80, ...}
+  static std::string nvrtcVersion();         // "13.0"
+  static std::vector<int> supportedArchs();  // {75, 80, ...}
 
  private:
   CompileOutput compileUncached(std::string_view source, const std::vector<std::string>& kernelNames) const;

@@ -18,9 +18,9 @@
 namespace cuset {
 
 struct SimToolchain {
-  std::filesystem::path compiler;     // host C++ compiler
-  std::filesystem::path simInclude;   // evaluator/sim/runtime/include
-  std::filesystem::path cudaInclude;  // toolkit headers compiled as host code (cuda_fp16.h, vector_types.h)
+  std::filesystem::path compiler;       // host C++ compiler
+  std::filesystem::path simInclude;     // evaluator/sim/runtime/include
+  std::filesystem::path cudaInclude;    // toolkit headers compiled as host code (cuda_fp16.h, vector_types.h)
   std::filesystem::path simLibraryDir;  // folder of libcuset_sim.so
   // The build's own paths, overridable by $CUSET_SIM_CXX, $CUSET_SIM_INCLUDE, $CUSET_CUDA_INCLUDE and
   // $CUSET_SIM_LIBDIR.
@@ -29,14 +29,14 @@ struct SimToolchain {
 
 struct SimCompileOutput {
   bool ok = false;
-  std::string log;                     // the host compiler's messages
-  std::filesystem::path library;       // the .so, when ok
-  std::string rejection;                // non-empty: the source is refused (not a compiler failure)
-  std::string unsupported;              // non-empty: valid CUDA the simulator cannot run (inline PTX it lacks)
+  std::string log;                // the host compiler's messages
+  std::filesystem::path library;  // the .so, when ok
+  std::string rejection;          // non-empty: the source is refused (not a compiler failure)
+  std::string unsupported;        // non-empty: valid CUDA the simulator cannot run (inline PTX it lacks)
   bool needsFibers = true;
   bool cacheHit = false;
-  bool precompiledPrelude = false;    // built with the precompiled prelude (false on a cache hit)
-  bool tailReadsChecked = false;      // loads instrumented for buffer tails (SimBuildChecks::tailReads)
+  bool precompiledPrelude = false;  // built with the precompiled prelude (false on a cache hit)
+  bool tailReadsChecked = false;    // loads instrumented for buffer tails (SimBuildChecks::tailReads)
   double milliseconds = 0.0;
 };
 
@@ -89,8 +89,8 @@ class SimCompiler {
   enum class Link { runtimeChecked, full };
   // The host compiler's command line for one translation unit (with the precompiled prelude once it
   // exists); exposed so tests can check the prelude really is taken precompiled.
-  std::vector<std::string> buildCommand(const std::filesystem::path& source, const std::filesystem::path& output,
-                                        Link link = Link::full, SimBuildChecks checks = {}) const;
+  std::vector<std::string> buildCommand(const std::filesystem::path& source, const std::filesystem::path& output, Link link = Link::full,
+                                        SimBuildChecks checks = {}) const;
   // The symbols a candidate's library may leave for the loader: what libcuset_sim.so and the runtimes
   // it depends on (libstdc++, libm, libgcc_s, libc) define. Null when they cannot be read, in which
   // case every build links fully.
@@ -100,8 +100,7 @@ class SimCompiler {
   std::filesystem::path preludePchDir(SimBuildChecks checks = {}) const;
 
  private:
-  SimCompileOutput build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers,
-                         SimBuildChecks checks) const;
+  SimCompileOutput build(std::string_view source, const std::vector<std::string>& kernelNames, bool checkInitializers, SimBuildChecks checks) const;
   // Whether a build with `checks` has its loads instrumented (and so its own flags and prelude).
   bool instrumentsLoads(SimBuildChecks checks) const;
   // The host compiler's code generation flags for a build with `checks`.

@@ -10,8 +10,8 @@
 namespace cuset {
 
 struct InlinePtxRewrite {
-  std::string source;       // the candidate with its PTX statements rewritten; line numbers kept
-  std::string unsupported;  // non-empty: why the simulator cannot run the candidate
+  std::string source;        // the candidate with its PTX statements rewritten; line numbers kept
+  std::string unsupported;   // non-empty: why the simulator cannot run the candidate
   bool collectives = false;  // some statement reaches a barrier or warp collective
   int rewritten = 0;         // statements rewritten
 };

@@ -26,14 +26,14 @@ struct KernelBenchCheckOptions {
 };
 
 struct CorrectnessOptions {
-  std::uint64_t seed = 0;   // the run's secret seed
-  int trials = 5;           // plus one determinism rerun
+  std::uint64_t seed = 0;  // the run's secret seed
+  int trials = 5;          // plus one determinism rerun
   std::string sizeSet = "small";
   KernelBenchCheckOptions kernelbench;
 };
 
 struct TrialRequest {
-  int trial = 0;                   // 0-based; the determinism rerun repeats trial 0
+  int trial = 0;  // 0-based; the determinism rerun repeats trial 0
   bool rerun = false;
   bool reverseThreadOrder = false;  // simulator: start threads in reverse order
   bool kernelbench = false;         // a KernelBench-check trial: the plain layout, no shared-memory poison

@@ -30,7 +30,7 @@ struct CudaOptions {
   double minSeconds = 0.5;
   double maxSeconds = 15.0;
   std::chrono::milliseconds trialTimeout{60000};
-  std::optional<int> device;    // the worker's GPU among the visible ones (default: the first)
+  std::optional<int> device;  // the worker's GPU among the visible ones (default: the first)
 };
 
 class WorkerProcess;
@@ -53,8 +53,8 @@ class CudaWorkerPool {
     const RegionLayout* layout = nullptr;
     std::vector<std::byte> region;  // in and out; with `time`: timing region, fresh region, snapshot room
     bool time = false;
-    nlohmann::json reference;       // with `time`: {problem_file, size_set, inputs} to time the reference too
-    nlohmann::json checks;          // with `time`: {region_bytes, outputs, check_sample, fresh_region}
+    nlohmann::json reference;  // with `time`: {problem_file, size_set, inputs} to time the reference too
+    nlohmann::json checks;     // with `time`: {region_bytes, outputs, check_sample, fresh_region}
   };
   // `timing` receives the worker's timing object when job.time.
   TrialRun run(Job& job, nlohmann::json* timing);

@@ -41,14 +41,14 @@ struct ImportedProblem {
   std::string reason;  // why skipped, or notes on an imported one
   std::string id;      // "level1/kb19_relu" when imported
   double seconds = 0.0;
-  nlohmann::json details;  // scaling, verification, reference kind, size_sets, defect {kind, reason}
+  nlohmann::json details;      // scaling, verification, reference kind, size_sets, defect {kind, reason}
   std::string defect() const;  // the flagged defect's kind, or empty
   bool simulable() const;      // imported with a `small` size set
 };
 
 struct KernelBenchImportReport {
   std::string commit;
-  std::string root;  // the KernelBench checkout imported from (absolute): where its prompt templates are
+  std::string root;                       // the KernelBench checkout imported from (absolute): where its prompt templates are
   std::vector<ImportedProblem> problems;  // sorted by level, then KernelBench number
   std::size_t imported() const;
 };

@@ -9,8 +9,8 @@
 namespace cuset {
 
 struct KernelBenchSuiteCacheOptions {
-  std::filesystem::path root;       // the KernelBench checkout (KernelBench/level{N}/<id>_<name>.py)
-  std::filesystem::path cacheRoot;  // the run's cache folder; the suite lives in <cacheRoot>/kernelbench-suites/<checkout hash>
+  std::filesystem::path root;            // the KernelBench checkout (KernelBench/level{N}/<id>_<name>.py)
+  std::filesystem::path cacheRoot;       // the run's cache folder; the suite lives in <cacheRoot>/kernelbench-suites/<checkout hash>
   std::set<std::pair<int, int>> needed;  // (level, number) of every problem the run names
   bool progress = true;
 };

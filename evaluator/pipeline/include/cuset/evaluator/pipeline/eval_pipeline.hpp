@@ -48,31 +48,31 @@ struct EvalConfig {
   std::filesystem::path candidatesPath;
   std::filesystem::path outDir;  // empty: runs/<timestamp>-<backend>
   BackendKind backend = BackendKind::automatic;
-  std::string arch;  // empty: the GPU's own on the cuda backend, else sm_90
-  std::chrono::milliseconds compileTimeout{60000};  // per NVRTC compile, in a helper process
+  std::string arch;                                    // empty: the GPU's own on the cuda backend, else sm_90
+  std::chrono::milliseconds compileTimeout{60000};     // per NVRTC compile, in a helper process
   std::chrono::milliseconds referenceTimeout{120000};  // per problem, for the reference check at the start
   std::chrono::milliseconds translateTimeout{120000};  // per run of the KernelBench translator's helper
-  std::size_t jobs = 0;  // 0: one per core
+  std::size_t jobs = 0;                                // 0: one per core
   bool resume = false;
   std::optional<std::uint64_t> seed;  // per-run secret seed for inputs; random when absent
   std::filesystem::path cacheDir;     // empty: defaultCacheDir()/nvrtc
   bool useCache = true;
-  std::string defaultModel;           // for candidates that name none; empty: the candidates file's stem
+  std::string defaultModel;  // for candidates that name none; empty: the candidates file's stem
   std::vector<std::string> commandLine;
   bool showProgress = true;
-  std::optional<Shard> shard;           // judge only this shard's problems (needs a seed; docs/scale-out.md)
-  int trials = 5;                       // correctness trials (plus one determinism rerun)
-  std::string sizeSet;                  // empty: "small" on sim, "full" on cuda
-  bool includeDefective = false;        // reports count problems flagged defective (`defect:`) in the metrics
+  std::optional<Shard> shard;     // judge only this shard's problems (needs a seed; docs/scale-out.md)
+  int trials = 5;                 // correctness trials (plus one determinism rerun)
+  std::string sizeSet;            // empty: "small" on sim, "full" on cuda
+  bool includeDefective = false;  // reports count problems flagged defective (`defect:`) in the metrics
   // sim backend
-  SandboxLimits sandbox;                // per-job time limit, memory, host threads, stack size
+  SandboxLimits sandbox;  // per-job time limit, memory, host threads, stack size
   // The host build's variants, for measuring only (bench_sim runs the suite with each): false parses
   // the prelude in every build; code generation other than the default.
   bool precompiledPrelude = true;
   SimCodegen simCodegen;
   // cuda backend
   CudaOptions cuda;
-  std::vector<int> devices;             // GPU ordinals, one worker each; empty: every visible GPU
+  std::vector<int> devices;  // GPU ordinals, one worker each; empty: every visible GPU
   KernelBenchRunOptions kernelbench;
 };
 
@@ -80,7 +80,7 @@ struct EvalRunSummary {
   std::filesystem::path runDir;
   BackendKind backend = BackendKind::compileOnly;  // the one that ran (never automatic)
   std::string backendReason;                       // why, when it was chosen automatically
-  std::vector<EvalResult> results;  // every result of the run, resumed ones included, in candidate order
+  std::vector<EvalResult> results;                 // every result of the run, resumed ones included, in candidate order
   std::size_t evaluatedNow = 0;
   std::size_t skippedAsDone = 0;
   std::map<Verdict, std::size_t> counts;

@@ -36,20 +36,19 @@ bool isKnownBadSolution(const std::filesystem::path& file);
 Expected<SolutionExpectation> readSolutionExpectation(const std::filesystem::path& file, std::string_view source);
 
 struct SolutionCheckRow {
-  std::string problem;        // "level1/relu"
-  std::string file;           // the solution file, or empty for a problem-level failure
-  std::string expected;       // "wrong_answer", "correct", ... ("-" when not checkable on this backend)
-  std::string got;            // the verdict the harness gave
-  std::string reason;         // the harness's reason for it
-  std::string failure;        // empty: as expected
-  bool skipped = false;       // the expectation needs a backend that runs kernels
+  std::string problem;   // "level1/relu"
+  std::string file;      // the solution file, or empty for a problem-level failure
+  std::string expected;  // "wrong_answer", "correct", ... ("-" when not checkable on this backend)
+  std::string got;       // the verdict the harness gave
+  std::string reason;    // the harness's reason for it
+  std::string failure;   // empty: as expected
+  bool skipped = false;  // the expectation needs a backend that runs kernels
   bool ok() const { return failure.empty(); }
 };
 
 // Matches the results of evaluating the suite's solution folders against their expectations; also
 // fails problems without any good solution.
-std::vector<SolutionCheckRow> compareSolutionVerdicts(const ProblemSuite& suite, const std::vector<EvalResult>& results,
-                                                      BackendKind backend);
+std::vector<SolutionCheckRow> compareSolutionVerdicts(const ProblemSuite& suite, const std::vector<EvalResult>& results, BackendKind backend);
 
 std::string formatSolutionCheck(const std::vector<SolutionCheckRow>& rows);
 

@@ -22,8 +22,14 @@ class HostTensor {
   std::size_t byteSize() const { return static_cast<std::size_t>(numel_) * dtypeSize(dtype_); }
   std::byte* data() { return storage_.get(); }
   const std::byte* data() const { return storage_.get(); }
-  template <class T> T* as() { return reinterpret_cast<T*>(storage_.get()); }
-  template <class T> const T* as() const { return reinterpret_cast<const T*>(storage_.get()); }
+  template <class T>
+  T* as() {
+    return reinterpret_cast<T*>(storage_.get());
+  }
+  template <class T>
+  const T* as() const {
+    return reinterpret_cast<const T*>(storage_.get());
+  }
 
   // Element i converted to double (fp16/bf16 decoded, bool as 0/1).
   double valueAsDouble(std::int64_t i) const;

@@ -37,11 +37,11 @@ Distribution alternateDistribution(const Distribution& d);
 // All inputs of `problem` for the given size set and trial, in problem order. `alternate` draws from
 // alternateDistribution of each input's distribution. Inputs an input transform produces come back
 // zero-filled: drawInputs (torch_reference.hpp) fills them.
-std::vector<HostTensor> generateInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed,
-                                       std::uint64_t trial, bool alternate = false);
+std::vector<HostTensor> generateInputs(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed, std::uint64_t trial,
+                                       bool alternate = false);
 
 // The raw draws of the problem's input transform (empty without one), in `draws` order.
-std::vector<HostTensor> generateDraws(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed,
-                                      std::uint64_t trial, bool alternate = false);
+std::vector<HostTensor> generateDraws(const Problem& problem, const SizeBindings& sizes, std::uint64_t runSeed, std::uint64_t trial,
+                                      bool alternate = false);
 
 }  // namespace cuset

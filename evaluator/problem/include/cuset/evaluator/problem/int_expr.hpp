@@ -31,9 +31,9 @@ class IntExpr {
   struct Node {
     enum class Kind { literal, name, negate, binary, call } kind = Kind::literal;
     std::int64_t value = 0;
-    std::string name;          // size name, or function name for calls
-    char op = 0;               // for binary: + - * / %
-    std::vector<int> children; // indices into nodes_
+    std::string name;           // size name, or function name for calls
+    char op = 0;                // for binary: + - * / %
+    std::vector<int> children;  // indices into nodes_
   };
 
  private:

@@ -20,9 +20,9 @@ struct MixComponent;
 struct Distribution {
   enum class Kind { normal, uniform, randint, mix };
   Kind kind = Kind::normal;
-  double mean = 0.0, stddev = 1.0;  // normal
-  double low = 0.0, high = 1.0;     // uniform [low, high); randint [low, high); normal: clamp bounds if `clamped`
-  bool clamped = false;             // normal draws clamped to [low, high] (alternate of a uniform)
+  double mean = 0.0, stddev = 1.0;       // normal
+  double low = 0.0, high = 1.0;          // uniform [low, high); randint [low, high); normal: clamp bounds if `clamped`
+  bool clamped = false;                  // normal draws clamped to [low, high] (alternate of a uniform)
   std::vector<MixComponent> components;  // mix
   // randint bounds given as size expressions (`high: V` for token ids below a vocabulary size);
   // resolved per size set by resolvedFor().
@@ -62,8 +62,8 @@ struct SizeSet {
 // A reference given as TorchScript archives (`reference_archive:`), as imported suites arrive: one file
 // per size set (a trace bakes its sizes in; a scripted module may serve every set).
 struct ArchiveReference {
-  struct Arg {  // one positional argument of forward
-    std::string input;         // an input's name, or empty for a number
+  struct Arg {          // one positional argument of forward
+    std::string input;  // an input's name, or empty for a number
     double number = 0.0;
     bool isInteger = false;
   };
@@ -86,7 +86,7 @@ struct InputTransform {
 
 // Where an imported problem came from (`origin:`): shown in reports, used by prompts.
 struct ProblemOrigin {
-  std::string suite;       // "kernelbench"
+  std::string suite;  // "kernelbench"
   std::string commit;
   int level = 0;
   int number = 0;          // KernelBench's problem id within its level
@@ -120,7 +120,7 @@ struct Problem {
   std::vector<SizeSet> sizeSets;  // in file order; at least one. Without "small" the simulator cannot judge it
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
-  std::string reference;            // TorchScript source defining forward(...); empty with an archive
+  std::string reference;  // TorchScript source defining forward(...); empty with an archive
   std::optional<ArchiveReference> referenceArchive;
   std::optional<InputTransform> inputTransform;
   std::optional<ProblemOrigin> origin;
@@ -133,7 +133,7 @@ struct Problem {
   std::optional<IntExpr> costFlops;
   std::optional<IntExpr> costBytes;
   std::map<std::string, CostLiteral> costPerSet;  // `cost: {small: {flops: N, bytes: N}, ...}`
-  std::filesystem::path directory;  // folder holding problem.yaml and solutions/
+  std::filesystem::path directory;                // folder holding problem.yaml and solutions/
 
   const SizeSet* findSizeSet(std::string_view setName) const;
   // The set the CPU checks the reference on: `small`, else the one with the fewest flops (a problem
@@ -143,7 +143,7 @@ struct Problem {
   std::string sizeSetNames() const;
   // Throws cuset::Error naming the problem if the set does not exist.
   const SizeBindings& sizes(std::string_view setName) const;
-  const TensorSpec* findTensor(std::string_view tensorName) const;  // input or output
+  const TensorSpec* findTensor(std::string_view tensorName) const;          // input or output
   std::optional<std::size_t> inputIndex(std::string_view inputName) const;  // position in `inputs`
   bool isSizeName(std::string_view sizeName) const;
   // The cost at a size set: the per-set literal, else the expression, else nothing.

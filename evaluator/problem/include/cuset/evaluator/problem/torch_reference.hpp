@@ -39,7 +39,7 @@ class TorchReference {
   void runOnGpu(const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
                 const std::function<bool(const std::function<void()>&)>& step) const;
 
- // Opaque outside torch_reference.cpp.
+  // Opaque outside torch_reference.cpp.
   struct Impl;
 
  private:

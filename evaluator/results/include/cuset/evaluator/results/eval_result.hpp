@@ -13,12 +13,12 @@
 namespace cuset {
 
 struct StageTimings {
-  double manifestMs = 0.0;  // read, extract and validate the manifest
-  double translateMs = 0.0;  // a KernelBench solution into a launch plan (or the cache lookup)
-  double compileMs = 0.0;   // NVRTC (or cache lookup)
+  double manifestMs = 0.0;    // read, extract and validate the manifest
+  double translateMs = 0.0;   // a KernelBench solution into a launch plan (or the cache lookup)
+  double compileMs = 0.0;     // NVRTC (or cache lookup)
   double simCompileMs = 0.0;  // host compiler for the sim backend (or cache lookup)
-  double runMs = 0.0;       // trials: inputs, reference, sandboxed runs, checks
-  double totalMs = 0.0;     // whole candidate, harness bookkeeping included
+  double runMs = 0.0;         // trials: inputs, reference, sandboxed runs, checks
+  double totalMs = 0.0;       // whole candidate, harness bookkeeping included
 };
 
 // What KernelBench's own check (its eval_kernel_against_ref) concludes about the candidate, reproduced
@@ -26,17 +26,17 @@ struct StageTimings {
 // CuSeT's fences, canaries, mutation or determinism checks (docs/kernelbench.md).
 struct KernelBenchCheck {
   bool compiled = false;
-  std::optional<bool> correct;  // nullopt: not reproduced here (`issue` says why)
-  int trials = 0;               // run
-  int passed = 0;               // of those, within KernelBench's tolerance
+  std::optional<bool> correct;                       // nullopt: not reproduced here (`issue` says why)
+  int trials = 0;                                    // run
+  int passed = 0;                                    // of those, within KernelBench's tolerance
   std::vector<double> maxDifference, avgDifference;  // of each failing trial, as KernelBench lists them
-  std::string issue;            // KernelBench's correctness_issue or runtime_error; why not reproduced
+  std::string issue;                                 // KernelBench's correctness_issue or runtime_error; why not reproduced
 };
 
 // One finding of KernelBench's static checker (its kernel_static_checker): `strict` ones make
 // KernelBench reject the submission.
 struct StaticFinding {
-  std::string check;    // "code_bypass", "torch_computation_ops", ...
+  std::string check;  // "code_bypass", "torch_computation_ops", ...
   std::string message;
   bool strict = false;
 };
@@ -75,7 +75,7 @@ struct EvalResult {
   std::vector<std::string> flags;
   std::optional<KernelBenchCheck> kernelbench;  // absent: the KernelBench check was not asked for
   std::vector<StaticFinding> staticFindings;    // KernelBench's static checker, for KernelBench solutions
-  std::optional<int> device;  // cuda backend: the ordinal of the GPU that judged and timed it
+  std::optional<int> device;                    // cuda backend: the ordinal of the GPU that judged and timed it
 
   std::string key() const;  // candidateKey(model, problem, sample)
 };

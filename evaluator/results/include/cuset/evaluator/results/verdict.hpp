@@ -21,10 +21,9 @@ enum class Verdict {
   unsupported,
 };
 
-inline constexpr Verdict kAllVerdicts[] = {Verdict::correct,      Verdict::wrong_answer,      Verdict::compile_error,
-                                           Verdict::invalid_submission, Verdict::runtime_error, Verdict::timeout,
-                                           Verdict::sandbox_violation,  Verdict::hack_suspected, Verdict::compiled,
-                                           Verdict::unsupported};
+inline constexpr Verdict kAllVerdicts[] = {Verdict::correct,       Verdict::wrong_answer, Verdict::compile_error,     Verdict::invalid_submission,
+                                           Verdict::runtime_error, Verdict::timeout,      Verdict::sandbox_violation, Verdict::hack_suspected,
+                                           Verdict::compiled,      Verdict::unsupported};
 
 std::string_view verdictName(Verdict verdict);
 std::optional<Verdict> parseVerdict(std::string_view text);

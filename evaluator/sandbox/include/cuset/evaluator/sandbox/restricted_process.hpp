@@ -16,8 +16,8 @@
 namespace cuset {
 
 struct RestrictedCommand {
-  std::vector<std::string> argv;              // argv[0]: an absolute path
-  std::vector<std::string> environment;       // NAME=value, all it gets
+  std::vector<std::string> argv;                // argv[0]: an absolute path
+  std::vector<std::string> environment;         // NAME=value, all it gets
   std::vector<std::filesystem::path> readable;  // trees it may read and execute from
   // A private folder (it exists) beneath which it may make, write and remove files, each at most
   // scratchFileBytes; empty: it writes nothing.
@@ -29,14 +29,14 @@ struct RestrictedCommand {
 };
 
 struct RestrictedResult {
-  int exitCode = -1;      // when it exited
-  int signal = 0;         // the signal that ended it, or 0
-  bool timedOut = false;  // killed at the time limit
-  std::string result;     // what it wrote on descriptor 3
-  std::string log;        // its stdout and stderr, at most maxOutputBytes
+  int exitCode = -1;             // when it exited
+  int signal = 0;                // the signal that ended it, or 0
+  bool timedOut = false;         // killed at the time limit
+  std::string result;            // what it wrote on descriptor 3
+  std::string log;               // its stdout and stderr, at most maxOutputBytes
   bool resultTruncated = false;  // the result went past maxOutputBytes (what was kept is incomplete)
-  bool landlocked = false;  // whether the file-system and network restriction was in force
-  std::string landlockWhy;  // why not, when it was not
+  bool landlocked = false;       // whether the file-system and network restriction was in force
+  std::string landlockWhy;       // why not, when it was not
 };
 
 // Throws cuset::Error only when the program cannot be started at all.

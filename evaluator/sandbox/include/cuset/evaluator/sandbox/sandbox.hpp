@@ -33,10 +33,10 @@ struct SandboxLimits {
   // A job still finishing blocks at `timeout` runs on up to this, then is too slow to simulate
   // (`unsupported`) rather than hung (`timeout`); 0: 4 x timeout (effectiveSlowLimit()).
   std::chrono::milliseconds slowLimit{0};
-  std::size_t memoryBytes = 0;               // RLIMIT_AS of the worker and its children; 0: defaultSandboxMemory()
-  int hostThreads = 1;                       // simulator host threads per job
-  std::size_t stackBytes = 256 * 1024;       // per simulated CUDA thread (fiber)
-  bool sharedPayload = true;                 // regions through a shared memory file, not the pipe
+  std::size_t memoryBytes = 0;          // RLIMIT_AS of the worker and its children; 0: defaultSandboxMemory()
+  int hostThreads = 1;                  // simulator host threads per job
+  std::size_t stackBytes = 256 * 1024;  // per simulated CUDA thread (fiber)
+  bool sharedPayload = true;            // regions through a shared memory file, not the pipe
 
   std::chrono::milliseconds effectiveSlowLimit() const { return slowLimit.count() > 0 ? slowLimit : 4 * timeout; }
 };
@@ -48,7 +48,7 @@ struct SimJob {
   std::string stateKey;
   bool fibers = true;
   bool reverseThreadOrder = false;
-  int sharedPoison = 0x7F;  // cuset_sim::LaunchOptions::sharedPoison
+  int sharedPoison = 0x7F;           // cuset_sim::LaunchOptions::sharedPoison
   std::vector<KernelStep> launches;  // a run of the plan's kernel steps (library steps run between jobs)
   const RegionLayout* layout = nullptr;
   std::vector<std::byte> region;  // in: filled region; out: as the kernel left it

@@ -6,11 +6,11 @@
 namespace cuset {
 
 struct SandboxSupport {
-  bool seccomp = false;          // seccomp filters can be installed (the sim workers' allow-list)
-  std::string seccompWhy;        // why not, when not
-  int landlockAbi = 0;           // 0: no Landlock (restricted helpers then run without file-system rules)
-  bool userNamespaces = false;   // an unprivileged process may make a user namespace
-  std::string userNamespacesWhy; // why not, when not
+  bool seccomp = false;           // seccomp filters can be installed (the sim workers' allow-list)
+  std::string seccompWhy;         // why not, when not
+  int landlockAbi = 0;            // 0: no Landlock (restricted helpers then run without file-system rules)
+  bool userNamespaces = false;    // an unprivileged process may make a user namespace
+  std::string userNamespacesWhy;  // why not, when not
 };
 
 // Forks short-lived children to try what cannot be asked (a filter, a namespace); never throws.

@@ -20,7 +20,7 @@ class SimLibrary {
   ~SimLibrary();
 
   const cuset_sim::KernelEntry* entry(std::string_view name) const;  // nullptr if absent
-  std::uintptr_t loadAddress() const;  // where the loader placed the library (its link map's l_addr)
+  std::uintptr_t loadAddress() const;                                // where the loader placed the library (its link map's l_addr)
 
  private:
   SimLibrary() = default;

@@ -34,8 +34,7 @@ class WorkerProcess {
  public:
   // `arguments` follow the executable ($CUSET_WORKER or this process's own binary).
   // `sharedPayload` false: payloads through the pipe (the fallback; benchmarks compare the two).
-  explicit WorkerProcess(std::vector<std::string> arguments, bool sharedPayload = true,
-                         WorkerEnvironment environment = WorkerEnvironment::inherit);
+  explicit WorkerProcess(std::vector<std::string> arguments, bool sharedPayload = true, WorkerEnvironment environment = WorkerEnvironment::inherit);
   ~WorkerProcess() { stop(); }
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;

@@ -20,8 +20,8 @@ struct KernelRecord {
 
 struct IterationTiming {
   std::uint64_t externalId = 0;
-  double busyMs = 0.0;        // union of the kernels' intervals
-  double spanMs = 0.0;        // first start to last end
+  double busyMs = 0.0;  // union of the kernels' intervals
+  double spanMs = 0.0;  // first start to last end
   std::size_t kernels = 0;
 };
 

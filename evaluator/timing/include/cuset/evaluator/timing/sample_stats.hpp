@@ -20,9 +20,9 @@ SampleStats computeStats(const std::vector<double>& samples);
 
 struct StoppingRule {
   std::size_t minSamples = 10;
-  double maxRelStddev = 0.005;             // 0.5%
-  double minTotalSeconds = 0.5;            // of measured (GPU) time
-  double maxWallSeconds = 15.0;            // cap: stop even if still noisy
+  double maxRelStddev = 0.005;   // 0.5%
+  double minTotalSeconds = 0.5;  // of measured (GPU) time
+  double maxWallSeconds = 15.0;  // cap: stop even if still noisy
   std::size_t maxSamples = 100000;
 };
 

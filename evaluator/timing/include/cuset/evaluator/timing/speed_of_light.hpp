@@ -27,7 +27,7 @@ std::optional<double> rooflineMs(const Problem& problem, std::string_view sizeSe
 // The hack_suspected reason when `measuredMs` is below `slack` times the roofline, else nullopt.
 // The slack (default 0.8) absorbs datasheet-vs-boost-clock differences and cost formulas that count
 // bytes a cache may legitimately serve.
-std::optional<std::string> speedOfLightViolation(const Problem& problem, std::string_view sizeSet, const DevicePeaks& device,
-                                                 double measuredMs, double slack = 0.8);
+std::optional<std::string> speedOfLightViolation(const Problem& problem, std::string_view sizeSet, const DevicePeaks& device, double measuredMs,
+                                                 double slack = 0.8);
 
 }  // namespace cuset

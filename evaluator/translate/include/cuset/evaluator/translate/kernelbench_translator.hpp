@@ -30,7 +30,7 @@ struct Translation {
   // Empty: a plan. Else the verdict the solution gets without running.
   std::optional<Verdict> verdict;
   std::string reason;
-  std::string log;          // the host build's compiler output, or the helper's own output
+  std::string log;  // the host build's compiler output, or the helper's own output
   CandidatePlan plan;
   nlohmann::json recorded;  // the recorder's plans, per size set, as it wrote them (for `cuset translate --json`)
   double milliseconds = 0.0;
@@ -45,9 +45,9 @@ struct Translation {
 class NvrtcCompiler;
 
 struct TranslatorOptions {
-  std::filesystem::path cacheDir;  // empty: no cache
+  std::filesystem::path cacheDir;             // empty: no cache
   std::chrono::milliseconds timeout{120000};  // per helper run and per host build
-  std::string python;              // empty: pythonWithTorch() ($CUSET_PYTHON, else the build's)
+  std::string python;                         // empty: pythonWithTorch() ($CUSET_PYTHON, else the build's)
   std::size_t memoryBytes = std::size_t{8} << 30;
   // The size sets to record (the ones the backend runs); empty: every size set of the problem.
   std::vector<std::string> sizeSets;
@@ -66,7 +66,7 @@ struct TranslatorOptions {
 namespace detail {
 class WarmRecorderPool;
 class HostBuildCache;
-}
+}  // namespace detail
 
 // What a translation came to, for a person: the verdict and reason, or per size set the scratch
 // buffers, the kernel launches with their geometry and arguments, and the library steps.
@@ -83,10 +83,10 @@ class KernelBenchTranslator {
 
  private:
   TranslatorOptions options_;
-  std::string digest_;  // of the recorder, the torch stand-in and its library: part of every cache key
-  std::filesystem::path workRoot_;                  // where translations make their folders
-  std::shared_ptr<ScratchDir> ownRoot_;             // that folder, when there is no cache folder
-  std::shared_ptr<detail::WarmRecorderPool> warm_;  // null: every recorder run is its own process
+  std::string digest_;                                  // of the recorder, the torch stand-in and its library: part of every cache key
+  std::filesystem::path workRoot_;                      // where translations make their folders
+  std::shared_ptr<ScratchDir> ownRoot_;                 // that folder, when there is no cache folder
+  std::shared_ptr<detail::WarmRecorderPool> warm_;      // null: every recorder run is its own process
   std::shared_ptr<detail::HostBuildCache> hostBuilds_;  // by content, and the stand-in's precompiled header
 };
 

@@ -23,8 +23,8 @@ struct PlanRefusal {
 // that runs it, and what exceeding it is: on a GPU, its memory (an allocation that fails is KernelBench's
 // runtime error); on the simulator, the sandbox worker's own limit (`unsupported`: a GPU could run it).
 struct MemoryBudget {
-  std::int64_t bytes = 0;        // 0: no limit here (the device's allocation decides at run time)
-  std::string what;              // "the GPU's free memory", "the simulator's worker limit (--memory-limit)"
+  std::int64_t bytes = 0;  // 0: no limit here (the device's allocation decides at run time)
+  std::string what;        // "the GPU's free memory", "the simulator's worker limit (--memory-limit)"
   Verdict verdict = Verdict::runtime_error;
 };
 
