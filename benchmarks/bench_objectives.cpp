@@ -9,25 +9,16 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "bench_model.hpp"
 #include "cuset/trainer/llama_model.hpp"
 #include "cuset/trainer/objectives.hpp"
 
 namespace {
 
 // The model and batch of bench_train, so the figures are comparable.
-constexpr int kVocab = 768, kHidden = 128, kInter = 352, kLayers = 2, kHeads = 4, kKvHeads = 2, kBatch = 4, kSeq = 256;
+using namespace bench;  // the model's sizes
 
-cuset::CausalLm makeModel() {
-  return cuset::CausalLm(cuset::ModelConfig::fromJson(nlohmann::json{{"model_type", "qwen2"},
-                                                                     {"vocab_size", kVocab},
-                                                                     {"hidden_size", kHidden},
-                                                                     {"intermediate_size", kInter},
-                                                                     {"num_hidden_layers", kLayers},
-                                                                     {"num_attention_heads", kHeads},
-                                                                     {"num_key_value_heads", kKvHeads},
-                                                                     {"tie_word_embeddings", true}},
-                                                      "bench"));
-}
+cuset::CausalLm makeModel() { return cuset::CausalLm(benchModelConfig()); }
 
 torch::Tensor tokenLosses(const torch::Tensor& logits, const torch::Tensor& targets) {
   return torch::nn::functional::cross_entropy(logits.reshape({-1, kVocab}), targets.reshape({-1}),

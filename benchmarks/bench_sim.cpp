@@ -294,6 +294,121 @@ void BM_SuiteEndToEnd(benchmark::State& state, bool precompiled, Build build) {
   state.counters["candidates_per_min"] = static_cast<double>(candidates) * 60.0 * static_cast<double>(state.iterations()) / seconds;
 }
 
+// Every benchmark for one size of the host-thread pool (the builds and the suite only once, at 2).
+void registerBenchmarks(int hostThreads) {
+  for (const auto& [suffix, build] : {std::pair{"", Build::standard}, std::pair{"_no_alignment_check", Build::noAlignmentCheck},
+                                      std::pair{"_no_fma_contraction", Build::noFmaContraction}, std::pair{"_O2", Build::optimizedO2},
+                                      std::pair{"_tail_reads_checked", Build::tailReadsChecked}}) {
+    benchmark::RegisterBenchmark(fmt::format("elementwise_1M{}/host_threads:{}", suffix, hostThreads).c_str(), BM_Elementwise, build)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(fmt::format("simple_loop_64Mx{}/host_threads:{}", suffix, hostThreads).c_str(), BM_SimpleLoop, build)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  benchmark::RegisterBenchmark(fmt::format("shared_reduction_256K/host_threads:{}", hostThreads).c_str(), BM_SharedReduction)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark(fmt::format("warp_shuffle_256K/host_threads:{}", hostThreads).c_str(), BM_WarpShuffle)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  if (hostThreads == 2) {
+    benchmark::RegisterBenchmark("host_build/precompiled_prelude", BM_HostBuild, true, Build::standard)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(8)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("host_build/prelude_from_source", BM_HostBuild, false, Build::standard)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(8)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("host_build/precompiled_prelude_O2", BM_HostBuild, true, Build::optimizedO2)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(8)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("host_build/precompiled_prelude_no_fma_contraction", BM_HostBuild, true, Build::noFmaContraction)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(8)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark("host_build/precompiled_prelude_tail_reads_checked", BM_HostBuild, true, Build::tailReadsChecked)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(8)
+        ->UseRealTime();
+    for (const auto& [name, precompiled, build] :
+         {std::tuple{"precompiled_prelude", true, Build::standard}, std::tuple{"prelude_from_source", false, Build::standard},
+          std::tuple{"precompiled_prelude_no_alignment_check", true, Build::noAlignmentCheck},
+          std::tuple{"precompiled_prelude_no_fma_contraction", true, Build::noFmaContraction},
+          std::tuple{"precompiled_prelude_O2", true, Build::optimizedO2},
+          std::tuple{"precompiled_prelude_no_tail_read_check", true, Build::noTailReadCheck}}) {
+      benchmark::RegisterBenchmark(fmt::format("suite_end_to_end/jobs:2/{}", name).c_str(), BM_SuiteEndToEnd, precompiled, build)
+          ->Unit(benchmark::kSecond)
+          ->Iterations(1)
+          ->UseRealTime();
+    }
+    for (const GemmSolution& g : kGemms) {
+      benchmark::RegisterBenchmark(fmt::format("gemm_128/{}", g.label).c_str(), BM_Gemm, g)->Unit(benchmark::kMillisecond)->UseRealTime();
+      benchmark::RegisterBenchmark(fmt::format("gemm_host_build/{}", g.label).c_str(), BM_GemmHostBuild, g)
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(3)
+          ->UseRealTime();
+    }
+  }
+}
+
+// Per launch: time and simulated threads per second.
+void printLaunchTable(const bench::RecordingReporter& reporter) {
+  fmt::print("\n{:<50} {:>12} {:>22}\n", "benchmark", "ms/launch", "simulated threads/s (loop iterations/s)");
+  for (const auto& [name, r] : reporter.runs) {
+    if (r.error_occurred || name.rfind("suite", 0) == 0 || name.rfind("host_build", 0) == 0 || name.rfind("gemm", 0) == 0) continue;
+    const double ms = r.GetAdjustedRealTime();
+    const double rate = r.counters.count("items_per_second") ? static_cast<double>(r.counters.at("items_per_second")) : 0.0;
+    fmt::print("{:<50} {:>12.1f} {:>22.3g}\n", name, ms, rate);
+  }
+  fmt::print("\n");
+}
+
+// The side-by-side ratios: host builds, the bundled suite, and the GEMM solutions against the scalar one.
+void printSideBySide(const bench::RecordingReporter& reporter) {
+  auto seconds = [&](const std::string& prefix) {
+    for (const auto& [name, r] : reporter.runs) {
+      if (name.rfind(prefix, 0) == 0 && !r.error_occurred) return r.GetAdjustedRealTime();
+    }
+    return 0.0;
+  };
+  const double pch = seconds("host_build/precompiled_prelude/"), source = seconds("host_build/prelude_from_source");
+  const double suitePch = seconds("suite_end_to_end/jobs:2/precompiled_prelude/"),
+               suiteSource = seconds("suite_end_to_end/jobs:2/prelude_from_source");
+  fmt::print("{:<40} {:>14} {:>14} {:>8}\n", "side by side", "precompiled", "from source", "ratio");
+  if (pch > 0) fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x\n", "one candidate's host build", pch, source, source / pch);
+  if (const double o2 = seconds("host_build/precompiled_prelude_O2"); pch > 0 && o2 > 0) {
+    fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x  (-O1 / -O2)\n", "one candidate's host build", pch, o2, o2 / pch);
+  }
+  if (const double unfused = seconds("host_build/precompiled_prelude_no_fma_contraction"); pch > 0 && unfused > 0) {
+    fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x  (with / without FMA contraction)\n", "one candidate's host build", pch, unfused,
+               unfused / pch);
+  }
+  if (suitePch > 0)
+    fmt::print("{:<40} {:>12.1f} s {:>12.1f} s {:>7.2f}x\n", "bundled suite, cold caches", suitePch, suiteSource, suiteSource / suitePch);
+  for (const auto& [suffix, label] : {std::pair{"_O2", "(-O1 / -O2)"}, std::pair{"_no_alignment_check", "(with / without alignment check)"},
+                                      std::pair{"_no_fma_contraction", "(with / without FMA contraction)"}}) {
+    if (const double other = seconds(fmt::format("suite_end_to_end/jobs:2/precompiled_prelude{}", suffix)); suitePch > 0 && other > 0) {
+      fmt::print("{:<40} {:>12.1f} s {:>12.1f} s {:>7.2f}x  {}\n", "bundled suite, cold caches", suitePch, other, other / suitePch, label);
+    }
+  }
+  const double scalar = seconds("gemm_128/scalar_tiles_fp32");
+  fmt::print("\n{:<40} {:>10} {:>20} {:>14} {:>12} {:>14}\n", "GEMM 128x128x128 on the simulator", "ms/launch", "simulated threads/s", "sim GFLOP/s",
+             "vs scalar", "host build ms");
+  for (const GemmSolution& g : kGemms) {
+    const std::string label = g.label;
+    for (const auto& [name, r] : reporter.runs) {
+      if (name.rfind("gemm_128/" + label + "/", 0) != 0 || r.error_occurred) continue;
+      const double ms = r.GetAdjustedRealTime();
+      const double rate = r.counters.count("items_per_second") ? static_cast<double>(r.counters.at("items_per_second")) : 0.0;
+      const double gflops = r.counters.count("gflops") ? static_cast<double>(r.counters.at("gflops")) : 0.0;
+      fmt::print("{:<40} {:>10.1f} {:>20.3g} {:>14.3f} {:>11.2f}x {:>14.0f}\n", label, ms, rate, gflops, scalar > 0 ? ms / scalar : 0.0,
+                 seconds("gemm_host_build/" + label));
+    }
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -303,114 +418,11 @@ int main(int argc, char** argv) {
     cuset_sim::start_host_threads(hostThreads);
     benchmark::Initialize(&argc, argv);
     bench::RecordingReporter reporter;
-    for (const auto& [suffix, build] : {std::pair{"", Build::standard}, std::pair{"_no_alignment_check", Build::noAlignmentCheck},
-                                        std::pair{"_no_fma_contraction", Build::noFmaContraction}, std::pair{"_O2", Build::optimizedO2},
-                                        std::pair{"_tail_reads_checked", Build::tailReadsChecked}}) {
-      benchmark::RegisterBenchmark(fmt::format("elementwise_1M{}/host_threads:{}", suffix, hostThreads).c_str(), BM_Elementwise, build)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
-      benchmark::RegisterBenchmark(fmt::format("simple_loop_64Mx{}/host_threads:{}", suffix, hostThreads).c_str(), BM_SimpleLoop, build)
-          ->Unit(benchmark::kMillisecond)
-          ->UseRealTime();
-    }
-    benchmark::RegisterBenchmark(fmt::format("shared_reduction_256K/host_threads:{}", hostThreads).c_str(), BM_SharedReduction)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
-    benchmark::RegisterBenchmark(fmt::format("warp_shuffle_256K/host_threads:{}", hostThreads).c_str(), BM_WarpShuffle)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
-    if (hostThreads == 2) {
-      benchmark::RegisterBenchmark("host_build/precompiled_prelude", BM_HostBuild, true, Build::standard)
-          ->Unit(benchmark::kMillisecond)
-          ->Iterations(8)
-          ->UseRealTime();
-      benchmark::RegisterBenchmark("host_build/prelude_from_source", BM_HostBuild, false, Build::standard)
-          ->Unit(benchmark::kMillisecond)
-          ->Iterations(8)
-          ->UseRealTime();
-      benchmark::RegisterBenchmark("host_build/precompiled_prelude_O2", BM_HostBuild, true, Build::optimizedO2)
-          ->Unit(benchmark::kMillisecond)
-          ->Iterations(8)
-          ->UseRealTime();
-      benchmark::RegisterBenchmark("host_build/precompiled_prelude_no_fma_contraction", BM_HostBuild, true, Build::noFmaContraction)
-          ->Unit(benchmark::kMillisecond)
-          ->Iterations(8)
-          ->UseRealTime();
-      benchmark::RegisterBenchmark("host_build/precompiled_prelude_tail_reads_checked", BM_HostBuild, true, Build::tailReadsChecked)
-          ->Unit(benchmark::kMillisecond)
-          ->Iterations(8)
-          ->UseRealTime();
-      for (const auto& [name, precompiled, build] :
-           {std::tuple{"precompiled_prelude", true, Build::standard}, std::tuple{"prelude_from_source", false, Build::standard},
-            std::tuple{"precompiled_prelude_no_alignment_check", true, Build::noAlignmentCheck},
-            std::tuple{"precompiled_prelude_no_fma_contraction", true, Build::noFmaContraction},
-            std::tuple{"precompiled_prelude_O2", true, Build::optimizedO2},
-            std::tuple{"precompiled_prelude_no_tail_read_check", true, Build::noTailReadCheck}}) {
-        benchmark::RegisterBenchmark(fmt::format("suite_end_to_end/jobs:2/{}", name).c_str(), BM_SuiteEndToEnd, precompiled, build)
-            ->Unit(benchmark::kSecond)
-            ->Iterations(1)
-            ->UseRealTime();
-      }
-      for (const GemmSolution& g : kGemms) {
-        benchmark::RegisterBenchmark(fmt::format("gemm_128/{}", g.label).c_str(), BM_Gemm, g)->Unit(benchmark::kMillisecond)->UseRealTime();
-        benchmark::RegisterBenchmark(fmt::format("gemm_host_build/{}", g.label).c_str(), BM_GemmHostBuild, g)
-            ->Unit(benchmark::kMillisecond)
-            ->Iterations(3)
-            ->UseRealTime();
-      }
-    }
+    registerBenchmarks(hostThreads);
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::ClearRegisteredBenchmarks();
-    fmt::print("\n{:<50} {:>12} {:>22}\n", "benchmark", "ms/launch", "simulated threads/s (loop iterations/s)");
-    for (const auto& [name, r] : reporter.runs) {
-      if (r.error_occurred || name.rfind("suite", 0) == 0 || name.rfind("host_build", 0) == 0 || name.rfind("gemm", 0) == 0) continue;
-      const double ms = r.GetAdjustedRealTime();
-      const double rate = r.counters.count("items_per_second") ? static_cast<double>(r.counters.at("items_per_second")) : 0.0;
-      fmt::print("{:<50} {:>12.1f} {:>22.3g}\n", name, ms, rate);
-    }
-    fmt::print("\n");
-    if (hostThreads == 2) {
-      auto seconds = [&](const std::string& prefix) {
-        for (const auto& [name, r] : reporter.runs) {
-          if (name.rfind(prefix, 0) == 0 && !r.error_occurred) return r.GetAdjustedRealTime();
-        }
-        return 0.0;
-      };
-      const double pch = seconds("host_build/precompiled_prelude/"), source = seconds("host_build/prelude_from_source");
-      const double suitePch = seconds("suite_end_to_end/jobs:2/precompiled_prelude/"),
-                   suiteSource = seconds("suite_end_to_end/jobs:2/prelude_from_source");
-      fmt::print("{:<40} {:>14} {:>14} {:>8}\n", "side by side", "precompiled", "from source", "ratio");
-      if (pch > 0) fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x\n", "one candidate's host build", pch, source, source / pch);
-      if (const double o2 = seconds("host_build/precompiled_prelude_O2"); pch > 0 && o2 > 0) {
-        fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x  (-O1 / -O2)\n", "one candidate's host build", pch, o2, o2 / pch);
-      }
-      if (const double unfused = seconds("host_build/precompiled_prelude_no_fma_contraction"); pch > 0 && unfused > 0) {
-        fmt::print("{:<40} {:>11.0f} ms {:>11.0f} ms {:>7.2f}x  (with / without FMA contraction)\n", "one candidate's host build", pch, unfused,
-                   unfused / pch);
-      }
-      if (suitePch > 0)
-        fmt::print("{:<40} {:>12.1f} s {:>12.1f} s {:>7.2f}x\n", "bundled suite, cold caches", suitePch, suiteSource, suiteSource / suitePch);
-      for (const auto& [suffix, label] : {std::pair{"_O2", "(-O1 / -O2)"}, std::pair{"_no_alignment_check", "(with / without alignment check)"},
-                                          std::pair{"_no_fma_contraction", "(with / without FMA contraction)"}}) {
-        if (const double other = seconds(fmt::format("suite_end_to_end/jobs:2/precompiled_prelude{}", suffix)); suitePch > 0 && other > 0) {
-          fmt::print("{:<40} {:>12.1f} s {:>12.1f} s {:>7.2f}x  {}\n", "bundled suite, cold caches", suitePch, other, other / suitePch, label);
-        }
-      }
-      const double scalar = seconds("gemm_128/scalar_tiles_fp32");
-      fmt::print("\n{:<40} {:>10} {:>20} {:>14} {:>12} {:>14}\n", "GEMM 128x128x128 on the simulator", "ms/launch", "simulated threads/s",
-                 "sim GFLOP/s", "vs scalar", "host build ms");
-      for (const GemmSolution& g : kGemms) {
-        const std::string label = g.label;
-        for (const auto& [name, r] : reporter.runs) {
-          if (name.rfind("gemm_128/" + label + "/", 0) != 0 || r.error_occurred) continue;
-          const double ms = r.GetAdjustedRealTime();
-          const double rate = r.counters.count("items_per_second") ? static_cast<double>(r.counters.at("items_per_second")) : 0.0;
-          const double gflops = r.counters.count("gflops") ? static_cast<double>(r.counters.at("gflops")) : 0.0;
-          fmt::print("{:<40} {:>10.1f} {:>20.3g} {:>14.3f} {:>11.2f}x {:>14.0f}\n", label, ms, rate, gflops, scalar > 0 ? ms / scalar : 0.0,
-                     seconds("gemm_host_build/" + label));
-        }
-      }
-    }
+    printLaunchTable(reporter);
+    if (hostThreads == 2) printSideBySide(reporter);
   }
   std::error_code ec;
   fs::remove_all(scratch(), ec);

@@ -13,12 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "bench_model.hpp"
 #include "cuset/trainer/llama_model.hpp"
 
 namespace {
 
 // A small Qwen2-style model and one batch shape (kept fixed so figures stay comparable over time).
-constexpr int kVocab = 768, kHidden = 128, kInter = 352, kLayers = 2, kHeads = 4, kKvHeads = 2, kBatch = 4, kSeq = 256;
+using namespace bench;  // the model's sizes
 
 long residentKiB() {
   std::ifstream status("/proc/self/status");
@@ -42,15 +43,7 @@ int main(int argc, char** argv) {
   }
   cuset::setComputeThreads(threads);
   torch::manual_seed(0);
-  cuset::CausalLm model(cuset::ModelConfig::fromJson({{"model_type", "qwen2"},
-                                                      {"vocab_size", kVocab},
-                                                      {"hidden_size", kHidden},
-                                                      {"intermediate_size", kInter},
-                                                      {"num_hidden_layers", kLayers},
-                                                      {"num_attention_heads", kHeads},
-                                                      {"num_key_value_heads", kKvHeads},
-                                                      {"tie_word_embeddings", true}},
-                                                     "bench"));
+  cuset::CausalLm model(benchModelConfig());
   torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-3).betas({0.9, 0.95}).weight_decay(0.01));
   const auto ids = torch::randint(0, kVocab, {kBatch, kSeq + 1}, torch::kInt64);
   const auto inputs = ids.narrow(1, 0, kSeq), targets = ids.narrow(1, 1, kSeq);

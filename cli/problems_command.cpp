@@ -54,52 +54,22 @@ bool checkSolutions(const ProblemsConfig& config, const ProblemSuite& suite, con
 
 }  // namespace
 
-void registerProblemsCommand(CLI::App& app, CommandContext& context) {
-  auto config = std::make_shared<ProblemsConfig>();
-  CLI::App* problems = app.add_subcommand("problems", "List, show and check the problem suite");
-  problems->require_subcommand(1);
-  auto addDir = [&](CLI::App* sub) { sub->add_option("--problems", config->problemsDir, "Problem suite folder")->capture_default_str(); };
+namespace {
 
-  CLI::App* list = problems->add_subcommand("list", "List every problem with its inputs and outputs");
-  addDir(list);
-  list->callback([config, &context] {
-    const ProblemSuite suite = ProblemSuite::load(config->problemsDir);
-    fmt::print("{}", formatProblemList(suite));
-    context.exitCode = suite.loadErrors().empty() ? 0 : 1;
-  });
+const Problem& problemNamed(const ProblemSuite& suite, const ProblemsConfig& config) {
+  const Problem* p = suite.find(config.id);
+  if (!p) throw makeError("no problem '{}' in {} (see `cuset problems list`)", config.id, config.problemsDir);
+  return *p;
+}
 
-  CLI::App* show = problems->add_subcommand("show", "Show one problem in full");
-  show->add_option("id", config->id, "Problem id, e.g. level1/relu")->required();
-  addDir(show);
-  show->callback([config, &context] {
-    const ProblemSuite suite = ProblemSuite::load(config->problemsDir);
-    const Problem* p = suite.find(config->id);
-    if (!p) throw makeError("no problem '{}' in {} (see `cuset problems list`)", config->id, config->problemsDir);
-    fmt::print("{}", formatProblemDetails(*p));
-    context.exitCode = 0;
-  });
+void addProblemsDir(ProblemsConfig& config, CLI::App* sub) {
+  sub->add_option("--problems", config.problemsDir, "Problem suite folder")->capture_default_str();
+}
 
-  auto style = std::make_shared<std::string>("cuset");
-  CLI::App* prompt = problems->add_subcommand("prompt", "Print the chat messages a model is asked with for one problem (docs/prompts.md)");
-  prompt->add_option("id", config->id, "Problem id, e.g. level1/relu")->required();
-  prompt->add_option("--style", *style, "cuset, kernelbench or kernelbench-native")
-      ->check(CLI::IsMember({"cuset", "kernelbench", "kernelbench-native"}))
-      ->capture_default_str();
-  auto kernelbench = std::make_shared<std::filesystem::path>();
-  prompt->add_option("--kernelbench", *kernelbench, "kernelbench-native: the KernelBench checkout (default: the suite's import)");
-  addDir(prompt);
-  prompt->callback([config, style, kernelbench, &context] {
-    const ProblemSuite suite = ProblemSuite::load(config->problemsDir);
-    const Problem* p = suite.find(config->id);
-    if (!p) throw makeError("no problem '{}' in {} (see `cuset problems list`)", config->id, config->problemsDir);
-    for (const auto& m : renderProblemChat(*p, *parsePromptStyle(*style), PromptContext{*kernelbench, config->problemsDir})) {
-      fmt::print("=== {} ===\n{}\n", m.role, m.content);
-    }
-    context.exitCode = 0;
-  });
-
+// `cuset problems table`: the suite as Markdown, or the table in a README refreshed or checked.
+void addTableCommand(CLI::App* problems, const std::shared_ptr<ProblemsConfig>& config, CommandContext& context) {
   CLI::App* table = problems->add_subcommand("table", "Print the suite as a Markdown table, or refresh the one in a README");
-  addDir(table);
+  addProblemsDir(*config, table);
   auto* update = table->add_option("--update", config->updateFile, "Rewrite the table between the generated-table markers of this file");
   table->add_option("--check", config->checkFile, "Exit 1 if the table in this file is not the current one")->excludes(update);
   table->callback([config, &context] {
@@ -123,10 +93,13 @@ void registerProblemsCommand(CLI::App& app, CommandContext& context) {
       context.exitCode = 1;
     }
   });
+}
 
+// `cuset problems check`: every reference run on small inputs; with --solutions, every solution judged.
+void addCheckCommand(CLI::App* problems, const std::shared_ptr<ProblemsConfig>& config, CommandContext& context) {
   CLI::App* check =
       problems->add_subcommand("check", "Load every problem, run its reference on small inputs, and flag malformed or degenerate problems");
-  addDir(check);
+  addProblemsDir(*config, check);
   check->add_option("--seed", config->seed, "Input seed (default: random)");
   check->add_flag("--solutions", config->solutions,
                   "Also evaluate every solutions/*.cu: good ones must be correct, bad_*.cu must get their recorded verdict");
@@ -153,6 +126,53 @@ void registerProblemsCommand(CLI::App& app, CommandContext& context) {
     if (config->solutions) ok = checkSolutions(*config, suite, context.argv) && ok;
     context.exitCode = ok ? 0 : 1;
   });
+}
+
+}  // namespace
+
+void registerProblemsCommand(CLI::App& app, CommandContext& context) {
+  auto config = std::make_shared<ProblemsConfig>();
+  CLI::App* problems = app.add_subcommand("problems", "List, show and check the problem suite");
+  problems->require_subcommand(1);
+
+  CLI::App* list = problems->add_subcommand("list", "List every problem with its inputs and outputs");
+  addProblemsDir(*config, list);
+  list->callback([config, &context] {
+    const ProblemSuite suite = ProblemSuite::load(config->problemsDir);
+    fmt::print("{}", formatProblemList(suite));
+    context.exitCode = suite.loadErrors().empty() ? 0 : 1;
+  });
+
+  CLI::App* show = problems->add_subcommand("show", "Show one problem in full");
+  show->add_option("id", config->id, "Problem id, e.g. level1/relu")->required();
+  addProblemsDir(*config, show);
+  show->callback([config, &context] {
+    const ProblemSuite suite = ProblemSuite::load(config->problemsDir);
+    const Problem* p = &problemNamed(suite, *config);
+    fmt::print("{}", formatProblemDetails(*p));
+    context.exitCode = 0;
+  });
+
+  auto style = std::make_shared<std::string>("cuset");
+  CLI::App* prompt = problems->add_subcommand("prompt", "Print the chat messages a model is asked with for one problem (docs/prompts.md)");
+  prompt->add_option("id", config->id, "Problem id, e.g. level1/relu")->required();
+  prompt->add_option("--style", *style, "cuset, kernelbench or kernelbench-native")
+      ->check(CLI::IsMember({"cuset", "kernelbench", "kernelbench-native"}))
+      ->capture_default_str();
+  auto kernelbench = std::make_shared<std::filesystem::path>();
+  prompt->add_option("--kernelbench", *kernelbench, "kernelbench-native: the KernelBench checkout (default: the suite's import)");
+  addProblemsDir(*config, prompt);
+  prompt->callback([config, style, kernelbench, &context] {
+    const ProblemSuite suite = ProblemSuite::load(config->problemsDir);
+    const Problem* p = &problemNamed(suite, *config);
+    for (const auto& m : renderProblemChat(*p, *parsePromptStyle(*style), PromptContext{*kernelbench, config->problemsDir})) {
+      fmt::print("=== {} ===\n{}\n", m.role, m.content);
+    }
+    context.exitCode = 0;
+  });
+
+  addTableCommand(problems, config, context);
+  addCheckCommand(problems, config, context);
 }
 
 }  // namespace cuset::cli

@@ -30,16 +30,9 @@ std::vector<std::string> stringList(const YamlReader& y, const YAML::Node& n, st
 
 }  // namespace
 
-LoopConfig LoopConfig::load(const fs::path& path) try {
-  YamlReader y(path.string());
-  const YAML::Node root = y.parse(readFile(path));
-  y.onlyKeys(root, "", {"name", "out", "seeds", "data", "train", "base", "objectives", "baseline", "generate", "eval"});
-  LoopConfig c;
-  c.source = path;
-  const fs::path base = path.parent_path();
-  c.name = root["name"] ? y.asString(root["name"], "name") : path.stem().string();
-  c.outDir = root["out"] ? resolveAgainst(base, y.asString(root["out"], "out")) : fs::path("runs") / c.name;
+namespace {
 
+void parseSeeds(const YamlReader& y, const YAML::Node& root, LoopConfig& c) {
   const YAML::Node seeds = y.require(root, "seeds", "");
   y.expectSequence(seeds, "seeds");
   for (std::size_t i = 0; i < seeds.size(); ++i) {
@@ -49,7 +42,10 @@ LoopConfig LoopConfig::load(const fs::path& path) try {
     c.seeds.push_back(static_cast<std::uint64_t>(s));
   }
   if (c.seeds.empty() || c.seeds.size() > 100) y.fail(seeds, "seeds", "give 1 to 100 seeds");
+}
 
+// Either `synth` (the loop makes the data) or `train` + `heldout` (files made before).
+void parseData(const YamlReader& y, const YAML::Node& root, const fs::path& base, LoopConfig& c) {
   const YAML::Node data = y.require(root, "data", "");
   y.onlyKeys(data, "data", {"synth", "train", "heldout"});
   if (auto s = data["synth"]) {
@@ -77,14 +73,19 @@ LoopConfig LoopConfig::load(const fs::path& path) try {
       y.fail(data["heldout"], "data.heldout", fmt::format("{} has no heldout.json (made by `cuset data synth`)", c.heldoutDir.string()));
     }
   }
+}
 
+// The `train` block every run's training config is made from, less what the loop sets itself.
+void parseTrainBlock(const YamlReader& y, const YAML::Node& root, LoopConfig& c) {
   c.train = YAML::Clone(y.require(root, "train", ""));
   y.expectMap(c.train, "train");
   for (const char* key : {"seed", "objective"}) {
     if (c.train[key]) y.fail(c.train[key], fmt::format("train.{}", key), "is set by the loop (see `seeds` and `objectives`)");
   }
   if (c.train["data"] && c.train["data"]["train"]) y.fail(c.train["data"]["train"], "train.data.train", "is set by the loop (see `data`)");
+}
 
+void parseObjectives(const YamlReader& y, const YAML::Node& root, LoopConfig& c) {
   const YAML::Node objectives = y.require(root, "objectives", "");
   y.expectSequence(objectives, "objectives");
   for (std::size_t i = 0; i < objectives.size(); ++i) {
@@ -114,51 +115,74 @@ LoopConfig LoopConfig::load(const fs::path& path) try {
     c.objectives.push_back(std::move(lo));
   }
   if (c.objectives.empty()) y.fail(objectives, "objectives", "list at least one objective");
-  if (auto n = root["baseline"]) c.baseline = y.asBool(n, "baseline");
-  if (auto b = root["base"]) {
-    y.onlyKeys(b, "base", {"steps", "seed", "lr", "objective"});
-    LoopBase warm;
-    warm.steps = y.asInt64(y.require(b, "steps", "base"), "base.steps");
-    if (warm.steps < 1) y.fail(b["steps"], "base.steps", "must be >= 1");
-    warm.seed = b["seed"] ? static_cast<std::uint64_t>(y.asInt64(b["seed"], "base.seed")) : c.seeds.front();
-    if (auto n = b["lr"]) {
-      const double lr = y.asDouble(n, "base.lr");
-      if (!(lr > 0 && lr < 1)) y.fail(n, "base.lr", "must be in (0, 1)");
-      warm.lr = n.Scalar();
-    }
-    warm.objective = b["objective"] ? YAML::Clone(b["objective"]) : YAML::Load("{type: sft}");
-    c.base = warm;
-    for (const auto& o : c.objectives) {
-      if (o.name == "base") y.fail(b, "base", "an objective is named 'base', which is the warm start's row");
-    }
-  }
+}
 
-  if (auto g = root["generate"]) {
-    y.onlyKeys(g, "generate", {"samples", "temperature", "top_p", "max_new_tokens", "device", "bf16", "threads"});
-    if (auto n = g["samples"]) c.samples = static_cast<int>(y.asInt64(n, "generate.samples"));
-    if (auto n = g["temperature"]) c.temperature = y.asDouble(n, "generate.temperature");
-    if (auto n = g["top_p"]) c.topP = y.asDouble(n, "generate.top_p");
-    if (auto n = g["max_new_tokens"]) c.maxNewTokens = static_cast<int>(y.asInt64(n, "generate.max_new_tokens"));
-    if (auto n = g["device"]) c.device = y.asString(n, "generate.device");
-    if (auto n = g["bf16"]) c.bf16 = y.asBool(n, "generate.bf16");
-    if (auto n = g["threads"]) c.threads = static_cast<int>(y.asInt64(n, "generate.threads"));
-    if (c.samples < 1 || c.samples > 1000) y.fail(g, "generate.samples", "must be in 1..1000");
-    if (c.maxNewTokens < 1) y.fail(g, "generate.max_new_tokens", "must be >= 1");
-    if (c.device != "cpu" && c.device != "cuda" && c.device != "auto") y.fail(g["device"], "generate.device", "must be cpu, cuda or auto");
+// The warm start every objective's runs continue from.
+void parseBase(const YamlReader& y, const YAML::Node& b, LoopConfig& c) {
+  y.onlyKeys(b, "base", {"steps", "seed", "lr", "objective"});
+  LoopBase warm;
+  warm.steps = y.asInt64(y.require(b, "steps", "base"), "base.steps");
+  if (warm.steps < 1) y.fail(b["steps"], "base.steps", "must be >= 1");
+  warm.seed = b["seed"] ? static_cast<std::uint64_t>(y.asInt64(b["seed"], "base.seed")) : c.seeds.front();
+  if (auto n = b["lr"]) {
+    const double lr = y.asDouble(n, "base.lr");
+    if (!(lr > 0 && lr < 1)) y.fail(n, "base.lr", "must be in (0, 1)");
+    warm.lr = n.Scalar();
   }
-  if (auto e = root["eval"]) {
-    y.onlyKeys(e, "eval", {"backend", "trials", "seed", "sizes", "timer", "max_timing_seconds", "jobs"});
-    if (auto n = e["backend"]) c.backend = y.asString(n, "eval.backend");
-    if (c.backend != "sim" && c.backend != "cuda" && c.backend != "compile-only")
-      y.fail(e["backend"], "eval.backend", "must be sim, cuda or compile-only");
-    if (auto n = e["trials"]) c.trials = static_cast<int>(y.asInt64(n, "eval.trials"));
-    if (auto n = e["seed"]) c.evalSeed = static_cast<std::uint64_t>(y.asInt64(n, "eval.seed"));
-    if (auto n = e["sizes"]) c.sizes = y.asString(n, "eval.sizes");
-    if (auto n = e["timer"]) c.timer = y.asString(n, "eval.timer");
-    if (auto n = e["max_timing_seconds"]) c.maxTimingSeconds = y.asDouble(n, "eval.max_timing_seconds");
-    if (auto n = e["jobs"]) c.jobs = static_cast<std::size_t>(y.asInt64(n, "eval.jobs"));
-    if (c.trials < 1 || c.trials > 1000) y.fail(e, "eval.trials", "must be in 1..1000");
+  warm.objective = b["objective"] ? YAML::Clone(b["objective"]) : YAML::Load("{type: sft}");
+  c.base = warm;
+  for (const auto& o : c.objectives) {
+    if (o.name == "base") y.fail(b, "base", "an objective is named 'base', which is the warm start's row");
   }
+}
+
+void parseGenerate(const YamlReader& y, const YAML::Node& g, LoopConfig& c) {
+  y.onlyKeys(g, "generate", {"samples", "temperature", "top_p", "max_new_tokens", "device", "bf16", "threads"});
+  if (auto n = g["samples"]) c.samples = static_cast<int>(y.asInt64(n, "generate.samples"));
+  if (auto n = g["temperature"]) c.temperature = y.asDouble(n, "generate.temperature");
+  if (auto n = g["top_p"]) c.topP = y.asDouble(n, "generate.top_p");
+  if (auto n = g["max_new_tokens"]) c.maxNewTokens = static_cast<int>(y.asInt64(n, "generate.max_new_tokens"));
+  if (auto n = g["device"]) c.device = y.asString(n, "generate.device");
+  if (auto n = g["bf16"]) c.bf16 = y.asBool(n, "generate.bf16");
+  if (auto n = g["threads"]) c.threads = static_cast<int>(y.asInt64(n, "generate.threads"));
+  if (c.samples < 1 || c.samples > 1000) y.fail(g, "generate.samples", "must be in 1..1000");
+  if (c.maxNewTokens < 1) y.fail(g, "generate.max_new_tokens", "must be >= 1");
+  if (c.device != "cpu" && c.device != "cuda" && c.device != "auto") y.fail(g["device"], "generate.device", "must be cpu, cuda or auto");
+}
+
+void parseEval(const YamlReader& y, const YAML::Node& e, LoopConfig& c) {
+  y.onlyKeys(e, "eval", {"backend", "trials", "seed", "sizes", "timer", "max_timing_seconds", "jobs"});
+  if (auto n = e["backend"]) c.backend = y.asString(n, "eval.backend");
+  if (c.backend != "sim" && c.backend != "cuda" && c.backend != "compile-only")
+    y.fail(e["backend"], "eval.backend", "must be sim, cuda or compile-only");
+  if (auto n = e["trials"]) c.trials = static_cast<int>(y.asInt64(n, "eval.trials"));
+  if (auto n = e["seed"]) c.evalSeed = static_cast<std::uint64_t>(y.asInt64(n, "eval.seed"));
+  if (auto n = e["sizes"]) c.sizes = y.asString(n, "eval.sizes");
+  if (auto n = e["timer"]) c.timer = y.asString(n, "eval.timer");
+  if (auto n = e["max_timing_seconds"]) c.maxTimingSeconds = y.asDouble(n, "eval.max_timing_seconds");
+  if (auto n = e["jobs"]) c.jobs = static_cast<std::size_t>(y.asInt64(n, "eval.jobs"));
+  if (c.trials < 1 || c.trials > 1000) y.fail(e, "eval.trials", "must be in 1..1000");
+}
+
+}  // namespace
+
+LoopConfig LoopConfig::load(const fs::path& path) try {
+  YamlReader y(path.string());
+  const YAML::Node root = y.parse(readFile(path));
+  y.onlyKeys(root, "", {"name", "out", "seeds", "data", "train", "base", "objectives", "baseline", "generate", "eval"});
+  LoopConfig c;
+  c.source = path;
+  const fs::path base = path.parent_path();
+  c.name = root["name"] ? y.asString(root["name"], "name") : path.stem().string();
+  c.outDir = root["out"] ? resolveAgainst(base, y.asString(root["out"], "out")) : fs::path("runs") / c.name;
+  parseSeeds(y, root, c);
+  parseData(y, root, base, c);
+  parseTrainBlock(y, root, c);
+  parseObjectives(y, root, c);
+  if (auto n = root["baseline"]) c.baseline = y.asBool(n, "baseline");
+  if (auto b = root["base"]) parseBase(y, b, c);
+  if (auto g = root["generate"]) parseGenerate(y, g, c);
+  if (auto e = root["eval"]) parseEval(y, e, c);
   // Parse every run's training config now, so a typo fails before hours of work, not after.
   const fs::path probeData = c.synth ? fs::path("train.jsonl") : c.trainData;
   for (const auto& o : c.objectives) {

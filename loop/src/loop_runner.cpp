@@ -339,7 +339,7 @@ LoopComparisonInput comparisonInput(const LoopConfig& c, const std::vector<LoopR
   if (c.base) in.objectives.push_back("base");
   for (const auto& o : c.objectives) in.objectives.push_back(o.name);
   for (const auto& r : runs) {
-    LoopRunInput ri{r.objective, r.seed, fs::relative(r.dir, c.outDir).string(), false, {}, {}};
+    LoopRunInput ri{.objective = r.objective, .seed = r.seed, .dir = fs::relative(r.dir, c.outDir).string()};
     if (fs::exists(c.outDir / "state" / (r.name + ".eval.done"))) {
       RunData data = loadRun(r.dir / "eval");
       ri.results = std::move(data.results);

@@ -6,18 +6,10 @@
 
 #include "cuset/reports/renderers.hpp"
 #include "cuset/reports/svg_chart.hpp"
+#include "web_assets.hpp"
 
 namespace cuset {
 namespace {
-
-// The shared page style plus the token heat map's.
-const char* kHeatStyle = R"CSS(
-pre.heat { white-space: pre-wrap; word-break: break-word; font: 12px/1.6 ui-monospace, Menlo, Consolas, monospace; background: #fff;
-           border: 1px solid #d0d7de; padding: 8px; }
-pre.heat span.s { font-weight: 700; text-decoration: underline; }
-pre.heat span.r { outline: 1.5px solid #000; }
-.legend span { padding: 0 6px; margin-right: 4px; font: 12px ui-monospace, monospace; }
-)CSS";
 
 // Red (confidence 0) through yellow to green (1).
 std::string colour(double p) { return fmt::format("hsl({:.0f}, 75%, 82%)", 120.0 * std::clamp(p, 0.0, 1.0)); }
@@ -35,7 +27,7 @@ std::string renderAnalysisHtml(const nlohmann::json& a) {
   std::string h =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
   h += R"(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">)";
-  h += fmt::format("<title>CuSeT analysis</title><style>{}{}</style></head><body><main>", simplePageStyle(), kHeatStyle);
+  h += fmt::format("<title>CuSeT analysis</title><style>{}{}</style></head><body><main>", simplePageStyle(), web::analysisCss);
   h += fmt::format("<h1>CuSeT analysis</h1><p>model {} · data {} · {} samples · high confidence means p &ge; {}</p>",
                    htmlEscape(a.value("model", "")), htmlEscape(a.value("data", "")), a.value("samples", 0), a.value("high_confidence", 0.9));
 

@@ -9,87 +9,10 @@
 #include "cuset/reports/metrics.hpp"
 #include "cuset/reports/renderers.hpp"
 #include "cuset/reports/svg_chart.hpp"
+#include "web_assets.hpp"
 
 namespace cuset {
 namespace {
-
-const char* kStyle = R"CSS(
-:root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg: #ffffff; --soft: #f6f8fa; --ok: #1a7f37; --bad: #cf222e; --warn: #9a6700; }
-* { box-sizing: border-box; }
-body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
-main { max-width: 1400px; margin: 0 auto; padding: 16px; }
-header h1 { font-size: 22px; margin: 8px 0 4px; }
-.run { color: var(--muted); margin: 0 0 8px; word-break: break-word; }
-nav { position: sticky; top: 0; background: var(--bg); border-bottom: 1px solid var(--line); padding: 6px 0; z-index: 2; overflow-x: auto; white-space: nowrap; }
-nav a { margin-right: 14px; color: #0969da; text-decoration: none; }
-section { margin: 22px 0; scroll-margin-top: 48px; }
-h2 { font-size: 18px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
-.notice { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 6px; padding: 8px 12px; margin: 10px 0; }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; width: 100%; margin: 8px 0; }
-th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: var(--soft); position: relative; }
-table.sortable th { cursor: pointer; user-select: none; }
-table.sortable th[aria-sort="ascending"]::after { content: " \25B2"; }
-table.sortable th[aria-sort="descending"]::after { content: " \25BC"; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.v-correct, .v-compiled, .s-better { color: var(--ok); font-weight: 600; }
-.v-wrong_answer, .v-runtime_error, .v-timeout, .v-sandbox_violation, .v-hack_suspected, .v-compile_error, .v-invalid_submission, .s-worse { color: var(--bad); font-weight: 600; }
-.s-ambiguous, .s-missing, .s-not_judged, .v-unsupported { color: var(--warn); font-weight: 600; }
-.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 16px; }
-figure { margin: 0; }
-section > figure { max-width: 760px; }
-figcaption { color: var(--muted); font-size: 13px; }
-svg.chart { width: 100%; height: auto; font-size: 11px; }
-svg .grid { stroke: #e5e7eb; } svg .tick { fill: var(--muted); } svg .axis-label { fill: var(--fg); font-size: 12px; }
-.filters { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
-.filters input, .filters select { font: inherit; padding: 4px 8px; border: 1px solid var(--line); border-radius: 6px; }
-.filters input { min-width: 220px; flex: 1; }
-details.cand { border: 1px solid var(--line); border-radius: 6px; margin: 6px 0; }
-details.cand > summary { padding: 6px 10px; cursor: pointer; background: var(--soft); }
-details.cand > div { padding: 8px 12px; }
-pre { background: var(--soft); padding: 8px; overflow-x: auto; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; } dl.kv dt { color: var(--muted); } dl.kv dd { margin: 0; word-break: break-word; }
-@media (max-width: 700px) { main { padding: 8px; } th, td { padding: 3px 5px; } .hide-narrow { display: none; } }
-)CSS";
-
-// Filtering and the candidate detail view, after sortableTablesScript(). Plain DOM code: no library is
-// needed for tables.
-const char* kScript = R"JS(
-  document.querySelectorAll('.filters').forEach(function (box) {
-    var table = document.getElementById(box.getAttribute('data-table'));
-    var text = box.querySelector('input');
-    var selects = box.querySelectorAll('select');
-    var count = box.querySelector('.count');
-    function apply() {
-      var q = text.value.toLowerCase(), shown = 0;
-      Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
-        var ok = row.textContent.toLowerCase().indexOf(q) >= 0;
-        selects.forEach(function (s) { if (s.value && row.getAttribute('data-' + s.name) !== s.value) ok = false; });
-        row.hidden = !ok;
-        if (ok) shown++;
-      });
-      if (count) count.textContent = shown + ' shown';
-    }
-    text.addEventListener('input', apply);
-    selects.forEach(function (s) { s.addEventListener('change', apply); });
-    apply();
-  });
-  function highlight(details) {
-    if (!window.hljs || details.getAttribute('data-highlighted')) return;
-    details.querySelectorAll('pre code.language-cpp').forEach(function (el) { window.hljs.highlightElement(el); });
-    details.setAttribute('data-highlighted', '1');
-  }
-  document.querySelectorAll('details.cand').forEach(function (d) {
-    d.addEventListener('toggle', function () { if (d.open) highlight(d); });
-  });
-  function openFromHash() {
-    var el = location.hash ? document.getElementById(location.hash.slice(1)) : null;
-    if (el && el.tagName === 'DETAILS') { el.open = true; highlight(el); el.scrollIntoView(); }
-  }
-  window.addEventListener('hashchange', openFromHash);
-  openFromHash();
-)JS";
 
 std::string esc(const std::string& s) { return htmlEscape(s); }
 std::string esc(const nlohmann::json& j) { return htmlEscape(j.is_string() ? j.get<std::string>() : dumpJson(j)); }
@@ -433,7 +356,8 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
   // No request may leave the file: forbid every fetch, allow only the inline script and styles.
   h +=
       R"h(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">)h";
-  h += fmt::format("<title>CuSeT report · {}</title><style>{}{}</style></head><body><main>", esc(models), kStyle, inlineSafe(assetsStyle, "style"));
+  h += fmt::format("<title>CuSeT report · {}</title><style>{}{}</style></head><body><main>", esc(models), web::reportCss,
+                   inlineSafe(assetsStyle, "style"));
   h += fmt::format(R"h(<header><h1>CuSeT evaluation report</h1><p class="run">{}</p><p class="run">models: {} · {} candidates</p></header>)h",
                    esc(describeRun(summary)), esc(models), summary["candidates"].get<int>());
   if (const std::string covered = coverageText(summary.value("coverage", nlohmann::json())); !covered.empty()) {
@@ -462,7 +386,7 @@ std::string renderHtml(const nlohmann::json& summary, const std::vector<EvalResu
   h += candidatesSection(results);
   h += "</main>";
   if (!assetsScript.empty()) h += "<script>" + inlineSafe(assetsScript, "script") + "</script>";
-  h += std::string("<script>(function () {") + sortableTablesScript() + kScript + "})();</script></body></html>\n";
+  h += std::string("<script>(function () {") + sortableTablesScript() + web::reportJs + "})();</script></body></html>\n";
   return h;
 }
 

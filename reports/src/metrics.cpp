@@ -208,32 +208,33 @@ nlohmann::json coverageOf(const std::vector<EvalResult>& results, const nlohmann
           {"include_defective", runInfo.is_object() && runInfo.value("include_defective", false)}};
 }
 
-}  // namespace
-
-nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nlohmann::json& runInfo, const std::vector<std::string>& warnings) {
-  const std::set<std::string> excluded = excludedProblems(runInfo);
-  // model -> problem -> tally; candidates grouped the same way for verdict reasons. The pure tallies
-  // count a correct candidate that runs library ops (a kept nn.Conv2d, a returned torch.matmul) as not
-  // solved: the pure-kernel metrics.
+// Every candidate counted by model and problem, and what the run as a whole had.
+struct RunTallies {
+  // model -> problem -> tally. The pure tallies count a correct candidate that runs library ops (a kept
+  // nn.Conv2d, a returned torch.matmul) as not solved: the pure-kernel metrics.
   std::map<std::string, std::map<std::string, ProblemTally>> tallies, pureTallies;
   std::set<std::string> modelsWithLibrary;
-  std::map<std::string, std::vector<const EvalResult*>> byModel;
+  std::map<std::string, std::vector<const EvalResult*>> byModel;  // for verdict reasons
   bool gpuTimed = false;
   std::set<std::string> backends;
+};
+
+RunTallies tallyResults(const std::vector<EvalResult>& results) {
+  RunTallies run;
   for (const auto& r : results) {
-    ProblemTally& t = tallies[r.model][r.problem];
-    ProblemTally& pure = pureTallies[r.model][r.problem];
+    ProblemTally& t = run.tallies[r.model][r.problem];
+    ProblemTally& pure = run.pureTallies[r.model][r.problem];
     ++t.verdicts[std::string(verdictName(r.verdict))];
-    if (!r.libraryOps.empty()) modelsWithLibrary.insert(r.model);
-    byModel[r.model].push_back(&r);
+    if (!r.libraryOps.empty()) run.modelsWithLibrary.insert(r.model);
+    run.byModel[r.model].push_back(&r);
     // Not judged, so neither a success nor a failure: outside every rate (a problem left with none
     // has n = 0 and no pass@k).
     if (r.verdict == Verdict::unsupported) continue;
     ++t.n;
     ++pure.n;
     if (!r.sourceHash.empty()) t.sources[r.sourceHash] = std::string(verdictName(r.verdict));
-    if (!r.backend.empty()) backends.insert(r.backend);
-    if (isGpuTiming(r.timingKind)) gpuTimed = true;
+    if (!r.backend.empty()) run.backends.insert(r.backend);
+    if (isGpuTiming(r.timingKind)) run.gpuTimed = true;
     if (r.verdict != Verdict::correct) continue;
     ++t.c;
     if (r.libraryOps.empty()) ++pure.c;
@@ -243,112 +244,145 @@ nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nloh
       if (!t.fastest || medianOf(r.timingSamplesMs) < medianOf(t.fastest->timingSamplesMs)) t.fastest = &r;
     }
   }
+  return run;
+}
 
-  nlohmann::json models = nlohmann::json::object();
-  std::vector<std::pair<std::string, nlohmann::json>> board;
-  for (const auto& [model, problems] : tallies) {
-    std::vector<const ProblemTally*> all;
-    std::map<int, std::vector<const ProblemTally*>> perLevel;
-    std::map<int, std::vector<const EvalResult*>> candidatesPerLevel;
-    nlohmann::json problemRows = nlohmann::json::object();
-    // pass@n for the n this model sampled (the fewest any problem got), beside 1, 5 and 10.
-    std::int64_t fewest = 0, most = 0;
-    for (const auto& [id, t] : problems) {
-      if (t.n == 0) continue;  // only unsupported candidates
-      fewest = fewest == 0 ? t.n : std::min(fewest, t.n);
-      most = std::max(most, t.n);
-    }
-    const std::vector<int> ks = passAtKValues(fewest);
-    for (const auto& [id, t] : problems) {
-      nlohmann::json row = {{"level", levelOf(id)}, {"n", t.n}, {"c", t.c}, {"verdicts", t.verdicts}, {"sources", t.sources}};
-      if (excluded.contains(id)) {
-        row["excluded"] = "flagged defective: outside the headline metrics";
-      } else {
-        all.push_back(&t);
-        perLevel[levelOf(id)].push_back(&t);
-      }
-      if (modelsWithLibrary.contains(model)) row["c_pure"] = pureTallies[model][id].c;
-      // Imported problems keep where they came from (run.json's problem_origins), e.g. KernelBench's file.
-      if (const auto& origins = runInfo.value("problem_origins", nlohmann::json::object()); origins.contains(id)) row["origin"] = origins[id];
-      nlohmann::json pk = nlohmann::json::object();
-      for (int k : ks) {
-        if (auto v = passAtK(t.n, t.c, k)) pk[std::to_string(k)] = *v;
-      }
-      row["pass_at_k"] = pk;
-      if (gpuTimed) {
-        if (!t.speedups.empty()) {
-          row["best_speedup"] = *std::max_element(t.speedups.begin(), t.speedups.end());
-          row["geomean_speedup"] = *geometricMean(t.speedups);
-        }
-        if (t.fastest) {
-          nlohmann::json best = {
-              {"sample", t.fastest->sample}, {"median_ms", medianOf(t.fastest->timingSamplesMs)}, {"samples", t.fastest->timingSamplesMs.size()}};
-          if (auto noise = relativeNoise(t.fastest->timingSamplesMs)) best["noise"] = *noise;
-          row["fastest"] = best;
-        }
-      }
-      problemRows[id] = row;
-    }
-    std::vector<const EvalResult*> counted;
-    for (const auto* r : byModel[model]) {
-      if (excluded.contains(r->problem)) continue;
-      candidatesPerLevel[levelOf(r->problem)].push_back(r);
-      counted.push_back(r);
-    }
-    nlohmann::json m;
-    m["samples_per_problem"] = {{"min", fewest}, {"max", most}};
-    m["pass_at_k_values"] = ks;
-    m["overall"] = groupMetrics(all, ks, gpuTimed, counted);
-    if (modelsWithLibrary.contains(model)) {
-      std::vector<const ProblemTally*> pureAll;
-      for (const auto& [id, t] : pureTallies[model]) {
-        if (!excluded.contains(id)) pureAll.push_back(&t);
-      }
-      nlohmann::json pure = groupMetrics(pureAll, ks, gpuTimed, {});
-      for (const char* field : {"unsupported", "verdicts", "top_reasons"}) pure.erase(field);
-      pure["library_candidates"] = std::count_if(counted.begin(), counted.end(), [](const EvalResult* r) { return !r->libraryOps.empty(); });
-      m["pure_kernel"] = std::move(pure);
-    }
-    nlohmann::json levels = nlohmann::json::object();
-    for (const auto& [level, tallyList] : perLevel) levels[std::to_string(level)] = groupMetrics(tallyList, ks, gpuTimed, candidatesPerLevel[level]);
-    m["levels"] = levels;
-    m["problems"] = problemRows;
-    board.emplace_back(model, m["overall"]);
-    models[model] = std::move(m);
+// One problem's row of a model: its tally, pass@k and, timed on a GPU, its speedups and fastest candidate.
+nlohmann::json problemRow(const ProblemTally& t, const std::vector<int>& ks, bool gpuTimed) {
+  nlohmann::json row = {{"n", t.n}, {"c", t.c}, {"verdicts", t.verdicts}, {"sources", t.sources}};
+  nlohmann::json pk = nlohmann::json::object();
+  for (int k : ks) {
+    if (auto v = passAtK(t.n, t.c, k)) pk[std::to_string(k)] = *v;
   }
+  row["pass_at_k"] = pk;
+  if (!gpuTimed) return row;
+  if (!t.speedups.empty()) {
+    row["best_speedup"] = *std::max_element(t.speedups.begin(), t.speedups.end());
+    row["geomean_speedup"] = *geometricMean(t.speedups);
+  }
+  if (t.fastest) {
+    nlohmann::json best = {
+        {"sample", t.fastest->sample}, {"median_ms", medianOf(t.fastest->timingSamplesMs)}, {"samples", t.fastest->timingSamplesMs.size()}};
+    if (auto noise = relativeNoise(t.fastest->timingSamplesMs)) best["noise"] = *noise;
+    row["fastest"] = best;
+  }
+  return row;
+}
 
+// The k of pass@k for a model: 1, 5, 10 and the n it sampled (the fewest any problem got); and that range.
+std::pair<std::int64_t, std::int64_t> samplesPerProblem(const std::map<std::string, ProblemTally>& problems) {
+  std::int64_t fewest = 0, most = 0;
+  for (const auto& [id, t] : problems) {
+    if (t.n == 0) continue;  // only unsupported candidates
+    fewest = fewest == 0 ? t.n : std::min(fewest, t.n);
+    most = std::max(most, t.n);
+  }
+  return {fewest, most};
+}
+
+// One model's section of the summary: overall, pure-kernel, per-level and per-problem metrics.
+nlohmann::json modelMetrics(const std::string& model, const RunTallies& run, const std::set<std::string>& excluded, const nlohmann::json& runInfo) {
+  const auto& problems = run.tallies.at(model);
+  const bool library = run.modelsWithLibrary.contains(model);
+  const auto [fewest, most] = samplesPerProblem(problems);
+  const std::vector<int> ks = passAtKValues(fewest);
+  std::vector<const ProblemTally*> all;
+  std::map<int, std::vector<const ProblemTally*>> perLevel;
+  nlohmann::json problemRows = nlohmann::json::object();
+  const nlohmann::json origins = runInfo.is_object() ? runInfo.value("problem_origins", nlohmann::json::object()) : nlohmann::json::object();
+  for (const auto& [id, t] : problems) {
+    nlohmann::json row = problemRow(t, ks, run.gpuTimed);
+    row["level"] = levelOf(id);
+    if (excluded.contains(id)) {
+      row["excluded"] = "flagged defective: outside the headline metrics";
+    } else {
+      all.push_back(&t);
+      perLevel[levelOf(id)].push_back(&t);
+    }
+    if (library) row["c_pure"] = run.pureTallies.at(model).at(id).c;
+    // Imported problems keep where they came from (run.json's problem_origins), e.g. KernelBench's file.
+    if (origins.contains(id)) row["origin"] = origins[id];
+    problemRows[id] = row;
+  }
+  std::vector<const EvalResult*> counted;
+  std::map<int, std::vector<const EvalResult*>> candidatesPerLevel;
+  for (const auto* r : run.byModel.at(model)) {
+    if (excluded.contains(r->problem)) continue;
+    candidatesPerLevel[levelOf(r->problem)].push_back(r);
+    counted.push_back(r);
+  }
+  nlohmann::json m;
+  m["samples_per_problem"] = {{"min", fewest}, {"max", most}};
+  m["pass_at_k_values"] = ks;
+  m["overall"] = groupMetrics(all, ks, run.gpuTimed, counted);
+  if (library) {
+    std::vector<const ProblemTally*> pureAll;
+    for (const auto& [id, t] : run.pureTallies.at(model)) {
+      if (!excluded.contains(id)) pureAll.push_back(&t);
+    }
+    nlohmann::json pure = groupMetrics(pureAll, ks, run.gpuTimed, {});
+    for (const char* field : {"unsupported", "verdicts", "top_reasons"}) pure.erase(field);
+    pure["library_candidates"] = std::count_if(counted.begin(), counted.end(), [](const EvalResult* r) { return !r->libraryOps.empty(); });
+    m["pure_kernel"] = std::move(pure);
+  }
+  nlohmann::json levels = nlohmann::json::object();
+  for (const auto& [level, tallyList] : perLevel)
+    levels[std::to_string(level)] = groupMetrics(tallyList, ks, run.gpuTimed, candidatesPerLevel[level]);
+  m["levels"] = levels;
+  m["problems"] = problemRows;
+  return m;
+}
+
+// The models ranked (leaderboardOrder), each with its headline figures.
+nlohmann::json leaderboardRows(const nlohmann::json& models) {
+  std::vector<std::string> names;
   std::vector<nlohmann::json> groups;
-  for (const auto& entry : board) groups.push_back(entry.second);
-  std::vector<std::pair<std::string, nlohmann::json>> ranked;
-  for (const std::size_t i : leaderboardOrder(groups)) ranked.push_back(std::move(board[i]));
-  board = std::move(ranked);
+  for (const auto& [model, m] : models.items()) {
+    names.push_back(model);
+    groups.push_back(m["overall"]);
+  }
   nlohmann::json leaderboard = nlohmann::json::array();
-  for (std::size_t i = 0; i < board.size(); ++i) {
-    nlohmann::json row = {{"rank", i + 1}, {"model", board[i].first}, {"correct_rate", board[i].second["correct_rate"]}};
-    if (double p = groupMetric(board[i].second, "pass_at_k", "1"); p >= 0) row["pass_at_1"] = p;
-    if (double f = groupMetric(board[i].second, "fast_p", "1"); f >= 0) row["fast_1"] = f;
-    if (board[i].second.contains("geomean_speedup")) row["geomean_speedup"] = board[i].second["geomean_speedup"];
-    if (const auto& pure = models[board[i].first].value("pure_kernel", nlohmann::json()); pure.is_object()) {
+  for (const std::size_t i : leaderboardOrder(groups)) {
+    const nlohmann::json& overall = groups[i];
+    nlohmann::json row = {{"rank", leaderboard.size() + 1}, {"model", names[i]}, {"correct_rate", overall["correct_rate"]}};
+    if (double p = groupMetric(overall, "pass_at_k", "1"); p >= 0) row["pass_at_1"] = p;
+    if (double f = groupMetric(overall, "fast_p", "1"); f >= 0) row["fast_1"] = f;
+    if (overall.contains("geomean_speedup")) row["geomean_speedup"] = overall["geomean_speedup"];
+    if (const auto& pure = models[names[i]].value("pure_kernel", nlohmann::json()); pure.is_object()) {
       if (double p = groupMetric(pure, "pass_at_k", "1"); p >= 0) row["pure_pass_at_1"] = p;
       if (double f = groupMetric(pure, "fast_p", "1"); f >= 0) row["pure_fast_1"] = f;
     }
     leaderboard.push_back(row);
   }
+  return leaderboard;
+}
 
+// What run.json said about the run, as much as the summary repeats.
+nlohmann::json runSection(const nlohmann::json& runInfo, const std::set<std::string>& backends) {
   nlohmann::json run = nlohmann::json::object();
   for (const char* field :
        {"backend", "arch", "seed", "started", "finished", "status", "environment", "command_line", "sim", "problems_dir", "candidates"}) {
     if (runInfo.is_object() && runInfo.contains(field)) run[field] = runInfo[field];
   }
   if (!run.contains("backend") && backends.size() == 1) run["backend"] = *backends.begin();
+  return run;
+}
+
+}  // namespace
+
+nlohmann::json computeSummary(const std::vector<EvalResult>& results, const nlohmann::json& runInfo, const std::vector<std::string>& warnings) {
+  const std::set<std::string> excluded = excludedProblems(runInfo);
+  const RunTallies run = tallyResults(results);
+  nlohmann::json models = nlohmann::json::object();
+  for (const auto& [model, problems] : run.tallies) models[model] = modelMetrics(model, run, excluded, runInfo);
   return {
       {"schema_version", kSummarySchemaVersion},
-      {"run", run},
-      {"timing", gpuTimed ? "gpu" : "none"},
+      {"run", runSection(runInfo, run.backends)},
+      {"timing", run.gpuTimed ? "gpu" : "none"},
       {"candidates", results.size()},
       {"coverage", coverageOf(results, runInfo)},
       {"warnings", warnings},
-      {"leaderboard", leaderboard},
+      {"leaderboard", leaderboardRows(models)},
       {"models", models},
       {"kernelbench_agreement", kernelBenchAgreement(results)},
   };

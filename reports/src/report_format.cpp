@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "cuset/reports/renderers.hpp"
+#include "web_assets.hpp"
 
 namespace cuset {
 
@@ -117,46 +118,8 @@ std::string coverageText(const nlohmann::json& coverage) {
   return text;
 }
 
-const char* sortableTablesScript() {
-  return R"JS(
-  function cellValue(row, i) {
-    var c = row.cells[i];
-    if (!c) return '';
-    var v = c.getAttribute('data-sort');
-    return v !== null ? v : c.textContent.trim();
-  }
-  document.querySelectorAll('table.sortable').forEach(function (table) {
-    table.querySelectorAll('th').forEach(function (th, i) {
-      th.addEventListener('click', function () {
-        var asc = th.getAttribute('aria-sort') !== 'ascending';
-        table.querySelectorAll('th').forEach(function (o) { o.removeAttribute('aria-sort'); });
-        th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
-        var body = table.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function (a, b) {
-          var x = cellValue(a, i), y = cellValue(b, i);
-          var nx = parseFloat(x), ny = parseFloat(y);
-          var r = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-          return asc ? r : -r;
-        });
-        rows.forEach(function (r) { body.appendChild(r); });
-      });
-    });
-  });
-)JS";
-}
+const char* sortableTablesScript() { return web::sortableTablesJs; }
 
-const char* simplePageStyle() {
-  return R"CSS(
-body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: #1b1f24; }
-main { max-width: 1400px; margin: 0 auto; padding: 16px; }
-h1 { font-size: 22px; } h2 { font-size: 18px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
-table { border-collapse: collapse; margin: 8px 0; } th, td { border-bottom: 1px solid #d0d7de; padding: 4px 10px; text-align: left; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 16px; }
-svg.chart { width: 100%; height: auto; font-size: 11px; } svg .grid { stroke: #e5e7eb; } svg .tick { fill: #57606a; }
-.scroll { overflow-x: auto; }
-)CSS";
-}
+const char* simplePageStyle() { return web::pageCss; }
 
 }  // namespace cuset

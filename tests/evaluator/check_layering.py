@@ -4,6 +4,7 @@
 Checks, for every file under evaluator/:
   - it includes another stage's header only when that stage is allowed below it in STAGE_USES;
   - only problem/src/torch_reference.cpp and problem/src/library_call.cpp include LibTorch;
+  - the simulator runtime (evaluator/sim/) includes no header of the project outside itself;
   - no folder holds more than 15 source files directly.
 Exits 1 naming every violation.
 """
@@ -21,14 +22,18 @@ STAGE_USES = {
     "results": {"candidate"},
     "correctness": {"results", "candidate", "problem"},
     "sandbox": {"correctness", "candidate", "results", "problem"},
-    "sim": {"sandbox", "compile", "correctness", "results", "candidate", "problem"},
+    # The simulator's runtime (sim/runtime: libcuset_sim.so, linked into candidates' host builds and run
+    # inside the sandbox) includes no stage of the evaluator: nothing candidate code runs beside reaches up.
+    "sim": set(),
+    "sim_backend": {"sandbox", "compile", "correctness", "results", "candidate", "problem"},
     "cuda": {"sandbox", "correctness", "compile", "timing", "results", "candidate", "problem"},
     "translate": {"problem", "candidate", "results", "sandbox", "compile"},
-    "pipeline": {"problem", "timing", "suite", "candidate", "compile", "results", "correctness", "sandbox", "sim", "cuda", "translate"},
+    "pipeline": {"problem", "timing", "suite", "candidate", "compile", "results", "correctness", "sandbox", "sim_backend", "cuda", "translate"},
     "importer": {"problem", "suite"},
 }
 MAX_SOURCES_PER_FOLDER = 15
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]cuset/evaluator/([a-z_]+)/')
+ANY_PROJECT = re.compile(r'^\s*#\s*include\s*[<"]cuset/')
 TORCH = re.compile(r'^\s*#\s*include\s*<torch/')
 SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cuh"}
 
@@ -48,6 +53,8 @@ def main(root: pathlib.Path) -> int:
             m = INCLUDE.match(line)
             if m and m.group(1) != stage and m.group(1) not in STAGE_USES[stage]:
                 problems.append(f"{path}:{number}: stage '{stage}' may not include stage '{m.group(1)}'")
+            if stage == "sim" and ANY_PROJECT.match(line):
+                problems.append(f"{path}:{number}: the simulator runtime includes nothing of the project (not even common/): it is linked into candidates")
             if TORCH.match(line) and rel.as_posix() not in ("problem/src/torch_reference.cpp", "problem/src/library_call.cpp"):
                 problems.append(f"{path}:{number}: includes LibTorch; only problem/src/torch_reference.cpp and library_call.cpp may")
     for folder in sorted({p.parent for p in evaluator.rglob("*") if p.suffix in SOURCE_SUFFIXES}):

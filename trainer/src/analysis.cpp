@@ -38,6 +38,57 @@ struct Histogram {
 
 }  // namespace
 
+namespace {
+
+// Categories per token: every category whose lexer span overlaps it.
+std::vector<std::vector<std::string>> tokenCategories(const SensitivityLexer& lexer, const TokenizedExample& ex) {
+  const auto spans = lexer.analyzeMarkdown(ex.text);
+  std::vector<std::vector<std::string>> categories(ex.ids.size());
+  for (std::size_t t = 0; t < ex.ids.size(); ++t) {
+    for (const auto& s : spans) {
+      if (s.start < ex.spans[t].second && ex.spans[t].first < s.end) {
+        const std::string name(sensitivityCategoryName(s.category));
+        if (std::find(categories[t].begin(), categories[t].end(), name) == categories[t].end()) categories[t].push_back(name);
+      }
+    }
+  }
+  return categories;
+}
+
+// The model's probability of each next token (entry t: token t + 1), as float64 on the CPU.
+torch::Tensor nextTokenConfidence(CausalLm& model, const TokenizedExample& ex, const torch::Device& device) {
+  std::vector<std::int64_t> ids(ex.ids.begin(), ex.ids.end());
+  const auto input = torch::tensor(ids, torch::kInt64).unsqueeze(0).to(device);
+  const auto logits = model->forward(input.narrow(1, 0, input.size(1) - 1)).to(torch::kFloat32);
+  const auto logProbs = torch::log_softmax(logits[0], -1);
+  const auto targets = input[0].narrow(0, 1, input.size(1) - 1);
+  return logProbs.gather(1, targets.unsqueeze(1)).squeeze(1).exp().to(torch::kCPU).to(torch::kFloat64).contiguous();
+}
+
+// The response tokens of one sample, as the heat map shows them.
+struct ResponseTokens {
+  const std::vector<double>& confidence;
+  const std::vector<std::size_t>& tokenIndex;               // of each, in the example
+  const std::vector<std::vector<std::string>>& categories;  // by example token
+  const std::vector<int>& regionOf;                         // -1: in no low-confidence region
+};
+
+nlohmann::json heatmapSample(const TokenizedExample& ex, const ResponseTokens& r, std::size_t regions) {
+  const std::size_t from = ex.spans[r.tokenIndex.front()].first, to = ex.spans[r.tokenIndex.back()].second;
+  nlohmann::json tokens = nlohmann::json::array();
+  for (std::size_t k = 0; k < r.confidence.size(); ++k) {
+    const auto [b, e] = ex.spans[r.tokenIndex[k]];
+    tokens.push_back({{"start", b - from},
+                      {"end", e - from},
+                      {"confidence", r.confidence[k]},
+                      {"categories", r.categories[r.tokenIndex[k]]},
+                      {"region", r.regionOf[k]}});
+  }
+  return {{"text", ex.text.substr(from, to - from)}, {"tokens", tokens}, {"regions", regions}};
+}
+
+}  // namespace
+
 nlohmann::json analyzeModel(const AnalysisOptions& o) {
   setComputeThreads(o.threads);
   torch::InferenceMode inference;
@@ -60,23 +111,8 @@ nlohmann::json analyzeModel(const AnalysisOptions& o) {
     const TokenizedExample ex = tokenizeChatMl(tokenizer, examples[i], o.maxTokens);
     progress.advance();
     if (ex.ids.size() < 2) continue;
-    const auto spans = lexer.analyzeMarkdown(ex.text);
-    // Categories per token: every category whose span overlaps it.
-    std::vector<std::vector<std::string>> categories(ex.ids.size());
-    for (std::size_t t = 0; t < ex.ids.size(); ++t) {
-      for (const auto& s : spans) {
-        if (s.start < ex.spans[t].second && ex.spans[t].first < s.end) {
-          const std::string name(sensitivityCategoryName(s.category));
-          if (std::find(categories[t].begin(), categories[t].end(), name) == categories[t].end()) categories[t].push_back(name);
-        }
-      }
-    }
-    std::vector<std::int64_t> ids(ex.ids.begin(), ex.ids.end());
-    const auto input = torch::tensor(ids, torch::kInt64).unsqueeze(0).to(device);
-    const auto logits = model->forward(input.narrow(1, 0, input.size(1) - 1)).to(torch::kFloat32);
-    const auto logProbs = torch::log_softmax(logits[0], -1);
-    const auto targets = input[0].narrow(0, 1, input.size(1) - 1);
-    const auto confidence = logProbs.gather(1, targets.unsqueeze(1)).squeeze(1).exp().to(torch::kCPU).to(torch::kFloat64).contiguous();
+    const auto categories = tokenCategories(lexer, ex);
+    const auto confidence = nextTokenConfidence(model, ex, device);
     const auto c = confidence.accessor<double, 1>();
     // Token t + 1 is predicted at position t; only response tokens count.
     std::vector<bool> lowSensitive;
@@ -107,14 +143,8 @@ nlohmann::json analyzeModel(const AnalysisOptions& o) {
       for (const auto& name : seen) ++regionCategories[name];
     }
     if (heatmap.size() < o.heatmapSamples && !conf.empty()) {
-      const std::size_t from = ex.spans[tokenIndex.front()].first, to = ex.spans[tokenIndex.back()].second;
-      nlohmann::json tokens = nlohmann::json::array();
-      for (std::size_t k = 0; k < conf.size(); ++k) {
-        const auto [b, e] = ex.spans[tokenIndex[k]];
-        tokens.push_back(
-            {{"start", b - from}, {"end", e - from}, {"confidence", conf[k]}, {"categories", categories[tokenIndex[k]]}, {"region", regionOf[k]}});
-      }
-      heatmap.push_back({{"text", ex.text.substr(from, to - from)}, {"tokens", tokens}, {"regions", regions.size()}});
+      heatmap.push_back(
+          heatmapSample(ex, {.confidence = conf, .tokenIndex = tokenIndex, .categories = categories, .regionOf = regionOf}, regions.size()));
     }
   }
   progress.finish();

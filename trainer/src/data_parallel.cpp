@@ -106,13 +106,13 @@ DataParallel::DataParallel(const DistributedEnv& env) : env_(env) {
 
 DataParallel::~DataParallel() = default;
 
-void DataParallel::broadcast(const std::vector<at::Tensor>& tensors, std::string_view what) {
+void DataParallel::broadcast(const std::vector<at::Tensor>& tensors, std::string_view what, int root) {
   if (!active()) return;
   torch::NoGradGuard noGrad;
   for (const auto& t : tensors) {
     std::vector<at::Tensor> one = {t.is_contiguous() ? t : t.contiguous()};
     c10d::BroadcastOptions options;
-    options.rootRank = 0;
+    options.rootRank = root;
     waitFor(env_, group_->gloo->broadcast(one, options), what);
     if (!t.is_contiguous()) t.copy_(one[0]);
   }
@@ -177,36 +177,6 @@ void DataParallel::sumGradients(const std::vector<at::Tensor>& parameters, std::
   gradientSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
-void DataParallel::broadcastFromOwners(const std::vector<at::Tensor>& tensors, const std::vector<int>& owners, std::string_view what) {
-  if (!active()) return;
-  TORCH_CHECK(tensors.size() == owners.size(), "broadcastFromOwners: one owner per tensor");
-  torch::NoGradGuard noGrad;
-  for (int root = 0; root < env_.worldSize; ++root) {
-    std::vector<at::Tensor> mine;
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-      if (owners[i] == root) mine.push_back(tensors[i]);
-    }
-    if (mine.empty()) continue;
-    // Tensors of one dtype per flat buffer (a bfloat16 base beside float32 adapters).
-    std::map<at::ScalarType, std::vector<at::Tensor>> byType;
-    for (const auto& t : mine) byType[t.scalar_type()].push_back(t);
-    for (auto& [type, group] : byType) {
-      std::vector<at::Tensor> pieces;
-      for (const auto& t : group) pieces.push_back(t.reshape({-1}));
-      std::vector<at::Tensor> flat = {torch::cat(pieces)};
-      c10d::BroadcastOptions options;
-      options.rootRank = root;
-      waitFor(env_, group_->gloo->broadcast(flat, options), what);
-      if (env_.rank == root) continue;
-      std::int64_t offset = 0;
-      for (auto& t : group) {
-        t.copy_(flat[0].narrow(0, offset, t.numel()).view(t.sizes()));
-        offset += t.numel();
-      }
-    }
-  }
-}
-
 std::vector<double> DataParallel::sum(std::vector<double> values, std::string_view what) {
   if (!active() || values.empty()) return values;
   const at::Tensor t = torch::tensor(values, torch::kFloat64);
@@ -250,9 +220,8 @@ DataParallel::DataParallel(const DistributedEnv& env) : env_(env) {
   }
 }
 DataParallel::~DataParallel() = default;
-void DataParallel::broadcast(const std::vector<at::Tensor>&, std::string_view) {}
+void DataParallel::broadcast(const std::vector<at::Tensor>&, std::string_view, int) {}
 void DataParallel::sumGradients(const std::vector<at::Tensor>&, std::string_view) {}
-void DataParallel::broadcastFromOwners(const std::vector<at::Tensor>&, const std::vector<int>&, std::string_view) {}
 std::vector<double> DataParallel::sum(std::vector<double> values, std::string_view) { return values; }
 std::pair<double, double> DataParallel::minMax(const std::function<double()>&, std::string_view) { return {0.0, 0.0}; }
 at::Tensor DataParallel::gatherRows(const at::Tensor& local, std::string_view) { return local; }

@@ -27,14 +27,11 @@ class DataParallel {
   const DistributedEnv& env() const { return env_; }
   bool active() const { return env_.active(); }
 
-  // Rank 0's values into every rank's tensors, in place.
-  void broadcast(const std::vector<at::Tensor>& tensors, std::string_view what);
+  // Rank `root`'s values into every rank's tensors, in place.
+  void broadcast(const std::vector<at::Tensor>& tensors, std::string_view what, int root = 0);
   // Every parameter's gradient becomes the sum over ranks. Gradients are flattened into buckets of
   // about `bucketBytes` whose all-reduces run concurrently; a missing gradient counts as zeros.
   void sumGradients(const std::vector<at::Tensor>& parameters, std::string_view what);
-  // Each tensor from the rank that owns it (owners[i] for tensors[i]) into every other rank's, in
-  // place: one flattened broadcast per owner.
-  void broadcastFromOwners(const std::vector<at::Tensor>& tensors, const std::vector<int>& owners, std::string_view what);
   // Element-wise sums over ranks.
   std::vector<double> sum(std::vector<double> values, std::string_view what);
   // The smallest and largest of `value()` over ranks, for checks that the ranks agree. In a world of

@@ -82,150 +82,43 @@ std::vector<Token> tokenize(std::string_view s) {
   return out;
 }
 
+// The CUDA names the lexer knows, by category (a later category wins for a name listed twice).
+constexpr std::pair<Category, std::string_view> kKeywordTable[] = {
+    {Category::builtin, "threadIdx blockIdx blockDim gridDim warpSize"},
+    {Category::qualifier,
+     "__global__ __device__ __host__ __shared__ __constant__ __restrict__ __forceinline__ __noinline__ __managed__ __grid_constant__"},
+    {Category::sync,
+     "__syncthreads __syncthreads_count __syncthreads_and __syncthreads_or __syncwarp __threadfence __threadfence_block __threadfence_system "
+     "__barrier_sync"},
+    {Category::warp,
+     "__shfl_sync __shfl_up_sync __shfl_down_sync __shfl_xor_sync __shfl __shfl_up __shfl_down __shfl_xor __ballot_sync __any_sync __all_sync "
+     "__activemask __match_any_sync __match_all_sync __reduce_add_sync __reduce_min_sync __reduce_max_sync __reduce_and_sync __reduce_or_sync "
+     "__reduce_xor_sync tiled_partition thread_block_tile coalesced_threads __lanemask_lt __popc __ffs"},
+    {Category::atomic, "atomicAdd atomicSub atomicExch atomicMin atomicMax atomicInc atomicDec atomicCAS atomicAnd atomicOr atomicXor"},
+    {Category::memory,
+     "__ldg __ldcg __ldca __ldcs __ldlu __ldcv __stcg __stcs __stwb __stwt __prefetch_global_l2 memcpy_async __pipeline_memcpy_async "
+     "__pipeline_commit __pipeline_wait_prior cp_async float2 float4 int2 int4 uint2 uint4 double2 half2 __half2 __nv_bfloat162 make_float2 "
+     "make_float4 make_int2 make_int4 make_half2"},
+    {Category::fastmath,
+     "rsqrtf rsqrt __saturatef __fmaf_rn __fmul_rn __fadd_rn __frcp_rn __fsqrt_rn __fdiv_rn __fdividef __expf __exp10f __logf __log2f __log10f "
+     "__sinf __cosf __tanf __sincosf __powf __float2half __float2half_rn __half2float __float2bfloat16 __float2bfloat16_rn __bfloat162float "
+     "__float22half2_rn __half22float2 __float2int_rn __float2int_rz __float2uint_rn __int2float_rn __int_as_float __float_as_int __uint_as_float "
+     "__float_as_uint __double_as_longlong __longlong_as_double __hadd __hsub __hmul __hdiv __hfma __hadd2 __hmul2 __hfma2 __hmax __hmin __habs "
+     "__hneg hexp hlog hsqrt hrsqrt h2exp h2rsqrt __low2float __high2float __mul24 __umul24 __mulhi __clz __brev"},
+    {Category::launch, "dim3"},
+    {Category::launchBounds, "__launch_bounds__"},
+};
+
 const std::unordered_map<std::string_view, Category>& keywordCategories() {
   static const std::unordered_map<std::string_view, Category> kMap = [] {
     std::unordered_map<std::string_view, Category> m;
-    for (auto k : {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"}) m[k] = Category::builtin;
-    for (auto k : {"__global__", "__device__", "__host__", "__shared__", "__constant__", "__restrict__", "__forceinline__", "__noinline__",
-                   "__managed__", "__grid_constant__"}) {
-      m[k] = Category::qualifier;
+    for (const auto& [category, names] : kKeywordTable) {
+      for (std::size_t from = 0; from < names.size();) {
+        const std::size_t to = std::min(names.find(' ', from), names.size());
+        m[names.substr(from, to - from)] = category;
+        from = to + 1;
+      }
     }
-    for (auto k : {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "__syncwarp", "__threadfence",
-                   "__threadfence_block", "__threadfence_system", "__barrier_sync"}) {
-      m[k] = Category::sync;
-    }
-    for (auto k : {"__shfl_sync",
-                   "__shfl_up_sync",
-                   "__shfl_down_sync",
-                   "__shfl_xor_sync",
-                   "__shfl",
-                   "__shfl_up",
-                   "__shfl_down",
-                   "__shfl_xor",
-                   "__ballot_sync",
-                   "__any_sync",
-                   "__all_sync",
-                   "__activemask",
-                   "__match_any_sync",
-                   "__match_all_sync",
-                   "__reduce_add_sync",
-                   "__reduce_min_sync",
-                   "__reduce_max_sync",
-                   "__reduce_and_sync",
-                   "__reduce_or_sync",
-                   "__reduce_xor_sync",
-                   "tiled_partition",
-                   "thread_block_tile",
-                   "coalesced_threads",
-                   "__lanemask_lt",
-                   "__popc",
-                   "__ffs"}) {
-      m[k] = Category::warp;
-    }
-    for (auto base : {"atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax", "atomicInc", "atomicDec", "atomicCAS", "atomicAnd",
-                      "atomicOr", "atomicXor"}) {
-      m[base] = Category::atomic;
-    }
-    for (auto k : {"__ldg",
-                   "__ldcg",
-                   "__ldca",
-                   "__ldcs",
-                   "__ldlu",
-                   "__ldcv",
-                   "__stcg",
-                   "__stcs",
-                   "__stwb",
-                   "__stwt",
-                   "__prefetch_global_l2",
-                   "memcpy_async",
-                   "__pipeline_memcpy_async",
-                   "__pipeline_commit",
-                   "__pipeline_wait_prior",
-                   "cp_async",
-                   "float2",
-                   "float4",
-                   "int2",
-                   "int4",
-                   "uint2",
-                   "uint4",
-                   "double2",
-                   "half2",
-                   "__half2",
-                   "__nv_bfloat162",
-                   "make_float2",
-                   "make_float4",
-                   "make_int2",
-                   "make_int4",
-                   "make_half2"}) {
-      m[k] = Category::memory;
-    }
-    for (auto k : {"rsqrtf",
-                   "rsqrt",
-                   "__saturatef",
-                   "__fmaf_rn",
-                   "__fmul_rn",
-                   "__fadd_rn",
-                   "__frcp_rn",
-                   "__fsqrt_rn",
-                   "__fdiv_rn",
-                   "__fdividef",
-                   "__expf",
-                   "__exp10f",
-                   "__logf",
-                   "__log2f",
-                   "__log10f",
-                   "__sinf",
-                   "__cosf",
-                   "__tanf",
-                   "__sincosf",
-                   "__powf",
-                   "__float2half",
-                   "__float2half_rn",
-                   "__half2float",
-                   "__float2bfloat16",
-                   "__float2bfloat16_rn",
-                   "__bfloat162float",
-                   "__float22half2_rn",
-                   "__half22float2",
-                   "__float2int_rn",
-                   "__float2int_rz",
-                   "__float2uint_rn",
-                   "__int2float_rn",
-                   "__int_as_float",
-                   "__float_as_int",
-                   "__uint_as_float",
-                   "__float_as_uint",
-                   "__double_as_longlong",
-                   "__longlong_as_double",
-                   "__hadd",
-                   "__hsub",
-                   "__hmul",
-                   "__hdiv",
-                   "__hfma",
-                   "__hadd2",
-                   "__hmul2",
-                   "__hfma2",
-                   "__hmax",
-                   "__hmin",
-                   "__habs",
-                   "__hneg",
-                   "hexp",
-                   "hlog",
-                   "hsqrt",
-                   "hrsqrt",
-                   "h2exp",
-                   "h2rsqrt",
-                   "__low2float",
-                   "__high2float",
-                   "__mul24",
-                   "__umul24",
-                   "__mulhi",
-                   "__clz",
-                   "__brev"}) {
-      m[k] = Category::fastmath;
-    }
-    m["dim3"] = Category::launch;
-    m["__launch_bounds__"] = Category::launchBounds;
     return m;
   }();
   return kMap;

@@ -25,6 +25,7 @@
 #include "cuset/trainer/sensitivity_lexer.hpp"
 #include "cuset/trainer/tokenizer.hpp"
 #include "data_parallel.hpp"
+#include "optimizer_sharding.hpp"
 #include "training_setup.hpp"
 
 namespace fs = std::filesystem;
@@ -195,12 +196,7 @@ void saveTrainingCheckpoint(const fs::path& outDir, const std::string& name, Cau
   try {
     saveModel(model, config, tmp);
     tokenizer.save(tmp / "tokenizer.json");
-    if (shards.empty()) {
-      torch::save(optimizer, (tmp / "optimizer.pt").string());
-    } else {
-      for (std::size_t r = 0; r < shards.size(); ++r) fs::rename(shards[r], detail::optimizerStateFile(tmp, true, static_cast<int>(r)));
-      writeJsonFileAtomic(tmp / "optimizer_shards.json", {{"ranks", shards.size()}});
-    }
+    detail::saveOptimizerState(optimizer, shards, tmp);
     writeJsonFileAtomic(tmp / "trainer_state.json", {{"step", step}, {"seed", config.seed}, {"config", config.source.string()}});
   } catch (const c10::Error& e) {
     fs::remove_all(tmp, ec);
@@ -333,7 +329,7 @@ double microBatchBackward(const TrainConfig& config, Trainee& t, Batch& b, std::
     logits = t.model->forward(b.inputs).to(torch::kFloat32);  // (B, T, V); the loss in float32
   }
   const auto losses = tokenLosses(logits, b.targets);  // (B, T)
-  ObjectiveBatch ob{losses, b.mask, b.sensitive.to(t.device), torch::Tensor(), step};
+  ObjectiveBatch ob{.losses = losses, .mask = b.mask, .sensitive = b.sensitive.to(t.device), .referenceLosses = torch::Tensor(), .step = step};
   if (t.reference) {
     c10::InferenceMode inference;  // cheaper than NoGradGuard: no version counters, no views tracking
     const Bf16Autocast autocast(config.precision == "bf16", t.device);
@@ -381,7 +377,7 @@ StepResult trainStep(const TrainConfig& config, Trainee& t, std::int64_t step, O
   if (config.gradClip > 0) torch::nn::utils::clip_grad_norm_(t.parameters, config.gradClip);
   t.optimizer.step();
   // Sharded state: each rank updated its share; the owners' new values go to everyone.
-  if (!t.owners.empty()) t.dp.broadcastFromOwners(t.parameters, t.owners, fmt::format("sharing the parameters updated at step {}", step + 1));
+  detail::shareUpdatedParameters(t.dp, t.parameters, t.owners, fmt::format("sharing the parameters updated at step {}", step + 1));
   return result;
 }
 
@@ -397,14 +393,7 @@ void saveAgreedCheckpoint(const TrainConfig& config, const TrainRunOptions& opti
         dist.describe(), done, low, high);
   }
   const std::string name = fmt::format("step-{}", done);
-  std::vector<fs::path> shards;
-  if (!t.owners.empty()) {
-    // Every rank writes its share of the optimizer state beside the checkpoint; once all have (the
-    // sum below returns only then), rank 0 moves them into it before it is renamed into place.
-    for (int r = 0; r < dist.worldSize; ++r) shards.push_back(options.outDir / "checkpoints" / fmt::format(".{}.optimizer-rank-{}.pt", name, r));
-    torch::save(t.optimizer, shards[static_cast<std::size_t>(dist.rank)].string());
-    t.dp.sum({1.0}, fmt::format("waiting for every rank's optimizer state at step {}", done));
-  }
+  const std::vector<fs::path> shards = detail::writeOptimizerShards(t.optimizer, t.dp, t.owners, options.outDir / "checkpoints", name, done);
   if (dist.leader()) saveTrainingCheckpoint(options.outDir, name, t.model, t.optimizer, tokenizer, done, config, shards);
 }
 
@@ -491,16 +480,16 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   const std::int64_t startStep = restoreTrainingState(optimizer, resume, options, !owners.empty());
 
   BatchPlan plan(data, config.batchSize, config.seed);
-  Trainee trainee{model,
-                  reference,
-                  optimizer,
-                  dp,
-                  plan,
-                  device,
-                  static_cast<std::int32_t>(tokenizer.tokenId("<|im_end|>")),
-                  dist.rank * (config.batchSize / dist.worldSize),
-                  trainable,
-                  owners};
+  Trainee trainee{.model = model,
+                  .reference = reference,
+                  .optimizer = optimizer,
+                  .dp = dp,
+                  .plan = plan,
+                  .device = device,
+                  .padId = static_cast<std::int32_t>(tokenizer.tokenId("<|im_end|>")),
+                  .firstRow = dist.rank * (config.batchSize / dist.worldSize),
+                  .parameters = trainable,
+                  .owners = owners};
   TrainRunSummary summary = trainSteps(config, options, trainee, tokenizer, startStep, maxSteps);
   summary.finalCheckpoint = saveFinalModel(model, config, tokenizer, options);
   return summary;

@@ -1,6 +1,8 @@
 // runTraining's set-up phases (training_setup.hpp): everything built before the first step.
 #include "training_setup.hpp"
 
+#include "optimizer_sharding.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -265,57 +267,12 @@ std::optional<CausalLm> buildReferenceModel(const TrainConfig& config, const Mod
   return reference;
 }
 
-std::vector<int> optimizerStateOwners(const TrainConfig& config, const std::vector<torch::Tensor>& trainable, const DistributedEnv& dist) {
-  if (!config.shardOptimizerState || !dist.active()) return {};
-  if (trainable.size() < static_cast<std::size_t>(dist.worldSize)) {
-    throw makeError("{}: optimizer.shard_state over {} ranks needs at least as many trainable tensors, the model has {}", config.source.string(),
-                    dist.worldSize, trainable.size());
-  }
-  std::vector<std::size_t> order(trainable.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return trainable[a].numel() > trainable[b].numel(); });
-  std::vector<std::int64_t> load(static_cast<std::size_t>(dist.worldSize), 0);
-  std::vector<int> owners(trainable.size(), 0);
-  for (const std::size_t i : order) {
-    const auto lightest = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
-    owners[i] = lightest;
-    load[static_cast<std::size_t>(lightest)] += trainable[i].numel();
-  }
-  return owners;
-}
-
-torch::optim::AdamW buildOptimizer(const TrainConfig& config, CausalLm& model, const std::vector<int>& owners, int rank) {
-  std::vector<torch::Tensor> decay, noDecay;
-  std::size_t index = 0;
-  for (auto& p : model->named_parameters()) {
-    if (!p.value().requires_grad()) continue;                  // frozen under adapters
-    if (!owners.empty() && owners[index++] != rank) continue;  // another rank keeps its state
-    (p.key().find("norm") != std::string::npos || p.key().ends_with(".bias") ? noDecay : decay).push_back(p.value());
-  }
-  auto options = torch::optim::AdamWOptions(config.lr).betas({config.betas[0], config.betas[1]}).weight_decay(config.weightDecay);
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(options));
-  groups.emplace_back(noDecay, std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(options).weight_decay(0.0)));
-  return torch::optim::AdamW(std::move(groups));
-}
-
-fs::path optimizerStateFile(const fs::path& checkpoint, bool sharded, int rank) {
-  return checkpoint / (sharded ? fmt::format("optimizer-rank-{}.pt", rank) : std::string("optimizer.pt"));
-}
-
 std::int64_t restoreTrainingState(torch::optim::AdamW& optimizer, const ResumePoint& resume, const TrainRunOptions& options, bool sharded) {
   const DistributedEnv& dist = options.distributed;
   const bool leader = dist.leader();
   const fs::path metrics = options.outDir / "metrics.jsonl";
   if (resume.checkpoint) {
-    // Sharded state resumes on as many ranks, each with its own file; replicated state anywhere.
-    const fs::path shards = *resume.checkpoint / "optimizer_shards.json";
-    const std::int64_t savedRanks = fs::exists(shards) ? jsonInteger(readJsonFile(shards).at("ranks"), shards.string() + ": ranks", 1) : 0;
-    if (sharded != (savedRanks > 0) || (sharded && savedRanks != dist.worldSize)) {
-      throw makeError("{}: the optimizer state was saved {} and this run {}; resume with the same optimizer.shard_state and number of ranks",
-                      resume.checkpoint->string(), savedRanks > 0 ? fmt::format("sharded over {} ranks", savedRanks) : "whole (not sharded)",
-                      sharded ? fmt::format("shards it over {} ranks", dist.worldSize) : "keeps it whole");
-    }
+    requireSameStateLayout(*resume.checkpoint, sharded, dist);
     torch::load(optimizer, optimizerStateFile(*resume.checkpoint, sharded, dist.rank).string());
     if (leader) truncateMetrics(metrics, resume.step);
     if (leader) log::info("resuming from {} (step {})", resume.checkpoint->string(), resume.step);

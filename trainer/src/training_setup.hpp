@@ -49,15 +49,6 @@ CausalLm buildTrainedModel(const TrainConfig& config, const ModelConfig& modelCo
 // The frozen reference of rho1 and of cuset's `confidence: reference`; nullopt when the objective has none.
 std::optional<CausalLm> buildReferenceModel(const TrainConfig& config, const ModelConfig& modelConfig, CausalLm& model, torch::Device device);
 
-// Which rank keeps the optimizer state of each trainable parameter (in model->parameters() order)
-// when optimizer.shard_state is on and there are several ranks: largest first to the least loaded
-// rank, the same on every rank. Empty: every rank keeps all of it.
-std::vector<int> optimizerStateOwners(const TrainConfig& config, const std::vector<torch::Tensor>& trainable, const DistributedEnv& dist);
-// AdamW over the trainable parameters this rank keeps state for (all, when `owners` is empty), with no
-// weight decay on norms and biases.
-torch::optim::AdamW buildOptimizer(const TrainConfig& config, CausalLm& model, const std::vector<int>& owners, int rank);
-// The optimizer state file of this rank in a checkpoint: optimizer.pt, or optimizer-rank-R.pt when sharded.
-std::filesystem::path optimizerStateFile(const std::filesystem::path& checkpoint, bool sharded, int rank);
 // Restores the optimizer state and trims metrics.jsonl to the step resumed from; returns that step.
 std::int64_t restoreTrainingState(torch::optim::AdamW& optimizer, const ResumePoint& resume, const TrainRunOptions& options, bool sharded);
 

@@ -42,8 +42,7 @@ RegionLayout RegionLayout::plan(const Problem& problem, const LaunchPlan& launch
   RegionLayout layout;
   std::size_t cursor = kGuardBytes;  // front guard of the first buffer
   auto add = [&](const std::string& name, DType dtype, const std::vector<std::int64_t>& shape, BufferSlot::Role role, bool zeroed) {
-    BufferSlot slot{name, role, dtype, shape, cursor, 0};
-    slot.zeroed = zeroed;
+    BufferSlot slot{.name = name, .role = role, .dtype = dtype, .shape = shape, .offset = cursor, .zeroed = zeroed};
     const auto count = elementCount(shape);
     if (!count) throw makeError("problem {}: buffer '{}': {}", problem.id, name, count.error());
     slot.bytes = static_cast<std::size_t>(*count) * dtypeSize(dtype);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <span>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -167,13 +169,48 @@ TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
   return run;
 }
 
+namespace {
+
+// What a timed sample's region shows wrong (a guard overwritten, an input modified, an output the
+// reference disagrees with), or "".
+std::string timedSampleProblem(const Problem& problem, const RegionLayout& layout, std::span<const std::byte> sample,
+                               const std::vector<HostTensor>& sent, const std::vector<HostTensor>& expected, const std::string& which) {
+  const std::vector<std::byte> region(sample.begin(), sample.end());
+  if (auto violation = layout.findGuardViolation(region)) return fmt::format("{}: {}", which, *violation);
+  std::size_t in = 0, out = 0;
+  for (const auto& slot : layout.slots()) {
+    if (slot.role == BufferSlot::Role::input) {
+      const HostTensor got = layout.extract(region, slot);
+      if (got.byteSize() != sent[in].byteSize() || std::memcmp(got.data(), sent[in].data(), got.byteSize()) != 0) {
+        return fmt::format("{}: the kernel modified its input '{}'", which, slot.name);
+      }
+      ++in;
+    } else if (slot.role == BufferSlot::Role::output) {
+      const OutputComparison c = compareOutput(slot.name, layout.extract(region, slot), expected[out++], problem.tolerance);
+      if (!c.passed()) return fmt::format("{} disagrees with the reference, which the correctness trials did not: {}", which, c.describe());
+    }
+  }
+  return std::string();
+}
+
+// Where the worker finds the inputs it times the reference on (LibTorch with CUDA only).
+nlohmann::json referenceInputs(const RegionLayout& layout) {
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const auto& slot : layout.slots()) {
+    if (slot.role == BufferSlot::Role::input) inputs.push_back({{"offset", slot.offset}, {"dtype", dtypeName(slot.dtype)}, {"shape", slot.shape}});
+  }
+  return inputs;
+}
+
+}  // namespace
+
 void runCudaBackend(const Problem& problem, const LaunchPlan& plan, const CompileOutput& compiled, CudaWorkerPool& pool, ReferenceCache& references,
                     const CorrectnessOptions& options, EvalResult& result) {
   const SizeBindings& sizes = problem.sizes(options.sizeSet);
   const RegionLayout layout = RegionLayout::plan(problem, plan, sizes);
   const auto start = std::chrono::steady_clock::now();
   const TrialExecutor execute = [&](std::vector<std::byte>& region, const TrialRequest&) {
-    CudaWorkerPool::Job job{&compiled, &plan, &layout, std::move(region), false, nullptr};
+    CudaWorkerPool::Job job{.compiled = &compiled, .plan = &plan, .layout = &layout, .region = std::move(region)};
     TrialRun run = pool.run(job, nullptr);
     region = std::move(job.region);
     result.timings.runMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -202,20 +239,14 @@ void runCudaBackend(const Problem& problem, const LaunchPlan& plan, const Compil
   }
   // Which sample's outputs are kept besides the last: secret to the kernel, as the inputs are.
   const std::size_t checkSample = 1 + static_cast<std::size_t>(hashString(fmt::format("{}/{}", options.seed, result.key())).low % 8);
-  CudaWorkerPool::Job job{&compiled,
-                          &plan,
-                          &layout,
-                          std::move(payload),
-                          true,
-                          nullptr,
-                          {{"region_bytes", R}, {"outputs", outputs}, {"check_sample", checkSample}, {"fresh_region", true}}};
-  nlohmann::json referenceInputs = nlohmann::json::array();
-  for (const auto& slot : layout.slots()) {
-    if (slot.role == BufferSlot::Role::input) {
-      referenceInputs.push_back({{"offset", slot.offset}, {"dtype", dtypeName(slot.dtype)}, {"shape", slot.shape}});
-    }
-  }
-  job.reference = {{"problem_file", (problem.directory / "problem.yaml").string()}, {"size_set", options.sizeSet}, {"inputs", referenceInputs}};
+  CudaWorkerPool::Job job{.compiled = &compiled,
+                          .plan = &plan,
+                          .layout = &layout,
+                          .region = std::move(payload),
+                          .time = true,
+                          .checks = {{"region_bytes", R}, {"outputs", outputs}, {"check_sample", checkSample}, {"fresh_region", true}}};
+  job.reference = {
+      {"problem_file", (problem.directory / "problem.yaml").string()}, {"size_set", options.sizeSet}, {"inputs", referenceInputs(layout)}};
   nlohmann::json timing;
   const TrialRun run = pool.run(job, &timing);
   if (run.status != TrialRun::Status::ok) {
@@ -231,23 +262,7 @@ void runCudaBackend(const Problem& problem, const LaunchPlan& plan, const Compil
   // The last timed sample and the kept one ran on `inputs`, the fresh sample on `fresh`.
   const std::vector<HostTensor> want = references.run(problem, inputs, sizes), wantFresh = references.run(problem, fresh, sizes);
   auto judge = [&](std::size_t offset, const std::vector<HostTensor>& sent, const std::vector<HostTensor>& expected, const std::string& which) {
-    const std::vector<std::byte> region(job.region.begin() + static_cast<std::ptrdiff_t>(offset),
-                                        job.region.begin() + static_cast<std::ptrdiff_t>(offset + R));
-    if (auto violation = layout.findGuardViolation(region)) return fmt::format("{}: {}", which, *violation);
-    std::size_t in = 0, out = 0;
-    for (const auto& slot : layout.slots()) {
-      if (slot.role == BufferSlot::Role::input) {
-        const HostTensor got = layout.extract(region, slot);
-        if (got.byteSize() != sent[in].byteSize() || std::memcmp(got.data(), sent[in].data(), got.byteSize()) != 0) {
-          return fmt::format("{}: the kernel modified its input '{}'", which, slot.name);
-        }
-        ++in;
-      } else if (slot.role == BufferSlot::Role::output) {
-        const OutputComparison c = compareOutput(slot.name, layout.extract(region, slot), expected[out++], problem.tolerance);
-        if (!c.passed()) return fmt::format("{} disagrees with the reference, which the correctness trials did not: {}", which, c.describe());
-      }
-    }
-    return std::string();
+    return timedSampleProblem(problem, layout, std::span<const std::byte>(job.region).subspan(offset, R), sent, expected, which);
   };
   const std::size_t last = timing.value("last_sample", std::size_t{0});
   std::string why = judge(0, inputs, want, fmt::format("timed sample {} (the last)", last + 1));

@@ -10,27 +10,28 @@ Run by `cuset import kernelbench`, once per file, never at evaluation time. It w
                           verification figures), which the C++ side turns into problem.yaml.
 On a problem it cannot import honestly it writes import.json with status "skipped" and a reason.
 Exit status 0 in both cases; anything else is a bug of this script.
+
+This file measures sizes and verifies; loading the problem file is kb_problem_file.py (shared with the
+KernelBench translator), what its tensors are drawn from kb_distributions.py, the archives kb_archives.py.
 """
 import argparse
-import ast
-import copy
 import inspect
 import json
 import math
 import os
-import sys
 import traceback
 import warnings
-from typing import Optional
 
 warnings.filterwarnings("ignore")
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
-from torch.overrides import TorchFunctionMode  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
-import einops_polyfill  # noqa: E402
+from kb_problem_file import (  # noqa: E402 - loading the file: shared with the KernelBench translator
+    POLYFILLS, OnMeta, Skip, first_line, forward_arg_names, load, rebuild_flat_weights, size_knobs, small_size_attempts)
+from kb_distributions import Draws, draw, draw_distribution, parameter_init  # noqa: E402
+from kb_archives import TracedReference, TracedTransform, nbytes, outputs_of, run_archive, script_reference  # noqa: E402
 
 try:  # the private helper functional_call uses; functional_call itself refuses to run under tracing in 1.13
     from torch.nn.utils.stateless import _reparametrize_module
@@ -39,12 +40,6 @@ except ImportError:  # pragma: no cover - newer torch
 
 DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.int32: "int32",
           torch.int64: "int64", torch.bool: "bool"}
-
-SCALABLE_MIN = 16          # constants below this (kernel sizes, strides, dims) are never scaled
-
-
-class Skip(Exception):
-    pass
 
 
 class TooCostly(Exception):
@@ -64,232 +59,6 @@ class Bound:
 
     def __str__(self):
         return f"{self.max_bytes / 2**20:g} MiB, {self.max_flops:.0e} flops"
-
-
-def first_line(e, limit=160):
-    text = str(e).strip()
-    return text.splitlines()[0][:limit] if text else type(e).__name__
-
-
-# Problem files written for a GPU move their inputs there (`torch.randn(n).cuda()`, as KernelBench's own
-# prompt examples do). Here every tensor stays where it is made (the CPU, or the meta device).
-torch.Tensor.cuda = lambda self, *args, **kwargs: self
-
-
-def register_missing_meta_kernels():
-    """torch 1.13 has no meta kernel for max_pool3d_with_indices; the full size is built on meta tensors."""
-    lib = torch.library.Library("aten", "IMPL", "Meta")
-
-    def max_pool3d_with_indices(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-        def triple(v, default=None):
-            v = list(v) if isinstance(v, (list, tuple)) else [v]
-            if not v:
-                v = list(default)
-            return v * 3 if len(v) == 1 else v
-        k = triple(kernel_size)
-        st = triple(stride, k)
-        pd = triple(padding)
-        dl = triple(dilation)
-        out = []
-        for i, n in enumerate(x.shape[-3:]):
-            num = n + 2 * pd[i] - dl[i] * (k[i] - 1) - 1
-            o = (num + (st[i] - 1 if ceil_mode else 0)) // st[i] + 1
-            if ceil_mode and (o - 1) * st[i] >= n + pd[i]:
-                o -= 1
-            out.append(o)
-        shape = list(x.shape[:-3]) + out
-        return x.new_empty(shape), torch.empty(shape, dtype=torch.int64, device="meta")
-
-    try:
-        lib.impl("max_pool3d_with_indices", max_pool3d_with_indices)
-    except RuntimeError:  # a torch that has one
-        pass
-    return lib
-
-
-_META_LIB = register_missing_meta_kernels()
-
-
-def scaled_dot_product_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                                 attn_mask: Optional[torch.Tensor] = None, dropout_p: float = 0.0,
-                                 is_causal: bool = False) -> torch.Tensor:
-    """torch 2.x's F.scaled_dot_product_attention by its definition, for a torch that lacks it (1.13):
-    softmax(Q K^T / sqrt(d) + mask) V. Dropout would make the problem stochastic, so p must be 0."""
-    if dropout_p != 0.0:
-        raise RuntimeError("scaled_dot_product_attention with dropout_p > 0 is stochastic")
-    scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(query.size(-1))
-    if is_causal:
-        n, m = query.size(-2), key.size(-2)
-        causal = torch.ones(n, m, dtype=torch.bool, device=query.device).tril()
-        scores = scores.masked_fill(torch.logical_not(causal), float("-inf"))
-    if attn_mask is not None:
-        if attn_mask.dtype == torch.bool:
-            scores = scores.masked_fill(torch.logical_not(attn_mask), float("-inf"))
-        else:
-            scores = scores + attn_mask
-    return torch.matmul(torch.softmax(scores, dim=-1), value)
-
-
-POLYFILLS = {}  # name in a problem's source -> the note its import carries
-if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
-    torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
-    POLYFILLS["scaled_dot_product_attention"] = "F.scaled_dot_product_attention by its definition (this torch lacks it)"
-if einops_polyfill.install():
-    POLYFILLS["einops"] = ("einops by its definition (rearrange, repeat, reduce; einops is not installed: "
-                           "`pip install einops` into the importer's Python to use the real one)")
-
-
-# ---------------------------------------------------------------------------------------------------
-# Loading a problem with its module-level integer constants optionally replaced.
-
-def constant_int(node):
-    """The value of an expression of integer literals only (`2048 * 2`), else None."""
-    if any(isinstance(n, ast.Name) for n in ast.walk(node)):
-        return None
-    try:
-        v = eval(compile(ast.Expression(node), "<constant>", "eval"), {"__builtins__": {}})  # noqa: S307 - literals only
-    except Exception:  # noqa: BLE001
-        return None
-    return v if type(v) is int else None
-
-
-class Knob:
-    """One integer literal at module level that sets a size: rewriting `holder.<field>` changes it."""
-
-    def __init__(self, key, holder, field, index=None):
-        self.key, self.holder, self.field, self.index = key, holder, field, index
-
-    def node(self):
-        return getattr(self.holder, self.field) if self.index is None else getattr(self.holder, self.field)[self.index]
-
-    def set(self, value):
-        if self.index is None:
-            setattr(self.holder, self.field, ast.Constant(value))
-        else:
-            getattr(self.holder, self.field)[self.index] = ast.Constant(value)
-
-
-def int_constants(tree):
-    """Module-level `name = <int expr>`, `name = (<int>, ...)` and `a, b = <int>, <int>` assignments:
-    the problem's size knobs."""
-    found = []
-    for stmt in tree.body:
-        if not isinstance(stmt, ast.Assign):
-            continue
-        v = stmt.value
-        for target in stmt.targets:
-            if isinstance(target, ast.Name):
-                if constant_int(v) is not None:
-                    found.append(Knob(target.id, stmt, "value"))
-                    break
-                if isinstance(v, (ast.Tuple, ast.List)):
-                    for i, e in enumerate(v.elts):
-                        if constant_int(e) is not None:
-                            found.append(Knob(f"{target.id}_{i}", v, "elts", i))
-                    break
-            elif isinstance(target, ast.Tuple) and isinstance(v, ast.Tuple) and len(target.elts) == len(v.elts):
-                for i, (t, e) in enumerate(zip(target.elts, v.elts)):
-                    if isinstance(t, ast.Name) and constant_int(e) is not None:
-                        found.append(Knob(t.id, v, "elts", i))
-    return found
-
-
-def load(source, path, overrides=None):
-    tree = ast.parse(source, path)
-    for knob in int_constants(tree):
-        if overrides and knob.key in overrides:
-            knob.set(overrides[knob.key])
-    ast.fix_missing_locations(tree)
-    ns = {"__name__": "kernelbench_problem", "__file__": path}
-    try:
-        exec(compile(tree, path, "exec"), ns)
-    except ModuleNotFoundError as e:
-        raise Skip(f"needs the Python module '{e.name}', which is not installed")
-    for req in ("Model", "get_inputs", "get_init_inputs"):
-        if req not in ns:
-            raise Skip(f"defines no {req}")
-    return ns
-
-
-def size_knobs(ns, source, path):
-    """name -> int for every integer global and tuple element (tuple elements as name_i)."""
-    knobs = {}
-    for k, v in ns.items():
-        if not k.startswith("_") and type(v) is int:
-            knobs[k] = v
-    for knob in int_constants(ast.parse(source, path)):
-        key = knob.key
-        if key not in knobs:
-            base, _, idx = key.rpartition("_")
-            t = ns.get(base)
-            if isinstance(t, (tuple, list)) and idx.isdigit() and int(idx) < len(t) and type(t[int(idx)]) is int:
-                knobs[key] = t[int(idx)]
-    return knobs
-
-
-# ---------------------------------------------------------------------------------------------------
-# Recording the random draws of get_inputs, and replaying them with given tensors.
-
-class Draws:
-    GENERATORS = ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like")
-
-    def __init__(self):
-        self.mode = None
-        self.records = []
-        self.replay = []
-        self.originals = {g: getattr(torch, g) for g in self.GENERATORS}
-
-    def __enter__(self):
-        for g in self.GENERATORS:
-            setattr(torch, g, self._wrap(g))
-        return self
-
-    def __exit__(self, *exc):
-        for g, f in self.originals.items():
-            setattr(torch, g, f)
-
-    def _wrap(self, g):
-        real = self.originals[g]
-
-        def call(*args, **kwargs):
-            if self.mode == "replay":
-                t = self.replay.pop(0)
-                return t
-            t = real(*args, **kwargs)
-            if self.mode == "record":
-                self.records.append({"fn": g, "args": args, "kwargs": kwargs, "tensor": t})
-            return t
-        return call
-
-
-def draw_distribution(rec):
-    fn, args, kw = rec["fn"], rec["args"], rec["kwargs"]
-    if fn in ("rand", "rand_like"):
-        return {"dist": "uniform", "low": 0.0, "high": 1.0}
-    if fn in ("randn", "randn_like"):
-        return {"dist": "normal", "mean": 0.0, "std": 1.0}
-    nums = [a for a in (args[1:] if fn == "randint_like" else args) if isinstance(a, int)]
-    if "low" in kw:
-        nums = [kw["low"]] + nums
-    if "high" in kw:
-        nums = nums + [kw["high"]]
-    low, high = (0, nums[0]) if len(nums) == 1 else (nums[0], nums[1])
-    return {"dist": "randint", "low": int(low), "high": int(high)}
-
-
-# ---------------------------------------------------------------------------------------------------
-# Building models on the meta device (no memory, no compute) for the full sizes.
-
-FACTORIES = {torch.empty, torch.zeros, torch.ones, torch.full, torch.rand, torch.randn, torch.randint, torch.arange,
-             torch.eye, torch.tensor, torch.linspace, torch.empty_strided}
-
-
-class OnMeta(TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = dict(kwargs or {})
-        if func in FACTORIES:
-            kwargs["device"] = "meta"
-        return func(*args, **kwargs)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -330,107 +99,6 @@ class CostCounter(TorchDispatchMode):
 
 
 # ---------------------------------------------------------------------------------------------------
-# Parameter and buffer distributions: the default init of the layer they belong to, never constants.
-
-def recorded_init(tensor, records):
-    """nn.Parameter(torch.randn(shape) * c) and friends: the generator call the values came from."""
-    for r in records:
-        raw = r["tensor"]
-        if raw.shape != tensor.shape or not raw.is_floating_point() or raw.device.type == "meta":
-            continue
-        d = draw_distribution(r)
-        if d["dist"] == "randint":
-            continue
-        x, y = raw.detach().double().flatten(), tensor.detach().double().flatten()
-        nz = x.abs() > 1e-12
-        if not bool(nz.any()):
-            continue
-        ratio = y[nz] / x[nz]
-        a = float(ratio.mean())
-        if a == 0 or not bool(((ratio - a).abs() <= 1e-5 * abs(a)).all()) or not bool((y[~nz].abs() <= 1e-9).all()):
-            continue
-        if d["dist"] == "normal":
-            return {"dist": "normal", "mean": 0.0, "std": abs(a)}, f"torch.{r['fn']} * {a:g} in __init__"
-        lo, hi = sorted((d["low"] * a, d["high"] * a))
-        return {"dist": "uniform", "low": lo, "high": hi}, f"torch.{r['fn']} * {a:g} in __init__"
-    return None
-
-
-def parameter_init(module, leaf, tensor, records=(), full_module=None):
-    """The distribution fresh values of `module.<leaf>` are drawn from each trial, and why. Layer rules
-    read `full_module` (KernelBench's sizes, on the meta device): a kaiming bound depends on fan-in, and
-    the full size is the one KernelBench judges; the small set draws from the same distribution."""
-    found = recorded_init(tensor, records)
-    if found is not None:
-        return found
-    if full_module is not None:
-        rule = layer_init(full_module, leaf, getattr(full_module, leaf))
-        if rule is not None:
-            return rule
-    if not tensor.is_floating_point():
-        return {"dist": "randint", "low": 0, "high": 100}, "integer buffer"
-    return value_init(tensor)
-
-
-def layer_init(module, leaf, tensor):
-    """The default init of a known layer's parameter or buffer, or None."""
-    if not tensor.is_floating_point():
-        return {"dist": "randint", "low": 0, "high": 100}, "integer buffer"
-    conv = (nn.Linear, nn.Bilinear, nn.modules.conv._ConvNd)
-    norm = (nn.modules.batchnorm._NormBase, nn.LayerNorm, nn.GroupNorm)
-    if isinstance(module, conv) and leaf in ("weight", "bias"):
-        w = module.weight
-        fan_in, _ = nn.init._calculate_fan_in_and_fan_out(w) if w.dim() >= 2 else (w.shape[0], 0)
-        if isinstance(module, nn.Bilinear):
-            fan_in = w.shape[1]
-        b = 1.0 / math.sqrt(max(fan_in, 1))
-        return {"dist": "uniform", "low": -b, "high": b}, f"kaiming-uniform bound 1/sqrt({fan_in}) of {type(module).__name__}"
-    if isinstance(module, norm):
-        table = {"weight": (0.5, 1.5), "bias": (-0.5, 0.5), "running_mean": (-0.5, 0.5), "running_var": (0.5, 1.5)}
-        if leaf in table:
-            lo, hi = table[leaf]
-            return {"dist": "uniform", "low": lo, "high": hi}, f"{type(module).__name__}.{leaf}: non-constant, positive variances"
-    if isinstance(module, nn.Embedding):
-        return {"dist": "normal", "mean": 0.0, "std": 1.0}, "Embedding default normal(0, 1)"
-    if isinstance(module, nn.RNNBase):
-        b = 1.0 / math.sqrt(module.hidden_size)
-        return {"dist": "uniform", "low": -b, "high": b}, f"{type(module).__name__} default bound 1/sqrt(hidden)"
-    if isinstance(module, nn.MultiheadAttention) and leaf == "in_proj_weight":
-        b = math.sqrt(6.0 / (tensor.shape[0] + tensor.shape[1]))
-        return {"dist": "uniform", "low": -b, "high": b}, "MultiheadAttention xavier-uniform"
-    return None
-
-
-def value_init(tensor):
-    """Anything else (custom parameters and buffers): from the values the model built, with constants
-    replaced by a spread around them so a kernel cannot hard-code them."""
-    v = tensor.detach().double().flatten()
-    if v.numel() == 0:
-        return {"dist": "normal", "mean": 0.0, "std": 1.0}, "empty"
-    lo, hi = float(v.min()), float(v.max())
-    if lo == hi:
-        if lo == 0.0:
-            return {"dist": "uniform", "low": -0.5, "high": 0.5}, "constant 0 at init, drawn around it"
-        a, b = sorted((0.5 * lo, 1.5 * lo))
-        return {"dist": "uniform", "low": a, "high": b}, f"constant {lo:g} at init, drawn around it"
-    mean, std = float(v.mean()), float(v.std())
-    n = v.numel()
-    kurt = float(((v - mean) ** 4).mean() / (std ** 4)) - 3.0 if std > 0 else 0.0
-    if n >= 64 and kurt < -0.8:
-        pad = (hi - lo) / n
-        return {"dist": "uniform", "low": lo - pad, "high": hi + pad}, "uniform, bounds from the initial values"
-    return {"dist": "normal", "mean": mean, "std": std}, "normal, moments of the initial values"
-
-
-def draw(init, shape, dtype, gen):
-    if init["dist"] == "uniform":
-        return (torch.rand(shape, generator=gen, dtype=torch.float32) * (init["high"] - init["low"]) + init["low"]).to(dtype)
-    if init["dist"] == "normal":
-        return (torch.randn(shape, generator=gen, dtype=torch.float32) * init["std"] + init["mean"]).to(dtype)
-    return torch.randint(int(init["low"]), int(init["high"]), shape, generator=gen, dtype=torch.int64).to(dtype)
-
-
-# ---------------------------------------------------------------------------------------------------
 # One size set: the model, its inputs as KernelBench draws them, its parameters.
 
 def own_docstring(cls):
@@ -438,15 +106,6 @@ def own_docstring(cls):
     modules...") to a Model that has none."""
     doc = cls.__dict__.get("__doc__")
     return " ".join(inspect.cleandoc(doc).split()) if isinstance(doc, str) else ""
-
-
-def forward_arg_names(forward, items):
-    """The names get_inputs's items take as forward's arguments (the problem's input names)."""
-    sig = inspect.signature(forward)
-    names = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(names) < len(items):
-        names += [f"input{i}" for i in range(len(names), len(items))]
-    return names[:len(items)]
 
 
 class Instance:
@@ -514,92 +173,6 @@ class Instance:
     def run_own(self):
         """The Model on this instance's own inputs and parameters, outputs as a list."""
         return outputs_of(self.run_eager([t for _, t in self.tensor_items()], [t for _, t in self.params]))
-
-
-def rebuild_flat_weights(model):
-    """nn.RNNBase keeps its weights in a flat list that a parameter swap does not update."""
-    for m in model.modules():
-        if isinstance(m, nn.RNNBase):
-            m._flat_weights = [getattr(m, wn) if hasattr(m, wn) else None for wn in m._flat_weights_names]
-
-
-def has_rnn(model):
-    return any(isinstance(m, nn.RNNBase) for m in model.modules())
-
-
-def outputs_of(out):
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in out):
-        return list(out)
-    raise Skip(f"forward returns {type(out).__name__}, not a tensor or a tuple of tensors")
-
-
-def nbytes(ts):
-    return sum(t.numel() * t.element_size() for t in ts)
-
-
-# ---------------------------------------------------------------------------------------------------
-# The archives.
-
-class TracedReference(nn.Module):
-    """forward(*inputs, *parameters): the model with its parameters swapped for explicit inputs."""
-
-    def __init__(self, inst):
-        super().__init__()
-        self.inst = [inst]  # a list keeps the model out of the traced module's attributes
-
-    def forward(self, *tensors):
-        inst = self.inst[0]
-        n = len(inst.tensor_items())
-        return inst.run_eager(list(tensors[:n]), list(tensors[n:]))
-
-
-class TracedTransform(nn.Module):
-    def __init__(self, ns):
-        super().__init__()
-        self.ns = [ns]
-
-    def forward(self, *raws):
-        with Draws() as d:
-            d.mode = "replay"
-            d.replay = list(raws)
-            items = list(self.ns[0]["get_inputs"]())
-        return tuple(t for t in items if isinstance(t, torch.Tensor))
-
-
-def script_reference(inst, path):
-    if has_rnn(inst.model):  # a scripted RNN reads its flat weight list, which attributes set from C++ would not update
-        return "it has an RNN, whose flat weight list attributes set from C++ would not update"
-    model = copy.deepcopy(inst.model) if not inst.meta else inst.model
-    try:
-        sm = torch.jit.script(model)
-        # The archive carries no weights: every parameter and buffer is set from the drawn inputs before
-        # each call, so empty placeholders keep 10^9-parameter models small on disk.
-        set_attributes(sm, [n for n, _ in inst.params], [torch.zeros(0, dtype=t.dtype) for _, t in inst.params])
-        sm.save(path)
-    except Exception as e:  # noqa: BLE001 - any TorchScript error (frontend, or serialising: NetVLAD's) means: trace instead
-        return first_line(e, 200)
-    return None
-
-
-def set_attributes(sm, names, tensors):
-    """Sets each dotted attribute path (`layers.0.weight`) of a scripted module."""
-    for name, t in zip(names, tensors):
-        owner, _, leaf = name.rpartition(".")
-        m = sm
-        for part in owner.split(".") if owner else []:
-            m = getattr(m, part)
-        setattr(m, leaf, t)
-
-
-def run_archive(sm, inst, attributes, inputs, params, scripted):
-    if scripted:
-        set_attributes(sm, attributes, params)
-        with torch.no_grad():
-            return sm(*inst.call_args(inputs))
-    with torch.no_grad():
-        return sm(*inputs, *params)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -687,14 +260,6 @@ def knob_dependencies(source, path, knobs, base, base_overrides, bound):
     return deps
 
 
-def scaled_overrides(knobs, factor, only=None, floor=4, minimum=SCALABLE_MIN):
-    out = {}
-    for k, v in knobs.items():
-        if v >= minimum and (only is None or only(k)):
-            out[k] = max(v // factor, min(v, floor))
-    return out
-
-
 class Measured:
     """One size set built and run once: its Instance, outputs and cost. On the meta device when the
     model runs there (no memory, no compute, at any size); for real on the CPU where it cannot (an op
@@ -766,30 +331,6 @@ class FullSize(Measured):
         for n, t in self.inst.params:
             if t.dtype not in DTYPES:
                 raise Skip(f"parameter '{n}' has dtype {t.dtype}, which is not supported")
-
-
-def small_size_attempts(full_knobs):
-    """Scalings to try, gentlest first. The batch shrinks first (to 2: one sample would hide a kernel
-    that ignores the batch index), since it is the one size every layer accepts; then every constant,
-    with floors that keep image sizes and widths a network's layers need; a batch of 1 comes last.
-    A scaling that breaks the model (a pooling window larger than its shrunk input) is passed over."""
-    batch = lambda k: "batch" in k.lower()  # noqa: E731
-    attempts = [("none", 1, {})]
-    for f in (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096):
-        attempts.append(("batch", f, scaled_overrides(full_knobs, f, only=batch, floor=2, minimum=3)))
-    for f in (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
-        attempts.append(("all", f, scaled_overrides(full_knobs, f)))
-    for floor in (8, 16):
-        for f in (2, 4, 8, 16, 32, 64, 128, 256):
-            attempts.append((f"floor{floor}", f, scaled_overrides(full_knobs, f, floor=floor)))
-    attempts.append(("batch", 0, scaled_overrides(full_knobs, 1 << 30, only=batch, floor=1, minimum=2)))
-    seen, unique = set(), []
-    for how, f, over in attempts:
-        key = tuple(sorted(over.items()))
-        if key not in seen:
-            seen.add(key)
-            unique.append((how, f, over))
-    return unique
 
 
 def find_scaled_size(source, path, full, bound):

@@ -17,7 +17,7 @@
 #include "cuset/evaluator/candidate/plan_validator.hpp"
 #include "cuset/evaluator/candidate/source_policy.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
-#include "cuset/evaluator/sim/sim_backend.hpp"
+#include "cuset/evaluator/sim_backend/sim_backend.hpp"
 #include "launch_resources.hpp"
 
 namespace fs = std::filesystem;

@@ -142,6 +142,53 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
   return {};
 }
 
+// One launch of the job with its arguments in the region, ready for cuset_sim::run_launch.
+struct PreparedLaunch {
+  cuset_sim::LaunchSpec spec;
+  std::vector<std::array<std::max_align_t, 4>> values;  // scalar storage, aligned for any parameter up to 64 bytes
+  std::vector<void*> pointers;
+  std::vector<void*> args;
+};
+
+// Fills `p` (which must not move afterwards: its args point into it). A kernel the library lacks, or
+// arguments its parameters do not take, end the child with that status.
+void prepareLaunch(const nlohmann::json& l, const SimLibrary& library, std::byte* region, ChildStatus* status, PreparedLaunch& p) {
+  const std::string name = l.at("kernel").get<std::string>();
+  const cuset_sim::KernelEntry* entry = library.entry(name);
+  if (entry == nullptr) {
+    setMessage(status, ChildStatus::setupError, "kernel '" + name + "' is missing from the kernel library");
+    ::_exit(0);
+  }
+  if (std::string why = checkParameters(*entry, l.at("args")); !why.empty()) {
+    setMessage(status, ChildStatus::invalidSubmission, why);
+    ::_exit(0);
+  }
+  const auto& args = l.at("args");
+  p.values.resize(args.size());
+  p.pointers.resize(args.size());
+  for (std::size_t a = 0; a < args.size(); ++a) {
+    if (args[a].contains("buffer")) {
+      p.pointers[a] = region + args[a].at("buffer").get<std::size_t>();
+      p.args.push_back(&p.pointers[a]);
+    } else if (args[a].contains("null")) {
+      p.pointers[a] = nullptr;
+      p.args.push_back(&p.pointers[a]);
+    } else {
+      const auto bytes = scalarBytes(args[a]);
+      if (bytes.size() > sizeof(p.values[a])) throw std::runtime_error("a scalar argument over 64 bytes");
+      std::memcpy(&p.values[a], bytes.data(), bytes.size());
+      p.args.push_back(&p.values[a]);
+    }
+  }
+  p.spec.kernel = entry;
+  p.spec.args = p.args.data();
+  for (int d = 0; d < 3; ++d) {
+    p.spec.grid[d] = l.at("grid")[static_cast<std::size_t>(d)].get<unsigned>();
+    p.spec.block[d] = l.at("block")[static_cast<std::size_t>(d)].get<unsigned>();
+  }
+  p.spec.dynamicSharedBytes = l.at("shared").get<std::size_t>();
+}
+
 // `spare`: mapped memory after the region (the shared file's unused room), made inaccessible here so
 // that a write past the region faults as it would past an exactly sized mapping.
 // `state`: the candidate's saved library data (module_state.hpp), or null to start from the library's own.
@@ -191,52 +238,9 @@ std::string checkParameters(const cuset_sim::KernelEntry& entry, const nlohmann:
     installFilter(Stage::running, self);
     if (state) state->restore(library->loadAddress());
 
-    struct Prepared {
-      cuset_sim::LaunchSpec spec;
-      std::vector<std::array<std::max_align_t, 4>> values;  // scalar storage, aligned for any parameter up to 64 bytes
-      std::vector<void*> pointers;
-      std::vector<void*> args;
-    };
     const auto& launches = job.at("launches");
-    std::vector<Prepared> prepared(launches.size());
-    for (std::size_t i = 0; i < launches.size(); ++i) {
-      const auto& l = launches[i];
-      const std::string name = l.at("kernel").get<std::string>();
-      const cuset_sim::KernelEntry* entry = library->entry(name);
-      if (entry == nullptr) {
-        setMessage(status, ChildStatus::setupError, "kernel '" + name + "' is missing from the kernel library");
-        ::_exit(0);
-      }
-      if (std::string why = checkParameters(*entry, l.at("args")); !why.empty()) {
-        setMessage(status, ChildStatus::invalidSubmission, why);
-        ::_exit(0);
-      }
-      Prepared& p = prepared[i];
-      const auto& args = l.at("args");
-      p.values.resize(args.size());
-      p.pointers.resize(args.size());
-      for (std::size_t a = 0; a < args.size(); ++a) {
-        if (args[a].contains("buffer")) {
-          p.pointers[a] = region + args[a].at("buffer").get<std::size_t>();
-          p.args.push_back(&p.pointers[a]);
-        } else if (args[a].contains("null")) {
-          p.pointers[a] = nullptr;
-          p.args.push_back(&p.pointers[a]);
-        } else {
-          const auto bytes = scalarBytes(args[a]);
-          if (bytes.size() > sizeof(p.values[a])) throw std::runtime_error("a scalar argument over 64 bytes");
-          std::memcpy(&p.values[a], bytes.data(), bytes.size());
-          p.args.push_back(&p.values[a]);
-        }
-      }
-      p.spec.kernel = entry;
-      p.spec.args = p.args.data();
-      for (int d = 0; d < 3; ++d) {
-        p.spec.grid[d] = l.at("grid")[static_cast<std::size_t>(d)].get<unsigned>();
-        p.spec.block[d] = l.at("block")[static_cast<std::size_t>(d)].get<unsigned>();
-      }
-      p.spec.dynamicSharedBytes = l.at("shared").get<std::size_t>();
-    }
+    std::vector<PreparedLaunch> prepared(launches.size());  // in place: each one's args point into itself
+    for (std::size_t i = 0; i < launches.size(); ++i) prepareLaunch(launches[i], *library, region, status, prepared[i]);
     cuset_sim::LaunchOptions options;
     options.useFibers = job.at("fibers").get<bool>();
     options.reverseThreadOrder = job.at("reverse").get<bool>();

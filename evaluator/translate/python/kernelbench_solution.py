@@ -333,7 +333,7 @@ def main():
     RESULT["fd"] = args.result_fd
     torch.set_num_threads(1)
     sys.path.insert(0, args.kb_lib)
-    import kernelbench_trace as kb  # noqa: E402 - the importer's loader, for the problem's own file
+    import kb_problem_file as kb  # noqa: E402 - the importer's loader, for the problem's own file
 
     with open(args.problem) as f:
         problem = json.load(f)
@@ -407,7 +407,7 @@ def serve():
     args = ap.parse_args()
     torch.set_num_threads(1)
     sys.path.insert(0, args.kb_lib)
-    importlib.import_module("kernelbench_trace")
+    importlib.import_module("kb_problem_file")
     importlib.import_module("torch._dynamo")
     # The first meta-device ops load torch's Python decompositions and meta registrations: once here,
     # not in every fork.

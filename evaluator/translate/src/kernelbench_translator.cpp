@@ -71,7 +71,8 @@ std::string translatorDigest() {
   ContentHasher h;
   // The C++ half of the translator (splitter, host build, device check): bumped when what it makes changes.
   h.add("cuset-kb-translate-v5");  // v5: entries a solution could have forged through the result channel are dropped
-  h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / "kernelbench_trace.py"));
+  // Of the importer, only what the recorder imports: its problem-file loader (and einops by definition).
+  for (const char* file : {"kb_problem_file.py", "einops_polyfill.py"}) h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / file));
   std::vector<fs::path> headers;
   for (const fs::path& folder : {fs::path(CUSET_TRANSLATE_SHIM_INCLUDE), fs::path(CUSET_TRANSLATE_RECORDER).parent_path()}) {
     for (const auto& e : fs::recursive_directory_iterator(folder)) {

@@ -560,25 +560,12 @@ class Thread {
       case Op::mov:
         write(in, ops[0], read(ops[1], in.type), in.type);
         break;
-      case Op::cvt: {
-        if (in.type == Type::f16x2 || in.type == Type::bf16x2) {
-          const Type half = in.type == Type::f16x2 ? Type::f16 : Type::bf16;
-          const double hi = f32(read(ops[1], Type::f32)), lo = f32(read(ops[2], Type::f32));
-          write(in, ops[0], (fromDouble(hi, half, in.rounding) << 16) | fromDouble(lo, half, in.rounding), Type::b32);
-        } else {
-          write(in, ops[0], convert(read(ops[1], in.type2), in), in.type);
-        }
+      case Op::cvt:
+        convertType(in);
         break;
-      }
-      case Op::cvta: {
-        const std::uint64_t a = read(ops[1], in.type);
-        std::uint64_t r = a;
-        if (in.space == Space::shared) {
-          r = in.toSpace ? shared_address(reinterpret_cast<const void*>(a)) : reinterpret_cast<std::uint64_t>(shared_pointer(a, p_.line));
-        }
-        write(in, ops[0], r & maskOf(bitsOf(in.type)), in.type);
+      case Op::cvta:
+        convertAddress(in);
         break;
-      }
       case Op::ld:
       case Op::st:
         memory(in);
@@ -597,16 +584,9 @@ class Thread {
       case Op::bar_warp:
         warp_collective(WarpOp::sync, static_cast<unsigned>(read(ops[0], Type::b32)), 0, 0, 32, p_.line);
         break;
-      case Op::cp_async: {
-        const std::size_t size = read(ops[2], Type::u32);
-        if (!in.cacheAll && size != 16) fail(in, "cp.async.cg copies 16 bytes");
-        std::size_t source = size;
-        if (ops.size() == 4) source = in.ignoreSrc ? (read(ops[3], Type::pred) ? 0 : size) : read(ops[3], Type::u32);
-        if (source > size) fail(in, "a source size larger than the copy");
-        const void* src = source == 0 ? nullptr : address(ops[1], Space::global);
-        async_copy(address(ops[0], Space::shared), src ? src : address(ops[0], Space::shared), size, size - source, p_.line);
+      case Op::cp_async:
+        copyAsync(in);
         break;
-      }
       case Op::cp_commit:
         async_commit();
         break;
@@ -646,16 +626,79 @@ class Thread {
         fail(in, "trap");
         break;
       case Op::atom:
-      case Op::red: {
-        const bool fetch = in.op == Op::atom;
-        void* p = address(ops[fetch ? 1 : 0], in.space);
-        const std::size_t bytes = static_cast<std::size_t>(bitsOf(in.type) / 8);
-        if (reinterpret_cast<std::uintptr_t>(p) % bytes != 0) fail(in, format("misaligned address %p for a %zu-byte atomic", p, bytes));
-        const std::uint64_t b = read(ops[fetch ? 2 : 1], in.type), c = ops.size() > 3 ? read(ops[3], in.type) : 0;
-        const std::uint64_t old = atomicUpdate(p, bytes, [&](std::uint64_t o) { return atomicResult(in, o, b, c); });
-        if (fetch) write(in, ops[0], isSigned(in.type) ? static_cast<std::uint64_t>(signedValue(old, in.type)) : old, in.type);
+      case Op::red:
+        atomic(in);
         break;
+      case Op::prmt:
+      case Op::lop3:
+      case Op::bfe:
+      case Op::bfi:
+      case Op::popc:
+      case Op::clz:
+      case Op::brev:
+      case Op::abs:
+        bitwise(in);
+        break;
+      default: {
+        const Type t = in.op == Op::mul && in.mul == MulMode::wide     ? (isSigned(in.type) ? Type::s64 : Type::u64)
+                       : (in.op == Op::mad && in.mul == MulMode::wide) ? (isSigned(in.type) ? Type::s64 : Type::u64)
+                                                                       : in.type;
+        write(in, ops[0], arithmetic(in), t);
       }
+    }
+  }
+
+  // cvt: one value to another type (with rounding), or two f32 packed into an f16x2/bf16x2.
+  void convertType(const Instr& in) {
+    const auto& ops = in.operands;
+    if (in.type == Type::f16x2 || in.type == Type::bf16x2) {
+      const Type half = in.type == Type::f16x2 ? Type::f16 : Type::bf16;
+      const double hi = f32(read(ops[1], Type::f32)), lo = f32(read(ops[2], Type::f32));
+      write(in, ops[0], (fromDouble(hi, half, in.rounding) << 16) | fromDouble(lo, half, in.rounding), Type::b32);
+    } else {
+      write(in, ops[0], convert(read(ops[1], in.type2), in), in.type);
+    }
+  }
+
+  // cvta: a generic address to or from the shared window (global addresses are the same in both).
+  void convertAddress(const Instr& in) {
+    const auto& ops = in.operands;
+    const std::uint64_t a = read(ops[1], in.type);
+    std::uint64_t r = a;
+    if (in.space == Space::shared) {
+      r = in.toSpace ? shared_address(reinterpret_cast<const void*>(a)) : reinterpret_cast<std::uint64_t>(shared_pointer(a, p_.line));
+    }
+    write(in, ops[0], r & maskOf(bitsOf(in.type)), in.type);
+  }
+
+  // cp.async: `size` bytes from global to shared memory, the bytes past the source size zeroed.
+  void copyAsync(const Instr& in) {
+    const auto& ops = in.operands;
+    const std::size_t size = read(ops[2], Type::u32);
+    if (!in.cacheAll && size != 16) fail(in, "cp.async.cg copies 16 bytes");
+    std::size_t source = size;
+    if (ops.size() == 4) source = in.ignoreSrc ? (read(ops[3], Type::pred) ? 0 : size) : read(ops[3], Type::u32);
+    if (source > size) fail(in, "a source size larger than the copy");
+    const void* src = source == 0 ? nullptr : address(ops[1], Space::global);
+    async_copy(address(ops[0], Space::shared), src ? src : address(ops[0], Space::shared), size, size - source, p_.line);
+  }
+
+  // atom (returns the old value) and red: one read-modify-write of 4 or 8 aligned bytes.
+  void atomic(const Instr& in) {
+    const auto& ops = in.operands;
+    const bool fetch = in.op == Op::atom;
+    void* p = address(ops[fetch ? 1 : 0], in.space);
+    const std::size_t bytes = static_cast<std::size_t>(bitsOf(in.type) / 8);
+    if (reinterpret_cast<std::uintptr_t>(p) % bytes != 0) fail(in, format("misaligned address %p for a %zu-byte atomic", p, bytes));
+    const std::uint64_t b = read(ops[fetch ? 2 : 1], in.type), c = ops.size() > 3 ? read(ops[3], in.type) : 0;
+    const std::uint64_t old = atomicUpdate(p, bytes, [&](std::uint64_t o) { return atomicResult(in, o, b, c); });
+    if (fetch) write(in, ops[0], isSigned(in.type) ? static_cast<std::uint64_t>(signedValue(old, in.type)) : old, in.type);
+  }
+
+  // The bit-level ops: permute, three-input logic, field extract and insert, counts and reversal, abs.
+  void bitwise(const Instr& in) {
+    const auto& ops = in.operands;
+    switch (in.op) {
       case Op::prmt: {
         // Bytes 0-3 of a then 4-7 of b; each selector nibble picks one (bit 3: replicate its sign bit).
         const std::uint64_t bytes = read(ops[1], Type::b32) | (read(ops[2], Type::b32) << 32);
@@ -731,12 +774,8 @@ class Thread {
         write(in, ops[0], r, in.type);
         break;
       }
-      default: {
-        const Type t = in.op == Op::mul && in.mul == MulMode::wide     ? (isSigned(in.type) ? Type::s64 : Type::u64)
-                       : (in.op == Op::mad && in.mul == MulMode::wide) ? (isSigned(in.type) ? Type::s64 : Type::u64)
-                                                                       : in.type;
-        write(in, ops[0], arithmetic(in), t);
-      }
+      default:
+        break;
     }
   }
 

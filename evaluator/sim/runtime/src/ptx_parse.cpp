@@ -480,42 +480,9 @@ class Parser {
       typed(in, mods, {});
       need(in, 2);
     } else if (base == "cvt") {
-      in.op = Op::cvt;
-      std::vector<Type> types;
-      for (std::string_view m : mods) {
-        if (auto t = typeNamed(m))
-          types.push_back(*t);
-        else if (auto r = roundingNamed(m))
-          in.rounding = *r;
-        else if (m == "sat")
-          in.sat = true;
-        else if (m != "ftz")
-          unsupported(in.text, "modifier ." + std::string(m));
-      }
-      if (types.size() != 2) unsupported(in.text, "cvt needs a destination and a source type");
-      in.type = types[0];
-      in.type2 = types[1];
-      const bool pair = in.type == Type::f16x2 || in.type == Type::bf16x2;
-      if (pair && in.type2 != Type::f32) unsupported(in.text, "packing from anything but .f32");
-      if (in.type == Type::pred || in.type2 == Type::pred || in.type2 == Type::f16x2 || in.type2 == Type::bf16x2) unsupported(in.text, "type");
-      if (in.type == Type::tf32 && in.type2 != Type::f32) unsupported(in.text, "type");
-      need(in, pair ? 3 : 2);
+      decodeCvt(mods, in);
     } else if (base == "cvta") {
-      in.op = Op::cvta;
-      for (std::string_view m : mods) {
-        if (m == "to")
-          in.toSpace = true;
-        else if (m == "shared" || m == "shared::cta")
-          in.space = Space::shared;
-        else if (m == "global")
-          in.space = Space::global;
-        else if (m == "u32" || m == "u64")
-          in.type = *typeNamed(m);
-        else
-          unsupported(in.text, "modifier ." + std::string(m));
-      }
-      if (in.type == Type::none || in.space == Space::generic) unsupported(in.text, "cvta needs a state space and a type");
-      need(in, 2);
+      decodeCvta(mods, in);
     } else if (base == "ld" || base == "ldu") {
       in.op = Op::ld;
       memory(in, mods, true);
@@ -523,136 +490,21 @@ class Parser {
       in.op = Op::st;
       memory(in, mods, false);
     } else if (base == "shfl") {
-      in.op = Op::shfl;
-      if (mods.size() != 3 || mods[0] != "sync" || mods[2] != "b32") unsupported(in.text, "only shfl.sync.<mode>.b32 is");
-      static const std::map<std::string_view, ShflMode> kModes = {
-          {"up", ShflMode::up}, {"down", ShflMode::down}, {"bfly", ShflMode::bfly}, {"idx", ShflMode::idx}};
-      auto it = kModes.find(mods[1]);
-      if (it == kModes.end()) unsupported(in.text, "shuffle mode");
-      in.shfl = it->second;
-      in.type = Type::b32;
-      need(in, 5);
-      program_.collectives = true;
+      decodeShfl(mods, in);
     } else if (base == "bar" || base == "barrier") {
-      std::erase_if(mods, [](std::string_view m) { return m == "cta" || m == "aligned"; });
-      if (mods.size() == 2 && mods[0] == "warp" && mods[1] == "sync") {
-        in.op = Op::bar_warp;
-        need(in, 1);
-      } else if (mods.size() == 1 && mods[0] == "sync") {
-        in.op = Op::bar;
-        if (in.operands.size() == 2) unsupported(in.text, "a thread count: a barrier for part of the block");
-        need(in, 1);
-      } else {
-        unsupported(in.text, "only bar.sync, barrier.sync and bar.warp.sync are");
-      }
-      program_.collectives = true;
+      decodeBarrier(mods, in);
     } else if (base == "cp") {
-      if (mods.empty() || mods[0] != "async") unsupported(in.text);
-      if (mods.size() == 2 && mods[1] == "commit_group") {
-        in.op = Op::cp_commit;
-        need(in, 0);
-      } else if (mods.size() == 2 && mods[1] == "wait_group") {
-        in.op = Op::cp_wait_group;
-        need(in, 1);
-      } else if (mods.size() == 2 && mods[1] == "wait_all") {
-        in.op = Op::cp_wait_all;
-        need(in, 0);
-      } else if (mods.size() >= 4 && (mods[1] == "ca" || mods[1] == "cg") && (mods[2] == "shared" || mods[2] == "shared::cta") &&
-                 mods[3] == "global") {
-        in.op = Op::cp_async;
-        in.cacheAll = mods[1] == "ca";
-        for (std::size_t i = 4; i < mods.size(); ++i) {
-          if (mods[i] != "L2::64B" && mods[i] != "L2::128B" && mods[i] != "L2::256B") unsupported(in.text, "modifier ." + std::string(mods[i]));
-        }
-        if (in.operands.size() < 3 || in.operands.size() > 4) unsupported(in.text, "operands");
-        if (in.operands[0].kind != Operand::Kind::address || in.operands[1].kind != Operand::Kind::address) unsupported(in.text, "addresses");
-        in.ignoreSrc = in.operands.size() == 4 && isPredicate(in.operands[3]);
-      } else {
-        unsupported(in.text, "of cp.async, only .ca/.cg.shared.global copies, commit_group, wait_group and wait_all are");
-      }
+      decodeCopyAsync(mods, in);
     } else if (base == "atom" || base == "red") {
-      in.op = base == "atom" ? Op::atom : Op::red;
-      static const std::map<std::string_view, AtomicOp> kOps = {
-          {"add", AtomicOp::add},  {"min", AtomicOp::min}, {"max", AtomicOp::max},  {"exch", AtomicOp::exch}, {"cas", AtomicOp::cas},
-          {"and", AtomicOp::and_}, {"or", AtomicOp::or_},  {"xor", AtomicOp::xor_}, {"inc", AtomicOp::inc},   {"dec", AtomicOp::dec}};
-      bool haveOp = false;
-      for (std::string_view m : mods) {
-        if (auto t = typeNamed(m)) {
-          in.type = *t;
-        } else if (auto it = kOps.find(m); it != kOps.end()) {
-          in.atomic = it->second;
-          haveOp = true;
-        } else if (m == "global") {
-          in.space = Space::global;
-        } else if (m == "shared" || m == "shared::cta") {
-          in.space = Space::shared;
-        } else if (m != "relaxed" && m != "acquire" && m != "release" && m != "acq_rel" && m != "cta" && m != "gpu" && m != "sys") {
-          unsupported(in.text, "modifier ." + std::string(m));
-        }
-      }
-      const int w = bitsOf(in.type);
-      if (!haveOp || (w != 32 && w != 64) || in.type == Type::f16x2 || in.type == Type::bf16x2 || in.type == Type::tf32) unsupported(in.text, "type");
-      if (isFloat(in.type) && in.atomic != AtomicOp::add && in.atomic != AtomicOp::min && in.atomic != AtomicOp::max && in.atomic != AtomicOp::exch) {
-        unsupported(in.text, "operation on a floating-point type");
-      }
-      const std::size_t operands = (in.op == Op::atom ? 3 : 2) + (in.atomic == AtomicOp::cas ? 1 : 0);
-      need(in, operands);
-      if (in.op == Op::red && in.atomic == AtomicOp::cas) unsupported(in.text, "red.cas");
-      if (in.operands[in.op == Op::atom ? 1 : 0].kind != Operand::Kind::address) unsupported(in.text, "the address must be written [...]");
+      decodeAtomic(base, mods, in);
     } else if (base == "stmatrix" || base == "ldmatrix") {
       in.op = base == "stmatrix" ? Op::stmatrix : Op::ldmatrix;
       matrixMove(in, mods, base);
     } else if (base == "mma") {
-      in.op = Op::mma;
-      const std::string rest = [&] {
-        std::string r;
-        for (std::string_view m : mods) r += "." + std::string(m);
-        return r;
-      }();
-      static const std::map<std::string, std::array<Type, 4>> kForms = {
-          {".sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", {Type::f32, Type::f16, Type::f32, Type::none}},
-          {".sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", {Type::f32, Type::bf16, Type::f32, Type::none}},
-          {".sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", {Type::f16, Type::f16, Type::f16, Type::none}},
-          {".sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", {Type::f32, Type::f16, Type::f32, Type::none}},
-          {".sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32", {Type::f32, Type::bf16, Type::f32, Type::none}},
-          {".sync.aligned.m16n8k8.row.col.f16.f16.f16.f16", {Type::f16, Type::f16, Type::f16, Type::none}}};
-      auto it = kForms.find(rest);
-      if (it == kForms.end()) unsupported(in.text, "of mma.sync, only m16n8k16 and m16n8k8 .row.col with f16/bf16 inputs are");
-      in.type = it->second[0];
-      in.type2 = it->second[1];
-      in.type3 = it->second[2];
-      in.k = rest.find("m16n8k16") != std::string::npos ? 16 : 8;
-      need(in, 4);
-      const std::size_t dRegs = in.type == Type::f32 ? 4 : 2, aRegs = in.k == 16 ? 4 : 2, bRegs = in.k == 16 ? 2 : 1;
-      const std::size_t expected[4] = {dRegs, aRegs, bRegs, dRegs};
-      for (int i = 0; i < 4; ++i) {
-        const Operand& o = in.operands[i];
-        if (o.kind != Operand::Kind::vector || o.elements.size() != expected[i]) unsupported(in.text, "fragment register counts");
-      }
-      program_.collectives = true;
+      decodeMma(mods, in);
     } else if (base == "add" || base == "sub" || base == "min" || base == "max" || base == "and" || base == "or" || base == "xor" || base == "shl" ||
                base == "shr" || base == "neg" || base == "not" || base == "fma" || base == "mad" || base == "mul") {
-      static const std::map<std::string_view, Op> kOps = {{"add", Op::add},  {"sub", Op::sub},  {"min", Op::min}, {"max", Op::max}, {"and", Op::and_},
-                                                          {"or", Op::or_},   {"xor", Op::xor_}, {"shl", Op::shl}, {"shr", Op::shr}, {"neg", Op::neg},
-                                                          {"not", Op::not_}, {"fma", Op::fma},  {"mad", Op::mad}, {"mul", Op::mul}};
-      in.op = kOps.at(base);
-      for (std::string_view m : mods) {
-        if (m == "lo")
-          in.mul = MulMode::lo;
-        else if (m == "hi")
-          in.mul = MulMode::hi;
-        else if (m == "wide")
-          in.mul = MulMode::wide;
-        else if (auto r = roundingNamed(m); r && (*r == Rounding::rn))
-          in.rounding = *r;
-      }
-      typed(in, mods, {"lo", "hi", "wide", "rn", "ftz"});
-      if (in.type == Type::f16 || in.type == Type::bf16 || in.type == Type::f16x2 || in.type == Type::bf16x2 || in.type == Type::tf32)
-        unsupported(in.text, "type");
-      if ((in.op == Op::mul || in.op == Op::mad) && in.mul != MulMode::lo && isFloat(in.type)) unsupported(in.text, "modifier");
-      if (in.op == Op::mad && isFloat(in.type)) in.op = Op::fma;
-      const std::size_t sources = (in.op == Op::neg || in.op == Op::not_) ? 1 : (in.op == Op::fma || in.op == Op::mad) ? 3 : 2;
-      need(in, sources + 1);
+      decodeArithmetic(base, mods, in);
     } else if (base == "setp") {
       in.op = Op::setp;
       static const std::map<std::string_view, Cmp> kCmp = {{"eq", Cmp::eq}, {"ne", Cmp::ne}, {"lt", Cmp::lt}, {"le", Cmp::le}, {"gt", Cmp::gt},
@@ -707,6 +559,193 @@ class Parser {
     } else {
       unsupported(in.text);
     }
+  }
+
+  // cvt: a destination and a source type, rounding, saturation.
+  void decodeCvt(std::vector<std::string_view>& mods, Instr& in) {
+    in.op = Op::cvt;
+    std::vector<Type> types;
+    for (std::string_view m : mods) {
+      if (auto t = typeNamed(m))
+        types.push_back(*t);
+      else if (auto r = roundingNamed(m))
+        in.rounding = *r;
+      else if (m == "sat")
+        in.sat = true;
+      else if (m != "ftz")
+        unsupported(in.text, "modifier ." + std::string(m));
+    }
+    if (types.size() != 2) unsupported(in.text, "cvt needs a destination and a source type");
+    in.type = types[0];
+    in.type2 = types[1];
+    const bool pair = in.type == Type::f16x2 || in.type == Type::bf16x2;
+    if (pair && in.type2 != Type::f32) unsupported(in.text, "packing from anything but .f32");
+    if (in.type == Type::pred || in.type2 == Type::pred || in.type2 == Type::f16x2 || in.type2 == Type::bf16x2) unsupported(in.text, "type");
+    if (in.type == Type::tf32 && in.type2 != Type::f32) unsupported(in.text, "type");
+    need(in, pair ? 3 : 2);
+  }
+
+  // cvta: between generic and a state space.
+  void decodeCvta(std::vector<std::string_view>& mods, Instr& in) {
+    in.op = Op::cvta;
+    for (std::string_view m : mods) {
+      if (m == "to")
+        in.toSpace = true;
+      else if (m == "shared" || m == "shared::cta")
+        in.space = Space::shared;
+      else if (m == "global")
+        in.space = Space::global;
+      else if (m == "u32" || m == "u64")
+        in.type = *typeNamed(m);
+      else
+        unsupported(in.text, "modifier ." + std::string(m));
+    }
+    if (in.type == Type::none || in.space == Space::generic) unsupported(in.text, "cvta needs a state space and a type");
+    need(in, 2);
+  }
+
+  // shfl.sync.<mode>.b32 only.
+  void decodeShfl(std::vector<std::string_view>& mods, Instr& in) {
+    in.op = Op::shfl;
+    if (mods.size() != 3 || mods[0] != "sync" || mods[2] != "b32") unsupported(in.text, "only shfl.sync.<mode>.b32 is");
+    static const std::map<std::string_view, ShflMode> kModes = {
+        {"up", ShflMode::up}, {"down", ShflMode::down}, {"bfly", ShflMode::bfly}, {"idx", ShflMode::idx}};
+    auto it = kModes.find(mods[1]);
+    if (it == kModes.end()) unsupported(in.text, "shuffle mode");
+    in.shfl = it->second;
+    in.type = Type::b32;
+    need(in, 5);
+    program_.collectives = true;
+  }
+
+  // bar.sync and barrier.sync (the whole block) and bar.warp.sync.
+  void decodeBarrier(std::vector<std::string_view>& mods, Instr& in) {
+    std::erase_if(mods, [](std::string_view m) { return m == "cta" || m == "aligned"; });
+    if (mods.size() == 2 && mods[0] == "warp" && mods[1] == "sync") {
+      in.op = Op::bar_warp;
+      need(in, 1);
+    } else if (mods.size() == 1 && mods[0] == "sync") {
+      in.op = Op::bar;
+      if (in.operands.size() == 2) unsupported(in.text, "a thread count: a barrier for part of the block");
+      need(in, 1);
+    } else {
+      unsupported(in.text, "only bar.sync, barrier.sync and bar.warp.sync are");
+    }
+    program_.collectives = true;
+  }
+
+  // cp.async and its commit/wait groups.
+  void decodeCopyAsync(std::vector<std::string_view>& mods, Instr& in) {
+    if (mods.empty() || mods[0] != "async") unsupported(in.text);
+    if (mods.size() == 2 && mods[1] == "commit_group") {
+      in.op = Op::cp_commit;
+      need(in, 0);
+    } else if (mods.size() == 2 && mods[1] == "wait_group") {
+      in.op = Op::cp_wait_group;
+      need(in, 1);
+    } else if (mods.size() == 2 && mods[1] == "wait_all") {
+      in.op = Op::cp_wait_all;
+      need(in, 0);
+    } else if (mods.size() >= 4 && (mods[1] == "ca" || mods[1] == "cg") && (mods[2] == "shared" || mods[2] == "shared::cta") && mods[3] == "global") {
+      in.op = Op::cp_async;
+      in.cacheAll = mods[1] == "ca";
+      for (std::size_t i = 4; i < mods.size(); ++i) {
+        if (mods[i] != "L2::64B" && mods[i] != "L2::128B" && mods[i] != "L2::256B") unsupported(in.text, "modifier ." + std::string(mods[i]));
+      }
+      if (in.operands.size() < 3 || in.operands.size() > 4) unsupported(in.text, "operands");
+      if (in.operands[0].kind != Operand::Kind::address || in.operands[1].kind != Operand::Kind::address) unsupported(in.text, "addresses");
+      in.ignoreSrc = in.operands.size() == 4 && isPredicate(in.operands[3]);
+    } else {
+      unsupported(in.text, "of cp.async, only .ca/.cg.shared.global copies, commit_group, wait_group and wait_all are");
+    }
+  }
+
+  // atom and red: a space, an operation and a type.
+  void decodeAtomic(std::string_view base, std::vector<std::string_view>& mods, Instr& in) {
+    in.op = base == "atom" ? Op::atom : Op::red;
+    static const std::map<std::string_view, AtomicOp> kOps = {
+        {"add", AtomicOp::add},  {"min", AtomicOp::min}, {"max", AtomicOp::max},  {"exch", AtomicOp::exch}, {"cas", AtomicOp::cas},
+        {"and", AtomicOp::and_}, {"or", AtomicOp::or_},  {"xor", AtomicOp::xor_}, {"inc", AtomicOp::inc},   {"dec", AtomicOp::dec}};
+    bool haveOp = false;
+    for (std::string_view m : mods) {
+      if (auto t = typeNamed(m)) {
+        in.type = *t;
+      } else if (auto it = kOps.find(m); it != kOps.end()) {
+        in.atomic = it->second;
+        haveOp = true;
+      } else if (m == "global") {
+        in.space = Space::global;
+      } else if (m == "shared" || m == "shared::cta") {
+        in.space = Space::shared;
+      } else if (m != "relaxed" && m != "acquire" && m != "release" && m != "acq_rel" && m != "cta" && m != "gpu" && m != "sys") {
+        unsupported(in.text, "modifier ." + std::string(m));
+      }
+    }
+    const int w = bitsOf(in.type);
+    if (!haveOp || (w != 32 && w != 64) || in.type == Type::f16x2 || in.type == Type::bf16x2 || in.type == Type::tf32) unsupported(in.text, "type");
+    if (isFloat(in.type) && in.atomic != AtomicOp::add && in.atomic != AtomicOp::min && in.atomic != AtomicOp::max && in.atomic != AtomicOp::exch) {
+      unsupported(in.text, "operation on a floating-point type");
+    }
+    const std::size_t operands = (in.op == Op::atom ? 3 : 2) + (in.atomic == AtomicOp::cas ? 1 : 0);
+    need(in, operands);
+    if (in.op == Op::red && in.atomic == AtomicOp::cas) unsupported(in.text, "red.cas");
+    if (in.operands[in.op == Op::atom ? 1 : 0].kind != Operand::Kind::address) unsupported(in.text, "the address must be written [...]");
+  }
+
+  // mma.sync: the shapes and types the simulator computes.
+  void decodeMma(std::vector<std::string_view>& mods, Instr& in) {
+    in.op = Op::mma;
+    const std::string rest = [&] {
+      std::string r;
+      for (std::string_view m : mods) r += "." + std::string(m);
+      return r;
+    }();
+    static const std::map<std::string, std::array<Type, 4>> kForms = {
+        {".sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", {Type::f32, Type::f16, Type::f32, Type::none}},
+        {".sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", {Type::f32, Type::bf16, Type::f32, Type::none}},
+        {".sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", {Type::f16, Type::f16, Type::f16, Type::none}},
+        {".sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", {Type::f32, Type::f16, Type::f32, Type::none}},
+        {".sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32", {Type::f32, Type::bf16, Type::f32, Type::none}},
+        {".sync.aligned.m16n8k8.row.col.f16.f16.f16.f16", {Type::f16, Type::f16, Type::f16, Type::none}}};
+    auto it = kForms.find(rest);
+    if (it == kForms.end()) unsupported(in.text, "of mma.sync, only m16n8k16 and m16n8k8 .row.col with f16/bf16 inputs are");
+    in.type = it->second[0];
+    in.type2 = it->second[1];
+    in.type3 = it->second[2];
+    in.k = rest.find("m16n8k16") != std::string::npos ? 16 : 8;
+    need(in, 4);
+    const std::size_t dRegs = in.type == Type::f32 ? 4 : 2, aRegs = in.k == 16 ? 4 : 2, bRegs = in.k == 16 ? 2 : 1;
+    const std::size_t expected[4] = {dRegs, aRegs, bRegs, dRegs};
+    for (int i = 0; i < 4; ++i) {
+      const Operand& o = in.operands[i];
+      if (o.kind != Operand::Kind::vector || o.elements.size() != expected[i]) unsupported(in.text, "fragment register counts");
+    }
+    program_.collectives = true;
+  }
+
+  // The arithmetic and logic ops: one table of names, a type, rounding and saturation.
+  void decodeArithmetic(std::string_view base, std::vector<std::string_view>& mods, Instr& in) {
+    static const std::map<std::string_view, Op> kOps = {{"add", Op::add},  {"sub", Op::sub},  {"min", Op::min}, {"max", Op::max}, {"and", Op::and_},
+                                                        {"or", Op::or_},   {"xor", Op::xor_}, {"shl", Op::shl}, {"shr", Op::shr}, {"neg", Op::neg},
+                                                        {"not", Op::not_}, {"fma", Op::fma},  {"mad", Op::mad}, {"mul", Op::mul}};
+    in.op = kOps.at(base);
+    for (std::string_view m : mods) {
+      if (m == "lo")
+        in.mul = MulMode::lo;
+      else if (m == "hi")
+        in.mul = MulMode::hi;
+      else if (m == "wide")
+        in.mul = MulMode::wide;
+      else if (auto r = roundingNamed(m); r && (*r == Rounding::rn))
+        in.rounding = *r;
+    }
+    typed(in, mods, {"lo", "hi", "wide", "rn", "ftz"});
+    if (in.type == Type::f16 || in.type == Type::bf16 || in.type == Type::f16x2 || in.type == Type::bf16x2 || in.type == Type::tf32)
+      unsupported(in.text, "type");
+    if ((in.op == Op::mul || in.op == Op::mad) && in.mul != MulMode::lo && isFloat(in.type)) unsupported(in.text, "modifier");
+    if (in.op == Op::mad && isFloat(in.type)) in.op = Op::fma;
+    const std::size_t sources = (in.op == Op::neg || in.op == Op::not_) ? 1 : (in.op == Op::fma || in.op == Op::mad) ? 3 : 2;
+    need(in, sources + 1);
   }
 
   Program& program_;

@@ -11,6 +11,120 @@ namespace cuset_sim {
 
 namespace detail {
 
+namespace {
+
+bool inGroup(unsigned group, int lane) { return lane >= 0 && lane < 32 && (group & (1u << lane)); }
+
+// A reduction (__reduce_*_sync) over the group's 32-bit values, in lane order.
+std::uint64_t reduceWarp(WarpOp op, const std::uint64_t (&values)[32], unsigned group) {
+  std::uint64_t reduced = 0;
+  auto in = [&](int lane) { return inGroup(group, lane); };
+  bool init = false;
+  for (int lane = 0; lane < 32; ++lane) {
+    if (!in(lane)) continue;
+    const auto u = static_cast<std::uint32_t>(values[lane]);
+    const auto s = static_cast<std::int32_t>(u);
+    if (!init) {
+      reduced = u;
+      init = true;
+      continue;
+    }
+    const auto r = static_cast<std::uint32_t>(reduced);
+    switch (op) {
+      case WarpOp::reduce_add:
+        reduced = static_cast<std::uint32_t>(r + u);
+        break;
+      case WarpOp::reduce_min:
+        reduced = std::min(r, u);
+        break;
+      case WarpOp::reduce_max:
+        reduced = std::max(r, u);
+        break;
+      case WarpOp::reduce_min_signed:
+        reduced = static_cast<std::uint32_t>(std::min(static_cast<std::int32_t>(r), s));
+        break;
+      case WarpOp::reduce_max_signed:
+        reduced = static_cast<std::uint32_t>(std::max(static_cast<std::int32_t>(r), s));
+        break;
+      case WarpOp::reduce_and:
+        reduced = r & u;
+        break;
+      case WarpOp::reduce_or:
+        reduced = r | u;
+        break;
+      case WarpOp::reduce_xor:
+        reduced = r ^ u;
+        break;
+      default:
+        break;
+    }
+  }
+  return reduced;
+}
+
+// What one lane of the group gets back from the collective it waited in.
+WarpResult laneResult(const Lane& l, int lane, const std::uint64_t (&values)[32], unsigned group, unsigned ballot, unsigned matchAll,
+                      std::uint64_t reduced) {
+  auto in = [&](int src) { return inGroup(group, src); };
+  const int width = (l.width >= 1 && l.width <= 32) ? l.width : 32;
+  const int base = lane - lane % width;
+  std::uint64_t v = values[lane];
+  int predicate = 0;
+  auto from = [&](int src) { return in(src) ? values[src] : values[lane]; };
+  switch (l.op) {
+    case WarpOp::sync:
+    case WarpOp::wmma_load:
+    case WarpOp::wmma_store:
+    case WarpOp::wmma_mma:
+      break;
+    case WarpOp::ptx_shfl:
+    case WarpOp::ptx_ldmatrix:
+    case WarpOp::ptx_mma:
+      break;
+    case WarpOp::shfl_idx:
+      v = from(base + ((l.arg % width) + width) % width);
+      break;
+    case WarpOp::shfl_up:
+      v = lane - l.arg >= base ? from(lane - l.arg) : values[lane];
+      break;
+    case WarpOp::shfl_down:
+      v = lane + l.arg < base + width ? from(lane + l.arg) : values[lane];
+      break;
+    case WarpOp::shfl_xor:
+      v = ((lane ^ l.arg) >= base && (lane ^ l.arg) < base + width) ? from(lane ^ l.arg) : values[lane];
+      break;
+    case WarpOp::ballot:
+      v = ballot;
+      break;
+    case WarpOp::any:
+      predicate = ballot != 0;
+      v = predicate;
+      break;
+    case WarpOp::all:
+      predicate = ballot == group;
+      v = predicate;
+      break;
+    case WarpOp::match_any: {
+      unsigned m = 0;
+      for (int j = 0; j < 32; ++j) {
+        if (in(j) && values[j] == values[lane]) m |= 1u << j;
+      }
+      v = m;
+      break;
+    }
+    case WarpOp::match_all:
+      predicate = static_cast<int>(matchAll);
+      v = matchAll ? group : 0;
+      break;
+    default:
+      v = reduced;
+      break;
+  }
+  return WarpResult{v, predicate};
+}
+
+}  // namespace
+
 bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& leader, std::vector<Lane*>& wake) {
   const unsigned myBit = 1u << leader.ctx.lane;
   if ((leader.mask & myBit) == 0) {
@@ -51,7 +165,7 @@ bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& le
       return false;
     }
   }
-  auto in = [&](int lane) { return lane >= 0 && lane < 32 && (group & (1u << lane)); };
+  auto in = [&](int lane) { return inGroup(group, lane); };
   unsigned ballot = 0, matchAll = 1;
   std::uint64_t first_value = 0;
   bool haveFirst = false;
@@ -65,108 +179,12 @@ bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& le
       matchAll = 0;
     }
   }
-  std::uint64_t reduced = 0;
-  {
-    bool init = false;
-    for (int lane = 0; lane < 32; ++lane) {
-      if (!in(lane)) continue;
-      const auto u = static_cast<std::uint32_t>(values[lane]);
-      const auto s = static_cast<std::int32_t>(u);
-      if (!init) {
-        reduced = u;
-        init = true;
-        continue;
-      }
-      const auto r = static_cast<std::uint32_t>(reduced);
-      switch (leader.op) {
-        case WarpOp::reduce_add:
-          reduced = static_cast<std::uint32_t>(r + u);
-          break;
-        case WarpOp::reduce_min:
-          reduced = std::min(r, u);
-          break;
-        case WarpOp::reduce_max:
-          reduced = std::max(r, u);
-          break;
-        case WarpOp::reduce_min_signed:
-          reduced = static_cast<std::uint32_t>(std::min(static_cast<std::int32_t>(r), s));
-          break;
-        case WarpOp::reduce_max_signed:
-          reduced = static_cast<std::uint32_t>(std::max(static_cast<std::int32_t>(r), s));
-          break;
-        case WarpOp::reduce_and:
-          reduced = r & u;
-          break;
-        case WarpOp::reduce_or:
-          reduced = r | u;
-          break;
-        case WarpOp::reduce_xor:
-          reduced = r ^ u;
-          break;
-        default:
-          break;
-      }
-    }
-  }
+  const std::uint64_t reduced = reduceWarp(leader.op, values, group);
   for (std::size_t i = first; i < last; ++i) {
     Lane& l = lanes_[i];
     const int lane = static_cast<int>(l.ctx.lane);
     if (!in(lane)) continue;
-    const int width = (l.width >= 1 && l.width <= 32) ? l.width : 32;
-    const int base = lane - lane % width;
-    std::uint64_t v = values[lane];
-    int predicate = 0;
-    auto from = [&](int src) { return in(src) ? values[src] : values[lane]; };
-    switch (l.op) {
-      case WarpOp::sync:
-      case WarpOp::wmma_load:
-      case WarpOp::wmma_store:
-      case WarpOp::wmma_mma:
-        break;
-      case WarpOp::ptx_shfl:
-      case WarpOp::ptx_ldmatrix:
-      case WarpOp::ptx_mma:
-        break;
-      case WarpOp::shfl_idx:
-        v = from(base + ((l.arg % width) + width) % width);
-        break;
-      case WarpOp::shfl_up:
-        v = lane - l.arg >= base ? from(lane - l.arg) : values[lane];
-        break;
-      case WarpOp::shfl_down:
-        v = lane + l.arg < base + width ? from(lane + l.arg) : values[lane];
-        break;
-      case WarpOp::shfl_xor:
-        v = ((lane ^ l.arg) >= base && (lane ^ l.arg) < base + width) ? from(lane ^ l.arg) : values[lane];
-        break;
-      case WarpOp::ballot:
-        v = ballot;
-        break;
-      case WarpOp::any:
-        predicate = ballot != 0;
-        v = predicate;
-        break;
-      case WarpOp::all:
-        predicate = ballot == group;
-        v = predicate;
-        break;
-      case WarpOp::match_any: {
-        unsigned m = 0;
-        for (int j = 0; j < 32; ++j) {
-          if (in(j) && values[j] == values[lane]) m |= 1u << j;
-        }
-        v = m;
-        break;
-      }
-      case WarpOp::match_all:
-        predicate = static_cast<int>(matchAll);
-        v = matchAll ? group : 0;
-        break;
-      default:
-        v = reduced;
-        break;
-    }
-    l.warpResult = WarpResult{v, predicate};
+    l.warpResult = laneResult(l, lane, values, group, ballot, matchAll, reduced);
     l.state = Lane::State::ready;
     wake.push_back(&l);
   }

@@ -16,7 +16,7 @@
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/results/eval_result.hpp"
 #include "cuset/evaluator/sandbox/sandbox.hpp"
-#include "cuset/evaluator/sim/sim_backend.hpp"
+#include "cuset/evaluator/sim_backend/sim_backend.hpp"
 #include "cuset/evaluator/translate/kernelbench_translator.hpp"
 
 namespace cuset {

@@ -1,4 +1,4 @@
-#include "cuset/evaluator/sim/sim_backend.hpp"
+#include "cuset/evaluator/sim_backend/sim_backend.hpp"
 
 #include <fmt/format.h>
 
