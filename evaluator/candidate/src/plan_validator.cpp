@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "cuset/evaluator/candidate/launch_plan.hpp"
@@ -91,10 +92,8 @@ PlanBuffers problemBuffers(const Problem& problem, const SizeBindings& sizes) {
   PlanBuffers out;
   for (const auto* list : {&problem.inputs, &problem.outputs}) {
     for (const auto& t : *list) {
-      const auto shape = evaluateShape(t, sizes);  // the problem's own shapes: checked when it was loaded
-      std::int64_t numel = 1;
-      for (const auto d : *shape) numel *= d;
-      out[t.name] = {t.dtype, numel};
+      // The problem's own shapes and sizes: checked when it was loaded.
+      out[t.name] = {t.dtype, *elementCount(*evaluateShape(t, sizes))};
     }
   }
   return out;
@@ -102,17 +101,10 @@ PlanBuffers problemBuffers(const Problem& problem, const SizeBindings& sizes) {
 
 std::optional<PlanViolation> validatePlan(const LaunchPlan& plan, PlanBuffers buffers) {
   for (const auto& s : plan.scratch) {
-    std::int64_t numel = 1;
-    for (const auto d : s.shape) {
-      if (d < 1) {
-        numel = 0;
-        break;
-      }
-      if (__builtin_mul_overflow(numel, d, &numel)) {
-        numel = std::numeric_limits<std::int64_t>::max();  // absurd: checkBufferSize says so
-        break;
-      }
-    }
+    const auto count = elementCount(s.shape);
+    const bool empty = std::ranges::any_of(s.shape, [](std::int64_t d) { return d < 1; });
+    // An element count that overflows is absurd, which checkBufferSize says.
+    const std::int64_t numel = empty ? 0 : count ? *count : std::numeric_limits<std::int64_t>::max();
     if (auto v = checkBufferSize(s.name, s.dtype, numel)) return v;
     buffers[s.name] = {s.dtype, numel};
   }

@@ -53,7 +53,12 @@ class Converter {
  public:
   Converter(const nlohmann::json& recorded, const Problem& problem, const SizeSet& set, const MemoryBudget& budget,
             std::optional<PlanRefusal>* standing)
-      : recorded_(recorded), problem_(problem), set_(set), budget_(budget), standing_(standing) {}
+      : recorded_(recorded),
+        problem_(problem),
+        set_(set),
+        budget_(budget),
+        standing_(standing),
+        problemBuffers_(problemBuffers(problem, set.sizes)) {}
 
   LaunchPlan run() {
     // The recorder found two steps on two streams that nothing orders: whatever order a GPU happened to
@@ -68,7 +73,7 @@ class Converter {
       if (b.role == "scratch") plan.scratch.push_back({b.name, b.dtype, {b.numel}, b.zeroed});
       if (b.role == "output" && b.zeroed) plan.zeroedOutputs.push_back(b.name);
     }
-    refuseIf(validatePlan(plan, problemBuffers(problem_, set_.sizes)));
+    refuseIf(validatePlan(plan, problemBuffers_));
     return plan;
   }
 
@@ -77,9 +82,7 @@ class Converter {
     std::map<std::string, const TensorSpec*> inputs;
     for (const auto& t : problem_.inputs) inputs[t.name] = &t;
     std::int64_t problemBytes = 0, scratchBytes = 0;
-    for (const auto* list : {&problem_.inputs, &problem_.outputs}) {
-      for (const auto& t : *list) problemBytes += product(*evaluateShape(t, set_.sizes)) * static_cast<std::int64_t>(dtypeSize(t.dtype));
-    }
+    for (const auto& [name, b] : problemBuffers_) problemBytes += b.bytes();
     for (const auto& j : recorded_.at("buffers")) {
       Buffer b;
       b.name = j.at("name").get<std::string>();
@@ -92,7 +95,7 @@ class Converter {
       refuseIf(checkBufferSize(b.name, b.dtype, b.numel), "the recording's ");
       if (b.role == "input") {
         const auto it = inputs.find(b.name);
-        if (it == inputs.end() || it->second->dtype != b.dtype || product(*evaluateShape(*it->second, set_.sizes)) != b.numel) {
+        if (it == inputs.end() || it->second->dtype != b.dtype || problemBuffers_.at(b.name).numel != b.numel) {
           refuse(Verdict::invalid_submission, fmt::format("the recording's input '{}' is not the problem's", b.name));
         }
       } else if (b.role == "scratch") {
@@ -270,6 +273,7 @@ class Converter {
   std::optional<PlanRefusal>* standing_;
   std::map<std::string, Buffer> buffers_;  // by the recording's name
   PlanBuffers views_;                      // the same, as the validator reads them
+  const PlanBuffers problemBuffers_;       // the problem's inputs and outputs at these sizes
   std::vector<PlanStep> outputCopies_;
 };
 
