@@ -3,7 +3,7 @@
 
 Checks, for every file under evaluator/:
   - it includes another stage's header only when that stage is allowed below it in STAGE_USES;
-  - only problem/src/torch_reference.cpp and problem/src/library_call.cpp include LibTorch;
+  - only problem/src/torch_reference.cpp and candidate/src/library_call.cpp include LibTorch;
   - the simulator runtime (evaluator/sim/) includes no header of the project outside itself;
   - no folder holds more than 15 source files directly.
 Exits 1 naming every violation.
@@ -55,8 +55,8 @@ def main(root: pathlib.Path) -> int:
                 problems.append(f"{path}:{number}: stage '{stage}' may not include stage '{m.group(1)}'")
             if stage == "sim" and ANY_PROJECT.match(line):
                 problems.append(f"{path}:{number}: the simulator runtime includes nothing of the project (not even common/): it is linked into candidates")
-            if TORCH.match(line) and rel.as_posix() not in ("problem/src/torch_reference.cpp", "problem/src/library_call.cpp"):
-                problems.append(f"{path}:{number}: includes LibTorch; only problem/src/torch_reference.cpp and library_call.cpp may")
+            if TORCH.match(line) and rel.as_posix() not in ("problem/src/torch_reference.cpp", "candidate/src/library_call.cpp"):
+                problems.append(f"{path}:{number}: includes LibTorch; only problem/src/torch_reference.cpp and candidate/src/library_call.cpp may")
     for folder in sorted({p.parent for p in evaluator.rglob("*") if p.suffix in SOURCE_SUFFIXES}):
         count = sum(1 for p in folder.iterdir() if p.suffix in SOURCE_SUFFIXES)
         if count > MAX_SOURCES_PER_FOLDER:

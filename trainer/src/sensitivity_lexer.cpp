@@ -5,6 +5,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "cuset/common/cpp_lexer.hpp"
+
 namespace cuset {
 namespace {
 
@@ -21,63 +23,12 @@ struct Token {
 // nothing inside them can ever be marked.
 std::vector<Token> tokenize(std::string_view s) {
   std::vector<Token> out;
-  std::size_t i = 0;
-  bool lineStart = true;
-  while (i < s.size()) {
-    const char c = s[i];
-    if (c == '\n') {
-      lineStart = true;
-      ++i;
-      continue;
-    }
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-      continue;
-    }
-    if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
-      while (i < s.size() && s[i] != '\n') ++i;
-      continue;
-    }
-    if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-      const std::size_t close = s.find("*/", i + 2);
-      i = close == std::string_view::npos ? s.size() : close + 2;
-      continue;
-    }
-    if (c == '#' && lineStart) {  // preprocessor line (with continuations)
-      while (i < s.size() && !(s[i] == '\n' && s[i - 1] != '\\')) ++i;
-      continue;
-    }
-    lineStart = false;
-    if (c == '"' || c == '\'') {
-      ++i;
-      while (i < s.size() && s[i] != c && s[i] != '\n') i += s[i] == '\\' ? 2 : 1;
-      ++i;
-      continue;
-    }
-    const std::size_t start = i;
-    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
-      out.push_back({Token::Kind::identifier, start, i, s.substr(start, i - start)});
-    } else if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
-      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == '_' ||
-                              ((s[i] == '+' || s[i] == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E')))) {
-        ++i;
-      }
-      out.push_back({Token::Kind::number, start, i, s.substr(start, i - start)});
-    } else {
-      // Multi-character operators that matter here: <<<, >>>, ->, ::, comparisons, compound assignment.
-      static const std::string_view kOps[] = {"<<<", ">>>", "<<=", ">>=", "->", "::", "<=", ">=", "==", "!=", "&&", "||",
-                                              "+=",  "-=",  "*=",  "/=",  "%=", "&=", "|=", "^=", "++", "--", "<<", ">>"};
-      std::size_t len = 1;
-      for (std::string_view op : kOps) {
-        if (s.substr(i, op.size()) == op) {
-          len = op.size();
-          break;
-        }
-      }
-      i += len;
-      out.push_back({Token::Kind::punct, start, i, s.substr(start, len)});
-    }
+  for (const CppToken& t : lexCpp(s)) {
+    if (!t.code()) continue;
+    const Token::Kind kind = t.kind == CppToken::Kind::identifier ? Token::Kind::identifier
+                             : t.kind == CppToken::Kind::number   ? Token::Kind::number
+                                                                  : Token::Kind::punct;
+    out.push_back({kind, t.begin, t.end, t.text(s)});
   }
   return out;
 }

@@ -31,12 +31,6 @@ void pushDistinct(std::vector<std::string>& out, const std::string& s) {
   if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
 }
 
-std::string viewName(const nlohmann::json& v) {
-  const std::string buffer = v.value("buffer", "?");
-  const auto offset = v.value("offset", std::int64_t{0});
-  return offset ? fmt::format("{}+{}", buffer, offset) : buffer;
-}
-
 }  // namespace
 
 PlanArg PlanArg::pointer(std::string buffer, std::int64_t byteOffset) {
@@ -71,29 +65,6 @@ std::string PlanArg::describe() const {
   return fmt::format("{} 0x{}", type, hex);
 }
 
-std::string LibraryStep::op() const { return call.value("op", std::string("?")); }
-
-std::string LibraryStep::describe() const {
-  std::vector<std::string> args;
-  for (const auto& a : call.value("args", nlohmann::json::array())) {
-    args.push_back(a.is_object() && a.contains("tensor") ? viewName(a["tensor"]) : a.dump());
-  }
-  const nlohmann::json kwargs = call.value("kwargs", nlohmann::json::object());  // items() does not keep a temporary alive
-  for (const auto& [k, v] : kwargs.items()) {
-    args.push_back(fmt::format("{}={}", k, v.is_object() && v.contains("tensor") ? viewName(v["tensor"]) : v.dump()));
-  }
-  std::vector<std::string> outs;
-  for (const auto& o : call.value("outputs", nlohmann::json::array())) outs.push_back(viewName(o));
-  const std::string overload = call.value("overload", std::string());
-  const std::string purpose = call.value("purpose", std::string());
-  return fmt::format("{}{}({}){}{}", op(), overload.empty() ? "" : "." + overload, fmt::join(args, ", "),
-                     outs.empty() ? std::string(" (in place)") : fmt::format(" -> {}", fmt::join(outs, ", ")),
-                     purpose.empty() ? ""
-                                     : fmt::format(" [harness: {}]", purpose == "output"     ? "into the output"
-                                                                     : purpose == "constant" ? "a constant the solution made with data"
-                                                                                             : "a copy of a weight or module buffer"));
-}
-
 std::vector<std::string> LaunchPlan::kernelNames() const {
   std::vector<std::string> out;
   for (const auto& s : steps) {
@@ -120,10 +91,6 @@ std::vector<KernelStep> LaunchPlan::kernelSteps() const {
     if (s.kind == PlanStep::Kind::kernel) out.push_back(s.kernel);
   }
   return out;
-}
-
-std::size_t LaunchPlan::kernelLaunches() const {
-  return static_cast<std::size_t>(std::count_if(steps.begin(), steps.end(), [](const PlanStep& s) { return s.kind == PlanStep::Kind::kernel; }));
 }
 
 nlohmann::json LaunchPlan::toJson() const {

@@ -17,20 +17,6 @@ const PlanBuffer* find(const PlanBuffers& buffers, const std::string& name) {
   return it == buffers.end() ? nullptr : &it->second;
 }
 
-std::optional<PlanViolation> checkViews(const nlohmann::json& j, const PlanBuffers& buffers) {
-  if (j.is_array()) {
-    for (const auto& x : j) {
-      if (auto v = checkViews(x, buffers)) return v;
-    }
-  } else if (j.is_object()) {
-    if (j.contains("tensor")) return checkView(j.at("tensor"), buffers);
-    for (const auto& [key, x] : j.items()) {
-      if (auto v = checkViews(x, buffers)) return v;
-    }
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::optional<PlanViolation> checkLaunchConfiguration(std::string_view where, const std::array<std::int64_t, 3>& grid,
@@ -67,25 +53,26 @@ std::optional<PlanViolation> checkBufferSize(std::string_view name, DType dtype,
   return std::nullopt;
 }
 
-std::optional<PlanViolation> checkView(const nlohmann::json& v, const PlanBuffers& buffers) {
-  const std::string name = v.at("buffer").get<std::string>();
-  const PlanBuffer* b = find(buffers, name);
-  if (!b) return violation(PlanViolation::Kind::malformed, fmt::format("a view of an unknown buffer '{}'", name));
-  if (parseDType(v.at("dtype").get<std::string>()) != b->dtype)
-    return violation(PlanViolation::Kind::malformed, "a view's dtype is not its buffer's");
-  const auto sizes = v.at("sizes").get<std::vector<std::int64_t>>();
-  const auto strides = v.at("strides").get<std::vector<std::int64_t>>();
-  const auto offset = v.at("offset").get<std::int64_t>();
-  if (sizes.size() != strides.size() || offset < 0) return violation(PlanViolation::Kind::malformed, "a view is malformed");
-  std::int64_t last = offset;
-  for (std::size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] < 0 || strides[d] < 0) return violation(PlanViolation::Kind::malformed, "a view has a negative size or stride");
-    if (sizes[d] == 0) return std::nullopt;  // empty: nothing is touched
+std::optional<PlanViolation> checkView(const TensorView& v, const PlanBuffers& buffers) {
+  const PlanBuffer* b = find(buffers, v.buffer);
+  if (!b) return violation(PlanViolation::Kind::malformed, fmt::format("a view of an unknown buffer '{}'", v.buffer));
+  if (v.dtype != b->dtype) return violation(PlanViolation::Kind::malformed, "a view's dtype is not its buffer's");
+  if (v.sizes.size() != v.strides.size() || v.offset < 0) return violation(PlanViolation::Kind::malformed, "a view is malformed");
+  std::int64_t last = v.offset;
+  for (std::size_t d = 0; d < v.sizes.size(); ++d) {
+    if (v.sizes[d] < 0 || v.strides[d] < 0) return violation(PlanViolation::Kind::malformed, "a view has a negative size or stride");
+    if (v.sizes[d] == 0) return std::nullopt;  // empty: nothing is touched
     std::int64_t reach = 0;
-    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) || __builtin_add_overflow(last, reach, &last)) last = b->numel;
+    if (__builtin_mul_overflow(v.sizes[d] - 1, v.strides[d], &reach) || __builtin_add_overflow(last, reach, &last)) last = b->numel;
   }
-  if (last >= b->numel) return violation(PlanViolation::Kind::malformed, fmt::format("a view reaches past the end of buffer '{}'", name));
+  if (last >= b->numel) return violation(PlanViolation::Kind::malformed, fmt::format("a view reaches past the end of buffer '{}'", v.buffer));
   return std::nullopt;
+}
+
+std::optional<PlanViolation> checkView(const nlohmann::json& view, const PlanBuffers& buffers) {
+  const auto v = tensorViewFromJson(view);
+  if (!v) return violation(PlanViolation::Kind::malformed, v.error());
+  return checkView(*v, buffers);
 }
 
 PlanBuffers problemBuffers(const Problem& problem, const SizeBindings& sizes) {
@@ -114,11 +101,10 @@ std::optional<PlanViolation> validatePlan(const LaunchPlan& plan, PlanBuffers bu
                                                                   : fmt::format("step {} ({})", index, step.library.op());
     ++index;
     if (step.kind == PlanStep::Kind::library) {
-      auto v = checkViews(step.library.call.value("args", nlohmann::json()), buffers);
-      if (!v) v = checkViews(step.library.call.value("kwargs", nlohmann::json()), buffers);
-      for (const auto& out : step.library.call.value("outputs", nlohmann::json::array())) {
-        if (!v) v = checkView(out, buffers);
-      }
+      std::optional<PlanViolation> v;
+      step.library.forEachView([&](const TensorView& view) {
+        if (!v) v = checkView(view, buffers);
+      });
       if (v) return PlanViolation{v->kind, where + ": " + v->message};
       continue;
     }

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <vector>
 
+#include "cuset/common/cpp_lexer.hpp"
+
 namespace cuset {
 namespace {
 
@@ -111,45 +113,29 @@ Logical translate(std::string_view src) {
   }
   // Phase 3: comments out, literals kept.
   Logical out;
-  auto put = [&](char c, int l) {
-    out.text += c;
-    out.line.push_back(l);
-  };
-  for (std::size_t i = 0; i < s.size();) {
-    const char c = s[i];
-    if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
-      while (i < s.size() && s[i] != '\n') ++i;
-      put(' ', sl[std::min(i, sl.size() - 1)]);
-    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-      const int l = sl[i];
-      i += 2;
-      while (i + 1 < s.size() && !(s[i] == '*' && s[i + 1] == '/')) ++i;
-      i = std::min(i + 2, s.size());
-      put(' ', l);
-    } else if (c == 'R' && i + 1 < s.size() && s[i + 1] == '"' &&
-               (i == 0 || !(std::isalnum(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_'))) {
-      // R"delim( ... )delim"
-      const std::size_t open = s.find('(', i + 2);
-      if (open == std::string::npos) {
-        put(c, sl[i++]);
-        continue;
-      }
-      const std::string close = ")" + s.substr(i + 2, open - (i + 2)) + "\"";
-      const std::size_t end = s.find(close, open);
-      const std::size_t stop = end == std::string::npos ? s.size() : end + close.size();
-      for (; i < stop; ++i) put(s[i] == '\n' ? ' ' : s[i], sl[i]);  // a raw string's newlines start no directive
-    } else if (c == '"' || c == '\'') {
-      put(c, sl[i++]);
-      while (i < s.size() && s[i] != c && s[i] != '\n') {
-        if (s[i] == '\\' && i + 1 < s.size()) put(s[i], sl[i]), ++i;
-        put(s[i], sl[i]);
-        ++i;
-      }
-      if (i < s.size()) put(s[i], sl[i]), ++i;
-    } else {
-      put(c, sl[i++]);
+  out.text.reserve(s.size());
+  out.line.reserve(s.size());
+  auto copy = [&](std::size_t from, std::size_t to, bool newlinesAsSpaces) {
+    for (std::size_t k = from; k < to; ++k) {
+      out.text += newlinesAsSpaces && s[k] == '\n' ? ' ' : s[k];
+      out.line.push_back(sl[k]);
     }
+  };
+  std::size_t done = 0;
+  for (const CppToken& t : lexCpp(s, /*directiveLines=*/false)) {
+    copy(done, t.begin, false);
+    done = t.end;
+    if (t.kind == CppToken::Kind::comment) {
+      out.text += ' ';
+      out.line.push_back(sl[t.begin]);
+      continue;
+    }
+    // A raw string's newlines start no directive.
+    const std::string_view text = t.text(s);
+    const bool raw = t.kind == CppToken::Kind::literal && text.find("R\"") < text.find('"');
+    copy(t.begin, t.end, raw);
   }
+  copy(done, s.size(), false);
   return out;
 }
 

@@ -168,16 +168,6 @@ Expected<std::vector<std::string>> cubinKernelNames(std::span<const std::byte> i
   return names;
 }
 
-Expected<std::map<std::string, std::size_t>> elfSectionSizes(std::span<const std::byte> image) {
-  auto sections = elfSections(image);
-  if (!sections) return Unexpected{sections.error()};
-  std::map<std::string, std::size_t> sizes;
-  for (const Section& s : *sections) {
-    if (!s.name.empty()) sizes[s.name] = s.header.sh_size;
-  }
-  return sizes;
-}
-
 std::vector<std::string> ptxKernelNames(std::string_view ptx) {
   static const std::regex kEntry(R"(\.entry\s+([A-Za-z_$][A-Za-z0-9_$]*))");
   std::vector<std::string> names;

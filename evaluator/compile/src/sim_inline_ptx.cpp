@@ -13,15 +13,13 @@
 namespace cuset {
 namespace {
 
-using detail::identifierChar;
 using detail::lineAt;
-using detail::skipOpaque;
 
 std::size_t skipSpace(std::string_view s, std::size_t i) {
   for (;;) {
     while (i < s.size() && (std::isspace(static_cast<unsigned char>(s[i])) || (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == '\n'))) ++i;
     if (i < s.size() && (s.compare(i, 2, "//") == 0 || s.compare(i, 2, "/*") == 0)) {
-      i = skipOpaque(s, i);
+      i = skipCommentOrLiteral(s, i);
       continue;
     }
     return i;
@@ -135,7 +133,7 @@ std::optional<std::string> parenthesised(std::string_view s, std::size_t& i) {
   const std::size_t start = i + 1;
   int depth = 0;
   while (i < s.size()) {
-    const std::size_t next = skipOpaque(s, i);
+    const std::size_t next = skipCommentOrLiteral(s, i);
     if (next != i) {
       i = next;
       continue;
@@ -179,9 +177,9 @@ std::optional<std::vector<AsmOperand>> operandList(std::string_view s, std::size
 std::optional<AsmStatement> asmStatement(std::string_view s, std::size_t begin, std::size_t i) {
   AsmStatement st;
   st.begin = begin;
-  for (i = skipSpace(s, i); i < s.size() && identifierChar(s[i]); i = skipSpace(s, i)) {
+  for (i = skipSpace(s, i); i < s.size() && isCppIdentifierChar(s[i]); i = skipSpace(s, i)) {
     std::size_t j = i;
-    while (j < s.size() && identifierChar(s[j])) ++j;
+    while (j < s.size() && isCppIdentifierChar(s[j])) ++j;
     const std::string_view q = s.substr(i, j - i);
     if (q != "volatile" && q != "__volatile__" && q != "__volatile" && q != "inline") return std::nullopt;  // asm goto: labels
     i = j;
@@ -261,7 +259,7 @@ InlinePtxRewrite rewriteInlinePtx(std::string_view source) {
   bool inDefine = false;  // within a #define: its asm statements run wherever the macro is used
   bool lineStart = true;
   for (std::size_t i = 0; i < source.size();) {
-    if (const std::size_t next = skipOpaque(source, i); next != i) {
+    if (const std::size_t next = skipCommentOrLiteral(source, i); next != i) {
       i = next;
       continue;
     }
@@ -279,12 +277,12 @@ InlinePtxRewrite rewriteInlinePtx(std::string_view source) {
     if (!std::isspace(static_cast<unsigned char>(c))) lineStart = false;
     if (c == '{') ++depth;
     if (c == '}') --depth;
-    if (!identifierChar(c) || (i > 0 && identifierChar(source[i - 1]))) {
+    if (!isCppIdentifierChar(c) || (i > 0 && isCppIdentifierChar(source[i - 1]))) {
       ++i;
       continue;
     }
     std::size_t j = i;
-    while (j < source.size() && identifierChar(source[j])) ++j;
+    while (j < source.size() && isCppIdentifierChar(source[j])) ++j;
     const std::string_view word = source.substr(i, j - i);
     // Only statements in function bodies: asm at namespace scope is assembler text for the library.
     if ((depth > 0 || inDefine) && (word == "asm" || word == "__asm" || word == "__asm__")) {

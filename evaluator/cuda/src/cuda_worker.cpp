@@ -24,7 +24,7 @@
 #include "cuset/evaluator/cuda/cuda_driver.hpp"
 #include "cuset/evaluator/cuda/cupti_kernel_timer.hpp"
 #include "cuset/evaluator/cuda/nvml_clock_monitor.hpp"
-#include "cuset/evaluator/problem/library_call.hpp"
+#include "cuset/evaluator/candidate/library_call.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/problem/torch_reference.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
@@ -40,14 +40,14 @@ using detail::Event;
 using detail::GpuMeasurement;
 using detail::Module;
 
-// One step of a plan: a kernel launch, or (when `library` is an object) a LibTorch op.
+// One step of a plan: a kernel launch, or (when `library` holds one) a LibTorch op.
 struct PreparedLaunch {
   CUfunction function = nullptr;
   std::array<unsigned, 3> grid{}, block{};
   unsigned shared = 0;
   std::vector<std::array<std::max_align_t, 4>> storage;  // one slot per parameter, room for 64 bytes
   std::vector<void*> params;
-  nlohmann::json library;
+  std::optional<LibraryStep> library;
 };
 
 std::vector<unsigned char> hexBytes(const std::string& hex) {
@@ -149,7 +149,7 @@ class GpuSession {
       found = modules_.emplace(key, CachedModule{std::move(module), 0}).first;
     }
     found->second.lastUse = ++useClock_;
-    return {{"status", "ok"}, {"module", key}};
+    return {{"status", trialStatusName(TrialRun::Status::ok)}, {"module", key}};
   }
 
   // Runs the launches on the region and leaves the kernels' results in it. A timing job's payload is
@@ -182,7 +182,7 @@ class GpuSession {
     const double kernelMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     cuda_(cuda_.driver().cuMemcpyDtoH(region.data(), device.get(), regionBytes), "copying the region back");
 
-    nlohmann::json reply = {{"status", "ok"}, {"kernel_ms", kernelMs}};
+    nlohmann::json reply = {{"status", trialStatusName(TrialRun::Status::ok)}, {"kernel_ms", kernelMs}};
     if (!timed) return reply;
 
     // Timed samples: the outputs are poisoned before each one, so a sample that skips its work leaves
@@ -241,7 +241,9 @@ class GpuSession {
     for (const auto& l : launches) {
       PreparedLaunch p;
       if (l.contains("library")) {
-        p.library = l["library"];
+        auto step = libraryStepFromJson(l["library"]);  // the supervisor's own, read back
+        if (!step) throw Error("the supervisor sent a malformed library step: " + step.error());
+        p.library = std::move(*step);
         out.push_back(std::move(p));
         continue;
       }
@@ -279,8 +281,8 @@ class GpuSession {
 
   void runLaunches(std::vector<PreparedLaunch>& launches) {
     for (auto& p : launches) {
-      if (p.library.is_object()) {
-        runLibraryStep(p.library);
+      if (p.library) {
+        runLibraryStep(*p.library);
         continue;
       }
       cuda_(cuda_.driver().cuLaunchKernel(p.function, p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1], p.block[2], p.shared, stream_,
@@ -292,7 +294,7 @@ class GpuSession {
   // A library step between the kernels: LibTorch on this GPU (the primary context, which the worker
   // shares) once the kernels before it are done; where LibTorch has no CUDA, on a host copy of the
   // region (the supervisor then does not time the candidate).
-  void runLibraryStep(const nlohmann::json& call) {
+  void runLibraryStep(const LibraryStep& call) {
     const CudaDriver& d = cuda_.driver();
     cuda_(d.cuStreamSynchronize(stream_), "the kernels before a library step");
     std::string why;
@@ -305,7 +307,7 @@ class GpuSession {
       why = runLibraryCall(call, LibraryMemory{host.data()});
       cuda_(d.cuMemcpyHtoD(region_.base, host.data(), region_.bytes), "copying the region back after a library step");
     }
-    if (!why.empty()) throw CudaFailure{fmt::format("library step {} failed: {}", call.value("op", std::string("?")), why), false};
+    if (!why.empty()) throw CudaFailure{fmt::format("library step {} failed: {}", call.op(), why), false};
   }
 
   detail::MeasurementTools measurementTools(const nlohmann::json& options) {
@@ -447,7 +449,7 @@ int runCudaWorker(std::optional<int> payloadFd, std::optional<int> device) {
       if (op == "hello") {
         int count = 0;
         (**driver).cuDeviceGetCount(&count);
-        reply({{{"status", "ok"}, {"device", session->describeDevice()}, {"device_count", count}}});
+        reply({{{"status", trialStatusName(TrialRun::Status::ok)}, {"device", session->describeDevice()}, {"device_count", count}}});
       } else if (op == "load") {
         reply({session->load(request->header, request->bytes())});
       } else {
@@ -455,10 +457,10 @@ int runCudaWorker(std::optional<int> payloadFd, std::optional<int> device) {
         reply({std::move(header), std::move(request->payload), request->shared});
       }
     } catch (const CudaFailure& f) {
-      reply({{{"status", "runtime_error"}, {"message", f.message}, {"worker_exits", f.sticky}}});
+      reply({{{"status", trialStatusName(TrialRun::Status::runtimeError)}, {"message", f.message}, {"worker_exits", f.sticky}}});
       if (f.sticky) return 3;  // the context is unusable: the supervisor starts a new worker
     } catch (const std::exception& e) {
-      reply({{{"status", "harness_error"}, {"message", e.what()}}});
+      reply({{{"status", trialStatusName(TrialRun::Status::harnessError)}, {"message", e.what()}}});
     }
   }
 }

@@ -143,30 +143,16 @@ nlohmann::json launchesToJson(const std::vector<KernelStep>& launches, const Reg
   return out;
 }
 
-namespace {
-
-void resolveViews(nlohmann::json& j, const RegionLayout& layout) {
-  if (j.is_array()) {
-    for (auto& x : j) resolveViews(x, layout);
-  } else if (j.is_object()) {
-    if (j.contains("buffer") && j.contains("sizes")) {
-      const std::string name = j["buffer"].get<std::string>();
-      const BufferSlot* slot = layout.find(name);
-      if (!slot) throw makeError("library step: no buffer '{}' in the device region", name);
-      j["byte"] = slot->offset;
-      return;
-    }
-    for (auto& [k, v] : j.items()) resolveViews(v, layout);
-  }
+LibraryStep placedIn(LibraryStep step, const RegionLayout& layout) {
+  step.forEachView([&](TensorView& v) {
+    const BufferSlot* slot = layout.find(v.buffer);
+    if (!slot) throw makeError("library step: no buffer '{}' in the device region", v.buffer);
+    v.regionByte = static_cast<std::int64_t>(slot->offset);
+  });
+  return step;
 }
 
-}  // namespace
-
-nlohmann::json libraryCallToJson(const LibraryStep& step, const RegionLayout& layout) {
-  nlohmann::json call = step.call;
-  resolveViews(call, layout);
-  return call;
-}
+nlohmann::json libraryCallToJson(const LibraryStep& step, const RegionLayout& layout) { return toJson(placedIn(step, layout)); }
 
 nlohmann::json stepsToJson(const LaunchPlan& plan, const RegionLayout& layout) {
   nlohmann::json out = nlohmann::json::array();

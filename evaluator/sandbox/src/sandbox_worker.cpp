@@ -320,7 +320,8 @@ sandbox::Message serve(sandbox::Message& request, const sandbox::SharedPayload* 
                                ::mmap(nullptr, std::max<std::size_t>(regionBytes, 1), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   auto* status = static_cast<ChildStatus*>(::mmap(nullptr, sizeof(ChildStatus), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   if (region == MAP_FAILED || status == MAP_FAILED) {
-    reply.header = {{"status", "harness_error"}, {"message", std::string("worker cannot map memory: ") + std::strerror(errno)}};
+    reply.header = {{"status", trialStatusName(TrialRun::Status::harnessError)},
+                    {"message", std::string("worker cannot map memory: ") + std::strerror(errno)}};
     return reply;
   }
   if (!inPlace) std::memcpy(region, request.payload.data(), regionBytes);
@@ -338,34 +339,36 @@ sandbox::Message serve(sandbox::Message& request, const sandbox::SharedPayload* 
   if (pid == 0) childMain(request.header, region, spare, status, state);
   int wstatus = 0;
   if (pid < 0) {
-    reply.header = {{"status", "harness_error"}, {"message", std::string("fork failed: ") + std::strerror(errno)}};
+    reply.header = {{"status", trialStatusName(TrialRun::Status::harnessError)}, {"message", std::string("fork failed: ") + std::strerror(errno)}};
   } else {
     detail::SlowWatch watch(request.header, timeout);
     const detail::SlowWatch::Outcome watched = watch.wait(pid, status->blocksDone, wstatus);
     const int kind = status->kind.load();
     std::string message(status->message);
     if (watched == detail::SlowWatch::Outcome::timeout) {
-      reply.header = {{"status", "timeout"}, {"message", "the kernel ran past the time limit of " + std::to_string(timeout.count()) + " ms"}};
+      reply.header = {{"status", trialStatusName(TrialRun::Status::timeout)},
+                      {"message", "the kernel ran past the time limit of " + std::to_string(timeout.count()) + " ms"}};
     } else if (watched == detail::SlowWatch::Outcome::tooSlow) {
-      reply.header = {{"status", "too_slow"}, {"message", watch.tooSlowMessage(status->blocksDone)}};
+      reply.header = {{"status", trialStatusName(TrialRun::Status::tooSlow)}, {"message", watch.tooSlowMessage(status->blocksDone)}};
     } else if (kind == ChildStatus::violation || (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGSYS)) {
       const int nr = status->syscall.load();
       char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
-      reply.header = {{"status", "sandbox_violation"},
+      reply.header = {{"status", trialStatusName(TrialRun::Status::sandboxViolation)},
                       {"message", "the kernel made a forbidden system call: " + std::string(name ? name : "?") + " (" + std::to_string(nr) + ")"}};
       std::free(name);
     } else if (WIFSIGNALED(wstatus)) {
-      reply.header = {{"status", "runtime_error"}, {"message", "the kernel crashed with " + signalDescription(WTERMSIG(wstatus))}};
+      reply.header = {{"status", trialStatusName(TrialRun::Status::runtimeError)},
+                      {"message", "the kernel crashed with " + signalDescription(WTERMSIG(wstatus))}};
     } else if (kind == ChildStatus::ok) {
-      reply.header = {{"status", "ok"}, {"kernel_ms", status->kernelMs}};
+      reply.header = {{"status", trialStatusName(TrialRun::Status::ok)}, {"kernel_ms", status->kernelMs}};
     } else if (kind == ChildStatus::runtimeError) {
-      reply.header = {{"status", "runtime_error"}, {"message", message}};
+      reply.header = {{"status", trialStatusName(TrialRun::Status::runtimeError)}, {"message", message}};
     } else if (kind == ChildStatus::invalidSubmission) {
-      reply.header = {{"status", "invalid_submission"}, {"message", message}};
+      reply.header = {{"status", trialStatusName(TrialRun::Status::invalidSubmission)}, {"message", message}};
     } else if (kind == ChildStatus::setupError) {
-      reply.header = {{"status", "harness_error"}, {"message", message}};
+      reply.header = {{"status", trialStatusName(TrialRun::Status::harnessError)}, {"message", message}};
     } else {
-      reply.header = {{"status", "runtime_error"},
+      reply.header = {{"status", trialStatusName(TrialRun::Status::runtimeError)},
                       {"message", "the kernel ended the process (exit status " + std::to_string(WEXITSTATUS(wstatus)) + ") before finishing"}};
     }
   }

@@ -11,7 +11,7 @@
 #include "cuset/evaluator/correctness/correctness_trials.hpp"
 #include "cuset/evaluator/correctness/device_region.hpp"
 #include "cuset/evaluator/problem/input_generator.hpp"
-#include "cuset/evaluator/problem/library_call.hpp"
+#include "cuset/evaluator/candidate/library_call.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/results/output_comparison.hpp"
 
@@ -70,11 +70,11 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
   const auto start = std::chrono::steady_clock::now();
   const TrialLayouts layouts(fencedAfter, fencedBefore, unfenced);
   const std::vector<Segment> segments = segmentsOf(plan);
-  std::array<std::vector<nlohmann::json>, 3> libraryCalls;  // by layout (TrialLayouts::index): buffer offsets differ
+  std::array<std::vector<LibraryStep>, 3> libraryCalls;  // by layout (TrialLayouts::index): buffer offsets differ
   for (int layout = 0; layout < 3; ++layout) {
     libraryCalls[layout].resize(segments.size());
     for (std::size_t i = 0; i < segments.size(); ++i) {
-      if (segments[i].library) libraryCalls[layout][i] = libraryCallToJson(*segments[i].library, layouts.at(layout));
+      if (segments[i].library) libraryCalls[layout][i] = placedIn(*segments[i].library, layouts.at(layout));
     }
   }
   result.timingKind = "cpu_simulator";

@@ -1,17 +1,17 @@
 #include "cuset/evaluator/translate/cuda_source_split.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <set>
 
+#include "cuset/common/cpp_lexer.hpp"
 #include "cuset/evaluator/candidate/source_policy.hpp"
 
 namespace cuset {
 namespace {
 
-// Tokens of the code that is neither comment, literal nor preprocessor line. Literals become one
-// token ("s"), so that braces inside strings never count.
+// Tokens of the code that is neither comment, literal nor preprocessor line (common/cpp_lexer.hpp).
+// Literals become one token ("s") and numbers "0", so that braces inside strings never count.
 struct Token {
   std::string text;
   std::size_t begin = 0, end = 0;
@@ -22,7 +22,7 @@ struct Directive {
 };
 
 bool identStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool identChar(char c) { return isCppIdentifierChar(c); }
 
 struct Scanned {
   std::vector<Token> tokens;
@@ -31,78 +31,24 @@ struct Scanned {
 
 Scanned scan(std::string_view s) {
   Scanned out;
-  static const std::array<std::string_view, 22> kMulti = {"<<<", ">>>", "::", "->", "==", "!=", "<=", ">=", "&&", "||", "<<",
-                                                          ">>",  "++",  "--", "+=", "-=", "*=", "/=", "|=", "&=", "^=", "%="};
-  bool lineStart = true;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const char c = s[i];
-    if (c == '\n') {
-      lineStart = true;
-      ++i;
-      continue;
-    }
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-      ++i;
-      continue;
-    }
-    if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
-      while (i < s.size() && s[i] != '\n') ++i;
-      continue;
-    }
-    if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-      const std::size_t close = s.find("*/", i + 2);
-      i = close == std::string_view::npos ? s.size() : close + 2;
-      continue;
-    }
-    if (c == '#' && lineStart) {
-      Directive d{i, i};
-      while (i < s.size() && s[i] != '\n') {
-        if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == '\n')
-          i += 2;
-        else
-          ++i;
-      }
-      d.end = i;
-      out.directives.push_back(d);
-      continue;
-    }
-    lineStart = false;
-    const std::size_t start = i;
-    if (c == 'R' && i + 1 < s.size() && s[i + 1] == '"') {  // raw string R"delim( ... )delim"
-      const std::size_t paren = s.find('(', i + 2);
-      const std::string close = ")" + std::string(s.substr(i + 2, paren == std::string_view::npos ? 0 : paren - i - 2)) + "\"";
-      const std::size_t end = paren == std::string_view::npos ? std::string_view::npos : s.find(close, paren);
-      i = end == std::string_view::npos ? s.size() : end + close.size();
-      out.tokens.push_back({"s", start, i});
-      continue;
-    }
-    if (c == '"' || c == '\'') {
-      ++i;
-      while (i < s.size() && s[i] != c && s[i] != '\n') i += s[i] == '\\' ? 2 : 1;
-      i = std::min(s.size(), i + 1);
-      out.tokens.push_back({"s", start, i});
-      continue;
-    }
-    if (identStart(c)) {
-      while (i < s.size() && identChar(s[i])) ++i;
-      out.tokens.push_back({std::string(s.substr(start, i - start)), start, i});
-      continue;
-    }
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      while (i < s.size() && (identChar(s[i]) || s[i] == '.' || ((s[i] == '+' || s[i] == '-') && (s[i - 1] == 'e' || s[i - 1] == 'E')))) ++i;
-      out.tokens.push_back({"0", start, i});
-      continue;
-    }
-    std::size_t len = 1;
-    for (auto m : kMulti) {
-      if (s.substr(i, m.size()) == m) {
-        len = m.size();
+  for (const CppToken& t : lexCpp(s)) {
+    switch (t.kind) {
+      case CppToken::Kind::comment:
         break;
-      }
+      case CppToken::Kind::directive:
+        out.directives.push_back({t.begin, t.end});
+        break;
+      case CppToken::Kind::literal:
+        out.tokens.push_back({"s", t.begin, t.end});
+        break;
+      case CppToken::Kind::number:
+        out.tokens.push_back({"0", t.begin, t.end});
+        break;
+      case CppToken::Kind::identifier:
+      case CppToken::Kind::punct:
+        out.tokens.push_back({std::string(t.text(s)), t.begin, t.end});
+        break;
     }
-    out.tokens.push_back({std::string(s.substr(i, len)), i, i + len});
-    i += len;
   }
   return out;
 }

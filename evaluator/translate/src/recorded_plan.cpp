@@ -7,7 +7,7 @@
 #include <set>
 
 #include "cuset/evaluator/candidate/plan_validator.hpp"
-#include "cuset/evaluator/problem/library_call.hpp"
+#include "cuset/evaluator/candidate/library_call.hpp"
 
 namespace cuset {
 namespace {
@@ -122,13 +122,11 @@ class Converter {
     std::set<std::string> taken;
     for (std::size_t i = 0; i < outs.size(); ++i) {
       const TensorSpec& spec = problem_.outputs[i];
-      const nlohmann::json& view = outs[i].at("view");
-      checkView(view);
-      const std::string source = view.at("buffer").get<std::string>();
+      const TensorView view = checkedView(outs[i].at("view"));
+      const std::string source = view.buffer;
       Buffer& b = buffers_.at(source);
-      const auto sizes = view.at("sizes").get<std::vector<std::int64_t>>();
-      const bool whole = b.role == "scratch" && !taken.contains(source) && view.at("offset").get<std::int64_t>() == 0 &&
-                         contiguous(sizes, view.at("strides").get<std::vector<std::int64_t>>()) && product(sizes) == b.numel && b.dtype == spec.dtype;
+      const bool whole = b.role == "scratch" && !taken.contains(source) && view.offset == 0 && contiguous(view.sizes, view.strides) &&
+                         product(view.sizes) == b.numel && b.dtype == spec.dtype;
       if (whole) {
         b.role = "output";
         b.name = spec.name;
@@ -138,15 +136,10 @@ class Converter {
       const auto shape = *evaluateShape(spec, set_.sizes);
       std::vector<std::int64_t> strides(shape.size(), 1);
       for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-      nlohmann::json target = {{"buffer", spec.name}, {"offset", 0}, {"sizes", shape}, {"strides", strides}, {"dtype", dtypeName(spec.dtype)}};
+      const TensorView target{.buffer = spec.name, .offset = 0, .sizes = shape, .strides = strides, .dtype = spec.dtype};
       PlanStep copy;
       copy.kind = PlanStep::Kind::library;
-      copy.library.call = {{"op", "aten::copy_"},
-                           {"overload", ""},
-                           {"args", {{{"tensor", target}}, {{"tensor", renamedView(view)}}}},
-                           {"kwargs", nlohmann::json::object()},
-                           {"outputs", nlohmann::json::array()},
-                           {"purpose", "output"}};
+      copy.library = {.name = "aten::copy_", .args = {{target}, {renamed(view)}}, .purpose = LibraryStep::Purpose::output};
       outputCopies_.push_back(std::move(copy));
     }
   }
@@ -158,32 +151,21 @@ class Converter {
   }
 
   // Before renaming: the recording's names are the ones its views use.
-  void checkView(const nlohmann::json& v) const {
-    buffer(v.at("buffer").get<std::string>());
+  TensorView checkedView(const nlohmann::json& j) const {
+    auto view = tensorViewFromJson(j);
+    if (!view) refuse(Verdict::invalid_submission, "the recording: " + view.error());
+    checkView(*view);
+    return std::move(*view);
+  }
+
+  void checkView(const TensorView& v) const {
+    buffer(v.buffer);
     refuseIf(cuset::checkView(v, views_), "the recording: ");
   }
 
-  nlohmann::json renamedView(const nlohmann::json& v) const {
-    nlohmann::json out = v;
-    out["buffer"] = buffer(v.at("buffer").get<std::string>()).name;
-    return out;
-  }
-
-  // Every view in a library call checked and renamed.
-  nlohmann::json renamedCall(const nlohmann::json& j) const {
-    if (j.is_array()) {
-      nlohmann::json out = nlohmann::json::array();
-      for (const auto& x : j) out.push_back(renamedCall(x));
-      return out;
-    }
-    if (!j.is_object()) return j;
-    if (j.contains("tensor")) {
-      checkView(j.at("tensor"));
-      return {{"tensor", renamedView(j.at("tensor"))}};
-    }
-    nlohmann::json out = nlohmann::json::object();
-    for (const auto& [k, v] : j.items()) out[k] = renamedCall(v);
-    return out;
+  TensorView renamed(TensorView v) const {
+    v.buffer = buffer(v.buffer).name;
+    return v;
   }
 
   // A verdict the plan keeps whatever its trials show: with nowhere to put it, it refuses the plan.
@@ -194,36 +176,7 @@ class Converter {
 
   PlanStep step(const nlohmann::json& s) const {
     PlanStep out;
-    if (s.contains("library")) {
-      const auto& call = s.at("library");
-      const std::string op = call.at("op").get<std::string>();
-      if (std::string why = libraryOpRefusal(op, call.value("overload", std::string())); !why.empty()) refuse(Verdict::unsupported, why);
-      out.kind = PlanStep::Kind::library;
-      out.library.call = {{"op", op},
-                          {"overload", call.value("overload", std::string())},
-                          {"args", renamedCall(call.at("args"))},
-                          {"kwargs", renamedCall(call.value("kwargs", nlohmann::json::object()))},
-                          {"outputs", nlohmann::json::array()}};
-      if (const std::string purpose = call.value("purpose", ""); purpose == "buffer_copy" || purpose == "constant")
-        out.library.call["purpose"] = purpose;
-      for (const auto& v : call.value("outputs", nlohmann::json::array())) {
-        checkView(v);
-        if (buffer(v.at("buffer").get<std::string>()).role == "input")
-          refuse(Verdict::invalid_submission, "a library step's result is recorded into an input");
-        out.library.call["outputs"].push_back(renamedView(v));
-      }
-      // KernelBench's inputs are the reference's too: a step that writes one is input mutation, whether
-      // or not the trial's values happen to change (relu_ on inputs that are all positive).
-      for (const auto& v : libraryWrittenArguments(call)) {
-        const Buffer& b = buffer(v.at("buffer").get<std::string>());
-        if (b.role != "input") continue;
-        stand(Verdict::hack_suspected,
-              fmt::format("forward modifies its input '{}' in place ({}); the inputs are the reference's too, and no step may "
-                          "write them",
-                          b.name, op));
-      }
-      return out;
-    }
+    if (s.contains("library")) return libraryStep(s.at("library"));
     const auto& k = s.at("kernel");
     out.kernel.kernel = k.at("name").get<std::string>();
     if (out.kernel.kernel.empty() || out.kernel.kernel.find_first_of("\"'\n;{}") != std::string::npos) {
@@ -240,6 +193,34 @@ class Converter {
     }
     out.kernel.sharedBytes = static_cast<std::uint32_t>(shared);
     for (const auto& a : k.at("args")) out.kernel.args.push_back(argument(a, where));
+    return out;
+  }
+
+  PlanStep libraryStep(const nlohmann::json& recorded) const {
+    auto parsed = libraryStepFromJson(recorded);
+    if (!parsed) refuse(Verdict::invalid_submission, "the recording: " + parsed.error());
+    LibraryStep call = std::move(*parsed);
+    // Only the harness marks a step as its copy into the output; a recorded step is the solution's own.
+    if (call.purpose == LibraryStep::Purpose::output) call.purpose = LibraryStep::Purpose::candidate;
+    if (std::string why = libraryOpRefusal(call.name, call.overload); !why.empty()) refuse(Verdict::unsupported, why);
+    if (std::string why = libraryArgumentRefusal(call); !why.empty()) refuse(Verdict::unsupported, why);
+    call.forEachView([&](const TensorView& v) { checkView(v); });
+    for (const TensorView& v : call.outputs) {
+      if (buffer(v.buffer).role == "input") refuse(Verdict::invalid_submission, "a library step's result is recorded into an input");
+    }
+    // KernelBench's inputs are the reference's too: a step that writes one is input mutation, whether
+    // or not the trial's values happen to change (relu_ on inputs that are all positive).
+    for (const TensorView& v : libraryWrittenArguments(call)) {
+      const Buffer& b = buffer(v.buffer);
+      if (b.role != "input") continue;
+      stand(Verdict::hack_suspected,
+            fmt::format("forward modifies its input '{}' in place ({}); the inputs are the reference's too, and no step may write them", b.name,
+                        call.name));
+    }
+    call.forEachView([&](TensorView& v) { v = renamed(std::move(v)); });
+    PlanStep out;
+    out.kind = PlanStep::Kind::library;
+    out.library = std::move(call);
     return out;
   }
 

@@ -99,7 +99,7 @@ TEST(PlanValidator, LibraryViewsStayInsideTheirBuffers) {
   LaunchPlan plan;
   PlanStep step;
   step.kind = PlanStep::Kind::library;
-  step.library.call = {{"op", "aten::relu"}, {"args", {{{"tensor", view(0, {32}, {1})}}}}, {"outputs", {view(8, {32}, {1})}}};
+  step.library = *libraryStepFromJson({{"op", "aten::relu"}, {"args", {{{"tensor", view(0, {32}, {1})}}}}, {"outputs", {view(8, {32}, {1})}}});
   plan.steps.push_back(step);
   const auto v = validatePlan(plan, buffers);
   ASSERT_TRUE(v);

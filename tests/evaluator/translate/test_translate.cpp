@@ -11,7 +11,7 @@
 
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/subprocess.hpp"
-#include "cuset/evaluator/problem/library_call.hpp"
+#include "cuset/evaluator/candidate/library_call.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/translate/cuda_source_split.hpp"
 #include "cuset/evaluator/translate/kernelbench_translator.hpp"
@@ -244,6 +244,13 @@ TEST(RecordedPlan, ARaceTheRecorderFoundIsARuntimeErrorWhateverTheTrialsShow) {
   EXPECT_NE(standing->reason.find("a race between streams"), std::string::npos);
 }
 
+// A step as the GPU worker reads one: its JSON, views placed in the region ("byte").
+std::string runLibraryCall(const json& call, const LibraryMemory& memory) {
+  const auto step = libraryStepFromJson(call);
+  if (!step) return step.error();
+  return cuset::runLibraryCall(*step, memory);
+}
+
 json hostView(std::int64_t byte, json sizes, json strides, const std::string& dtype = "float32") {
   return {{"buffer", "b"}, {"byte", byte}, {"offset", 0}, {"sizes", std::move(sizes)}, {"strides", std::move(strides)}, {"dtype", dtype}};
 }
@@ -292,7 +299,7 @@ TEST(LibraryCall, AnOpThatRejectsItsArgumentsSaysWhy) {
                      {"outputs", {hostView(0, {2, 2}, {2, 1})}}};
   const std::string why = runLibraryCall(call, LibraryMemory{reinterpret_cast<std::byte*>(region.data())});
   EXPECT_NE(why.find("shapes cannot be multiplied"), std::string::npos) << why;
-  EXPECT_NE(runLibraryCall({{"op", "aten::no_such_op"}, {"args", json::array()}}, LibraryMemory{}).find("no op"), std::string::npos);
+  EXPECT_NE(runLibraryCall(json{{"op", "aten::no_such_op"}, {"args", json::array()}}, LibraryMemory{}).find("no op"), std::string::npos);
 }
 
 TEST(LibraryCall, RefusesRandomFileAndHostReadOps) {
@@ -302,6 +309,26 @@ TEST(LibraryCall, RefusesRandomFileAndHostReadOps) {
   EXPECT_NE(libraryOpRefusal("aten::from_file", ""), "");
   EXPECT_NE(libraryOpRefusal("aten::_local_scalar_dense", ""), "");
   EXPECT_NE(libraryOpRefusal("prims::add", ""), "");
+}
+
+TEST(LibraryCall, AnOpOutsideTheClosedSetIsUnsupportedByName) {
+  // as_strided exists, takes no generator and no string, and would let a step view memory outside its
+  // view: the closed set leaves it out.
+  EXPECT_NE(libraryOpRefusal("aten::as_strided", "").find("aten::as_strided is not one of the ops a library step may be"), std::string::npos)
+      << libraryOpRefusal("aten::as_strided", "");
+  const Problem p = reluProblem();
+  const json step = {
+      {"library", {{"op", "aten::as_strided"}, {"overload", ""}, {"args", {{{"tensor", view("x")}}, {64}, {1}}}, {"outputs", {view("t1")}}}}};
+  const auto plan = planFromRecording(recording({step}, view("t1")), p, p.sizeSets[0]);
+  ASSERT_TRUE(std::holds_alternative<PlanRefusal>(plan));
+  EXPECT_EQ(std::get<PlanRefusal>(plan).verdict, Verdict::unsupported);
+  EXPECT_NE(std::get<PlanRefusal>(plan).reason.find("aten::as_strided"), std::string::npos) << std::get<PlanRefusal>(plan).reason;
+  // A step the recording does not describe properly is malformed, whatever its op.
+  const json broken = {{"library", {{"op", "aten::relu"}, {"args", {{{"tensor", {{"buffer", "x"}}}}}}}}};
+  const auto malformed = planFromRecording(recording({broken}, view("t1")), p, p.sizeSets[0]);
+  ASSERT_TRUE(std::holds_alternative<PlanRefusal>(malformed));
+  EXPECT_EQ(std::get<PlanRefusal>(malformed).verdict, Verdict::invalid_submission);
+  EXPECT_NE(std::get<PlanRefusal>(malformed).reason.find("no integer \"offset\""), std::string::npos) << std::get<PlanRefusal>(malformed).reason;
 }
 
 bool pythonHasTorch() { return runSubprocess({pythonWithTorch(), "-c", "import torch"}, std::chrono::seconds(60)).ok(); }

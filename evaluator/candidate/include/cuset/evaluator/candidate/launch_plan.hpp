@@ -13,6 +13,7 @@
 
 #include "cuset/common/expected.hpp"
 #include "cuset/evaluator/candidate/launch_manifest.hpp"
+#include "cuset/evaluator/candidate/library_step.hpp"
 
 namespace cuset {
 
@@ -44,19 +45,6 @@ struct KernelStep {
   std::vector<PlanArg> args;
 };
 
-// A LibTorch op on views of the plan's buffers: {"op": "aten::convolution", "overload": "", "args": [...],
-// "kwargs": {...}, "outputs": [view...]} where a tensor is {"tensor": view} and a view is {"buffer",
-// "offset" (elements), "sizes", "strides", "dtype"}. Outputs of a functional op are copied into their
-// views; an in-place op writes through its arguments. A step the harness adds (copying a returned view
-// into the output, copying a module buffer before an op updates it) has "purpose": "output" or
-// "buffer_copy": it runs and is timed like the others but is not the candidate's use of the library.
-struct LibraryStep {
-  nlohmann::json call;
-  std::string op() const;  // "aten::convolution"
-  bool harness() const { return call.contains("purpose"); }
-  std::string describe() const;  // "aten::convolution(x, conv.weight, ...) -> t3"
-};
-
 struct PlanStep {
   enum class Kind { kernel, library };
   Kind kind = Kind::kernel;
@@ -80,8 +68,7 @@ struct LaunchPlan {
   std::vector<std::string> libraryOps() const;   // distinct, in order ("aten::convolution"), the harness's own steps left out
   bool usesLibrary() const;
   std::vector<KernelStep> kernelSteps() const;  // the kernel steps alone, in order
-  std::size_t kernelLaunches() const;
-  nlohmann::json toJson() const;  // for `cuset translate` and results
+  nlohmann::json toJson() const;                // for `cuset translate` and results
 };
 
 // A candidate as the backends see it: its device code and a launch plan per size set of its problem,

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "cuset/evaluator/candidate/library_step.hpp"
 #include "cuset/evaluator/problem/problem.hpp"
 
 namespace cuset {
@@ -59,7 +60,9 @@ std::optional<PlanViolation> checkLaunchConfiguration(std::string_view where, co
 // A buffer of `numel` elements: at least one, at most kMaxTensorBytes.
 std::optional<PlanViolation> checkBufferSize(std::string_view name, DType dtype, std::int64_t numel);
 
-// A view {"buffer", "offset" (elements), "sizes", "strides", "dtype"} inside a buffer of `buffers`.
+// A view inside a buffer of `buffers`, of its dtype; the JSON form ({"buffer", "offset" (elements),
+// "sizes", "strides", "dtype"}) is read first, and a view that is not one is malformed.
+std::optional<PlanViolation> checkView(const TensorView& view, const PlanBuffers& buffers);
 std::optional<PlanViolation> checkView(const nlohmann::json& view, const PlanBuffers& buffers);
 
 // The problem's inputs and outputs for one size set.

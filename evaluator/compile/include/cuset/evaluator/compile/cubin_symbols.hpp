@@ -15,9 +15,6 @@ namespace cuset {
 // Every offset is bounds-checked: a truncated or corrupt image gives an error, never a crash.
 Expected<std::vector<std::string>> cubinKernelNames(std::span<const std::byte> image);
 
-// Every section of a 64-bit ELF image (a cubin, or a host shared library) by name, with its size.
-Expected<std::map<std::string, std::size_t>> elfSectionSizes(std::span<const std::byte> image);
-
 // What the compiler decided for one kernel, as the driver reads it at launch (the cubin's `.nv.info`
 // attributes): a launch asking for more than these allow is refused ("too many resources requested").
 struct KernelResources {

@@ -53,7 +53,9 @@ namespace cuset {
 
 // Launches for a worker: buffers as offsets into the device region, scalars with their type.
 nlohmann::json launchesToJson(const std::vector<KernelStep>& launches, const RegionLayout& layout);
-// A library step's call with every view's buffer resolved to "byte", its offset in the region.
+// A library step with every view's buffer placed in the region (TensorView::regionByte), and its JSON
+// for a worker in another process.
+LibraryStep placedIn(LibraryStep step, const RegionLayout& layout);
 nlohmann::json libraryCallToJson(const LibraryStep& step, const RegionLayout& layout);
 // Every step of a plan for a worker that runs them all (the GPU worker): kernels as launchesToJson
 // gives them, library steps as {"library": call}.

@@ -1,6 +1,6 @@
-// Library steps through LibTorch's dispatcher (library_call.hpp). Besides torch_reference.cpp, the
-// evaluator's one translation unit that includes LibTorch.
-#include "cuset/evaluator/problem/library_call.hpp"
+// Library steps through LibTorch's dispatcher (library_call.hpp). Besides problem/'s
+// torch_reference.cpp, the evaluator's one translation unit that includes LibTorch.
+#include "cuset/evaluator/candidate/library_call.hpp"
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <fmt/format.h>
@@ -22,14 +22,41 @@ at::ScalarType scalarType(const std::string& name) {
   return it->second;
 }
 
-// A view of the region: {"byte": buffer offset, "offset": elements, "sizes", "strides", "dtype"}.
-at::Tensor viewOf(const nlohmann::json& v, const LibraryMemory& memory) {
-  const at::ScalarType dtype = scalarType(v.at("dtype").get<std::string>());
-  const auto offset = v.at("byte").get<std::int64_t>() + v.at("offset").get<std::int64_t>() * static_cast<std::int64_t>(c10::elementSize(dtype));
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+
+at::Tensor viewOf(const TensorView& v, const LibraryMemory& memory) {
+  if (!v.regionByte) throw std::runtime_error(fmt::format("a view of '{}' was not placed in the region", v.buffer));
+  const at::ScalarType dtype = scalarType(std::string(dtypeName(v.dtype)));
+  const auto offset = *v.regionByte + v.offset * static_cast<std::int64_t>(c10::elementSize(dtype));
   auto options = at::TensorOptions().dtype(dtype);
   options = memory.cuda ? options.device(at::kCUDA, static_cast<c10::DeviceIndex>(memory.device)) : options.device(at::kCPU);
-  return torch::from_blob(memory.base + offset, v.at("sizes").get<std::vector<std::int64_t>>(), v.at("strides").get<std::vector<std::int64_t>>(),
-                          options);
+  return torch::from_blob(memory.base + offset, v.sizes, v.strides, options);
+}
+
+// A Python number where the op takes a tensor (x.add_(1)): a wrapped number, as Python's binding makes
+// it, so it does not decide the result's dtype.
+at::Tensor wrappedNumber(at::Tensor t) {
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+template <class T>
+std::vector<T> numbers(const LibraryArg::List& list) {
+  std::vector<T> out;
+  for (const auto& x : list) {
+    if (const auto* i = std::get_if<std::int64_t>(&x.value))
+      out.push_back(static_cast<T>(*i));
+    else if (const auto* d = std::get_if<double>(&x.value))
+      out.push_back(static_cast<T>(*d));
+    else if (const auto* b = std::get_if<bool>(&x.value))
+      out.push_back(static_cast<T>(*b));
+    else
+      throw std::runtime_error("a list of numbers holds something else");
+  }
+  return out;
 }
 
 c10::TypePtr unwrapOptional(const c10::TypePtr& t) {
@@ -42,7 +69,7 @@ struct Converter {
   bool upcast;                                                  // float16/bfloat16 tensors as float32 copies
   std::vector<std::pair<at::Tensor, at::Tensor>> upcastCopies;  // (original view, its float32 copy)
 
-  at::Tensor tensor(const nlohmann::json& v) {
+  at::Tensor tensor(const TensorView& v) {
     at::Tensor t = viewOf(v, memory);
     if (upcast && (t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16)) {
       at::Tensor wide = t.to(at::kFloat);
@@ -52,61 +79,63 @@ struct Converter {
     return t;
   }
 
-  c10::IValue value(const nlohmann::json& j, const c10::TypePtr& declared) {
-    const c10::TypePtr type = unwrapOptional(declared);
-    if (j.is_null()) return {};
-    if (j.is_object()) {
-      if (j.contains("tensor")) return tensor(j["tensor"]);
-      if (j.contains("dtype")) return c10::IValue(scalarType(j["dtype"].get<std::string>()));
-      if (j.contains("layout")) return c10::IValue(at::kStrided);
-      if (j.contains("device"))
-        return c10::IValue(memory.cuda ? c10::Device(at::kCUDA, static_cast<c10::DeviceIndex>(memory.device)) : c10::Device(at::kCPU));
-      if (j.contains("memory_format")) {
-        const std::string f = j["memory_format"];
-        return c10::IValue(f == "channels_last"      ? at::MemoryFormat::ChannelsLast
-                           : f == "channels_last_3d" ? at::MemoryFormat::ChannelsLast3d
-                           : f == "preserve_format"  ? at::MemoryFormat::Preserve
-                                                     : at::MemoryFormat::Contiguous);
-      }
-      if (j.contains("float")) return c10::IValue(std::stod(j["float"].get<std::string>()));
-      throw std::runtime_error("an argument this harness cannot read: " + j.dump());
-    }
-    if (j.is_boolean()) return c10::IValue(j.get<bool>());
-    if (j.is_number() && type->kind() == c10::TypeKind::TensorType) {
-      // A Python number where the op takes a tensor (x.add_(1)): a wrapped number, as Python's binding
-      // makes it, so it does not decide the result's dtype.
-      at::Tensor t = j.is_number_integer() ? at::scalar_tensor(j.get<std::int64_t>(), at::kLong) : at::scalar_tensor(j.get<double>(), at::kDouble);
-      t.unsafeGetTensorImpl()->set_wrapped_number(true);
-      return t;
-    }
-    if (j.is_number_integer()) {
-      if (type->kind() == c10::TypeKind::FloatType) return c10::IValue(static_cast<double>(j.get<std::int64_t>()));
-      if (auto list = type->cast<c10::ListType>()) return c10::IValue(std::vector<std::int64_t>{j.get<std::int64_t>()});  // int[2] given as 3
-      return c10::IValue(j.get<std::int64_t>());
-    }
-    if (j.is_number()) return c10::IValue(j.get<double>());
-    if (j.is_string()) return c10::IValue(j.get<std::string>());
-    if (j.is_array()) return list(j, type);
-    throw std::runtime_error("an argument this harness cannot read: " + j.dump());
+  at::Tensor tensorIn(const LibraryArg& a) {
+    const auto* v = std::get_if<TensorView>(&a.value);
+    if (!v) throw std::runtime_error("a list of tensors holds something else");
+    return tensor(*v);
   }
 
-  c10::IValue list(const nlohmann::json& j, const c10::TypePtr& type) {
+  c10::IValue value(const LibraryArg& a, const c10::TypePtr& declared) {
+    const c10::TypePtr type = unwrapOptional(declared);
+    const bool tensorType = type->kind() == c10::TypeKind::TensorType;
+    return std::visit(
+        Overloaded{
+            [](std::monostate) { return c10::IValue(); },
+            [](bool b) { return c10::IValue(b); },
+            [&](std::int64_t i) {
+              if (tensorType) return c10::IValue(wrappedNumber(at::scalar_tensor(i, at::kLong)));
+              if (type->kind() == c10::TypeKind::FloatType) return c10::IValue(static_cast<double>(i));
+              if (type->cast<c10::ListType>()) return c10::IValue(std::vector<std::int64_t>{i});  // int[2] given as 3
+              return c10::IValue(i);
+            },
+            [&](double d) { return tensorType ? c10::IValue(wrappedNumber(at::scalar_tensor(d, at::kDouble))) : c10::IValue(d); },
+            [](const std::string& s) { return c10::IValue(s); },
+            [&](const TensorView& v) { return c10::IValue(tensor(v)); },
+            [](const ScalarTypeArg& t) { return c10::IValue(scalarType(t.name)); },
+            [&](const DeviceArg&) {
+              return c10::IValue(memory.cuda ? c10::Device(at::kCUDA, static_cast<c10::DeviceIndex>(memory.device)) : c10::Device(at::kCPU));
+            },
+            [](const LayoutArg&) { return c10::IValue(at::kStrided); },
+            [](MemoryFormatArg f) {
+              return c10::IValue(f == MemoryFormatArg::channels_last      ? at::MemoryFormat::ChannelsLast
+                                 : f == MemoryFormatArg::channels_last_3d ? at::MemoryFormat::ChannelsLast3d
+                                 : f == MemoryFormatArg::preserve         ? at::MemoryFormat::Preserve
+                                                                          : at::MemoryFormat::Contiguous);
+            },
+            [&](const LibraryArg::List& l) { return list(l, type); },
+        },
+        a.value);
+  }
+
+  c10::IValue list(const LibraryArg::List& l, const c10::TypePtr& type) {
     const auto listType = type->cast<c10::ListType>();
     const c10::TypePtr element = listType ? listType->getElementType() : c10::IntType::get();
     const c10::TypePtr inner = unwrapOptional(element);
     if (inner->kind() == c10::TypeKind::TensorType) {
       if (element->kind() == c10::TypeKind::OptionalType) {
         c10::List<c10::optional<at::Tensor>> out;
-        for (const auto& x : j) out.push_back(x.is_null() ? c10::optional<at::Tensor>() : c10::optional<at::Tensor>(tensor(x.at("tensor"))));
+        for (const auto& x : l) {
+          out.push_back(std::holds_alternative<std::monostate>(x.value) ? c10::optional<at::Tensor>() : c10::optional<at::Tensor>(tensorIn(x)));
+        }
         return c10::IValue(out);
       }
       std::vector<at::Tensor> out;
-      for (const auto& x : j) out.push_back(tensor(x.at("tensor")));
+      for (const auto& x : l) out.push_back(tensorIn(x));
       return c10::IValue(out);
     }
-    if (inner->kind() == c10::TypeKind::FloatType) return c10::IValue(j.get<std::vector<double>>());
-    if (inner->kind() == c10::TypeKind::BoolType) return c10::IValue(j.get<std::vector<bool>>());
-    return c10::IValue(j.get<std::vector<std::int64_t>>());
+    if (inner->kind() == c10::TypeKind::FloatType) return c10::IValue(numbers<double>(l));
+    if (inner->kind() == c10::TypeKind::BoolType) return c10::IValue(numbers<bool>(l));
+    return c10::IValue(numbers<std::int64_t>(l));
   }
 };
 
@@ -116,14 +145,17 @@ c10::OperatorHandle findOp(const std::string& op, const std::string& overload) {
   return *handle;
 }
 
-void run(const nlohmann::json& call, const LibraryMemory& memory, bool upcast) {
-  const c10::OperatorHandle op = findOp(call.at("op").get<std::string>(), call.value("overload", std::string()));
+const LibraryArg* keyword(const LibraryStep& step, const std::string& name) {
+  const auto it = std::find_if(step.kwargs.begin(), step.kwargs.end(), [&](const auto& kv) { return kv.first == name; });
+  return it == step.kwargs.end() ? nullptr : &it->second;
+}
+
+void run(const LibraryStep& step, const LibraryMemory& memory, bool upcast) {
+  const c10::OperatorHandle op = findOp(step.name, step.overload);
   const auto& arguments = op.schema().arguments();
-  const nlohmann::json& args = call.at("args");
-  const nlohmann::json kwargs = call.value("kwargs", nlohmann::json::object());
-  if (args.size() > arguments.size())
-    throw std::runtime_error(fmt::format("{} takes {} arguments, the step gives {}", op.schema().name(), arguments.size(), args.size()));
-  for (const auto& [name, v] : kwargs.items()) {
+  if (step.args.size() > arguments.size())
+    throw std::runtime_error(fmt::format("{} takes {} arguments, the step gives {}", op.schema().name(), arguments.size(), step.args.size()));
+  for (const auto& [name, v] : step.kwargs) {
     if (std::none_of(arguments.begin(), arguments.end(), [&](const c10::Argument& a) { return a.name() == name; })) {
       throw std::runtime_error(fmt::format("{} has no argument '{}'", op.schema().name(), name));
     }
@@ -132,10 +164,10 @@ void run(const nlohmann::json& call, const LibraryMemory& memory, bool upcast) {
   torch::jit::Stack stack;
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     const c10::Argument& a = arguments[i];
-    if (i < args.size())
-      stack.push_back(convert.value(args[i], a.type()));
-    else if (kwargs.contains(a.name()))
-      stack.push_back(convert.value(kwargs[a.name()], a.type()));
+    if (i < step.args.size())
+      stack.push_back(convert.value(step.args[i], a.type()));
+    else if (const LibraryArg* k = keyword(step, a.name()))
+      stack.push_back(convert.value(*k, a.type()));
     else if (a.default_value())
       stack.push_back(*a.default_value());
     else
@@ -147,11 +179,10 @@ void run(const nlohmann::json& call, const LibraryMemory& memory, bool upcast) {
   }
   // Results of a functional op into their views; written arguments of an in-place op back from their
   // float32 copies.
-  const nlohmann::json outputs = call.value("outputs", nlohmann::json::array());
   std::size_t next = 0;
   for (const auto& r : stack) {
-    if (!r.isTensor() || next >= outputs.size()) continue;
-    at::Tensor view = viewOf(outputs[next++], memory);
+    if (!r.isTensor() || next >= step.outputs.size()) continue;
+    at::Tensor view = viewOf(step.outputs[next++], memory);
     // An auxiliary result some devices leave empty (batch norm's saved statistics in eval mode are
     // [0] on the CPU, [C] on the meta device the recording ran on): nothing to copy.
     if (r.toTensor().numel() == 0 && view.numel() != 0) continue;
@@ -167,15 +198,15 @@ void run(const nlohmann::json& call, const LibraryMemory& memory, bool upcast) {
 
 }  // namespace
 
-std::string runLibraryCall(const nlohmann::json& call, const LibraryMemory& memory) {
+std::string runLibraryCall(const LibraryStep& step, const LibraryMemory& memory) {
   try {
     try {
-      run(call, memory, false);
+      run(step, memory, false);
     } catch (const c10::Error& e) {
       const std::string what = e.what_without_backtrace();
       const bool reducedOnCpu = !memory.cuda && (what.find("'Half'") != std::string::npos || what.find("'BFloat16'") != std::string::npos);
       if (!reducedOnCpu) throw;
-      run(call, memory, true);
+      run(step, memory, true);
     }
     return {};
   } catch (const c10::Error& e) {
@@ -203,24 +234,20 @@ std::string libraryOpRefusal(const std::string& op, const std::string& overload)
       return fmt::format("{} takes a string argument '{}'", op, a.name());
     }
   }
+  if (!isLibraryOp(op)) return fmt::format("{} is not one of the ops a library step may be (docs/kernelbench-solutions.md lists them)", op);
   return {};
 }
 
-std::vector<nlohmann::json> libraryWrittenArguments(const nlohmann::json& call) {
-  const c10::OperatorHandle op = findOp(call.at("op").get<std::string>(), call.value("overload", std::string()));
+std::vector<TensorView> libraryWrittenArguments(const LibraryStep& step) {
+  const c10::OperatorHandle op = findOp(step.name, step.overload);
   const auto& arguments = op.schema().arguments();
-  const nlohmann::json& args = call.at("args");
-  const nlohmann::json kwargs = call.value("kwargs", nlohmann::json::object());
-  auto given = [&](std::size_t i) -> const nlohmann::json* {
-    if (i < args.size()) return &args[i];
-    if (kwargs.contains(arguments[i].name())) return &kwargs[arguments[i].name()];
-    return nullptr;
-  };
+  auto given = [&](std::size_t i) -> const LibraryArg* { return i < step.args.size() ? &step.args[i] : keyword(step, arguments[i].name()); };
   auto training = [&] {
     for (std::size_t i = 0; i < arguments.size(); ++i) {
       if (arguments[i].name() == "training") {
-        const nlohmann::json* v = given(i);
-        return v && v->is_boolean() && v->get<bool>();
+        const LibraryArg* v = given(i);
+        const bool* on = v ? std::get_if<bool>(&v->value) : nullptr;
+        return on && *on;
       }
     }
     return false;
@@ -231,16 +258,16 @@ std::vector<nlohmann::json> libraryWrittenArguments(const nlohmann::json& call) 
   const std::string name = op.schema().name();
   const bool hidden =
       std::find(kHiddenWrites.begin(), kHiddenWrites.end(), std::string_view(name).substr(name.find("::") + 2)) != kHiddenWrites.end() && training();
-  std::vector<nlohmann::json> written;
+  std::vector<TensorView> written;
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     const c10::AliasInfo* alias = arguments[i].alias_info();
     const bool writes = (alias && alias->isWrite()) || (hidden && (arguments[i].name() == "running_mean" || arguments[i].name() == "running_var"));
-    const nlohmann::json* v = given(i);
+    const LibraryArg* v = given(i);
     if (!writes || !v) continue;
-    if (v->is_object() && v->contains("tensor")) written.push_back(v->at("tensor"));
-    if (v->is_array()) {
-      for (const auto& x : *v) {
-        if (x.is_object() && x.contains("tensor")) written.push_back(x.at("tensor"));
+    if (const auto* view = std::get_if<TensorView>(&v->value)) written.push_back(*view);
+    if (const auto* list = std::get_if<LibraryArg::List>(&v->value)) {
+      for (const auto& x : *list) {
+        if (const auto* view = std::get_if<TensorView>(&x.value)) written.push_back(*view);
       }
     }
   }
