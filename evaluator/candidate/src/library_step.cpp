@@ -263,13 +263,13 @@ std::string libraryArgumentRefusal(const LibraryStep& step) {
 
 void LibraryStep::forEachView(const std::function<void(TensorView&)>& visit) {
   for (auto& a : args) visitViews(a, visit);
-  for (auto& [name, a] : kwargs) visitViews(a, visit);
+  for (auto& [key, a] : kwargs) visitViews(a, visit);
   for (auto& o : outputs) visit(o);
 }
 
 void LibraryStep::forEachView(const std::function<void(const TensorView&)>& visit) const {
   for (const auto& a : args) visitViews(a, visit);
-  for (const auto& [name, a] : kwargs) visitViews(a, visit);
+  for (const auto& [key, a] : kwargs) visitViews(a, visit);
   for (const auto& o : outputs) visit(o);
 }
 
