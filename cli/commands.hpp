@@ -32,5 +32,6 @@ void registerLaunchCommand(CLI::App& app, CommandContext& context);
 void registerTranslateCommand(CLI::App& app, CommandContext& context);
 void registerMergeAdapterCommand(CLI::App& app, CommandContext& context);
 void registerDoctorCommand(CLI::App& app, CommandContext& context);
+void registerServeCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerTranslateCommand(app, context);
   cuset::cli::registerMergeAdapterCommand(app, context);
   cuset::cli::registerDoctorCommand(app, context);
+  cuset::cli::registerServeCommand(app, context);
 
   try {
     app.parse(argc, argv);

@@ -12,6 +12,7 @@ packages=(
   libseccomp-dev          # system-call allow-list for sandboxed simulator workers
   libicu-dev              # Unicode regex and NFC for the tokenizer
   libcurl4-openssl-dev    # HTTP(S) client for OpenAI-compatible model endpoints
+  libcpp-httplib-dev      # the HTTP server of cuset serve
   zlib1g-dev              # gzip of the sources embedded in leaderboard.html
   openssl                 # the HTTPS endpoint test makes a self-signed certificate
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -25,7 +25,8 @@ std::string pythonWithTorch(const std::string& preferred) {
   return "python3";
 }
 
-SubprocessResult runSubprocess(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, std::size_t maxOutputBytes) {
+SubprocessResult runSubprocess(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, std::size_t maxOutputBytes,
+                               const std::atomic<bool>* cancel) {
   if (argv.empty()) throw Error("runSubprocess: empty command");
   int pipeFds[2];
   if (::pipe2(pipeFds, O_CLOEXEC) != 0) throw makeError("cannot create a pipe: {}", std::strerror(errno));
@@ -37,9 +38,16 @@ SubprocessResult runSubprocess(const std::vector<std::string>& argv, std::chrono
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (cancel) {
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
   pid_t pid = -1;
-  const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int rc = ::posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   ::close(pipeFds[1]);
   if (rc != 0) {
     ::close(pipeFds[0]);
@@ -51,13 +59,14 @@ SubprocessResult runSubprocess(const std::vector<std::string>& argv, std::chrono
   char buffer[8192];
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      result.timedOut = true;
-      ::kill(pid, SIGKILL);
+    const bool cancelled = cancel && cancel->load();
+    if (left <= 0 || cancelled) {
+      (cancelled ? result.cancelled : result.timedOut) = true;
+      ::kill(cancel ? -pid : pid, SIGKILL);
       break;
     }
     pollfd p{pipeFds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, cancel ? 100 : 1000)));
     if (ready < 0 && errno != EINTR) break;
     if (ready <= 0) continue;
     const ssize_t n = ::read(pipeFds[0], buffer, sizeof(buffer));
@@ -71,7 +80,8 @@ SubprocessResult runSubprocess(const std::vector<std::string>& argv, std::chrono
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status)) result.exitCode = WEXITSTATUS(status);
-  if (WIFSIGNALED(status) && !result.timedOut) result.signal = WTERMSIG(status);
+  if (cancel) ::kill(-pid, SIGKILL);  // whatever the child started and left behind
+  if (WIFSIGNALED(status) && !result.timedOut && !result.cancelled) result.signal = WTERMSIG(status);
   return result;
 }
 

@@ -1,0 +1,324 @@
+// The HTTP side of `cuset serve` (cpp-httplib, docs/dependencies.md): routes, authentication, limits.
+#include "cuset/service/serve.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/version.hpp"
+#include "cuset/service/rate_limiter.hpp"
+#include "cuset/service/reward.hpp"
+
+namespace cuset::service {
+namespace {
+
+using nlohmann::json;
+
+void reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void refuse(httplib::Response& res, int status, const std::string& code, const std::string& message) { reply(res, status, errorBody(code, message)); }
+
+std::set<std::string> readTokens(const std::filesystem::path& file) {
+  std::set<std::string> tokens;
+  std::istringstream in(readFile(file));
+  for (std::string line; std::getline(in, line);) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    const auto start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] == '#') continue;
+    tokens.insert(line.substr(start));
+  }
+  if (tokens.empty()) throw makeError("{}: no token in it (one bearer token per line)", file.string());
+  return tokens;
+}
+
+// Constant time in the known token's length: how much of a guess was right does not show in the time.
+bool sameToken(const std::string& given, const std::string& known) {
+  unsigned char diff = given.size() != known.size() ? 1 : 0;
+  for (std::size_t i = 0; i < known.size(); ++i) diff |= static_cast<unsigned char>(known[i] ^ (i < given.size() ? given[i] : 0));
+  return diff == 0;
+}
+
+class Server {
+ public:
+  explicit Server(ServeOptions options)
+      : options_(std::move(options)), store_(storeOptions(options_)), runner_(options_.runner), limiter_(options_.ratePerToken) {
+    if (!options_.tokenFile.empty()) tokens_ = readTokens(options_.tokenFile);
+    if (tokens_.empty() && !isLoopback(options_.host)) {
+      throw makeError("cuset serve listens on {} beyond this machine: give --token-file (one bearer token per line)", options_.host);
+    }
+  }
+
+  void run() {
+    for (std::size_t i = 0; i < options_.jobs; ++i) workers_.emplace_back([this] { work(); });
+    // httplib owns the queue it is handed (its API takes a raw pointer). /evaluate blocks a connection
+    // until its task finishes, so there are many more connection threads than workers.
+    http_.new_task_queue = [] { return new httplib::ThreadPool(128); };
+    http_.set_payload_max_length(options_.maxBodyBytes);
+    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) { return admit(req, res); });
+    routes();
+    const int port =
+        options_.port == 0 ? http_.bind_to_any_port(options_.host) : (http_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
+    if (port < 0) throw makeError("cannot listen on {}:{} (in use, or not an address of this machine)", options_.host, options_.port);
+    std::cout << fmt::format("cuset serve: listening on http://{}:{} ({} worker(s), backend {}, state {})", options_.host, port, options_.jobs,
+                             options_.runner.backend, options_.runner.stateDir.string())
+              << std::endl;
+    std::thread signals([this] { waitForSignal(); });
+    http_.listen_after_bind();
+    signals.join();
+    for (auto& w : workers_) w.join();
+  }
+
+ private:
+  static TaskStoreOptions storeOptions(const ServeOptions& o) {
+    TaskStoreOptions s = o.store;
+    if (s.dir.empty()) s.dir = o.runner.stateDir / "tasks";
+    return s;
+  }
+
+  void waitForSignal() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    int signal = 0;
+    sigwait(&set, &signal);
+    std::cerr << "cuset serve: stopping (work in progress is queued again at the next start)" << std::endl;
+    store_.stop();
+    http_.stop();
+  }
+
+  void work() {
+    while (!store_.stopped()) {
+      const auto task = store_.next(std::chrono::milliseconds(500));
+      if (!task) continue;
+      const auto flag = store_.cancelFlag(task->id);
+      auto [state, response] = runner_.run(*task, *flag);
+      if (store_.stopped()) return;  // stopping, not cancelled: the task stays processing and runs at the next start
+      store_.finish(task->id, state, std::move(response));
+    }
+  }
+
+  httplib::Server::HandlerResponse admit(const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/health" || req.path == "/openapi.json") return httplib::Server::HandlerResponse::Unhandled;
+    std::string who = req.remote_addr;
+    if (!tokens_.empty()) {
+      const std::string header = req.get_header_value("Authorization");
+      const std::string token = header.starts_with("Bearer ") ? header.substr(7) : std::string();
+      const bool known = std::any_of(tokens_.begin(), tokens_.end(), [&](const std::string& t) { return sameToken(token, t); });
+      if (!known) {
+        res.set_header("WWW-Authenticate", "Bearer");
+        refuse(res, 401, "AUTHENTICATION_ERROR", "a bearer token this server knows is required (Authorization: Bearer <token>)");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      who = token;
+    }
+    if (const double wait = limiter_.take(who); wait > 0) {
+      res.set_header("Retry-After", std::to_string(static_cast<int>(std::ceil(wait))));
+      refuse(res, 429, "RATE_LIMITED", fmt::format("over {} requests per second for this client", options_.ratePerToken));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+
+  // The body as JSON, or the 400 it is.
+  std::optional<json> body(const httplib::Request& req, httplib::Response& res) {
+    try {
+      return json::parse(req.body);
+    } catch (const json::parse_error& e) {
+      refuse(res, 400, "VALIDATION_ERROR", fmt::format("the body is not JSON: {}", e.what()));
+      return std::nullopt;
+    }
+  }
+
+  // A task of a request, submitted; or the error response already written.
+  std::optional<TaskRecord> submit(const json& request, httplib::Response& res, bool taskIdRequired, const std::string& where = {},
+                                   const std::string& reward = {}) {
+    for (const char* field : {"kernel_code", "reference_code"}) {
+      if (request.is_object() && request.contains(field) && request[field].is_string() &&
+          request[field].get_ref<const std::string&>().size() > options_.limits.maxCodeBytes) {
+        refuse(res, 413, "VALIDATION_ERROR", fmt::format("{}'{}' is over the limit of {} bytes", where, field, options_.limits.maxCodeBytes));
+        return std::nullopt;
+      }
+    }
+    auto valid = validateTaskRequest(request, options_.limits, taskIdRequired);
+    if (!valid) {
+      refuse(res, 400, "VALIDATION_ERROR", where + valid.error());
+      return std::nullopt;
+    }
+    if (!reward.empty()) (*valid)["reward"] = reward;
+    TaskRecord record;
+    const std::string id = (*valid)["task_id"];
+    const auto outcome = store_.submit(id, *parsePriority((*valid)["priority"].get<std::string>()), *valid, (*valid)["force_refresh"], record);
+    if (outcome == TaskStore::Submitted::queueFull) {
+      res.set_header("Retry-After", "10");
+      refuse(res, 429, "QUEUE_FULL", fmt::format("the queue holds its limit of {} tasks", options_.store.maxQueued));
+      return std::nullopt;
+    }
+    return record;
+  }
+
+  std::chrono::milliseconds waitLimit(const TaskRecord& r) const {
+    return std::chrono::seconds(r.request.value("timeout", 300)) + options_.runner.importTimeout + std::chrono::seconds(60);
+  }
+
+  json finishedOrStatus(const TaskRecord& r) const {
+    if (r.finished()) return r.result;
+    return {{"task_id", r.id}, {"status", taskStateName(r.state)}};
+  }
+
+  void routes() {
+    http_.Post("/evaluate", [this](const httplib::Request& req, httplib::Response& res) {
+      const auto request = body(req, res);
+      if (!request) return;
+      const auto task = submit(*request, res, true);
+      if (!task) return;
+      const auto done = store_.waitFinished(task->id, waitLimit(*task));
+      if (!done || !done->finished()) return refuse(res, 504, "TIMEOUT_ERROR", "the task did not finish in time; ask GET /results/" + task->id);
+      reply(res, 200, done->result);
+    });
+    http_.Post("/evaluate/batch", [this](const httplib::Request& req, httplib::Response& res) { batch(req, res); });
+    http_.Get(R"(/status/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      const auto r = store_.get(req.matches[1]);
+      if (!r) return refuse(res, 404, "NOT_FOUND", fmt::format("no task '{}'", req.matches[1].str()));
+      reply(res, 200,
+            {{"task_id", r->id},
+             {"status", taskStateName(r->state)},
+             {"priority", priorityName(r->priority)},
+             {"submitted_at", r->submittedAt},
+             {"started_at", r->startedAt},
+             {"finished_at", r->finishedAt}});
+    });
+    http_.Get(R"(/results/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      const auto r = store_.get(req.matches[1]);
+      if (!r) return refuse(res, 404, "NOT_FOUND", fmt::format("no task '{}'", req.matches[1].str()));
+      reply(res, r->finished() ? 200 : 202, finishedOrStatus(*r));
+    });
+    http_.Delete(R"(/tasks/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      const std::string id = req.matches[1];
+      const auto r = store_.get(id);
+      if (!r) return refuse(res, 404, "NOT_FOUND", fmt::format("no task '{}'", id));
+      if (!store_.cancel(id)) return refuse(res, 409, "CONFLICT", fmt::format("task '{}' has finished ({})", id, taskStateName(r->state)));
+      reply(res, 200, {{"task_id", id}, {"cancelled", true}});
+    });
+    http_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+      const auto c = store_.counts();
+      reply(res, 200,
+            {{"status", "healthy"},
+             {"version", gitRevision()},
+             {"backend", options_.runner.backend},
+             {"workers", options_.jobs},
+             {"queue",
+              {{"queued", c.queued}, {"processing", c.processing}, {"completed", c.completed}, {"failed", c.failed}, {"cancelled", c.cancelled}}}});
+    });
+    // The native API: asynchronous, with this project's verdict and a reward.
+    http_.Post("/v1/tasks", [this](const httplib::Request& req, httplib::Response& res) {
+      auto request = body(req, res);
+      if (!request) return;
+      std::string formula = "kevin";
+      if (request->is_object() && request->contains("reward")) {
+        const auto& r = (*request)["reward"];
+        if (!r.is_string() || !rewardFormulaKnown(r.get<std::string>()))
+          return refuse(res, 400, "VALIDATION_ERROR", fmt::format("'reward' must be one of {}, not {}", rewardFormulaList(), r.dump()));
+        formula = r.get<std::string>();
+        request->erase("reward");
+      }
+      const auto task = submit(*request, res, false, {}, formula);
+      if (!task) return;
+      reply(res, 202, {{"task_id", task->id}, {"status", taskStateName(task->state)}});
+    });
+    http_.Get(R"(/v1/tasks/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      const auto r = store_.get(req.matches[1]);
+      if (!r) return refuse(res, 404, "NOT_FOUND", fmt::format("no task '{}'", req.matches[1].str()));
+      json out = {{"task_id", r->id}, {"status", taskStateName(r->state)}, {"priority", priorityName(r->priority)}};
+      if (r->finished()) {
+        const json& result = r->result;
+        out["result"] = result;
+        out["verdict"] = result.value("metadata", json::object()).value("verdict", json());
+        out["reason"] = result.value("metadata", json::object()).value("reason", json());
+        const std::string formula = r->request.value("reward", "kevin");
+        out["reward"] = {{"formula", formula}, {"value", rewardFor(formula, result)}};
+      }
+      reply(res, 200, out);
+    });
+  }
+
+  void batch(const httplib::Request& req, httplib::Response& res) {
+    const auto request = body(req, res);
+    if (!request) return;
+    if (!request->is_object() || !request->contains("tasks") || !(*request)["tasks"].is_array())
+      return refuse(res, 400, "VALIDATION_ERROR", "'tasks' must be a list of task requests");
+    const json& tasks = (*request)["tasks"];
+    if (tasks.empty() || tasks.size() > options_.limits.maxBatchTasks)
+      return refuse(res, 400, "VALIDATION_ERROR",
+                    fmt::format("'tasks' must hold 1 to {} tasks, not {}", options_.limits.maxBatchTasks, tasks.size()));
+    for (const auto& [key, v] : request->items()) {
+      if (key != "batch_id" && key != "tasks") return refuse(res, 400, "VALIDATION_ERROR", fmt::format("unknown field '{}'", key));
+    }
+    if (request->contains("batch_id") && !(*request)["batch_id"].is_string())
+      return refuse(res, 400, "VALIDATION_ERROR", "'batch_id' must be a string");
+    // Every task validated before any is queued: a batch is accepted whole or not at all.
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      for (const char* field : {"kernel_code", "reference_code"}) {
+        if (tasks[i].is_object() && tasks[i].contains(field) && tasks[i][field].is_string() &&
+            tasks[i][field].get_ref<const std::string&>().size() > options_.limits.maxCodeBytes)
+          return refuse(res, 413, "VALIDATION_ERROR",
+                        fmt::format("tasks[{}]: '{}' is over the limit of {} bytes", i, field, options_.limits.maxCodeBytes));
+      }
+      if (auto v = validateTaskRequest(tasks[i], options_.limits); !v)
+        return refuse(res, 400, "VALIDATION_ERROR", fmt::format("tasks[{}]: {}", i, v.error()));
+    }
+    std::vector<TaskRecord> submitted;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      auto task = submit(tasks[i], res, true, fmt::format("tasks[{}]: ", i));
+      if (!task) return;
+      submitted.push_back(*task);
+    }
+    json results = json::array();
+    std::size_t completed = 0, failed = 0;
+    for (const auto& t : submitted) {  // they run in parallel on the workers; waiting in order costs nothing
+      const auto done = store_.waitFinished(t.id, waitLimit(t));
+      const json r = done && done->finished() ? done->result : json{{"task_id", t.id}, {"status", "timeout"}};
+      (r.value("status", "") == "completed" ? completed : failed) += 1;
+      results.push_back(r);
+    }
+    reply(res, 200,
+          {{"batch_id", request->value("batch_id", "")},
+           {"results", results},
+           {"total", results.size()},
+           {"completed", completed},
+           {"failed", failed}});
+  }
+
+  ServeOptions options_;
+  TaskStore store_;
+  TaskRunner runner_;
+  RateLimiter limiter_;
+  std::set<std::string> tokens_;
+  httplib::Server http_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace
+
+bool isLoopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.starts_with("127."); }
+
+void serve(ServeOptions options) {
+  // Every thread started from here on blocks SIGINT and SIGTERM: one thread waits for them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  Server(std::move(options)).run();
+}
+
+}  // namespace cuset::service

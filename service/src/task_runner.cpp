@@ -1,0 +1,129 @@
+#include "cuset/service/task_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <regex>
+
+#include "cuset/common/file_util.hpp"
+#include "cuset/common/hash.hpp"
+#include "cuset/common/subprocess.hpp"
+#include "cuset/service/kernelgym_api.hpp"
+
+namespace cuset::service {
+namespace {
+
+namespace fs = std::filesystem;
+
+Unexpected fail(std::string message) { return Unexpected(std::move(message)); }
+
+std::string tail(const std::string& s, std::size_t n = 2000) { return s.size() > n ? s.substr(s.size() - n) : s; }
+
+// "level1/kb19_relu" -> (1, 19)
+bool parseProblemId(const std::string& id, int& level, int& number) {
+  static const std::regex kId(R"(level(\d+)/kb(\d+)_[a-z0-9_]+)");
+  std::smatch m;
+  if (!std::regex_match(id, m, kId)) return false;
+  level = std::stoi(m[1].str());
+  number = std::stoi(m[2].str());
+  return true;
+}
+
+}  // namespace
+
+TaskRunner::TaskRunner(RunnerOptions options) : options_(std::move(options)) {
+  fs::create_directories(options_.stateDir / "references");
+  fs::create_directories(options_.stateDir / "work");
+}
+
+Expected<TaskRunner::Problem> TaskRunner::problemFor(const std::string& reference, const std::atomic<bool>& cancel) {
+  Problem p;
+  // A problem id of the server's suite ("level1/kb19_relu"): only a name of that exact shape, and only
+  // one that is a problem folder there.
+  if (!options_.problemsDir.empty() && reference.size() < 128 && parseProblemId(reference, p.level, p.number)) {
+    if (!fs::exists(options_.problemsDir / reference / "problem.yaml")) return fail(fmt::format("no problem '{}' in the server's suite", reference));
+    p.suite = options_.problemsDir;
+    p.id = reference;
+    return p;
+  }
+  return imported(reference, cancel);
+}
+
+Expected<TaskRunner::Problem> TaskRunner::imported(const std::string& reference, const std::atomic<bool>& cancel) {
+  const std::string hash = ContentHasher().add("kernelbench-reference-v1").add(reference).digest().hex();
+  const fs::path dir = options_.stateDir / "references" / hash;
+  const fs::path suite = dir / "suite";
+  const fs::path failed = dir / "import-failed.txt";
+  std::lock_guard lock(importMu_);
+  auto found = [&]() -> std::optional<Problem> {
+    if (!fs::exists(suite / "level1")) return std::nullopt;
+    for (const auto& e : fs::directory_iterator(suite / "level1")) {
+      if (fs::exists(e.path() / "problem.yaml")) return Problem{suite, "level1/" + e.path().filename().string(), 1, 1};
+    }
+    return std::nullopt;
+  };
+  if (auto p = found()) return *p;
+  if (fs::exists(failed)) return fail(readFile(failed));
+  const fs::path source = dir / "src" / "KernelBench" / "level1" / "1_reference.py";
+  fs::create_directories(source.parent_path());
+  writeFileAtomic(source, reference);
+  const SubprocessResult r = runSubprocess({options_.cuset.string(), "import", "kernelbench", (dir / "src").string(), "--out", suite.string(),
+                                            "--levels", "1", "--jobs", "1", "--commit", "cuset-serve"},
+                                           options_.importTimeout, 1 << 20, &cancel);
+  if (r.cancelled) return fail("cancelled while its reference was imported");
+  if (auto p = found()) return *p;
+  std::string why = r.timedOut ? "the import ran past its time limit" : tail(r.output, 1500);
+  if (fs::exists(suite / "import-report.json")) {
+    try {
+      const auto report = nlohmann::json::parse(readFile(suite / "import-report.json"));
+      for (const auto& problem : report.value("problems", nlohmann::json::array())) why = problem.value("reason", why);
+    } catch (const std::exception&) {
+    }
+  }
+  const std::string message = "reference_code does not import as a KernelBench problem: " + why;
+  if (!r.timedOut) writeFileAtomic(failed, message);  // the same reference fails the same way: not imported again
+  return fail(message);
+}
+
+std::pair<TaskState, nlohmann::json> TaskRunner::run(const TaskRecord& task, const std::atomic<bool>& cancel) {
+  const nlohmann::json& q = task.request;
+  auto problem = problemFor(q.at("reference_code").get<std::string>(), cancel);
+  if (cancel) return {TaskState::cancelled, failureResponse(task.id, "CANCELLED", "cancelled")};
+  if (!problem) return {TaskState::failed, failureResponse(task.id, "VALIDATION_ERROR", problem.error())};
+
+  const fs::path work = options_.stateDir / "work" / task.id;
+  std::error_code ec;
+  fs::remove_all(work, ec);
+  const fs::path candidates = work / "candidates";
+  fs::create_directories(candidates);
+  writeFileAtomic(candidates / fmt::format("level_{}_problem_{}_sample_0_kernel.py", problem->level, problem->number),
+                  q.at("kernel_code").get<std::string>());
+  const std::string asked = q.value("backend", "cuda");
+  const std::string backend = asked == "sim" ? "sim" : asked == "gpu" ? "cuda" : options_.backend;
+  const fs::path out = work / "run";
+  const auto timeout = std::chrono::seconds(q.value("timeout", 300));
+  const SubprocessResult r = runSubprocess(
+      {options_.cuset.string(), "eval", "--candidates", candidates.string(), "--problems", problem->suite.string(), "--backend", backend, "--trials",
+       std::to_string(q.value("num_correct_trials", 5)), "--jobs", std::to_string(options_.jobsPerTask), "--out", out.string(), "--quiet"},
+      timeout, 1 << 20, &cancel);
+  std::pair<TaskState, nlohmann::json> outcome;
+  if (r.cancelled) {
+    outcome = {TaskState::cancelled, failureResponse(task.id, "CANCELLED", "cancelled while it ran")};
+  } else if (r.timedOut) {
+    outcome = {TaskState::failed,
+               failureResponse(task.id, "TIMEOUT_ERROR", fmt::format("the evaluation ran past the task's timeout of {} s", timeout.count()))};
+  } else {
+    std::ifstream results(out / "results.jsonl");
+    std::string line;
+    if (std::getline(results, line) && !line.empty()) {
+      nlohmann::json response = responseFromResult(task.id, nlohmann::json::parse(line));
+      outcome = {response["status"] == "completed" ? TaskState::completed : TaskState::failed, std::move(response)};
+    } else {
+      outcome = {TaskState::failed, failureResponse(task.id, "INTERNAL_ERROR", "the evaluation wrote no result: " + tail(r.output))};
+    }
+  }
+  fs::remove_all(work, ec);
+  return outcome;
+}
+
+}  // namespace cuset::service

@@ -1,0 +1,289 @@
+#include "cuset/service/task_store.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+
+namespace cuset::service {
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::json toJson(const TaskRecord& r) {
+  return {{"task_id", r.id},
+          {"state", taskStateName(r.state)},
+          {"priority", priorityName(r.priority)},
+          {"request", r.request},
+          {"result", r.result},
+          {"submitted_at", r.submittedAt},
+          {"started_at", r.startedAt},
+          {"finished_at", r.finishedAt},
+          {"sequence", r.sequence}};
+}
+
+TaskState parseState(const std::string& s) {
+  for (TaskState t : {TaskState::queued, TaskState::processing, TaskState::completed, TaskState::failed, TaskState::cancelled}) {
+    if (taskStateName(t) == s) return t;
+  }
+  throw makeError("unknown task state '{}'", s);
+}
+
+TaskRecord fromJson(const nlohmann::json& j) {
+  TaskRecord r;
+  r.id = j.at("task_id").get<std::string>();
+  if (!validTaskId(r.id)) throw makeError("a task id '{}' that names no file", r.id);
+  r.state = parseState(j.at("state").get<std::string>());
+  const auto p = parsePriority(j.at("priority").get<std::string>());
+  if (!p) throw makeError("unknown priority {}", j.at("priority").dump());
+  r.priority = *p;
+  r.request = j.at("request");
+  r.result = j.value("result", nlohmann::json());
+  r.submittedAt = j.value("submitted_at", 0.0);
+  r.startedAt = j.value("started_at", 0.0);
+  r.finishedAt = j.value("finished_at", 0.0);
+  r.sequence = j.value("sequence", std::uint64_t{0});
+  return r;
+}
+
+}  // namespace
+
+double unixNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+std::optional<Priority> parsePriority(std::string_view name) {
+  if (name == "low") return Priority::low;
+  if (name == "normal") return Priority::normal;
+  if (name == "high") return Priority::high;
+  return std::nullopt;
+}
+
+std::string_view priorityName(Priority p) {
+  switch (p) {
+    case Priority::low:
+      return "low";
+    case Priority::high:
+      return "high";
+    case Priority::normal:
+      break;
+  }
+  return "normal";
+}
+
+std::string_view taskStateName(TaskState s) {
+  switch (s) {
+    case TaskState::queued:
+      return "queued";
+    case TaskState::processing:
+      return "processing";
+    case TaskState::completed:
+      return "completed";
+    case TaskState::failed:
+      return "failed";
+    case TaskState::cancelled:
+      return "cancelled";
+  }
+  return "failed";
+}
+
+bool validTaskId(std::string_view id) {
+  if (id.empty() || id.size() > 128 || id.front() == '.') return false;
+  return std::all_of(id.begin(), id.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; });
+}
+
+TaskStore::TaskStore(TaskStoreOptions options) : options_(std::move(options)) {
+  fs::create_directories(options_.dir);
+  std::vector<TaskRecord> loaded;
+  for (const auto& e : fs::directory_iterator(options_.dir)) {
+    if (e.path().extension() != ".json") continue;  // a half-written ".tmp" of a crash is ignored
+    try {
+      loaded.push_back(fromJson(nlohmann::json::parse(readFile(e.path()))));
+    } catch (const std::exception& ex) {
+      throw makeError("{}: not a task of this server ({}); move it away to start", e.path().string(), ex.what());
+    }
+  }
+  std::sort(loaded.begin(), loaded.end(), [](const TaskRecord& a, const TaskRecord& b) { return a.sequence < b.sequence; });
+  for (auto& r : loaded) {
+    sequence_ = std::max(sequence_, r.sequence);
+    if (r.state == TaskState::processing) {  // the server stopped while running it: it runs again
+      r.state = TaskState::queued;
+      persist(r);
+    }
+    if (r.state == TaskState::queued) queues_[static_cast<int>(r.priority)].push_back(r.id);
+    tasks_[r.id] = std::move(r);
+  }
+}
+
+fs::path TaskStore::fileOf(const std::string& id) const { return options_.dir / (id + ".json"); }
+
+void TaskStore::persist(const TaskRecord& r) const { writeFileAtomic(fileOf(r.id), toJson(r).dump()); }
+
+TaskStore::Submitted TaskStore::submit(const std::string& id, Priority priority, nlohmann::json request, bool forceRefresh, TaskRecord& out) {
+  std::lock_guard lock(mu_);
+  expire();
+  if (const auto it = tasks_.find(id); it != tasks_.end() && (!forceRefresh || !it->second.finished())) {
+    out = it->second;
+    return Submitted::existing;
+  }
+  if (queues_[0].size() + queues_[1].size() + queues_[2].size() >= options_.maxQueued) return Submitted::queueFull;
+  TaskRecord r;
+  r.id = id;
+  r.priority = priority;
+  r.request = std::move(request);
+  r.submittedAt = unixNow();
+  r.sequence = ++sequence_;
+  persist(r);  // before it is acknowledged: accepted means on disk
+  queues_[static_cast<int>(priority)].push_back(id);
+  tasks_[id] = r;
+  out = r;
+  changed_.notify_all();
+  return Submitted::accepted;
+}
+
+std::optional<TaskRecord> TaskStore::next(std::chrono::milliseconds wait) {
+  std::unique_lock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    if (stopped_) return std::nullopt;
+    int chosen = -1;
+    for (int p = 2; p >= 0; --p) {
+      if (!queues_[p].empty()) {
+        chosen = p;
+        break;
+      }
+    }
+    if (chosen >= 0) {
+      // A lower class passed over too often goes first (the lowest such class).
+      for (int p = 0; p < chosen; ++p) {
+        if (!queues_[p].empty() && passedOver_[p] >= options_.starvationBound) {
+          chosen = p;
+          break;
+        }
+      }
+      for (int p = 0; p < 3; ++p) {
+        if (p == chosen || queues_[p].empty()) {
+          passedOver_[p] = 0;
+        } else if (p < chosen) {
+          ++passedOver_[p];
+        }
+      }
+      const std::string id = queues_[chosen].front();
+      queues_[chosen].pop_front();
+      TaskRecord& r = tasks_.at(id);
+      r.state = TaskState::processing;
+      r.startedAt = unixNow();
+      persist(r);
+      cancelFlags_[id] = std::make_shared<std::atomic<bool>>(false);
+      return r;
+    }
+    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) return std::nullopt;
+  }
+}
+
+void TaskStore::finish(const std::string& id, TaskState state, nlohmann::json result) {
+  std::lock_guard lock(mu_);
+  const auto it = tasks_.find(id);
+  if (it == tasks_.end()) return;
+  it->second.state = state;
+  it->second.result = std::move(result);
+  it->second.finishedAt = unixNow();
+  cancelFlags_.erase(id);
+  persist(it->second);
+  changed_.notify_all();
+}
+
+bool TaskStore::cancel(const std::string& id) {
+  std::lock_guard lock(mu_);
+  const auto it = tasks_.find(id);
+  if (it == tasks_.end() || it->second.finished()) return false;
+  if (it->second.state == TaskState::queued) {
+    auto& q = queues_[static_cast<int>(it->second.priority)];
+    q.erase(std::remove(q.begin(), q.end(), id), q.end());
+    it->second.state = TaskState::cancelled;
+    it->second.finishedAt = unixNow();
+    it->second.result = {{"task_id", id}, {"status", "failed"}, {"error_code", "CANCELLED"}, {"error_message", "cancelled before it ran"}};
+    persist(it->second);
+  } else if (const auto flag = cancelFlags_.find(id); flag != cancelFlags_.end()) {
+    flag->second->store(true);
+  }
+  changed_.notify_all();
+  return true;
+}
+
+std::shared_ptr<std::atomic<bool>> TaskStore::cancelFlag(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  const auto it = cancelFlags_.find(id);
+  return it == cancelFlags_.end() ? std::make_shared<std::atomic<bool>>(false) : it->second;
+}
+
+std::optional<TaskRecord> TaskStore::get(const std::string& id) {
+  std::lock_guard lock(mu_);
+  expire();
+  const auto it = tasks_.find(id);
+  if (it == tasks_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<TaskRecord> TaskStore::waitFinished(const std::string& id, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto it = tasks_.find(id);
+    if (it == tasks_.end()) return std::nullopt;
+    if (it->second.finished() || stopped_) return it->second;
+    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) return tasks_.at(id);
+  }
+}
+
+TaskStore::Counts TaskStore::counts() const {
+  std::lock_guard lock(mu_);
+  Counts c;
+  for (const auto& [id, r] : tasks_) {
+    switch (r.state) {
+      case TaskState::queued:
+        ++c.queued;
+        break;
+      case TaskState::processing:
+        ++c.processing;
+        break;
+      case TaskState::completed:
+        ++c.completed;
+        break;
+      case TaskState::failed:
+        ++c.failed;
+        break;
+      case TaskState::cancelled:
+        ++c.cancelled;
+        break;
+    }
+  }
+  return c;
+}
+
+void TaskStore::expire() {
+  const double cutoff = unixNow() - static_cast<double>(options_.resultTtl.count());
+  for (auto it = tasks_.begin(); it != tasks_.end();) {
+    if (it->second.finished() && it->second.finishedAt < cutoff) {
+      std::error_code ec;
+      fs::remove(fileOf(it->first), ec);
+      it = tasks_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void TaskStore::stop() {
+  std::lock_guard lock(mu_);
+  stopped_ = true;
+  for (auto& [id, flag] : cancelFlags_) flag->store(true);
+  changed_.notify_all();
+}
+
+bool TaskStore::stopped() const {
+  std::lock_guard lock(mu_);
+  return stopped_;
+}
+
+}  // namespace cuset::service
