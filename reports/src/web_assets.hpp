@@ -1,6 +1,6 @@
 #pragma once
 // The report pages' own CSS and JavaScript, embedded at build time from reports/web/ (where they are
-// edited, linted and highlighted as what they are) by reports/web/embed_web_assets.cmake.
+// edited, linted and highlighted as what they are) by cmake/embed_files.cmake.
 namespace cuset::web {
 
 extern const char* const sortableTablesJs;  // sortable_tables.js: click a header of table.sortable to sort it

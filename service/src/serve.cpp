@@ -13,6 +13,7 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/version.hpp"
 #include "cuset/service/rate_limiter.hpp"
+#include "openapi_document.hpp"
 #include "cuset/service/reward.hpp"
 
 namespace cuset::service {
@@ -64,6 +65,14 @@ class Server {
     http_.new_task_queue = [] { return new httplib::ThreadPool(128); };
     http_.set_payload_max_length(options_.maxBodyBytes);
     http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) { return admit(req, res); });
+    // What cpp-httplib answers itself (no route, a body over the limit) is a JSON error too.
+    http_.set_error_handler([this](const httplib::Request&, httplib::Response& res) {
+      if (!res.body.empty()) return;
+      if (res.status == 413)
+        return refuse(res, 413, "VALIDATION_ERROR", fmt::format("the body is over the limit of {} bytes", options_.maxBodyBytes));
+      if (res.status == 404) return refuse(res, 404, "NOT_FOUND", "no such route (GET /openapi.json lists them)");
+      refuse(res, res.status, "VALIDATION_ERROR", fmt::format("HTTP {}", res.status));
+    });
     routes();
     const int port =
         options_.port == 0 ? http_.bind_to_any_port(options_.host) : (http_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
@@ -209,6 +218,7 @@ class Server {
       if (!store_.cancel(id)) return refuse(res, 409, "CONFLICT", fmt::format("task '{}' has finished ({})", id, taskStateName(r->state)));
       reply(res, 200, {{"task_id", id}, {"cancelled", true}});
     });
+    http_.Get("/openapi.json", [](const httplib::Request&, httplib::Response& res) { res.set_content(assets::openapiJson, "application/json"); });
     http_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       const auto c = store_.counts();
       reply(res, 200,

@@ -6,6 +6,7 @@
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
+#include "cuset/service/kernelgym_api.hpp"
 
 namespace cuset::service {
 namespace {
@@ -202,7 +203,7 @@ bool TaskStore::cancel(const std::string& id) {
     q.erase(std::remove(q.begin(), q.end(), id), q.end());
     it->second.state = TaskState::cancelled;
     it->second.finishedAt = unixNow();
-    it->second.result = {{"task_id", id}, {"status", "failed"}, {"error_code", "CANCELLED"}, {"error_message", "cancelled before it ran"}};
+    it->second.result = failureResponse(id, "CANCELLED", "cancelled before it ran");
     persist(it->second);
   } else if (const auto flag = cancelFlags_.find(id); flag != cancelFlags_.end()) {
     flag->second->store(true);
@@ -238,27 +239,9 @@ std::optional<TaskRecord> TaskStore::waitFinished(const std::string& id, std::ch
 
 TaskStore::Counts TaskStore::counts() const {
   std::lock_guard lock(mu_);
-  Counts c;
-  for (const auto& [id, r] : tasks_) {
-    switch (r.state) {
-      case TaskState::queued:
-        ++c.queued;
-        break;
-      case TaskState::processing:
-        ++c.processing;
-        break;
-      case TaskState::completed:
-        ++c.completed;
-        break;
-      case TaskState::failed:
-        ++c.failed;
-        break;
-      case TaskState::cancelled:
-        ++c.cancelled;
-        break;
-    }
-  }
-  return c;
+  std::array<std::size_t, 5> byState{};  // in TaskState's order
+  for (const auto& [id, r] : tasks_) ++byState[static_cast<std::size_t>(r.state)];
+  return {byState[0], byState[1], byState[2], byState[3], byState[4]};
 }
 
 void TaskStore::expire() {

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""`cuset serve` under load on loopback (docs/serve.md, issue #50): C concurrent KernelGYM clients send N
+real KernelBench level-1 solutions (CUDA-L1's, with KernelBench's references) to `POST /evaluate` on the
+`sim` backend, first with empty caches (every reference imported, every solution translated and built),
+then the same solutions again under new task ids (caches warm). Prints evaluations per hour, p50/p99
+latency, the verdicts, and lost and duplicated results, which must be 0: every task id answered exactly
+once, and GET /results agreeing with the answer.
+
+usage: serve_load.py CUSET [--clients 4] [--requests 24] [--jobs 2] [--kernelbench ../shared/kernelbench]
+                           [--solutions ../shared/kernelbench-solutions/cuda-l1] [--work /tmp/serve-load]
+"""
+import argparse
+import collections
+import concurrent.futures
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+ap = argparse.ArgumentParser()
+ap.add_argument("cuset")
+ap.add_argument("--clients", type=int, default=4)
+ap.add_argument("--requests", type=int, default=24)
+ap.add_argument("--jobs", type=int, default=2)
+here = os.path.dirname(os.path.abspath(__file__))
+ap.add_argument("--kernelbench", default=os.path.join(here, "../../shared/kernelbench"))
+ap.add_argument("--solutions", default=os.path.join(here, "../../shared/kernelbench-solutions/cuda-l1"))
+ap.add_argument("--work", default="/tmp/serve-load")
+args = ap.parse_args()
+
+references = {}
+for name in os.listdir(os.path.join(args.kernelbench, "KernelBench/level1")):
+    if name.endswith(".py") and name.split("_")[0].isdigit():
+        references[int(name.split("_")[0])] = open(os.path.join(args.kernelbench, "KernelBench/level1", name)).read()
+pairs = []
+for name in sorted(os.listdir(os.path.join(args.solutions, "level1"))):
+    number = int(name.split(".")[0])
+    if number in references:
+        pairs.append((number, open(os.path.join(args.solutions, "level1", name)).read(), references[number]))
+pairs = pairs[: args.requests]
+if not pairs:
+    sys.exit(f"no level-1 solutions with references under {args.solutions} and {args.kernelbench}")
+
+shutil.rmtree(args.work, ignore_errors=True)
+os.makedirs(args.work)
+env = dict(os.environ, XDG_CACHE_HOME=os.path.join(args.work, "cache"))  # empty caches: the cold phase is cold
+server = subprocess.Popen([args.cuset, "serve", "--port", "0", "--backend", "sim", "--jobs", str(args.jobs), "--rate", "0",
+                           "--state", os.path.join(args.work, "state")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+first = server.stdout.readline()
+if "listening on http://" not in first:
+    sys.exit(f"cuset serve did not start: {first}")
+url = first.split("listening on ")[1].split()[0]
+
+
+def call(method, path, body=None):
+    req = urllib.request.Request(url + path, data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Content-Type": "application/json"}, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=3600) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def phase(name):
+    def one(item):
+        i, (number, solution, reference) = item
+        task_id = f"{name}-{i}-{number}"
+        start = time.time()
+        status, body = call("POST", "/evaluate", {"task_id": task_id, "kernel_code": solution, "reference_code": reference, "backend": "sim",
+                                                  "timeout": 1800})
+        return task_id, status, body, time.time() - start
+
+    start = time.time()
+    with concurrent.futures.ThreadPoolExecutor(args.clients) as pool:
+        answers = list(pool.map(one, enumerate(pairs)))
+    wall = time.time() - start
+    latencies = sorted(a[3] for a in answers)
+    lost = sum(1 for _, status, body, _ in answers if status != 200 or body.get("task_id") is None)
+    duplicated = len(answers) - len({a[0] for a in answers})
+    disagree = 0
+    for task_id, status, body, _ in answers:
+        s, stored = call("GET", f"/results/{task_id}")
+        if s != 200 or stored != body:
+            disagree += 1
+    verdicts = collections.Counter(body.get("metadata", {}).get("verdict", body.get("error_code")) for _, _, body, _ in answers)
+    p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))]  # noqa: E731
+    print(f"| {name} | {len(answers)} | {wall:.0f} s | {3600 * len(answers) / wall:.0f} | {p(0.5):.1f} s | {p(0.99):.1f} s | "
+          f"{lost} | {duplicated + disagree} | {dict(verdicts)} |")
+
+
+print(f"cuset serve on {url}: {len(pairs)} CUDA-L1 level-1 solutions, {args.clients} clients, {args.jobs} worker(s), sim backend")
+print("| phase | requests | wall | evaluations/hour | p50 | p99 | lost | duplicated | verdicts |")
+print("|---|---|---|---|---|---|---|---|---|")
+phase("uncached")
+phase("repeated")
+server.send_signal(signal.SIGTERM)
+server.wait(timeout=60)
