@@ -110,9 +110,15 @@ class Server {
       const auto task = store_.next(std::chrono::milliseconds(500));
       if (!task) continue;
       const auto flag = store_.cancelFlag(task->id);
-      auto [state, response] = runner_.run(*task, *flag);
+      std::pair<TaskState, json> outcome;
+      try {
+        outcome = runner_.run(*task, *flag);
+      } catch (const std::exception&
+                   e) {  // the server's own failure (a file it cannot write, a binary it cannot start): this task's, not the server's end
+        outcome = {TaskState::failed, failureResponse(task->id, "INTERNAL_ERROR", e.what())};
+      }
       if (store_.stopped()) return;  // stopping, not cancelled: the task stays processing and runs at the next start
-      store_.finish(task->id, state, std::move(response));
+      store_.finish(task->id, outcome.first, std::move(outcome.second));
     }
   }
 

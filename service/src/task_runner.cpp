@@ -54,7 +54,14 @@ Expected<TaskRunner::Problem> TaskRunner::imported(const std::string& reference,
   const fs::path dir = options_.stateDir / "references" / hash;
   const fs::path suite = dir / "suite";
   const fs::path failed = dir / "import-failed.txt";
-  std::lock_guard lock(importMu_);
+  std::shared_ptr<std::mutex> importing;
+  {
+    std::lock_guard lock(importsMu_);
+    auto& slot = imports_[hash];
+    if (!slot) slot = std::make_shared<std::mutex>();
+    importing = slot;
+  }
+  std::lock_guard lock(*importing);  // other references import meanwhile
   auto found = [&]() -> std::optional<Problem> {
     if (!fs::exists(suite / "level1")) return std::nullopt;
     for (const auto& e : fs::directory_iterator(suite / "level1")) {

@@ -5,6 +5,7 @@
 
 #include "../test_util.hpp"
 #include "cuset/service/kernelgym_api.hpp"
+#include "cuset/service/rate_limiter.hpp"
 #include "cuset/service/reward.hpp"
 #include "cuset/service/task_store.hpp"
 
@@ -149,6 +150,16 @@ TEST(KernelGymResponse, VerdictsBecomeKernelGymFieldsAndRewards) {
   EXPECT_EQ(library["decoy_kernel"], true);
   EXPECT_TRUE(library["speedup"].is_null());
   EXPECT_EQ(responseFromResult("t", {{"verdict", "harness_error"}})["status"], "failed");
+}
+
+TEST(RateLimiter, BurstsOfTwiceTheRateThenWaitsPerClient) {
+  RateLimiter limiter(2.0);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(limiter.take("a"), 0.0) << i;
+  const double wait = limiter.take("a");
+  EXPECT_GT(wait, 0.0);
+  EXPECT_LE(wait, 0.5);
+  EXPECT_EQ(limiter.take("b"), 0.0);         // another client has its own bucket
+  EXPECT_EQ(RateLimiter(0).take("a"), 0.0);  // 0: no limit
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 // killed). Nothing a request holds reaches a shell or names a path: files are named by the server.
 #include <atomic>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -41,7 +43,8 @@ class TaskRunner {
   Expected<Problem> imported(const std::string& reference, const std::atomic<bool>& cancel);
 
   RunnerOptions options_;
-  std::mutex importMu_;  // one import at a time: the same reference sent by many tasks is imported once
+  std::mutex importsMu_;
+  std::map<std::string, std::shared_ptr<std::mutex>> imports_;  // per reference: the same one sent by many tasks is imported once
 };
 
 }  // namespace cuset::service
