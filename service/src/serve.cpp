@@ -59,11 +59,16 @@ class Server {
   }
 
   void run() {
-    for (std::size_t i = 0; i < options_.jobs; ++i) workers_.emplace_back([this] { work(); });
     // httplib owns the queue it is handed (its API takes a raw pointer). /evaluate blocks a connection
     // until its task finishes, so there are many more connection threads than workers.
     http_.new_task_queue = [] { return new httplib::ThreadPool(128); };
     http_.set_payload_max_length(options_.maxBodyBytes);
+    // cpp-httplib sets SO_REUSEPORT by default, which lets a second server bind the same port and take
+    // half the requests with its own queue: only SO_REUSEADDR (a restart need not wait for TIME_WAIT).
+    http_.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
     http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) { return admit(req, res); });
     // What cpp-httplib answers itself (no route, a body over the limit) is a JSON error too.
     http_.set_error_handler([this](const httplib::Request&, httplib::Response& res) {
@@ -77,6 +82,7 @@ class Server {
     const int port =
         options_.port == 0 ? http_.bind_to_any_port(options_.host) : (http_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
     if (port < 0) throw makeError("cannot listen on {}:{} (in use, or not an address of this machine)", options_.host, options_.port);
+    for (std::size_t i = 0; i < options_.jobs; ++i) workers_.emplace_back([this] { work(); });
     std::cout << fmt::format("cuset serve: listening on http://{}:{} ({} worker(s), backend {}, state {})", options_.host, port, options_.jobs,
                              options_.runner.backend, options_.runner.stateDir.string())
               << std::endl;

@@ -160,6 +160,10 @@ def task(task_id, code, **extra):
 
 
 server = Server()
+# A second server on the same port is refused (no SO_REUSEPORT sharing of one port by two queues).
+port = server.url.rsplit(":", 1)[1]
+p = subprocess.run([cuset, "serve", "--port", port, "--state", os.path.join(work, "state-other")], capture_output=True, text=True, timeout=60)
+need(p.returncode != 0 and "cannot listen" in p.stderr + p.stdout, f"a port in use is one clear error: {p.returncode} {p.stderr}")
 # KernelGYM's API: a correct solution and a wrong one.
 status, body, _ = call(server, "POST", "/evaluate", task("good-1", good))
 need(status == 200 and set(body) == KERNELGYM_FIELDS, f"/evaluate answers KernelGYM's fields: {status} {body}")
