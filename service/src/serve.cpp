@@ -160,9 +160,9 @@ class Server {
     }
   }
 
-  // A task of a request, submitted; or the error response already written.
-  std::optional<TaskRecord> submit(const json& request, httplib::Response& res, bool taskIdRequired, const std::string& where = {},
-                                   const std::string& reward = {}) {
+  // A task request checked (413 for code over the limit, 400 naming the field), or the error response
+  // already written. `where` prefixes the message ("tasks[3]: ").
+  std::optional<json> validated(const json& request, httplib::Response& res, bool taskIdRequired, const std::string& where = {}) {
     for (const char* field : {"kernel_code", "reference_code"}) {
       if (request.is_object() && request.contains(field) && request[field].is_string() &&
           request[field].get_ref<const std::string&>().size() > options_.limits.maxCodeBytes) {
@@ -175,10 +175,21 @@ class Server {
       refuse(res, 400, "VALIDATION_ERROR", where + valid.error());
       return std::nullopt;
     }
-    if (!reward.empty()) (*valid)["reward"] = reward;
+    return std::move(*valid);
+  }
+
+  // A task of a request, submitted; or the error response already written.
+  std::optional<TaskRecord> submit(const json& request, httplib::Response& res, bool taskIdRequired, const std::string& reward = {}) {
+    auto valid = validated(request, res, taskIdRequired);
+    if (!valid) return std::nullopt;
+    return submitValid(std::move(*valid), res, reward);
+  }
+
+  std::optional<TaskRecord> submitValid(json valid, httplib::Response& res, const std::string& reward = {}) {
+    if (!reward.empty()) valid["reward"] = reward;
     TaskRecord record;
-    const std::string id = (*valid)["task_id"];
-    const auto outcome = store_.submit(id, *parsePriority((*valid)["priority"].get<std::string>()), *valid, (*valid)["force_refresh"], record);
+    const std::string id = valid["task_id"];
+    const auto outcome = store_.submit(id, *parsePriority(valid["priority"].get<std::string>()), valid, valid["force_refresh"], record);
     if (outcome == TaskStore::Submitted::queueFull) {
       res.set_header("Retry-After", "10");
       refuse(res, 429, "QUEUE_FULL", fmt::format("the queue holds its limit of {} tasks", options_.store.maxQueued));
@@ -253,7 +264,7 @@ class Server {
         formula = r.get<std::string>();
         request->erase("reward");
       }
-      const auto task = submit(*request, res, false, {}, formula);
+      const auto task = submit(*request, res, false, formula);
       if (!task) return;
       reply(res, 202, {{"task_id", task->id}, {"status", taskStateName(task->state)}});
     });
@@ -288,19 +299,15 @@ class Server {
     if (request->contains("batch_id") && !(*request)["batch_id"].is_string())
       return refuse(res, 400, "VALIDATION_ERROR", "'batch_id' must be a string");
     // Every task validated before any is queued: a batch is accepted whole or not at all.
+    std::vector<json> valid;
     for (std::size_t i = 0; i < tasks.size(); ++i) {
-      for (const char* field : {"kernel_code", "reference_code"}) {
-        if (tasks[i].is_object() && tasks[i].contains(field) && tasks[i][field].is_string() &&
-            tasks[i][field].get_ref<const std::string&>().size() > options_.limits.maxCodeBytes)
-          return refuse(res, 413, "VALIDATION_ERROR",
-                        fmt::format("tasks[{}]: '{}' is over the limit of {} bytes", i, field, options_.limits.maxCodeBytes));
-      }
-      if (auto v = validateTaskRequest(tasks[i], options_.limits); !v)
-        return refuse(res, 400, "VALIDATION_ERROR", fmt::format("tasks[{}]: {}", i, v.error()));
+      auto v = validated(tasks[i], res, true, fmt::format("tasks[{}]: ", i));
+      if (!v) return;
+      valid.push_back(std::move(*v));
     }
     std::vector<TaskRecord> submitted;
-    for (std::size_t i = 0; i < tasks.size(); ++i) {
-      auto task = submit(tasks[i], res, true, fmt::format("tasks[{}]: ", i));
+    for (auto& v : valid) {
+      auto task = submitValid(std::move(v), res);
       if (!task) return;
       submitted.push_back(*task);
     }
