@@ -33,5 +33,6 @@ void registerTranslateCommand(CLI::App& app, CommandContext& context);
 void registerMergeAdapterCommand(CLI::App& app, CommandContext& context);
 void registerDoctorCommand(CLI::App& app, CommandContext& context);
 void registerServeCommand(CLI::App& app, CommandContext& context);
+void registerWorkerCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerMergeAdapterCommand(app, context);
   cuset::cli::registerDoctorCommand(app, context);
   cuset::cli::registerServeCommand(app, context);
+  cuset::cli::registerWorkerCommand(app, context);
 
   try {
     app.parse(argc, argv);

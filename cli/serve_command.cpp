@@ -1,4 +1,5 @@
-// `cuset serve`: the evaluator as an HTTP service for RL trainers (docs/serve.md).
+// `cuset serve` and `cuset worker`: the evaluator as an HTTP service for RL trainers, on one machine or
+// as a fleet sharing a Redis queue (docs/serve.md).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -7,23 +8,48 @@
 #include "cuset/service/serve.hpp"
 
 namespace cuset::cli {
+namespace {
+
+// What judging a task needs, the same for the server's own workers and a fleet's.
+struct RunnerFlags {
+  std::string state = "serve-state";
+  double reclaimAfterSeconds = 60;
+};
+
+void addRunnerOptions(CLI::App* cmd, service::RunnerOptions& runner, RunnerFlags& flags) {
+  cmd->add_option("--backend", runner.backend,
+                  "What a request's backend \"cuda\" (KernelGYM's default) runs on: sim, cuda or auto; for a worker, also which tasks it takes")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sim", "cuda", "auto"}));
+  cmd->add_option("--problems", runner.problemsDir, "A suite whose problem ids (level1/kb19_relu) a request's reference_code may name")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--state", flags.state, "Folder of imported references and work (and the embedded queue)")->capture_default_str();
+  cmd->add_option("--reclaim-after", flags.reclaimAfterSeconds, "Redis queue: a task whose worker is silent this many seconds runs on another")
+      ->capture_default_str()
+      ->check(CLI::Range(3.0, 86400.0));
+}
+
+void finishRunnerOptions(service::RunnerOptions& runner, const RunnerFlags& flags) {
+  runner.stateDir = std::filesystem::absolute(flags.state);
+  runner.cuset = std::filesystem::read_symlink("/proc/self/exe");
+}
+
+}  // namespace
 
 void registerServeCommand(CLI::App& app, CommandContext& context) {
   auto o = std::make_shared<service::ServeOptions>();
-  auto state = std::make_shared<std::string>("serve-state");
+  auto flags = std::make_shared<RunnerFlags>();
   auto ttlHours = std::make_shared<double>(24.0);
   auto maxBodyMib = std::make_shared<double>(8.0);
   auto maxCodeMib = std::make_shared<double>(1.0);
   CLI::App* cmd = app.add_subcommand("serve", "Serve the evaluator over HTTP: KernelGYM's API and a native /v1 API, for RL trainers");
   cmd->add_option("--host", o->host, "Address to listen on (beyond loopback a --token-file is required)")->capture_default_str();
   cmd->add_option("--port", o->port, "Port (0: any free port, printed)")->capture_default_str();
-  cmd->add_option("--jobs", o->jobs, "Tasks judged at once")->capture_default_str()->check(CLI::Range(1, 256));
-  cmd->add_option("--backend", o->runner.backend, "What a request's backend \"cuda\" (KernelGYM's default) runs on: sim, cuda or auto")
+  cmd->add_option("--jobs", o->jobs, "Tasks judged at once by this server (0: none, with --queue redis:// and workers elsewhere)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"sim", "cuda", "auto"}));
-  cmd->add_option("--problems", o->runner.problemsDir, "A suite whose problem ids (level1/kb19_relu) a request's reference_code may name")
-      ->check(CLI::ExistingDirectory);
-  cmd->add_option("--state", *state, "Folder of the queue, imported references and work (survives a restart)")->capture_default_str();
+      ->check(CLI::Range(0, 256));
+  cmd->add_option("--queue", o->queueUrl, "redis://[:password@]host[:port][/db]: a fleet's queue, served by `cuset worker` (default: embedded)");
+  addRunnerOptions(cmd, o->runner, *flags);
   cmd->add_option("--token-file", o->tokenFile, "Bearer tokens, one per line")->check(CLI::ExistingFile);
   cmd->add_option("--max-queued", o->store.maxQueued, "Tasks waiting at most; past it 429 with Retry-After")->capture_default_str();
   cmd->add_option("--result-ttl-hours", *ttlHours, "Finished tasks are forgotten after this")->capture_default_str();
@@ -31,12 +57,28 @@ void registerServeCommand(CLI::App& app, CommandContext& context) {
   cmd->add_option("--max-code-mib", *maxCodeMib, "Largest kernel_code or reference_code (413 past it)")->capture_default_str();
   cmd->add_option("--rate", o->ratePerToken, "Requests per second per token (or client address); 0: no limit")->capture_default_str();
   cmd->callback([=, &context] {
-    o->runner.stateDir = std::filesystem::absolute(*state);
-    o->runner.cuset = std::filesystem::read_symlink("/proc/self/exe");
+    finishRunnerOptions(o->runner, *flags);
+    o->reclaimAfter = std::chrono::seconds(static_cast<long long>(flags->reclaimAfterSeconds));
     o->store.resultTtl = std::chrono::seconds(static_cast<long long>(*ttlHours * 3600));
     o->maxBodyBytes = static_cast<std::size_t>(*maxBodyMib * (1 << 20));
     o->limits.maxCodeBytes = static_cast<std::size_t>(*maxCodeMib * (1 << 20));
     service::serve(*o);
+    context.exitCode = 0;
+  });
+}
+
+void registerWorkerCommand(CLI::App& app, CommandContext& context) {
+  auto o = std::make_shared<service::WorkerOptions>();
+  auto flags = std::make_shared<RunnerFlags>();
+  flags->state = "worker-state";
+  CLI::App* cmd = app.add_subcommand("worker", "Judge the tasks of a fleet's queue (cuset serve --queue redis://...) on this machine");
+  cmd->add_option("--queue", o->queueUrl, "redis://[:password@]host[:port][/db], as given to cuset serve")->required();
+  cmd->add_option("--jobs", o->jobs, "Tasks judged at once")->capture_default_str()->check(CLI::Range(1, 256));
+  addRunnerOptions(cmd, o->runner, *flags);
+  cmd->callback([=, &context] {
+    finishRunnerOptions(o->runner, *flags);
+    o->reclaimAfter = std::chrono::seconds(static_cast<long long>(flags->reclaimAfterSeconds));
+    service::runWorker(*o);
     context.exitCode = 0;
   });
 }

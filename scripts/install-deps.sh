@@ -13,6 +13,8 @@ packages=(
   libicu-dev              # Unicode regex and NFC for the tokenizer
   libcurl4-openssl-dev    # HTTP(S) client for OpenAI-compatible model endpoints
   libcpp-httplib-dev      # the HTTP server of cuset serve
+  libhiredis-dev          # the Redis Streams client of cuset serve --queue redis:// and cuset worker
+  redis-server            # the fleet tests start one on loopback (a fleet's own Redis is the user's)
   zlib1g-dev              # gzip of the sources embedded in leaderboard.html
   openssl                 # the HTTPS endpoint test makes a self-signed certificate
   libgtest-dev libgmock-dev libbenchmark-dev

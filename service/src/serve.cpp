@@ -13,8 +13,11 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/version.hpp"
 #include "cuset/service/rate_limiter.hpp"
-#include "openapi_document.hpp"
+#include "cuset/service/redis_queue.hpp"
 #include "cuset/service/reward.hpp"
+#include "cuset/service/worker_pool.hpp"
+#include "openapi_document.hpp"
+#include "redis_client.hpp"
 
 namespace cuset::service {
 namespace {
@@ -51,7 +54,7 @@ bool sameToken(const std::string& given, const std::string& known) {
 class Server {
  public:
   explicit Server(ServeOptions options)
-      : options_(std::move(options)), store_(storeOptions(options_)), runner_(options_.runner), limiter_(options_.ratePerToken) {
+      : options_(std::move(options)), store_(makeQueue(options_)), runner_(options_.runner), limiter_(options_.ratePerToken) {
     if (!options_.tokenFile.empty()) tokens_ = readTokens(options_.tokenFile);
     if (tokens_.empty() && !isLoopback(options_.host)) {
       throw makeError("cuset serve listens on {} beyond this machine: give --token-file (one bearer token per line)", options_.host);
@@ -78,55 +81,57 @@ class Server {
       if (res.status == 404) return refuse(res, 404, "NOT_FOUND", "no such route (GET /openapi.json lists them)");
       refuse(res, res.status, "VALIDATION_ERROR", fmt::format("HTTP {}", res.status));
     });
+    // Redis away (a fleet's queue restarting): 503, try again shortly; any other failure: 500, said.
+    http_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+      try {
+        std::rethrow_exception(ep);
+      } catch (const RedisUnavailable& e) {
+        res.set_header("Retry-After", "5");
+        refuse(res, 503, "QUEUE_UNAVAILABLE", e.what());
+      } catch (const std::exception& e) {
+        refuse(res, 500, "INTERNAL_ERROR", e.what());
+      }
+    });
     routes();
     const int port =
         options_.port == 0 ? http_.bind_to_any_port(options_.host) : (http_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
     if (port < 0) throw makeError("cannot listen on {}:{} (in use, or not an address of this machine)", options_.host, options_.port);
-    for (std::size_t i = 0; i < options_.jobs; ++i) workers_.emplace_back([this] { work(); });
-    std::cout << fmt::format("cuset serve: listening on http://{}:{} ({} worker(s), backend {}, state {})", options_.host, port, options_.jobs,
-                             options_.runner.backend, options_.runner.stateDir.string())
+    WorkerPool workers(*store_, runner_, options_.jobs);
+    std::cout << fmt::format("cuset serve: listening on http://{}:{} ({} worker(s), backend {}, queue {}, state {})", options_.host, port,
+                             options_.jobs, options_.runner.backend, options_.queueUrl.empty() ? "embedded" : redisAddress(),
+                             options_.runner.stateDir.string())
               << std::endl;
-    std::thread signals([this] { waitForSignal(); });
+    std::thread signals([this] {
+      waitForStopSignal();
+      std::cerr << "cuset serve: stopping (work in progress is queued again)" << std::endl;
+      store_->stop();
+      http_.stop();
+    });
     http_.listen_after_bind();
     signals.join();
-    for (auto& w : workers_) w.join();
   }
 
  private:
-  static TaskStoreOptions storeOptions(const ServeOptions& o) {
+  static std::unique_ptr<TaskQueue> makeQueue(const ServeOptions& o) {
+    if (!o.queueUrl.empty()) {
+      RedisQueueOptions r;
+      r.url = o.queueUrl;
+      r.serverBackend = o.runner.backend;
+      if (o.jobs > 0) r.workerBackend = o.runner.backend;
+      r.workers = o.jobs;
+      r.maxQueued = o.store.maxQueued;
+      r.resultTtl = o.store.resultTtl;
+      r.starvationBound = o.store.starvationBound;
+      r.reclaimAfter = o.reclaimAfter;
+      return std::make_unique<RedisTaskQueue>(r);
+    }
+    if (o.jobs == 0) throw Error("cuset serve --jobs 0 runs no workers: only with --queue redis://..., whose workers are elsewhere");
     TaskStoreOptions s = o.store;
     if (s.dir.empty()) s.dir = o.runner.stateDir / "tasks";
-    return s;
+    return std::make_unique<TaskStore>(s);
   }
 
-  void waitForSignal() {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    int signal = 0;
-    sigwait(&set, &signal);
-    std::cerr << "cuset serve: stopping (work in progress is queued again at the next start)" << std::endl;
-    store_.stop();
-    http_.stop();
-  }
-
-  void work() {
-    while (!store_.stopped()) {
-      const auto task = store_.next(std::chrono::milliseconds(500));
-      if (!task) continue;
-      const auto flag = store_.cancelFlag(task->id);
-      std::pair<TaskState, json> outcome;
-      try {
-        outcome = runner_.run(*task, *flag);
-      } catch (const std::exception&
-                   e) {  // the server's own failure (a file it cannot write, a binary it cannot start): this task's, not the server's end
-        outcome = {TaskState::failed, failureResponse(task->id, "INTERNAL_ERROR", e.what())};
-      }
-      if (store_.stopped()) return;  // stopping, not cancelled: the task stays processing and runs at the next start
-      store_.finish(task->id, outcome.first, std::move(outcome.second));
-    }
-  }
+  std::string redisAddress() const { return static_cast<const RedisTaskQueue&>(*store_).address(); }
 
   httplib::Server::HandlerResponse admit(const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/health" || req.path == "/openapi.json") return httplib::Server::HandlerResponse::Unhandled;
@@ -189,8 +194,8 @@ class Server {
     if (!reward.empty()) valid["reward"] = reward;
     TaskRecord record;
     const std::string id = valid["task_id"];
-    const auto outcome = store_.submit(id, *parsePriority(valid["priority"].get<std::string>()), valid, valid["force_refresh"], record);
-    if (outcome == TaskStore::Submitted::queueFull) {
+    const auto outcome = store_->submit(id, *parsePriority(valid["priority"].get<std::string>()), valid, valid["force_refresh"], record);
+    if (outcome == TaskQueue::Submitted::queueFull) {
       res.set_header("Retry-After", "10");
       refuse(res, 429, "QUEUE_FULL", fmt::format("the queue holds its limit of {} tasks", options_.store.maxQueued));
       return std::nullopt;
@@ -213,13 +218,13 @@ class Server {
       if (!request) return;
       const auto task = submit(*request, res, true);
       if (!task) return;
-      const auto done = store_.waitFinished(task->id, waitLimit(*task));
+      const auto done = store_->waitFinished(task->id, waitLimit(*task));
       if (!done || !done->finished()) return refuse(res, 504, "TIMEOUT_ERROR", "the task did not finish in time; ask GET /results/" + task->id);
       reply(res, 200, done->result);
     });
     http_.Post("/evaluate/batch", [this](const httplib::Request& req, httplib::Response& res) { batch(req, res); });
     http_.Get(R"(/status/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      const auto r = store_.get(req.matches[1]);
+      const auto r = store_->get(req.matches[1]);
       if (!r) return refuse(res, 404, "NOT_FOUND", fmt::format("no task '{}'", req.matches[1].str()));
       reply(res, 200,
             {{"task_id", r->id},
@@ -230,25 +235,25 @@ class Server {
              {"finished_at", r->finishedAt}});
     });
     http_.Get(R"(/results/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      const auto r = store_.get(req.matches[1]);
+      const auto r = store_->get(req.matches[1]);
       if (!r) return refuse(res, 404, "NOT_FOUND", fmt::format("no task '{}'", req.matches[1].str()));
       reply(res, r->finished() ? 200 : 202, finishedOrStatus(*r));
     });
     http_.Delete(R"(/tasks/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
       const std::string id = req.matches[1];
-      const auto r = store_.get(id);
+      const auto r = store_->get(id);
       if (!r) return refuse(res, 404, "NOT_FOUND", fmt::format("no task '{}'", id));
-      if (!store_.cancel(id)) return refuse(res, 409, "CONFLICT", fmt::format("task '{}' has finished ({})", id, taskStateName(r->state)));
+      if (!store_->cancel(id)) return refuse(res, 409, "CONFLICT", fmt::format("task '{}' has finished ({})", id, taskStateName(r->state)));
       reply(res, 200, {{"task_id", id}, {"cancelled", true}});
     });
     http_.Get("/openapi.json", [](const httplib::Request&, httplib::Response& res) { res.set_content(assets::openapiJson, "application/json"); });
     http_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-      const auto c = store_.counts();
+      const auto c = store_->counts();
       reply(res, 200,
             {{"status", "healthy"},
              {"version", gitRevision()},
              {"backend", options_.runner.backend},
-             {"workers", options_.jobs},
+             {"workers", options_.queueUrl.empty() ? options_.jobs : c.workers},
              {"queue",
               {{"queued", c.queued}, {"processing", c.processing}, {"completed", c.completed}, {"failed", c.failed}, {"cancelled", c.cancelled}}}});
     });
@@ -269,7 +274,7 @@ class Server {
       reply(res, 202, {{"task_id", task->id}, {"status", taskStateName(task->state)}});
     });
     http_.Get(R"(/v1/tasks/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      const auto r = store_.get(req.matches[1]);
+      const auto r = store_->get(req.matches[1]);
       if (!r) return refuse(res, 404, "NOT_FOUND", fmt::format("no task '{}'", req.matches[1].str()));
       json out = {{"task_id", r->id}, {"status", taskStateName(r->state)}, {"priority", priorityName(r->priority)}};
       if (r->finished()) {
@@ -314,7 +319,7 @@ class Server {
     json results = json::array();
     std::size_t completed = 0, failed = 0;
     for (const auto& t : submitted) {  // they run in parallel on the workers; waiting in order costs nothing
-      const auto done = store_.waitFinished(t.id, waitLimit(t));
+      const auto done = store_->waitFinished(t.id, waitLimit(t));
       const json r = done && done->finished() ? done->result : json{{"task_id", t.id}, {"status", "timeout"}};
       (r.value("status", "") == "completed" ? completed : failed) += 1;
       results.push_back(r);
@@ -328,12 +333,11 @@ class Server {
   }
 
   ServeOptions options_;
-  TaskStore store_;
+  std::unique_ptr<TaskQueue> store_;
   TaskRunner runner_;
   RateLimiter limiter_;
   std::set<std::string> tokens_;
   httplib::Server http_;
-  std::vector<std::thread> workers_;
 };
 
 }  // namespace
@@ -341,12 +345,7 @@ class Server {
 bool isLoopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.starts_with("127."); }
 
 void serve(ServeOptions options) {
-  // Every thread started from here on blocks SIGINT and SIGTERM: one thread waits for them.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  blockStopSignals();  // every thread started from here on: one thread waits for them
   Server(std::move(options)).run();
 }
 

@@ -25,18 +25,13 @@ nlohmann::json toJson(const TaskRecord& r) {
           {"sequence", r.sequence}};
 }
 
-TaskState parseState(const std::string& s) {
-  for (TaskState t : {TaskState::queued, TaskState::processing, TaskState::completed, TaskState::failed, TaskState::cancelled}) {
-    if (taskStateName(t) == s) return t;
-  }
-  throw makeError("unknown task state '{}'", s);
-}
-
 TaskRecord fromJson(const nlohmann::json& j) {
   TaskRecord r;
   r.id = j.at("task_id").get<std::string>();
   if (!validTaskId(r.id)) throw makeError("a task id '{}' that names no file", r.id);
-  r.state = parseState(j.at("state").get<std::string>());
+  const auto state = parseTaskState(j.at("state").get<std::string>());
+  if (!state) throw makeError("unknown task state {}", j.at("state").dump());
+  r.state = *state;
   const auto p = parsePriority(j.at("priority").get<std::string>());
   if (!p) throw makeError("unknown priority {}", j.at("priority").dump());
   r.priority = *p;
@@ -51,49 +46,7 @@ TaskRecord fromJson(const nlohmann::json& j) {
 
 }  // namespace
 
-double unixNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
-
-std::optional<Priority> parsePriority(std::string_view name) {
-  if (name == "low") return Priority::low;
-  if (name == "normal") return Priority::normal;
-  if (name == "high") return Priority::high;
-  return std::nullopt;
-}
-
-std::string_view priorityName(Priority p) {
-  switch (p) {
-    case Priority::low:
-      return "low";
-    case Priority::high:
-      return "high";
-    case Priority::normal:
-      break;
-  }
-  return "normal";
-}
-
-std::string_view taskStateName(TaskState s) {
-  switch (s) {
-    case TaskState::queued:
-      return "queued";
-    case TaskState::processing:
-      return "processing";
-    case TaskState::completed:
-      return "completed";
-    case TaskState::failed:
-      return "failed";
-    case TaskState::cancelled:
-      return "cancelled";
-  }
-  return "failed";
-}
-
-bool validTaskId(std::string_view id) {
-  if (id.empty() || id.size() > 128 || id.front() == '.') return false;
-  return std::all_of(id.begin(), id.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; });
-}
-
-TaskStore::TaskStore(TaskStoreOptions options) : options_(std::move(options)) {
+TaskStore::TaskStore(TaskStoreOptions options) : options_(std::move(options)), picker_(options_.starvationBound) {
   fs::create_directories(options_.dir);
   std::vector<TaskRecord> loaded;
   for (const auto& e : fs::directory_iterator(options_.dir)) {
@@ -142,54 +95,38 @@ TaskStore::Submitted TaskStore::submit(const std::string& id, Priority priority,
   return Submitted::accepted;
 }
 
-std::optional<TaskRecord> TaskStore::next(std::chrono::milliseconds wait) {
+std::optional<Lease> TaskStore::take(std::chrono::milliseconds wait) {
   std::unique_lock lock(mu_);
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
     if (stopped_) return std::nullopt;
-    int chosen = -1;
-    for (int p = 2; p >= 0; --p) {
-      if (!queues_[p].empty()) {
-        chosen = p;
-        break;
-      }
-    }
-    if (chosen >= 0) {
-      // A lower class passed over too often goes first (the lowest such class).
-      for (int p = 0; p < chosen; ++p) {
-        if (!queues_[p].empty() && passedOver_[p] >= options_.starvationBound) {
-          chosen = p;
-          break;
-        }
-      }
-      for (int p = 0; p < 3; ++p) {
-        if (p == chosen || queues_[p].empty()) {
-          passedOver_[p] = 0;
-        } else if (p < chosen) {
-          ++passedOver_[p];
-        }
-      }
-      const std::string id = queues_[chosen].front();
-      queues_[chosen].pop_front();
-      TaskRecord& r = tasks_.at(id);
+    const std::array<bool, 3> waiting = {!queues_[0].empty(), !queues_[1].empty(), !queues_[2].empty()};
+    for (const Priority p : picker_.order()) {
+      auto& queue = queues_[static_cast<int>(p)];
+      if (queue.empty()) continue;
+      picker_.taken(p, waiting);
+      Lease lease;
+      TaskRecord& r = tasks_.at(queue.front());
+      queue.pop_front();
       r.state = TaskState::processing;
       r.startedAt = unixNow();
       persist(r);
-      cancelFlags_[id] = std::make_shared<std::atomic<bool>>(false);
-      return r;
+      lease.task = r;
+      cancelFlags_[r.id] = lease.cancel;
+      return lease;
     }
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) return std::nullopt;
   }
 }
 
-void TaskStore::finish(const std::string& id, TaskState state, nlohmann::json result) {
+void TaskStore::finish(const Lease& lease, TaskState state, nlohmann::json result) {
   std::lock_guard lock(mu_);
-  const auto it = tasks_.find(id);
-  if (it == tasks_.end()) return;
+  const auto it = tasks_.find(lease.task.id);
+  if (it == tasks_.end() || it->second.finished()) return;
   it->second.state = state;
   it->second.result = std::move(result);
   it->second.finishedAt = unixNow();
-  cancelFlags_.erase(id);
+  cancelFlags_.erase(lease.task.id);
   persist(it->second);
   changed_.notify_all();
 }
@@ -212,12 +149,6 @@ bool TaskStore::cancel(const std::string& id) {
   return true;
 }
 
-std::shared_ptr<std::atomic<bool>> TaskStore::cancelFlag(const std::string& id) const {
-  std::lock_guard lock(mu_);
-  const auto it = cancelFlags_.find(id);
-  return it == cancelFlags_.end() ? std::make_shared<std::atomic<bool>>(false) : it->second;
-}
-
 std::optional<TaskRecord> TaskStore::get(const std::string& id) {
   std::lock_guard lock(mu_);
   expire();
@@ -237,11 +168,11 @@ std::optional<TaskRecord> TaskStore::waitFinished(const std::string& id, std::ch
   }
 }
 
-TaskStore::Counts TaskStore::counts() const {
+QueueCounts TaskStore::counts() const {
   std::lock_guard lock(mu_);
   std::array<std::size_t, 5> byState{};  // in TaskState's order
   for (const auto& [id, r] : tasks_) ++byState[static_cast<std::size_t>(r.state)];
-  return {byState[0], byState[1], byState[2], byState[3], byState[4]};
+  return {byState[0], byState[1], byState[2], byState[3], byState[4], 0};
 }
 
 void TaskStore::expire() {

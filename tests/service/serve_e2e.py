@@ -9,150 +9,33 @@ usage: serve_e2e.py CUSET SOURCE_DIR WORK_DIR
 """
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_support  # noqa: E402
+import service_client  # noqa: E402
 
 cuset, source, work = e2e_support.kernelbench_test_start(sys.argv)
 reference = open(os.path.join(source, "tests/data/kernelbench_fixture/KernelBench/level1/1_Rectifier.py")).read()
 fixtures = os.path.join(source, "tests/data/kernelbench_modelnew/level1/kb1_rectifier")
 good = open(os.path.join(fixtures, "single_kernel.py")).read()
 wrong = open(os.path.join(fixtures, "buggy_slope.py")).read()
-failures = []
-KERNELGYM_FIELDS = {"task_id", "status", "compiled", "correctness", "decoy_kernel", "reference_runtime", "kernel_runtime", "speedup",
-                    "metadata", "error_message", "error_code"}
+KERNELGYM_FIELDS = service_client.KERNELGYM_FIELDS
+checker = service_client.Checker()
+need = checker.need
 
 
-def need(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-class Server:
+class Server(service_client.Server):
     def __init__(self, *extra):
-        self.proc = subprocess.Popen([cuset, "serve", "--port", "0", "--backend", "sim", "--jobs", "2", "--state", os.path.join(work, "state"), *extra],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        line = self.proc.stdout.readline()
-        if "listening on http://" not in line:
-            sys.exit(f"FAIL: cuset serve did not start: {line}{self.proc.stdout.read()}")
-        self.url = line.split("listening on ")[1].split()[0]
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(timeout=60)
+        super().__init__(cuset, os.path.join(work, "serve.log"), "--port", "0", "--backend", "sim", "--jobs", "2", "--state", os.path.join(work, "state"),
+                         *extra)
 
 
-openapi = None  # the server's own document, read at the first call: every response is checked against it
-checked = 0
-
-
-def resolve(schema):
-    while "$ref" in schema:
-        node = openapi
-        for part in schema["$ref"].lstrip("#/").split("/"):
-            node = node[part]
-        schema = node
-    return schema
-
-
-def conforms(value, schema, where):
-    """The subset of JSON Schema the document uses: type (lists, null), enum, required, properties,
-    additionalProperties false, items, oneOf, pattern, min/max and item counts."""
-    import re
-    schema = resolve(schema)
-    if "oneOf" in schema:
-        errors = [conforms(value, s, where) for s in schema["oneOf"]]
-        return None if any(e is None for e in errors) else f"{where}: matches none of oneOf ({errors})"
-    types = schema.get("type")
-    if types is not None:
-        names = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
-        ok = False
-        for t in (types if isinstance(types, list) else [types]):
-            if t == "integer":
-                ok |= isinstance(value, int) and not isinstance(value, bool)
-            elif t == "number":
-                ok |= isinstance(value, (int, float)) and not isinstance(value, bool)
-            else:
-                ok |= isinstance(value, names[t])
-        if not ok:
-            return f"{where}: {value!r} is not {types}"
-    if "enum" in schema and value not in schema["enum"]:
-        return f"{where}: {value!r} is not one of {schema['enum']}"
-    if isinstance(value, str) and "pattern" in schema and not re.search(schema["pattern"], value):
-        return f"{where}: {value!r} does not match {schema['pattern']}"
-    if isinstance(value, dict):
-        for key in schema.get("required", []):
-            if key not in value:
-                return f"{where}: '{key}' is missing"
-        props = schema.get("properties", {})
-        for key, v in value.items():
-            if key in props:
-                e = conforms(v, props[key], f"{where}.{key}")
-                if e:
-                    return e
-            elif schema.get("additionalProperties") is False:
-                return f"{where}: '{key}' is not in the document"
-    if isinstance(value, list):
-        if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
-            return f"{where}: {len(value)} items"
-        for i, v in enumerate(value):
-            e = conforms(v, schema.get("items", {}), f"{where}[{i}]")
-            if e:
-                return e
-    return None
-
-
-def check_response(method, path, status, body):
-    """The response's schema from the document (its route, method and status) and the body against it."""
-    global checked
-    import re
-    route = None
-    for template in openapi["paths"]:
-        if re.fullmatch(re.sub(r"\{[^}]+\}", "[^/]+", template), path.split("?")[0]):
-            route = openapi["paths"][template]
-    operation = route.get(method.lower()) if route else None
-    response = resolve(operation["responses"].get(str(status), {})) if operation else {}
-    schema = response.get("content", {}).get("application/json", {}).get("schema")
-    if schema is None:
-        need(False, f"{method} {path} -> {status}: not in the OpenAPI document")
-        return
-    error = conforms(body, schema, f"{method} {path} {status}")
-    need(error is None, f"the response conforms to /openapi.json: {error}")
-    checked += 1
-
-
-def call(server, method, path, body=None, raw=None, token=None, timeout=600):
-    global openapi
-    if openapi is None:
-        with urllib.request.urlopen(server.url + "/openapi.json") as r:
-            openapi = json.loads(r.read())
-    status, answer, headers = raw_call(server, method, path, body, raw, token, timeout)
-    check_response(method, path, status, answer)
-    return status, answer, headers
-
-
-def raw_call(server, method, path, body=None, raw=None, token=None, timeout=600):
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    req = urllib.request.Request(server.url + path, data=data, headers=headers, method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, json.loads(r.read() or b"null"), dict(r.headers)
-    except urllib.error.HTTPError as e:
-        text = e.read()
-        try:
-            return e.code, json.loads(text or b"null"), dict(e.headers)
-        except json.JSONDecodeError:
-            return e.code, {"raw": text.decode(errors="replace")}, dict(e.headers)
+def call(server, *args, **kwargs):
+    return checker.call(server.url, *args, **kwargs)
 
 
 def task(task_id, code, **extra):
@@ -258,7 +141,7 @@ need(call(server, "GET", "/status/good-1", token="secret-token-1")[0] == 200, "t
 need(call(server, "GET", "/health")[0] == 200, "/health needs no token")
 server.stop()
 
-need(checked > 40, f"responses checked against the OpenAPI document: {checked}")
-if failures:
-    sys.exit(f"{len(failures)} failure(s)")
-print(f"serve e2e: ok ({checked} responses conform to /openapi.json)")
+need(checker.checked > 40, f"responses checked against the OpenAPI document: {checker.checked}")
+if checker.failures:
+    sys.exit(f"{len(checker.failures)} failure(s)")
+print(f"serve e2e: ok ({checker.checked} responses conform to /openapi.json)")
