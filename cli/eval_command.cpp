@@ -8,7 +8,9 @@
 #include "cuset/evaluator/importer/kernelbench_suite_cache.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 #include "cuset/evaluator/pipeline/eval_summary_format.hpp"
+#include "cuset/evaluator/pipeline/run_environment.hpp"
 #include "cuset/reports/report_writer.hpp"
+#include "service_judge.hpp"
 
 namespace cuset::cli {
 
@@ -18,6 +20,8 @@ namespace {
 struct EvalOptions {
   EvalConfig config;
   std::string backend = "auto", kernelbenchRoot, devices = "all", shard;
+  std::string server, serverBackend = "cuda";  // `--server`: a running cuset serve judges (service_judge.hpp)
+  std::filesystem::path serverTokenFile;
   std::uint64_t seed = 0;
   bool noCache = false, quiet = false, noTiming = false;
   std::size_t maxRows = 60;
@@ -35,6 +39,17 @@ void addInputOptions(CLI::App* eval, EvalOptions& o) {
           "KernelBench checkout: the problems a KernelBench run folder names are imported from it on first use (cached) instead of --problems")
       ->check(CLI::ExistingDirectory)
       ->excludes(problems);
+}
+
+// A running `cuset serve` judges instead of this machine (docs/serve.md "cuset eval --server").
+void addServerOptions(CLI::App* eval, EvalOptions& o) {
+  eval->add_option("--server", o.server,
+                   "http://host:port of a running cuset serve: it judges every candidate (KernelBench solutions), this run folder records them; "
+                   "--jobs tasks in flight");
+  eval->add_option("--server-token-file", o.serverTokenFile, "--server: the bearer token (the file's first)")->check(CLI::ExistingFile);
+  eval->add_option("--server-backend", o.serverBackend, "--server: cuda (the server's backend), sim (a CPU worker's verdict) or gpu (timings)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cuda", "sim", "gpu"}));
 }
 
 // KernelBench's own check and files beside CuSeT's (docs/kernelbench.md).
@@ -163,6 +178,15 @@ void finishConfig(EvalOptions& o, const CommandContext& context) {
   o.config.useCache = !o.noCache;
   o.config.showProgress = !o.quiet;
   o.config.commandLine = context.argv;
+  // Absolute: the sandbox's Landlock rules and the helpers started elsewhere need the folder itself.
+  if (!o.config.cacheDir.empty()) o.config.cacheDir = std::filesystem::absolute(o.config.cacheDir);
+  if (!o.server.empty()) {
+    o.config.remote = makeServiceJudge({.url = o.server,
+                                        .tokenFile = o.serverTokenFile,
+                                        .backend = o.serverBackend,
+                                        .trials = o.config.trials,
+                                        .runIdentity = o.config.outDir.empty() ? utcTimestamp() : std::filesystem::absolute(o.config.outDir).string()});
+  }
   if (!o.kernelbenchRoot.empty()) {
     o.config.problemsDir = kernelBenchSuiteOnFirstUse({.root = o.kernelbenchRoot,
                                                        .cacheRoot = o.config.cacheDir.empty() ? defaultCacheDir() : o.config.cacheDir,
@@ -181,6 +205,7 @@ void registerEvalCommand(CLI::App& app, CommandContext& context) {
   addBackendOptions(eval, *options);
   addRunOptions(eval, *options);
   addLimitOptions(eval, *options);
+  addServerOptions(eval, *options);
   eval->callback([options, &context] {
     finishConfig(*options, context);
     const EvalRunSummary summary = runEvaluation(options->config);

@@ -15,6 +15,7 @@
 #include "cuset/service/rate_limiter.hpp"
 #include "cuset/service/redis_queue.hpp"
 #include "cuset/service/reward.hpp"
+#include "cuset/service/token_file.hpp"
 #include "cuset/service/worker_pool.hpp"
 #include "openapi_document.hpp"
 #include "redis_client.hpp"
@@ -31,19 +32,6 @@ void reply(httplib::Response& res, int status, const json& body) {
 
 void refuse(httplib::Response& res, int status, const std::string& code, const std::string& message) { reply(res, status, errorBody(code, message)); }
 
-std::set<std::string> readTokens(const std::filesystem::path& file) {
-  std::set<std::string> tokens;
-  std::istringstream in(readFile(file));
-  for (std::string line; std::getline(in, line);) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
-    const auto start = line.find_first_not_of(" \t");
-    if (start == std::string::npos || line[start] == '#') continue;
-    tokens.insert(line.substr(start));
-  }
-  if (tokens.empty()) throw makeError("{}: no token in it (one bearer token per line)", file.string());
-  return tokens;
-}
-
 // Constant time in the known token's length: how much of a guess was right does not show in the time.
 bool sameToken(const std::string& given, const std::string& known) {
   unsigned char diff = given.size() != known.size() ? 1 : 0;
@@ -51,11 +39,17 @@ bool sameToken(const std::string& given, const std::string& known) {
   return diff == 0;
 }
 
+// What KernelGYM's API shows of a finished task: its fields, without the full record /v1 adds.
+json kernelGymView(json result) {
+  if (result.is_object()) result.erase("record");
+  return result;
+}
+
 class Server {
  public:
   explicit Server(ServeOptions options)
       : options_(std::move(options)), store_(makeQueue(options_)), runner_(options_.runner), limiter_(options_.ratePerToken) {
-    if (!options_.tokenFile.empty()) tokens_ = readTokens(options_.tokenFile);
+    if (!options_.tokenFile.empty()) tokens_ = readBearerTokens(options_.tokenFile);
     if (tokens_.empty() && !isLoopback(options_.host)) {
       throw makeError("cuset serve listens on {} beyond this machine: give --token-file (one bearer token per line)", options_.host);
     }
@@ -208,7 +202,7 @@ class Server {
   }
 
   json finishedOrStatus(const TaskRecord& r) const {
-    if (r.finished()) return r.result;
+    if (r.finished()) return kernelGymView(r.result);
     return {{"task_id", r.id}, {"status", taskStateName(r.state)}};
   }
 
@@ -220,7 +214,7 @@ class Server {
       if (!task) return;
       const auto done = store_->waitFinished(task->id, waitLimit(*task));
       if (!done || !done->finished()) return refuse(res, 504, "TIMEOUT_ERROR", "the task did not finish in time; ask GET /results/" + task->id);
-      reply(res, 200, done->result);
+      reply(res, 200, kernelGymView(done->result));
     });
     http_.Post("/evaluate/batch", [this](const httplib::Request& req, httplib::Response& res) { batch(req, res); });
     http_.Get(R"(/status/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
@@ -279,7 +273,8 @@ class Server {
       json out = {{"task_id", r->id}, {"status", taskStateName(r->state)}, {"priority", priorityName(r->priority)}};
       if (r->finished()) {
         const json& result = r->result;
-        out["result"] = result;
+        out["result"] = kernelGymView(result);
+        if (result.contains("record")) out["record"] = result["record"];
         out["verdict"] = result.value("metadata", json::object()).value("verdict", json());
         out["reason"] = result.value("metadata", json::object()).value("reason", json());
         const std::string formula = r->request.value("reward", "kevin");
@@ -320,7 +315,7 @@ class Server {
     std::size_t completed = 0, failed = 0;
     for (const auto& t : submitted) {  // they run in parallel on the workers; waiting in order costs nothing
       const auto done = store_->waitFinished(t.id, waitLimit(t));
-      const json r = done && done->finished() ? done->result : json{{"task_id", t.id}, {"status", "timeout"}};
+      const json r = done && done->finished() ? kernelGymView(done->result) : json{{"task_id", t.id}, {"status", "timeout"}};
       (r.value("status", "") == "completed" ? completed : failed) += 1;
       results.push_back(r);
     }
@@ -336,7 +331,7 @@ class Server {
   std::unique_ptr<TaskQueue> store_;
   TaskRunner runner_;
   RateLimiter limiter_;
-  std::set<std::string> tokens_;
+  std::vector<std::string> tokens_;
   httplib::Server http_;
 };
 

@@ -123,7 +123,9 @@ std::pair<TaskState, nlohmann::json> TaskRunner::run(const TaskRecord& task, con
     std::ifstream results(out / "results.jsonl");
     std::string line;
     if (std::getline(results, line) && !line.empty()) {
-      nlohmann::json response = responseFromResult(task.id, nlohmann::json::parse(line));
+      nlohmann::json record = nlohmann::json::parse(line);
+      nlohmann::json response = responseFromResult(task.id, record);
+      response["record"] = std::move(record);  // the /v1 API's (a local run's results.jsonl line); KernelGYM's does not show it
       outcome = {response["status"] == "completed" ? TaskState::completed : TaskState::failed, std::move(response)};
     } else {
       outcome = {TaskState::failed, failureResponse(task.id, "INTERNAL_ERROR", "the evaluation wrote no result: " + tail(r.output))};

@@ -9,6 +9,7 @@ usage: serve_e2e.py CUSET SOURCE_DIR WORK_DIR
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -110,6 +111,27 @@ status, body, _ = call(server, "GET", "/results/cancel-me")
 need(body.get("error_code") == "CANCELLED", f"a cancelled task's result says so: {body}")
 status, health, _ = call(server, "GET", "/health")
 need(health.get("status") == "healthy" and health.get("workers") == 2 and "queue" in health, f"/health: {health}")
+
+# `cuset eval --server`: a KernelBench run folder judged by the server gives the run folder a local run
+# gives, with the same verdicts.
+runs = os.path.join(work, "runs")
+os.makedirs(runs)
+kb_fixtures = os.path.join(source, "tests/data/kernelbench_modelnew/level1")
+for name, fixture in {"1_sample_0": "kb1_rectifier/single_kernel.py", "1_sample_1": "kb1_rectifier/kernel_writes_input.py",
+                      "1_sample_2": "kb1_rectifier/buggy_slope.py", "2_sample_0": "kb2_row_softmax/three_kernels.py"}.items():
+    shutil.copy(os.path.join(kb_fixtures, fixture), os.path.join(runs, f"level_1_problem_{name}_kernel.py"))
+checkout = os.path.join(source, "tests/data/kernelbench_fixture")
+verdicts = {}
+for where, extra in (("remote", ["--server", server.url, "--jobs", "4"]), ("local", ["--backend", "sim", "--jobs", "2"])):
+    p = subprocess.run([cuset, "eval", "--candidates", runs, "--kernelbench", checkout, "--cache-dir", os.path.join(work, "cache"), "--trials", "2",
+                        "--out", os.path.join(work, where), "--quiet", *extra], capture_output=True, text=True, timeout=900)
+    need(p.returncode == 0, f"cuset eval ({where}): {p.returncode} {p.stdout[-2000:]} {p.stderr[-2000:]}")
+    lines = [json.loads(line) for line in open(os.path.join(work, where, "results.jsonl"))] if p.returncode == 0 else []
+    verdicts[where] = {(r["problem"], r["sample"]): r["verdict"] for r in lines}
+    for f in ("run.json", "summary.json", "report.html", "junit.xml", "eval_results.json"):
+        need(os.path.exists(os.path.join(work, where, f)), f"cuset eval ({where}) writes {f}")
+need(len(verdicts["remote"]) == 4 and verdicts["remote"] == verdicts["local"], f"the server's verdicts are a local run's: {verdicts}")
+need(json.load(open(os.path.join(work, "remote", "run.json"))).get("backend") == "remote", "run.json says a server judged")
 
 # Stopped with work queued, started again: every accepted task finishes, once.
 for i in range(3):

@@ -206,6 +206,7 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
     return finish(Verdict::invalid_submission, fmt::format("unknown problem id '{}' ({} problems loaded from {})", candidate.problemId,
                                                            suite.problems().size(), suite.root().string()));
   }
+  if (services.remote) return services.remote->judge(candidate, *problem, std::move(r));
 
   static const KernelBenchRunOptions kDefaults;
   const KernelBenchRunOptions& kb = services.kernelbench ? *services.kernelbench : kDefaults;

@@ -178,6 +178,17 @@ BackendChoice chooseBackend(const EvalConfig& config) {
   return choice;
 }
 
+// Nothing runs here when a server judges: no device, no simulator, no reference check; the server
+// does all of it for each candidate (remote_judge.hpp).
+BackendChoice remoteBackend(const EvalConfig& config) {
+  BackendChoice choice;
+  choice.kind = BackendKind::compileOnly;
+  choice.reason = "judged by " + config.remote->describe();
+  choice.arch = config.arch.empty() ? "sm_90" : config.arch;
+  log::info("backend: {}", choice.reason);
+  return choice;
+}
+
 // Problems of the batch without the size set this run judges at: their candidates are `unsupported`
 // with the reason (an imported network no simulator-sized set fits has only `medium`/`full`). A set no
 // problem of the batch has is a mistyped --sizes, an error.
@@ -290,7 +301,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
     suite.castFloat32To(config.kernelbench.precision == "fp16" ? DType::float16 : DType::bfloat16, Tolerance{1e-2, 1e-2});
   }
   const CandidateBatch batch = readCandidateBatch(config, suite);
-  const BackendChoice backend = chooseBackend(config);
+  const BackendChoice backend = config.remote ? remoteBackend(config) : chooseBackend(config);
   RunFolder run(config, backend.kind);
   EvalHarness harness(config, backend);
   harness.unjudgeable = problemsWithoutSizeSet(suite, batch, backend.kind, harness.sizeSet);
@@ -305,7 +316,8 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
                               .cuda = backend.cuda.get(),
                               .unjudgeable = &harness.unjudgeable,
                               .translator = &harness.translator,
-                              .kernelbench = &config.kernelbench};
+                              .kernelbench = &config.kernelbench,
+                              .remote = config.remote.get()};
   nlohmann::json record = startRunRecord(config, suite, batch, backend, run, harness);
 
   EvalRunSummary summary;

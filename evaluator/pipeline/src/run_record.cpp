@@ -44,10 +44,15 @@ std::string suiteHash(const ProblemSuite& suite) {
   return h.digest().hex();
 }
 
+// "remote" when a server judged (`cuset eval --server`): its results say which backend it ran.
+std::string recordedBackend(const EvalConfig& config, const BackendChoice& backend) {
+  return config.remote ? "remote" : std::string(backendName(backend.kind));
+}
+
 // What makes two runs comparable: a resume may not change any of it (a resumed run with other trials,
 // another backend or an edited suite would mix two evaluations under one report).
 nlohmann::json runDefinition(const EvalConfig& config, const ProblemSuite& suite, const BackendChoice& backend, const std::string& sizeSet) {
-  nlohmann::json definition = {{"backend", backendName(backend.kind)},
+  nlohmann::json definition = {{"backend", recordedBackend(config, backend)},
                                {"arch", backend.arch},
                                {"trials", config.trials},
                                {"size_set", sizeSet},
@@ -131,7 +136,7 @@ nlohmann::json startRunRecord(const EvalConfig& config, const ProblemSuite& suit
       {"definition", definition},
       {"status", "running"},
       {"started", utcTimestamp()},
-      {"backend", backendName(backend.kind)},
+      {"backend", recordedBackend(config, backend)},
       {"backend_requested", backendName(config.backend)},
       {"backend_reason", backend.reason},
       {"arch", backend.arch},

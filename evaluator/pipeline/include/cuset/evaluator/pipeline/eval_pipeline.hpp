@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "cuset/evaluator/compile/nvrtc_compiler.hpp"
 #include "cuset/evaluator/compile/sim_compiler.hpp"
 #include "cuset/evaluator/cuda/cuda_backend.hpp"
+#include "cuset/evaluator/pipeline/remote_judge.hpp"
 #include "cuset/evaluator/pipeline/shard_plan.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/results/eval_result.hpp"
@@ -74,6 +76,8 @@ struct EvalConfig {
   CudaOptions cuda;
   std::vector<int> devices;  // GPU ordinals, one worker each; empty: every visible GPU
   KernelBenchRunOptions kernelbench;
+  // Set: candidates are judged by a running `cuset serve` (remote_judge.hpp), nothing runs here.
+  std::shared_ptr<const RemoteJudge> remote;
 };
 
 struct EvalRunSummary {
@@ -104,6 +108,7 @@ struct EvalServices {
   // KernelBench solutions into launch plans; null: such candidates are `unsupported`.
   const KernelBenchTranslator* translator = nullptr;
   const KernelBenchRunOptions* kernelbench = nullptr;  // null: defaults
+  const RemoteJudge* remote = nullptr;                 // set: every candidate goes to it
 };
 
 // The per-candidate stages. Never throws for a bad candidate: every problem with the candidate becomes
