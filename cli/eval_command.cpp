@@ -92,6 +92,9 @@ void addBackendOptions(CLI::App* eval, EvalOptions& o) {
   eval->add_option("--max-timing-seconds", o.config.cuda.maxSeconds, "cuda: time cap per candidate (stop even if still noisy)")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
+  eval->add_option("--min-timing-samples", o.config.cuda.minSamples, "cuda: timed runs at least, before the noise decides when to stop")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
 }
 
 // The run folder, its parallelism, sharding, seed, cache and output.
@@ -181,11 +184,12 @@ void finishConfig(EvalOptions& o, const CommandContext& context) {
   // Absolute: the sandbox's Landlock rules and the helpers started elsewhere need the folder itself.
   if (!o.config.cacheDir.empty()) o.config.cacheDir = std::filesystem::absolute(o.config.cacheDir);
   if (!o.server.empty()) {
-    o.config.remote = makeServiceJudge({.url = o.server,
-                                        .tokenFile = o.serverTokenFile,
-                                        .backend = o.serverBackend,
-                                        .trials = o.config.trials,
-                                        .runIdentity = o.config.outDir.empty() ? utcTimestamp() : std::filesystem::absolute(o.config.outDir).string()});
+    o.config.remote =
+        makeServiceJudge({.url = o.server,
+                          .tokenFile = o.serverTokenFile,
+                          .backend = o.serverBackend,
+                          .trials = o.config.trials,
+                          .runIdentity = o.config.outDir.empty() ? utcTimestamp() : std::filesystem::absolute(o.config.outDir).string()});
   }
   if (!o.kernelbenchRoot.empty()) {
     o.config.problemsDir = kernelBenchSuiteOnFirstUse({.root = o.kernelbenchRoot,

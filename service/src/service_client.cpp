@@ -29,7 +29,8 @@ json exchange(const ServiceClientOptions& o, const std::string& method, const st
       last = fmt::format("no answer ({})", httplib::to_string(r.error()));
     } else if (r->status == 429 || r->status == 503) {
       last = fmt::format("HTTP {}: {}", r->status, r->body.substr(0, 300));
-      if (const auto after = r->get_header_value("Retry-After"); !after.empty()) wait = std::chrono::seconds(std::clamp(std::atoi(after.c_str()), 1, 60));
+      if (const auto after = r->get_header_value("Retry-After"); !after.empty())
+        wait = std::chrono::seconds(std::clamp(std::atoi(after.c_str()), 1, 60));
     } else {
       status = r->status;
       json answer = json::parse(r->body, nullptr, false);

@@ -111,7 +111,8 @@ std::pair<TaskState, nlohmann::json> TaskRunner::run(const TaskRecord& task, con
   const auto timeout = std::chrono::seconds(q.value("timeout", 300));
   const SubprocessResult r = runSubprocess(
       {options_.cuset.string(), "eval", "--candidates", candidates.string(), "--problems", problem->suite.string(), "--backend", backend, "--trials",
-       std::to_string(q.value("num_correct_trials", 5)), "--jobs", std::to_string(options_.jobsPerTask), "--out", out.string(), "--quiet"},
+       std::to_string(q.value("num_correct_trials", 5)), "--min-timing-samples", std::to_string(q.value("num_perf_trials", 100)), "--jobs",
+       std::to_string(options_.jobsPerTask), "--out", out.string(), "--quiet"},
       timeout, 1 << 20, &cancel);
   std::pair<TaskState, nlohmann::json> outcome;
   if (r.cancelled) {
