@@ -6,7 +6,11 @@ then the same solutions again under new task ids (caches warm). Prints evaluatio
 latency, the verdicts, and lost and duplicated results, which must be 0: every task id answered exactly
 once, and GET /results agreeing with the answer.
 
-usage: serve_load.py CUSET [--clients 4] [--requests 24] [--jobs 2] [--kernelbench ../shared/kernelbench]
+With --fleet W the same load goes through a fleet on loopback instead: redis-server, `cuset serve --queue
+redis://... --jobs 0` and W `cuset worker` processes sharing the --jobs between them (docs/serve.md "A
+fleet"): the queue's cost beside the embedded one's on the same machine.
+
+usage: serve_load.py CUSET [--clients 4] [--requests 24] [--jobs 2] [--fleet W] [--kernelbench ../shared/kernelbench]
                            [--solutions ../shared/kernelbench-solutions/cuda-l1] [--work /tmp/serve-load]
 """
 import argparse
@@ -27,6 +31,7 @@ ap.add_argument("cuset")
 ap.add_argument("--clients", type=int, default=4)
 ap.add_argument("--requests", type=int, default=24)
 ap.add_argument("--jobs", type=int, default=2)
+ap.add_argument("--fleet", type=int, default=0, help="workers of a Redis fleet (0: the embedded queue)")
 here = os.path.dirname(os.path.abspath(__file__))
 ap.add_argument("--kernelbench", default=os.path.join(here, "../../shared/kernelbench"))
 ap.add_argument("--solutions", default=os.path.join(here, "../../shared/kernelbench-solutions/cuda-l1"))
@@ -49,8 +54,24 @@ if not pairs:
 shutil.rmtree(args.work, ignore_errors=True)
 os.makedirs(args.work)
 env = dict(os.environ, XDG_CACHE_HOME=os.path.join(args.work, "cache"))  # empty caches: the cold phase is cold
-server = subprocess.Popen([args.cuset, "serve", "--port", "0", "--backend", "sim", "--jobs", str(args.jobs), "--rate", "0",
-                           "--state", os.path.join(args.work, "state")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+helpers = []  # redis-server and the fleet's workers
+serve_args = ["--jobs", str(args.jobs)]
+if args.fleet:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        redis_port = sock.getsockname()[1]
+    os.makedirs(os.path.join(args.work, "redis"))
+    helpers.append(subprocess.Popen(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--dir", os.path.join(args.work, "redis"),
+                                     "--appendonly", "yes", "--save", ""], stdout=subprocess.DEVNULL))
+    time.sleep(0.5)
+    queue = f"redis://127.0.0.1:{redis_port}"
+    serve_args = ["--jobs", "0", "--queue", queue]
+    for w in range(args.fleet):
+        helpers.append(subprocess.Popen([args.cuset, "worker", "--queue", queue, "--backend", "sim", "--jobs", str(max(1, args.jobs // args.fleet)),
+                                         "--state", os.path.join(args.work, f"worker-{w}")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+server = subprocess.Popen([args.cuset, "serve", "--port", "0", "--backend", "sim", "--rate", "0", *serve_args, "--state", os.path.join(args.work, "state")],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
 first = server.stdout.readline()
 if "listening on http://" not in first:
     sys.exit(f"cuset serve did not start: {first}")
@@ -94,10 +115,12 @@ def phase(name):
           f"{lost} | {duplicated + disagree} | {dict(verdicts)} |")
 
 
-print(f"cuset serve on {url}: {len(pairs)} CUDA-L1 level-1 solutions, {args.clients} clients, {args.jobs} worker(s), sim backend")
+queue_kind = f"a Redis fleet of {args.fleet} worker process(es)" if args.fleet else "the embedded queue"
+print(f"cuset serve on {url}: {len(pairs)} CUDA-L1 level-1 solutions, {args.clients} clients, {args.jobs} worker(s) on {queue_kind}, sim backend")
 print("| phase | requests | wall | evaluations/hour | p50 | p99 | lost | duplicated | verdicts |")
 print("|---|---|---|---|---|---|---|---|---|")
 phase("uncached")
 phase("repeated")
-server.send_signal(signal.SIGTERM)
-server.wait(timeout=60)
+for p in [server, *reversed(helpers)]:
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=60)

@@ -131,6 +131,17 @@ one_result_each(ids, "after kill -9")
 workers["a"] = worker("a2")
 workers["a"].wait_for("cuset worker:")
 
+# The server restarted: it holds nothing of its own, the results are the queue's.
+server.stop()
+server = service_client.Server(cuset, os.path.join(work, "serve2.log"), "--port", "0", "--queue", queue, "--jobs", "0", "--backend", "sim",
+                               "--state", os.path.join(work, "server"))
+status, body, _ = call("GET", f"/results/{ids[0]}")
+need(status == 200 and body.get("correctness") is True, f"a result outlives the server that accepted it: {status} {body}")
+
+# A queue address that is not Redis's is one clear error.
+p = subprocess.run([cuset, "worker", "--queue", "http://127.0.0.1:1"], capture_output=True, text=True, timeout=60)
+need(p.returncode != 0 and "redis://" in p.stderr + p.stdout, f"a bad --queue is named: {p.returncode} {p.stderr}")
+
 # Redis stopped and started again with work queued and running: nothing is lost.
 ids = [f"redis-{i}" for i in range(4)]
 for i in ids:
