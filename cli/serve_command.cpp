@@ -23,6 +23,8 @@ void addRunnerOptions(CLI::App* cmd, service::RunnerOptions& runner, RunnerFlags
       ->check(CLI::IsMember({"sim", "cuda", "auto"}));
   cmd->add_option("--problems", runner.problemsDir, "A suite whose problem ids (level1/kb19_relu) a request's reference_code may name")
       ->check(CLI::ExistingDirectory);
+  cmd->add_option("--devices", runner.devices, "cuda: GPU ordinals the workers share, worker i on the i-th (round robin); default: every visible GPU")
+      ->delimiter(',');
   cmd->add_option("--state", flags.state, "Folder of imported references and work (and the embedded queue)")->capture_default_str();
   cmd->add_option("--reclaim-after", flags.reclaimAfterSeconds, "Redis queue: a task whose worker is silent this many seconds runs on another")
       ->capture_default_str()

@@ -92,7 +92,7 @@ Expected<TaskRunner::Problem> TaskRunner::imported(const std::string& reference,
   return fail(message);
 }
 
-std::pair<TaskState, nlohmann::json> TaskRunner::run(const TaskRecord& task, const std::atomic<bool>& cancel) {
+std::pair<TaskState, nlohmann::json> TaskRunner::run(const TaskRecord& task, const std::atomic<bool>& cancel, std::size_t worker) {
   const nlohmann::json& q = task.request;
   auto problem = problemFor(q.at("reference_code").get<std::string>(), cancel);
   if (cancel) return {TaskState::cancelled, failureResponse(task.id, "CANCELLED", "cancelled")};
@@ -109,11 +109,25 @@ std::pair<TaskState, nlohmann::json> TaskRunner::run(const TaskRecord& task, con
   const std::string backend = asked == "sim" ? "sim" : asked == "gpu" ? "cuda" : options_.backend;
   const fs::path out = work / "run";
   const auto timeout = std::chrono::seconds(q.value("timeout", 300));
-  const SubprocessResult r = runSubprocess(
-      {options_.cuset.string(), "eval", "--candidates", candidates.string(), "--problems", problem->suite.string(), "--backend", backend, "--trials",
-       std::to_string(q.value("num_correct_trials", 5)), "--min-timing-samples", std::to_string(q.value("num_perf_trials", 100)), "--jobs",
-       std::to_string(options_.jobsPerTask), "--out", out.string(), "--quiet"},
-      timeout, 1 << 20, &cancel);
+  std::vector<std::string> command = {options_.cuset.string(),
+                                      "eval",
+                                      "--candidates",
+                                      candidates.string(),
+                                      "--problems",
+                                      problem->suite.string(),
+                                      "--backend",
+                                      backend,
+                                      "--trials",
+                                      std::to_string(q.value("num_correct_trials", 5)),
+                                      "--min-timing-samples",
+                                      std::to_string(q.value("num_perf_trials", 100)),
+                                      "--jobs",
+                                      std::to_string(options_.jobsPerTask),
+                                      "--out",
+                                      out.string(),
+                                      "--quiet"};
+  if (!options_.devices.empty()) command.insert(command.end(), {"--devices", std::to_string(options_.devices[worker % options_.devices.size()])});
+  const SubprocessResult r = runSubprocess(command, timeout, 1 << 20, &cancel);
   std::pair<TaskState, nlohmann::json> outcome;
   if (r.cancelled) {
     outcome = {TaskState::cancelled, failureResponse(task.id, "CANCELLED", "cancelled while it ran")};

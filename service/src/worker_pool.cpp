@@ -9,7 +9,7 @@
 namespace cuset::service {
 
 WorkerPool::WorkerPool(TaskQueue& queue, TaskRunner& runner, std::size_t workers) : queue_(queue), runner_(runner) {
-  for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+  for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this, i] { work(i); });
 }
 
 WorkerPool::~WorkerPool() {
@@ -17,7 +17,7 @@ WorkerPool::~WorkerPool() {
   for (auto& t : threads_) t.join();
 }
 
-void WorkerPool::work() {
+void WorkerPool::work(std::size_t index) {
   while (!queue_.stopped()) {
     std::optional<Lease> lease;
     try {
@@ -30,7 +30,7 @@ void WorkerPool::work() {
     if (!lease) continue;
     std::pair<TaskState, nlohmann::json> outcome;
     try {
-      outcome = runner_.run(lease->task, *lease->cancel);
+      outcome = runner_.run(lease->task, *lease->cancel, index);
     } catch (const std::exception& e) {  // the server's own failure (a file it cannot write): this task's, not the server's end
       outcome = {TaskState::failed, failureResponse(lease->task.id, "INTERNAL_ERROR", e.what())};
     }

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cuset/common/expected.hpp"
 #include "cuset/service/task_store.hpp"
@@ -24,13 +25,14 @@ struct RunnerOptions {
   std::filesystem::path problemsDir;  // a suite whose problem ids a request may name; empty: none
   std::size_t jobsPerTask = 1;        // `cuset eval --jobs`
   std::chrono::seconds importTimeout{900};
+  std::vector<int> devices;  // GPU ordinals; worker i judges on devices[i % size] (`cuset eval --devices`); empty: every visible GPU
 };
 
 class TaskRunner {
  public:
   explicit TaskRunner(RunnerOptions options);
-  // The response body (kernelgym_api.hpp) and the state the task ends in.
-  std::pair<TaskState, nlohmann::json> run(const TaskRecord& task, const std::atomic<bool>& cancel);
+  // The response body (kernelgym_api.hpp) and the state the task ends in; `worker` picks the GPU.
+  std::pair<TaskState, nlohmann::json> run(const TaskRecord& task, const std::atomic<bool>& cancel, std::size_t worker = 0);
   const RunnerOptions& options() const { return options_; }
 
  private:

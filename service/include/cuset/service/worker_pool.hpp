@@ -18,7 +18,7 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
  private:
-  void work();
+  void work(std::size_t index);
   TaskQueue& queue_;
   TaskRunner& runner_;
   std::vector<std::thread> threads_;
