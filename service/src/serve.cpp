@@ -113,9 +113,7 @@ class Server {
       r.serverBackend = o.runner.backend;
       if (o.jobs > 0) r.workerBackend = o.runner.backend;
       r.workers = o.jobs;
-      r.maxQueued = o.store.maxQueued;
-      r.resultTtl = o.store.resultTtl;
-      r.starvationBound = o.store.starvationBound;
+      static_cast<QueueLimits&>(r) = o.store;
       r.reclaimAfter = o.reclaimAfter;
       return std::make_unique<RedisTaskQueue>(r);
     }

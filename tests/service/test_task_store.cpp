@@ -223,8 +223,11 @@ TEST_P(RedisFleet, RequestsGoToTheWorkersOfTheirBackend) {
 }
 
 TEST(RedisQueue, AnAddressIsCheckedAndRedisAwayIsOneClearError) {
-  CUSET_EXPECT_THROW_WITH(RedisTaskQueue({.url = "http://127.0.0.1:6379"}), "redis://");
-  CUSET_EXPECT_THROW_WITH(RedisTaskQueue({.url = "redis://host:port"}), "port");
+  for (const auto& [url, needle] : {std::pair{"http://127.0.0.1:6379", "redis://"}, std::pair{"redis://host:port", "port"}}) {
+    RedisQueueOptions o;
+    o.url = url;
+    CUSET_EXPECT_THROW_WITH(RedisTaskQueue{o}, needle);
+  }
   RedisQueueOptions away;
   away.url = "redis://127.0.0.1:" + std::to_string(test::RedisServer::freePort());
   RedisTaskQueue queue(away);  // Redis may come later

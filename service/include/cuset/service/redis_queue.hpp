@@ -13,7 +13,7 @@
 
 namespace cuset::service {
 
-struct RedisQueueOptions {
+struct RedisQueueOptions : QueueLimits {
   std::string url = "redis://127.0.0.1:6379";
   // What a request's backend "cuda" (KernelGYM's default) asks for, as the server routes it: "sim" (a CPU
   // worker's verdict), "cuda" (a GPU worker's timings) or "auto" (any worker, on its own backend).
@@ -21,10 +21,7 @@ struct RedisQueueOptions {
   // The backend this process's workers run (sim, cuda, auto): which tasks take() may return. Empty for a
   // server that runs no workers.
   std::string workerBackend;
-  std::size_t workers = 0;  // this process's workers, counted in /health while it lives
-  std::size_t maxQueued = 1000;
-  std::chrono::seconds resultTtl{std::chrono::hours(24)};
-  int starvationBound = 8;                      // per worker thread
+  std::size_t workers = 0;                      // this process's workers, counted in /health while it lives
   std::chrono::seconds reclaimAfter{60};        // a task whose worker has been silent this long runs elsewhere
   int maxDeliveries = 3;                        // a task that has killed this many workers fails
   std::chrono::milliseconds pollInterval{100};  // how often waitFinished looks

@@ -52,6 +52,14 @@ struct QueueCounts {
   std::size_t workers = 0;  // workers serving the queue now (the fleet's, for Redis)
 };
 
+// What both queues bound in the same way.
+struct QueueLimits {
+  std::size_t maxQueued = 1000;                            // past it, submit answers queueFull (HTTP 429)
+  std::chrono::seconds resultTtl{std::chrono::hours(24)};  // finished tasks are forgotten after this
+  // A waiting priority is passed over at most this many times in a row by higher ones (per consumer).
+  int starvationBound = 8;
+};
+
 class TaskQueue {
  public:
   virtual ~TaskQueue() = default;

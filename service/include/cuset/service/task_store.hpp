@@ -13,12 +13,8 @@
 
 namespace cuset::service {
 
-struct TaskStoreOptions {
-  std::filesystem::path dir;                               // one <id>.json per task
-  std::size_t maxQueued = 1000;                            // past it, submit answers queueFull (HTTP 429)
-  std::chrono::seconds resultTtl{std::chrono::hours(24)};  // finished tasks are forgotten after this
-  // A waiting class of lower priority is passed over at most this many times in a row by higher ones.
-  int starvationBound = 8;
+struct TaskStoreOptions : QueueLimits {
+  std::filesystem::path dir;  // one <id>.json per task
 };
 
 class TaskStore final : public TaskQueue {
