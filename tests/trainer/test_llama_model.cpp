@@ -1,10 +1,12 @@
 // The decoder against its own definitions: KV-cache decoding equals a full forward, checkpoints
 // round-trip bitwise, gradients reach every parameter, RoPE is the closed-form rotation.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <iostream>
 #include <map>
 
 #include <ATen/autocast_mode.h>
@@ -319,6 +321,11 @@ std::vector<std::pair<std::string, nlohmann::json>> familyConfigs() {
                               {"beta_slow", 2},
                               {"mscale", 0.707},
                               {"mscale_all_dim", 1.0}}}})},
+      {"mistral", with({{"model_type", "mistral"},
+                        {"rope_theta", 1000000.0},
+                        {"head_dim", 8},
+                        {"max_position_embeddings", 32768},
+                        {"sliding_window", nullptr}})},
       {"qwen3", with({{"model_type", "qwen3"},
                       {"rope_theta", 1000000.0},
                       {"head_dim", 16},
@@ -339,6 +346,102 @@ TEST(CausalLm, EachFamilyAgreesWithAnIndependentPythonImplementation) {
     CausalLm m(ModelConfig::fromJson(json, family));
     m->eval();
     expectAgreesWithPython(m, dir / family, family);
+  }
+}
+
+// Hugging Face transformers itself as the reference (issue #51): models it makes, with its own random
+// weights, give its logits here, and checkpoints saved here give these logits there. Lengths past
+// original_max_position_embeddings (64 in the scaled configs) exercise every rope_scaling regime.
+bool transformersAvailable() {
+  int status = 0;
+  runCommand(std::string(CUSET_PYTHON) + " -c 'import transformers' 2>/dev/null", status);
+  return status == 0;
+}
+
+const std::vector<std::int64_t> kParityLengths = {7, 80};
+
+std::vector<std::int64_t> parityIds() {
+  std::vector<std::int64_t> ids;
+  for (std::int64_t i = 0; i < kParityLengths.back(); ++i) ids.push_back((i * 37 + 11) % 61);
+  return ids;
+}
+
+nlohmann::json transformersLogits(const std::string& mode, const std::filesystem::path& root, const std::vector<std::string>& args) {
+  nlohmann::json spec = {{"families", nlohmann::json::object()}, {"lengths", kParityLengths}, {"ids", parityIds()}};
+  for (auto [family, json] : familyConfigs()) {
+    json.erase("transformers_version");
+    json.erase("torch_dtype");
+    spec["families"][family] = json;
+  }
+  test::writeText(root / "spec.json", spec.dump());
+  std::string command = std::string(CUSET_PYTHON) + " " + CUSET_SOURCE_DIR + "/tests/trainer/reference/transformers_logits.py " + mode + " " +
+                        (root / "spec.json").string();
+  for (const auto& a : args) command += " " + a;
+  int status = 0;
+  const std::string out = runCommand(command + " 2>" + (root / "stderr.txt").string(), status);
+  EXPECT_EQ(status, 0) << out << test::readText(root / "stderr.txt");
+  return status == 0 ? nlohmann::json::parse(out) : nlohmann::json::object();
+}
+
+// The largest |transformers - here| over every position and vocabulary entry of every length, with
+// the largest |logit| (the comparison means something only when logits are O(1)).
+std::pair<double, double> logitDifference(CausalLm& m, const nlohmann::json& want) {
+  torch::NoGradGuard noGrad;
+  const auto ids = parityIds();
+  double worst = 0, largest = 0;
+  for (const std::int64_t n : kParityLengths) {
+    const auto logits = m->forward(torch::tensor(std::vector<std::int64_t>(ids.begin(), ids.begin() + n)).unsqueeze(0))[0];
+    const auto reference = torch::zeros({n, logits.size(1)}, torch::kFloat64);
+    const auto rows = want.at(std::to_string(n)).get<std::vector<std::vector<double>>>();
+    for (std::int64_t t = 0; t < n; ++t) reference[t] = torch::tensor(rows[static_cast<std::size_t>(t)], torch::kFloat64);
+    worst = std::max(worst, (logits.to(torch::kFloat64) - reference).abs().max().item<double>());
+    largest = std::max(largest, reference.abs().max().item<double>());
+  }
+  return {worst, largest};
+}
+
+TEST(TransformersParity, ModelsTransformersMakesGiveItsLogitsHere) {
+  if (!transformersAvailable()) GTEST_SKIP() << "the project's Python (" CUSET_PYTHON ") has no transformers (scripts/install-deps.sh installs it)";
+  test::TempDir dir;
+  const nlohmann::json reference = transformersLogits("make", dir.path(), {dir.path().string()});
+  for (const auto& [family, json] : familyConfigs()) {
+    SCOPED_TRACE(family);
+    ASSERT_TRUE(reference.contains(family));
+    // Its own config.json as transformers wrote it (transformers 5 writes rope_parameters).
+    CausalLm m(ModelConfig::load(dir / family / "config.json"));
+    loadWeights(m, dir / family);
+    m->eval();
+    const auto [worst, largest] = logitDifference(m, reference[family]);
+    std::cout << fmt::format("transformers -> here  {:20} max |logit difference| {:.2e} (largest logit {:.2f})\n", family, worst, largest);
+    EXPECT_GT(largest, 0.5);
+    EXPECT_LT(worst, 1e-4 * std::max(1.0, largest));
+  }
+}
+
+TEST(TransformersParity, CheckpointsSavedHereGiveTheseLogitsInTransformers) {
+  if (!transformersAvailable()) GTEST_SKIP() << "the project's Python (" CUSET_PYTHON ") has no transformers (scripts/install-deps.sh installs it)";
+  test::TempDir dir;
+  std::map<std::string, CausalLm> models;
+  std::vector<std::string> dirs;
+  for (const auto& [family, json] : familyConfigs()) {
+    torch::manual_seed(13);
+    CausalLm m(ModelConfig::fromJson(json, family));
+    {
+      torch::NoGradGuard noGrad;
+      for (auto& p : m->parameters()) p.normal_(0.0, 0.3);
+    }
+    m->eval();
+    saveCheckpoint(m, dir / family);
+    models.emplace(family, m);
+    dirs.push_back((dir / family).string());
+  }
+  const nlohmann::json reference = transformersLogits("logits", dir.path(), dirs);
+  for (auto& [family, m] : models) {
+    SCOPED_TRACE(family);
+    const auto [worst, largest] = logitDifference(m, reference.at((dir / family).string()));
+    std::cout << fmt::format("here -> transformers  {:20} max |logit difference| {:.2e} (largest logit {:.2f})\n", family, worst, largest);
+    EXPECT_GT(largest, 0.5);
+    EXPECT_LT(worst, 1e-4 * std::max(1.0, largest));
   }
 }
 
@@ -378,6 +481,7 @@ TEST(ModelConfig, RefusesWhatItDoesNotBuildByName) {
   refused({{"quantization_config", {{"quant_method", "awq"}}}}, "config field 'quantization_config' is not supported");
   refused({{"partial_rotary_factor", 0.5}}, "config field 'partial_rotary_factor' is not supported");
   refused({{"use_sliding_window", true}}, "use_sliding_window = true is not supported");
+  refused({{"model_type", "mistral"}, {"sliding_window", 64}}, "sliding_window = 64");
   refused({{"hidden_act", "gelu"}}, "hidden_act 'gelu' is not supported");
   refused({{"mlp_bias", true}}, "mlp_bias = true");
   refused({{"layer_types", {"full_attention", "sliding_attention"}}}, "layer_types entry \"sliding_attention\"");

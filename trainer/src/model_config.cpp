@@ -24,12 +24,12 @@ constexpr std::array<std::string_view, 16> kIgnoredFields = {
     "pretraining_tp", "sliding_window", "max_window_layers",    "tokenizer_class", "_attn_implementation_autoset",
     "model_name"};
 
-constexpr std::array<std::string_view, 19> kReadFields = {
+constexpr std::array<std::string_view, 20> kReadFields = {
     "model_type",         "vocab_size",          "hidden_size",         "intermediate_size",
     "num_hidden_layers",  "num_attention_heads", "num_key_value_heads", "max_position_embeddings",
     "rms_norm_eps",       "rope_theta",          "tie_word_embeddings", "attention_bias",
     "head_dim",           "rope_scaling",        "hidden_act",          "mlp_bias",
-    "use_sliding_window", "attention_dropout",   "layer_types"};
+    "use_sliding_window", "attention_dropout",   "layer_types",         "rope_parameters"};
 
 bool among(std::string_view key, auto const& names) { return std::find(names.begin(), names.end(), key) != names.end(); }
 
@@ -170,12 +170,36 @@ ModelConfig ModelConfig::fromJson(const nlohmann::json& j, const std::string& so
   c.qkNorm = c.modelType == "qwen3";
   if (j.contains("head_dim") && !j["head_dim"].is_null()) c.explicitHeadDim = integer("head_dim", 0, true);
   if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) c.ropeScaling = parseRopeScaling(j["rope_scaling"], source);
+  // transformers 5 writes rope_theta and the scaling together as rope_parameters ("default": none).
+  if (j.contains("rope_parameters") && !j["rope_parameters"].is_null()) {
+    nlohmann::json p = j["rope_parameters"];
+    if (!p.is_object()) throw makeError("{}: rope_parameters must be an object", source);
+    if (p.contains("rope_theta")) {
+      if (!p["rope_theta"].is_number()) throw makeError("{}: rope_parameters.rope_theta must be a number", source);
+      c.ropeTheta = p["rope_theta"].get<double>();
+      p.erase("rope_theta");
+    }
+    if (p.value("rope_type", std::string("default")) != "default") {
+      c.ropeScaling = parseRopeScaling(p, source + " rope_parameters");
+    } else {
+      for (const auto& [key, value] : p.items()) {
+        if (key != "rope_type") throw makeError("{}: rope_parameters field '{}' is not supported", source, key);
+      }
+    }
+  }
 
   // Fields that must hold the one value this model builds.
   if (j.value("hidden_act", std::string("silu")) != "silu")
     throw makeError("{}: hidden_act '{}' is not supported (silu)", source, j["hidden_act"].get<std::string>());
   if (j.value("mlp_bias", false)) throw makeError("{}: mlp_bias = true is not supported", source);
   if (j.value("use_sliding_window", false)) throw makeError("{}: use_sliding_window = true is not supported (full attention only)", source);
+  // Mistral's attention is windowed whenever sliding_window is set (Qwen2's only with use_sliding_window):
+  // a window shorter than the context would make this full-attention model another model.
+  if (c.modelType == "mistral" && j.contains("sliding_window") && !j["sliding_window"].is_null() &&
+      (!j["sliding_window"].is_number_integer() || j["sliding_window"].get<std::int64_t>() < c.maxPositions)) {
+    throw makeError("{}: sliding_window = {} is not supported for mistral (full attention only: null, or at least max_position_embeddings)", source,
+                    j["sliding_window"].dump());
+  }
   if (j.value("attention_dropout", 0.0) != 0.0) throw makeError("{}: attention_dropout must be 0", source);
   if (j.contains("layer_types")) {
     for (const auto& t : j["layer_types"]) {

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Hugging Face transformers as the reference for the C++ model (issue #51; docs/trainer.md "Verified
+against"): tiny models with random weights made by transformers itself, and checkpoints read back by it.
+
+  transformers_logits.py make SPEC OUT_ROOT
+      SPEC: {"families": {NAME: config.json fields}, "lengths": [7, 80], "ids": [...]}. For each family:
+      AutoModelForCausalLM.from_config (float32, eager attention), weights drawn N(0, 0.3) (logits of
+      O(1): a convention mismatch shows), save_pretrained to OUT_ROOT/NAME (safetensors), and prints
+      {NAME: {LENGTH: logits of ids[:LENGTH]}} as JSON.
+  transformers_logits.py logits SPEC DIR...
+      Each DIR loaded with AutoModelForCausalLM.from_pretrained; prints {DIR: {LENGTH: logits}}.
+
+Exits 77 (ctest's skip) when transformers cannot be imported."""
+import json
+import sys
+
+try:
+    import torch
+    import transformers
+except ImportError as e:
+    print(f"SKIP: no transformers in this Python ({e}); scripts/install-deps.sh installs it")
+    sys.exit(77)
+
+transformers.logging.set_verbosity_error()
+
+
+def logits_of(model, ids, lengths):
+    out = {}
+    with torch.no_grad():
+        for n in lengths:
+            out[str(n)] = model(torch.tensor([ids[:n]])).logits[0].tolist()
+    return out
+
+
+def main():
+    mode, spec_path = sys.argv[1], sys.argv[2]
+    spec = json.load(open(spec_path))
+    result = {}
+    if mode == "make":
+        root = sys.argv[3]
+        for name, fields in spec["families"].items():
+            fields = dict(fields)
+            model_type = fields.pop("model_type")
+            config = transformers.AutoConfig.for_model(model_type, **fields)
+            torch.manual_seed(11)
+            model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32, attn_implementation="eager")
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.normal_(0.0, 0.3)
+            model.eval()
+            model.save_pretrained(f"{root}/{name}")
+            result[name] = logits_of(model, spec["ids"], spec["lengths"])
+    elif mode == "logits":
+        for directory in sys.argv[3:]:
+            model = transformers.AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32, attn_implementation="eager")
+            model.eval()
+            result[directory] = logits_of(model, spec["ids"], spec["lengths"])
+    else:
+        sys.exit(f"unknown mode {mode}")
+    json.dump(result, sys.stdout)
+
+
+main()
