@@ -13,6 +13,7 @@
 
 #include "cuset/trainer/llama_model.hpp"
 #include "cuset/trainer/safetensors.hpp"
+#include "python_reference.hpp"
 #include "test_util.hpp"
 
 namespace cuset {
@@ -193,21 +194,9 @@ TEST(CausalLm, GradientsReachEveryParameter) {
   }
 }
 
-std::string runCommand(const std::string& command, int& status) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return out;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
-  status = pclose(pipe);
-  return out;
-}
+using test::runCommand;
 
-bool pythonTorchAvailable() {
-  int status = 0;
-  runCommand(std::string(CUSET_PYTHON) + " -c 'import torch' 2>/dev/null", status);
-  return status == 0;
-}
+bool pythonTorchAvailable() { return test::pythonHas("torch"); }
 
 // Randomises `m`'s weights well away from the initialisation (norm gains and biases too, so logits are
 // O(1) and any convention mismatch shows), saves it under `where`, and compares its logits for seven
@@ -321,11 +310,9 @@ std::vector<std::pair<std::string, nlohmann::json>> familyConfigs() {
                               {"beta_slow", 2},
                               {"mscale", 0.707},
                               {"mscale_all_dim", 1.0}}}})},
-      {"mistral", with({{"model_type", "mistral"},
-                        {"rope_theta", 1000000.0},
-                        {"head_dim", 8},
-                        {"max_position_embeddings", 32768},
-                        {"sliding_window", nullptr}})},
+      {"mistral",
+       with(
+           {{"model_type", "mistral"}, {"rope_theta", 1000000.0}, {"head_dim", 8}, {"max_position_embeddings", 32768}, {"sliding_window", nullptr}})},
       {"qwen3", with({{"model_type", "qwen3"},
                       {"rope_theta", 1000000.0},
                       {"head_dim", 16},
@@ -352,11 +339,7 @@ TEST(CausalLm, EachFamilyAgreesWithAnIndependentPythonImplementation) {
 // Hugging Face transformers itself as the reference (issue #51): models it makes, with its own random
 // weights, give its logits here, and checkpoints saved here give these logits there. Lengths past
 // original_max_position_embeddings (64 in the scaled configs) exercise every rope_scaling regime.
-bool transformersAvailable() {
-  int status = 0;
-  runCommand(std::string(CUSET_PYTHON) + " -c 'import transformers' 2>/dev/null", status);
-  return status == 0;
-}
+bool transformersAvailable() { return test::pythonHas("transformers"); }
 
 const std::vector<std::int64_t> kParityLengths = {7, 80};
 
@@ -374,11 +357,10 @@ nlohmann::json transformersLogits(const std::string& mode, const std::filesystem
     spec["families"][family] = json;
   }
   test::writeText(root / "spec.json", spec.dump());
-  std::string command = std::string(CUSET_PYTHON) + " " + CUSET_SOURCE_DIR + "/tests/trainer/reference/transformers_logits.py " + mode + " " +
-                        (root / "spec.json").string();
+  std::string command = "transformers_logits.py " + mode + " " + (root / "spec.json").string();
   for (const auto& a : args) command += " " + a;
   int status = 0;
-  const std::string out = runCommand(command + " 2>" + (root / "stderr.txt").string(), status);
+  const std::string out = test::runReference(command, (root / "stderr.txt").string(), status);
   EXPECT_EQ(status, 0) << out << test::readText(root / "stderr.txt");
   return status == 0 ? nlohmann::json::parse(out) : nlohmann::json::object();
 }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <iostream>
 #include <set>
 
 #include "cuset/common/json_util.hpp"
@@ -13,6 +14,7 @@
 #include "cuset/trainer/safetensors.hpp"
 #include "cuset/trainer/tokenizer.hpp"
 #include "cuset/trainer/training.hpp"
+#include "python_reference.hpp"
 #include "test_util.hpp"
 #include "training_test_util.hpp"
 
@@ -214,6 +216,82 @@ TEST(Lora, ConfigsAndAdapterFilesAreValidatedByName) {
   peft = LoraConfig{}.toPeftConfig("/base");
   peft["modules_to_save"] = {"lm_head"};
   CUSET_EXPECT_THROW_WITH(LoraConfig::fromPeftConfig(peft, "a.json"), "modules_to_save is not supported");
+}
+
+// PEFT itself as the reference (issue #51): an adapter PEFT makes (rank 4, alpha 8, all seven
+// projections, B far from zero) gives PEFT's logits here and `cuset merge-adapter` gives
+// merge_and_unload's; an adapter written here gives these logits in PEFT.
+const std::vector<std::int64_t> kPeftIds = {3, 17, 42, 0, 60, 5, 9, 33, 21};
+
+double maxDifference(const torch::Tensor& logits, const nlohmann::json& want) {
+  const auto rows = want.get<std::vector<std::vector<double>>>();
+  auto reference = torch::zeros({static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(rows.front().size())}, torch::kFloat64);
+  for (std::size_t t = 0; t < rows.size(); ++t) reference[static_cast<std::int64_t>(t)] = torch::tensor(rows[t], torch::kFloat64);
+  return (logits.to(torch::kFloat64) - reference).abs().max().item<double>();
+}
+
+torch::Tensor logitsOf(CausalLm& m) {
+  torch::NoGradGuard noGrad;
+  return m->forward(torch::tensor(kPeftIds).unsqueeze(0))[0];
+}
+
+nlohmann::json peftReference(const test::TempDir& dir, const std::string& args) {
+  test::writeText(dir / "ids.json", nlohmann::json(kPeftIds).dump());
+  int status = 0;
+  const std::string out = test::runReference("peft_adapters.py " + args + " " + (dir / "ids.json").string(), (dir / "stderr.txt").string(), status);
+  EXPECT_EQ(status, 0) << out << test::readText(dir / "stderr.txt");
+  return status == 0 ? nlohmann::json::parse(out) : nlohmann::json();
+}
+
+TEST(PeftParity, AnAdapterPeftMakesGivesItsLogitsHereAndMergesAsMergeAndUnload) {
+  if (!test::pythonHas("peft")) GTEST_SKIP() << "the project's Python (" CUSET_PYTHON ") has no peft (scripts/install-deps.sh installs it)";
+  test::TempDir dir;
+  const nlohmann::json reference = peftReference(dir, "make " + dir.path().string());
+  ASSERT_TRUE(reference.is_object());
+  CausalLm adapted = loadModelFolder(dir / "adapter", torch::kCPU);
+  const auto logits = logitsOf(adapted);
+  const double adapterDiff = maxDifference(logits, reference["adapter"]);
+  std::cout << fmt::format("PEFT adapter -> here: max |logit difference| {:.2e} (the adapter moves logits by {:.2f})\n", adapterDiff,
+                           maxDifference(logits, reference["base"]));
+  EXPECT_GT(maxDifference(logits, reference["base"]), 0.1);  // the adapter matters
+  EXPECT_LT(adapterDiff, 1e-4);
+  mergeAdapterFolder(dir / "adapter", dir / "merged");
+  CausalLm merged = loadModelFolder(dir / "merged", torch::kCPU);
+  const double mergedDiff = maxDifference(logitsOf(merged), reference["merged"]);
+  std::cout << fmt::format("cuset merge-adapter vs merge_and_unload: max |logit difference| {:.2e}\n", mergedDiff);
+  EXPECT_LT(mergedDiff, 1e-4);
+}
+
+TEST(PeftParity, AnAdapterWrittenHereGivesTheseLogitsInPeft) {
+  if (!test::pythonHas("peft")) GTEST_SKIP() << "the project's Python (" CUSET_PYTHON ") has no peft (scripts/install-deps.sh installs it)";
+  test::TempDir dir;
+  torch::manual_seed(4);
+  CausalLm m(ModelConfig::fromJson({{"model_type", "llama"},
+                                    {"vocab_size", 61},
+                                    {"hidden_size", 32},
+                                    {"intermediate_size", 48},
+                                    {"num_hidden_layers", 2},
+                                    {"num_attention_heads", 4},
+                                    {"num_key_value_heads", 2}},
+                                   "tiny"));
+  torch::NoGradGuard noGrad;
+  for (auto& p : m->parameters()) p.normal_(0.0, 0.3);
+  saveCheckpoint(m, dir / "base");
+  LoraConfig lora;
+  lora.r = 4;
+  lora.alpha = 8;
+  lora.dropout = 0.0;
+  attachLora(m, lora);
+  for (auto& p : m->named_parameters()) {
+    if (p.key().find("lora_") != std::string::npos) p.value().normal_(0.0, 0.2);
+  }
+  m->eval();
+  saveAdapter(m, lora, dir / "base", dir / "adapter");
+  const nlohmann::json reference = peftReference(dir, "logits " + (dir / "base").string() + " " + (dir / "adapter").string());
+  ASSERT_TRUE(reference.is_array());
+  const double diff = maxDifference(logitsOf(m), reference);
+  std::cout << fmt::format("adapter written here -> PEFT: max |logit difference| {:.2e}\n", diff);
+  EXPECT_LT(diff, 1e-4);
 }
 
 }  // namespace
