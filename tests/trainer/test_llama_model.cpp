@@ -382,6 +382,39 @@ std::pair<double, double> logitDifference(CausalLm& m, const nlohmann::json& wan
   return {worst, largest};
 }
 
+// One training step's loss and gradient norm on transformers' batch, and 32 greedy tokens decoded with
+// the KV cache (as generation decodes) against generate().
+void expectSameTrainingStepAndGreedyTokens(CausalLm& m, const nlohmann::json& want) {
+  const auto ids = parityIds();
+  const auto batch = torch::stack({torch::tensor(std::vector<std::int64_t>(ids.begin(), ids.begin() + 16)),
+                                   torch::tensor(std::vector<std::int64_t>(ids.begin() + 16, ids.begin() + 32))});
+  m->zero_grad();
+  const auto logits = m->forward(batch);
+  const auto loss = torch::nn::functional::cross_entropy(logits.narrow(1, 0, 15).reshape({-1, logits.size(2)}), batch.narrow(1, 1, 15).reshape({-1}));
+  loss.backward();
+  double squares = 0;
+  for (const auto& p : m->parameters()) {
+    if (p.grad().defined()) squares += p.grad().to(torch::kFloat64).pow(2).sum().item<double>();
+  }
+  m->zero_grad();
+  const double gradNorm = std::sqrt(squares);
+  std::cout << fmt::format("  loss {:.7f} vs {:.7f}, gradient norm {:.6f} vs {:.6f}\n", loss.item<double>(), want["loss"].get<double>(), gradNorm,
+                           want["grad_norm"].get<double>());
+  EXPECT_NEAR(loss.item<double>(), want["loss"].get<double>(), 1e-5 * want["loss"].get<double>());
+  EXPECT_NEAR(gradNorm, want["grad_norm"].get<double>(), 1e-4 * want["grad_norm"].get<double>());
+
+  torch::NoGradGuard noGrad;
+  KvCache cache;
+  std::vector<std::int64_t> greedy;
+  auto next = m->forward(torch::tensor(std::vector<std::int64_t>(ids.begin(), ids.begin() + 5)).unsqueeze(0), &cache);
+  for (int i = 0; i < 32; ++i) {
+    const std::int64_t token = next[0][-1].argmax().item<std::int64_t>();
+    greedy.push_back(token);
+    next = m->forward(torch::tensor({token}).unsqueeze(0), &cache);
+  }
+  EXPECT_EQ(greedy, want["greedy"].get<std::vector<std::int64_t>>());
+}
+
 TEST(TransformersParity, ModelsTransformersMakesGiveItsLogitsHere) {
   if (!transformersAvailable()) GTEST_SKIP() << "the project's Python (" CUSET_PYTHON ") has no transformers (scripts/install-deps.sh installs it)";
   test::TempDir dir;
@@ -397,6 +430,7 @@ TEST(TransformersParity, ModelsTransformersMakesGiveItsLogitsHere) {
     std::cout << fmt::format("transformers -> here  {:20} max |logit difference| {:.2e} (largest logit {:.2f})\n", family, worst, largest);
     EXPECT_GT(largest, 0.5);
     EXPECT_LT(worst, 1e-4 * std::max(1.0, largest));
+    expectSameTrainingStepAndGreedyTokens(m, reference[family]);
   }
 }
 
