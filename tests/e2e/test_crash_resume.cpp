@@ -183,12 +183,24 @@ objectives: [sft]
 generate: {samples: 2, max_new_tokens: 16, device: cpu, threads: 1}
 eval: {backend: sim, trials: 1, seed: 5}
 )");
+  // Separate caches (the loop's compiles, simulator builds and translations go to $XDG_CACHE_HOME/cuset):
+  // the crashed run does the straight run's work, so the straight run's time places the kills. With one
+  // cache the crashed run could finish before the first kill.
+  const char* callerCache = std::getenv("XDG_CACHE_HOME");
+  const std::string restoreCache = callerCache ? callerCache : "";
+  ::setenv("XDG_CACHE_HOME", (dir / "cache-straight").c_str(), 1);
   const double straightMs =
       timedFinish({"loop", "--config", (dir / "loop.yaml").string(), "--out", (dir / "straight").string()}, dir / "straight.log");
   ASSERT_FALSE(::testing::Test::HasFailure());
   std::mt19937 rng(static_cast<std::uint32_t>(seedOfThisRun()));
   const std::vector<std::string> args = {"loop", "--config", (dir / "loop.yaml").string(), "--out", (dir / "crashed").string()};
+  ::setenv("XDG_CACHE_HOME", (dir / "cache-crashed").c_str(), 1);
   const int kills = runWithKills(args, args, dir / "crashed.log", rng, straightMs, 12);
+  if (callerCache) {
+    ::setenv("XDG_CACHE_HOME", restoreCache.c_str(), 1);
+  } else {
+    ::unsetenv("XDG_CACHE_HOME");
+  }
   EXPECT_GE(kills, 1);
   // The comparison itself: pass@k per objective and set, and every run's numbers (not its timings).
   const nlohmann::json a = nlohmann::json::parse(test::readText(dir / "straight/comparison.json"));
