@@ -1,3 +1,4 @@
+#include "cuset/trainer/allocator_tuning.hpp"
 #include "cuset/trainer/generation.hpp"
 
 #include <fmt/format.h>
@@ -36,6 +37,7 @@ torch::Tensor sample(const torch::Tensor& logits, double temperature, double top
 }  // namespace
 
 GenerateSummary runGenerationJobs(const GenerateOptions& o, const std::vector<ChatJob>& jobs) {
+  keepLargeAllocationsMapped();
   setComputeThreads(o.threads);
   if (o.maxNewTokens < 1) throw Error("--max-new-tokens must be >= 1");
   const auto start = std::chrono::steady_clock::now();

@@ -1,5 +1,6 @@
 // The training loop. Per-token losses go to computeObjective (objectives.cpp), which masks tokens and
 // weights samples for CuSeT and the baselines; sft is the plain mean over response tokens.
+#include "cuset/trainer/allocator_tuning.hpp"
 #include "cuset/trainer/training.hpp"
 
 #include <ATen/autocast_mode.h>
@@ -455,6 +456,7 @@ int computeThreadsOfRank(const TrainConfig& config, const DistributedEnv& dist) 
 }  // namespace
 
 TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& options) {
+  keepLargeAllocationsMapped();
   using namespace detail;
   const DistributedEnv& dist = options.distributed;
   requireEvenBatchSplit(config, dist);
