@@ -84,6 +84,14 @@ TEST(BpeTokenizer, UnsupportedOrMalformedFilesSayWhy) {
   j["normalizer"] = {{"type", "NFKC"}};
   CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(j, "tok.json"), "normalizer 'NFKC' is not supported");
   j = trained().toJson();
+  // DeepSeek's shape: several Splits in sequence. Keeping one of them would encode wrongly, silently.
+  j["pre_tokenizer"] = {{"type", "Sequence"},
+                        {"pretokenizers",
+                         {{{"type", "Split"}, {"pattern", {{"Regex", "\\p{N}{1,3}"}}}, {"behavior", "Isolated"}, {"invert", false}},
+                          {{"type", "Split"}, {"pattern", {{"Regex", "\\s+"}}}, {"behavior", "Isolated"}, {"invert", false}},
+                          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(j, "tok.json"), "tok.json", "more than one splitting pre-tokenizer");
+  j = trained().toJson();
   j["model"]["merges"][0] = 5;
   CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(j, "tok.json"), "malformed tokenizer.json");
   test::TempDir dir;

@@ -309,8 +309,12 @@ BpeTokenizer BpeTokenizer::fromJson(nlohmann::json document, const std::string& 
     } else if (!pre.is_null()) {
       steps.push_back(pre);
     }
+    int splitPatterns = 0;  // one is kept: a second would silently replace the first (a wrong encoding)
     for (const auto& s : steps) {
       const std::string type = s.value("type", "");
+      if ((type == "Split" || (type == "ByteLevel" && s.value("use_regex", true))) && ++splitPatterns > 1) {
+        throw makeError("{}: more than one splitting pre-tokenizer (Split, or ByteLevel with use_regex) is not supported", source);
+      }
       if (type == "Split") {
         if (!s.at("pattern").contains("Regex")) throw makeError("{}: Split pre-tokenizer without a Regex pattern is not supported", source);
         if (s.value("behavior", "") != "Isolated" || s.value("invert", false)) {
