@@ -7,7 +7,13 @@ the piece caches decide) and the CUDA toolkit's headers in 60-line chunks (many 
 pre-tokenizer and BPE decide). Encode-only throughput after loading, as a training run sees it, on one
 thread and on all cores (tokenizers' encode_batch, cuset's --threads).
 
+With --real: real models' tokenizer.json files instead (Qwen2.5, Llama 3.1, DeepSeek-V3,
+DeepSeek-Coder: the packages of requirements-data.txt, as the parity test
+tests/trainer/tokenizer_parity/real_tokenizers.py finds them), on the CUDA headers (.h, .hpp, .cuh under
+the toolkit's include/, every level) cut at --mb MB, one thread each side, the ratio printed per file.
+
 Usage: .venv/bin/python benchmarks/tokenizer_vs_hf.py [--cuset build/default/cli/cuset] [--repeat 3000]
+       .venv/bin/python benchmarks/tokenizer_vs_hf.py --real [--mb 9]
 """
 import argparse
 import glob
@@ -22,6 +28,7 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "tests", "trainer", "tokenizer_parity"))
 from hf_parity import make_tokenizer  # noqa: E402
+import real_tokenizers  # noqa: E402
 
 
 def cuda_header_chunks():
@@ -38,10 +45,11 @@ def hf_rate(tok, texts, threads):
     # Read once, when tokenizers starts its pool at the first encode_batch; the one-thread case never uses it.
     os.environ["RAYON_NUM_THREADS"] = str(threads)
     start = time.perf_counter()
+    # The ids as Python lists and nothing more: cuset's --stats times encoding, not printing.
     if threads == 1:
-        out = [json.dumps(e.ids) for e in (tok.encode(t, add_special_tokens=False) for t in texts)]
+        out = [tok.encode(t, add_special_tokens=False).ids for t in texts]
     else:
-        out = [json.dumps(e.ids) for e in tok.encode_batch(texts, add_special_tokens=False)]
+        out = [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
     seconds = time.perf_counter() - start
     assert len(out) == len(texts)
     return sum(len(t.encode()) for t in texts) / 1e6 / seconds
@@ -53,11 +61,34 @@ def cuset_rate(cuset, tokenizer, path, threads):
     return float(re.search(r"([0-9.]+) MB/s", p.stderr).group(1))
 
 
+def real_files(cuset, megabytes):
+    from tokenizers import Tokenizer
+    texts = list(real_tokenizers.cuda_header_chunks(limit_bytes=int(megabytes * 1e6)))
+    mb = sum(len(t.encode()) for t in texts) / 1e6
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "headers.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(t) + "\n" for t in texts)
+        found = real_tokenizers.tokenizer_files(scratch)
+        for name in ("qwen2.5", "llama3.1", "deepseek-v3", "deepseek-coder"):
+            if name not in found:
+                print(f"{name}: not installed (requirements-data.txt)")
+                continue
+            tok = Tokenizer.from_file(found[name])
+            hf, ours = hf_rate(tok, texts, 1), cuset_rate(cuset, found[name], path, 1)
+            print(f"{name:<15} CUDA headers {mb:5.1f} MB, 1 thread: tokenizers {hf:6.2f} MB/s  cuset {ours:6.2f} MB/s  ({ours / hf:.2f}x)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cuset", default="build/default/cli/cuset")
     ap.add_argument("--repeat", type=int, default=3000)
+    ap.add_argument("--real", action="store_true", help="real models' tokenizer.json files, CUDA headers, one thread")
+    ap.add_argument("--mb", type=float, default=9.0, help="--real: megabytes of CUDA headers")
     args = ap.parse_args()
+    if args.real:
+        real_files(args.cuset, args.mb)
+        return
     corpus = os.path.join(here, "..", "tests", "trainer", "tokenizer_parity", "corpus.jsonl")
     parity = [json.loads(line) for line in open(corpus, encoding="utf-8") if line.strip()]
     with tempfile.TemporaryDirectory() as scratch:

