@@ -6,7 +6,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cuset/common/json_util.hpp"
 #include "cuset/trainer/analysis.hpp"
+#include "cuset/trainer/chat_data.hpp"
 #include "cuset/trainer/llama_model.hpp"
 #include "cuset/trainer/tokenizer.hpp"
 #include "cuset/trainer/training.hpp"
@@ -15,6 +17,8 @@
 
 namespace cuset {
 namespace {
+
+namespace fs = std::filesystem;
 
 std::string tinyYaml(int maxSteps, int saveEvery) {
   return fmt::format(R"(seed: 7
@@ -167,6 +171,34 @@ TEST(Training, ReferenceModelFromAFolder) {
   EXPECT_TRUE(std::isfinite(s.lastLoss));
   test::writeText(dir / "bad.yaml", tinyYaml(2, 100) + "objective: {type: rho1, reference_model: " + (dir / "nowhere").string() + "}\n");
   CUSET_EXPECT_THROW_WITH(TrainConfig::load(dir / "bad.yaml"), "objective.reference_model", "has no config.json");
+}
+
+// Fine-tuning a model whose folder has its own chat template trains through it, and every checkpoint
+// carries it (the rendering itself: test_chat_template.cpp, against transformers).
+TEST(Training, AModelsOwnChatTemplateRendersTheDataAndTravelsWithItsCheckpoints) {
+  test::TempDir dir;
+  test::writeText(dir / "base.yaml", tinyYaml(2, 100));
+  const fs::path base = runTraining(TrainConfig::load(dir / "base.yaml"), quiet(dir / "base")).finalCheckpoint;
+  EXPECT_FALSE(fs::exists(base / "tokenizer_config.json"));  // ChatML: the tiny model's own format
+  const std::string chatTemplate =
+      "{% if messages[0].role != 'system' %}<|im_start|>system\nYou are tiny.<|im_end|>\n{% endif %}"
+      "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+      "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+  writeJsonFileAtomic(base / "tokenizer_config.json", {{"chat_template", chatTemplate}, {"eos_token", "<|im_end|>"}, {"pad_token", "<|endoftext|>"}});
+  std::string yaml = tinyYaml(2, 1);
+  yaml.replace(yaml.find("  config:"), yaml.find("tokenizer:") - yaml.find("  config:"), "  path: " + base.string() + "\n");
+  yaml.replace(yaml.find("tokenizer: {train_vocab_size: 400}\n"), std::string("tokenizer: {train_vocab_size: 400}\n").size(), "");
+  test::writeText(dir / "c.yaml", yaml);
+  const TrainRunSummary s = runTraining(TrainConfig::load(dir / "c.yaml"), quiet(dir / "run"));
+  EXPECT_TRUE(std::isfinite(s.lastLoss));
+  for (const fs::path& folder : {s.finalCheckpoint, dir / "run" / "checkpoints" / "step-1"}) {
+    SCOPED_TRACE(folder.string());
+    const ChatFormat format = ChatFormat::fromFolder(folder);
+    ASSERT_FALSE(format.isChatMl());
+    EXPECT_EQ(format.renderPrompt({{"user", "q"}}),
+              "<|im_start|>system\nYou are tiny.<|im_end|>\n<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n");
+    EXPECT_EQ(format.padToken(), "<|endoftext|>");
+  }
 }
 
 // `cuset analyze` on a briefly trained model: confidences of sensitive and other response tokens,

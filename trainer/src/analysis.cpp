@@ -93,6 +93,7 @@ nlohmann::json analyzeModel(const AnalysisOptions& o) {
   setComputeThreads(o.threads);
   torch::InferenceMode inference;
   const BpeTokenizer tokenizer = BpeTokenizer::load(modelTokenizerPath(o.modelDir));
+  const ChatFormat format = ChatFormat::fromFolder(modelTokenizerPath(o.modelDir).parent_path());
   const torch::Device device = resolveDevice(o.device);
   CausalLm model = loadModelFolder(o.modelDir, device);  // a full checkpoint, or a LoRA adapter on its base
   model->eval();
@@ -108,7 +109,7 @@ nlohmann::json analyzeModel(const AnalysisOptions& o) {
   nlohmann::json heatmap = nlohmann::json::array();
   ProgressBar progress("analyze", examples.size(), "sample", o.showProgress);
   for (std::size_t i = 0; i < examples.size(); ++i) {
-    const TokenizedExample ex = tokenizeChatMl(tokenizer, examples[i], o.maxTokens);
+    const TokenizedExample ex = tokenizeChat(tokenizer, format, examples[i], o.maxTokens);
     progress.advance();
     if (ex.ids.size() < 2) continue;
     const auto categories = tokenCategories(lexer, ex);

@@ -50,20 +50,15 @@ std::vector<ChatExample> readChatJsonl(const std::filesystem::path& path) {
   return out;
 }
 
-TokenizedExample tokenizeChatMl(const BpeTokenizer& tokenizer, const ChatExample& example, std::size_t maxTokens) {
+TokenizedExample tokenizeChat(const BpeTokenizer& tokenizer, const ChatFormat& format, const ChatExample& example, std::size_t maxTokens) {
   TokenizedExample t;
-  std::vector<std::pair<std::size_t, std::size_t>> learn;  // byte ranges of assistant content + <|im_end|>
-  for (const auto& m : example.messages) {
-    t.text += "<|im_start|>" + m.role + "\n";
-    const std::size_t start = t.text.size();
-    t.text += m.content + "<|im_end|>";
-    if (m.role == "assistant") learn.emplace_back(start, t.text.size());
-    t.text += "\n";
-  }
+  ChatFormat::Rendered rendered = format.renderConversation(example.messages);
+  t.text = std::move(rendered.text);
   Encoding e = tokenizer.encode(t.text);
   t.ids = std::move(e.ids);
   t.spans = std::move(e.spans);
   t.lossMask.resize(t.ids.size());
+  const auto& learn = rendered.learn;
   for (std::size_t i = 0; i < t.ids.size(); ++i) {
     const std::size_t begin = t.spans[i].first;
     t.lossMask[i] = std::any_of(learn.begin(), learn.end(), [&](auto& r) { return begin >= r.first && begin < r.second; }) ? 1 : 0;
@@ -76,19 +71,13 @@ TokenizedExample tokenizeChatMl(const BpeTokenizer& tokenizer, const ChatExample
   return t;
 }
 
-std::vector<TokenizedExample> tokenizeChatMl(const BpeTokenizer& tokenizer, const std::vector<ChatExample>& examples, std::size_t maxTokens,
-                                             std::size_t threads) {
+std::vector<TokenizedExample> tokenizeChat(const BpeTokenizer& tokenizer, const ChatFormat& format, const std::vector<ChatExample>& examples,
+                                           std::size_t maxTokens, std::size_t threads) {
   std::vector<TokenizedExample> out(examples.size());
   parallelChunks(examples.size(), threads, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) out[i] = tokenizeChatMl(tokenizer, examples[i], maxTokens);
+    for (std::size_t i = begin; i < end; ++i) out[i] = tokenizeChat(tokenizer, format, examples[i], maxTokens);
   });
   return out;
-}
-
-std::string renderChatMlPrompt(const std::vector<ChatMessage>& messages) {
-  std::string text;
-  for (const auto& m : messages) text += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
-  return text + "<|im_start|>assistant\n";
 }
 
 }  // namespace cuset

@@ -42,14 +42,18 @@ GenerateSummary runGenerationJobs(const GenerateOptions& o, const std::vector<Ch
   if (o.maxNewTokens < 1) throw Error("--max-new-tokens must be >= 1");
   const auto start = std::chrono::steady_clock::now();
   const BpeTokenizer tokenizer = BpeTokenizer::load(modelTokenizerPath(o.modelDir));
+  const ChatFormat format = ChatFormat::fromFolder(modelTokenizerPath(o.modelDir).parent_path());  // the template beside the tokenizer
   const torch::Device device = resolveDevice(o.device);
   CausalLm model = loadModelFolder(o.modelDir, device);  // a full checkpoint, or a LoRA adapter on its base
   if (o.bf16) model->to(torch::kBFloat16);
   model->eval();
   torch::NoGradGuard noGrad;
   std::vector<std::int32_t> stops;
-  for (const char* s : {"<|im_end|>", "<|endoftext|>"}) {
-    if (tokenizer.tokenId(s) >= 0) stops.push_back(tokenizer.tokenId(s));
+  std::vector<std::string> stopTokens = format.stopTokens();
+  stopTokens.insert(stopTokens.end(), {"<|im_end|>", "<|endoftext|>"});
+  for (const auto& s : stopTokens) {
+    if (tokenizer.tokenId(s) >= 0 && std::find(stops.begin(), stops.end(), tokenizer.tokenId(s)) == stops.end())
+      stops.push_back(tokenizer.tokenId(s));
   }
   const std::string modelName = o.modelName.empty() ? o.modelDir.filename().string() : o.modelName;
   auto gen = torch::make_generator<torch::CPUGeneratorImpl>(o.seed);
@@ -58,7 +62,7 @@ GenerateSummary runGenerationJobs(const GenerateOptions& o, const std::vector<Ch
   ProgressBar progress("generate", jobs.size(), "problem", o.showProgress);
   for (const auto& job : jobs) {
     if (job.samples.empty()) continue;
-    const std::string prompt = renderChatMlPrompt(job.messages);
+    const std::string prompt = format.renderPrompt(job.messages);
     const auto promptIds = tokenizer.encode(prompt).ids;
     const auto k = static_cast<std::int64_t>(job.samples.size());
     // All k samples share the prompt: one batch of k identical rows, so no padding is needed.

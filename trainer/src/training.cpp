@@ -189,14 +189,14 @@ void saveModel(CausalLm& model, const TrainConfig& config, const fs::path& dir) 
 // `shards`: with sharded optimizer state, the ranks' state files (already written, moved in here);
 // empty: this process's optimizer is the whole state.
 void saveTrainingCheckpoint(const fs::path& outDir, const std::string& name, CausalLm& model, torch::optim::Optimizer& optimizer,
-                            const BpeTokenizer& tokenizer, std::int64_t step, const TrainConfig& config, const std::vector<fs::path>& shards) {
+                            const detail::TrainingText& text, std::int64_t step, const TrainConfig& config, const std::vector<fs::path>& shards) {
   const fs::path dir = outDir / "checkpoints" / name;
   const fs::path tmp = outDir / "checkpoints" / (name + ".tmp");
   std::error_code ec;
   fs::remove_all(tmp, ec);
   try {
     saveModel(model, config, tmp);
-    tokenizer.save(tmp / "tokenizer.json");
+    text.save(tmp);
     detail::saveOptimizerState(optimizer, shards, tmp);
     writeJsonFileAtomic(tmp / "trainer_state.json", {{"step", step}, {"seed", config.seed}, {"config", config.source.string()}});
   } catch (const c10::Error& e) {
@@ -383,7 +383,8 @@ StepResult trainStep(const TrainConfig& config, Trainee& t, std::int64_t step, O
 }
 
 // Rank 0's checkpoint stands for every rank only if they all hold the same weights.
-void saveAgreedCheckpoint(const TrainConfig& config, const TrainRunOptions& options, Trainee& t, const BpeTokenizer& tokenizer, std::int64_t done) {
+void saveAgreedCheckpoint(const TrainConfig& config, const TrainRunOptions& options, Trainee& t, const detail::TrainingText& text,
+                          std::int64_t done) {
   const DistributedEnv& dist = t.dp.env();
   if (const auto [low, high] =
           t.dp.minMax([&] { return parameterChecksum(t.model); }, fmt::format("comparing the ranks' parameters at step {}", done));
@@ -395,11 +396,11 @@ void saveAgreedCheckpoint(const TrainConfig& config, const TrainRunOptions& opti
   }
   const std::string name = fmt::format("step-{}", done);
   const std::vector<fs::path> shards = detail::writeOptimizerShards(t.optimizer, t.dp, t.owners, options.outDir / "checkpoints", name, done);
-  if (dist.leader()) saveTrainingCheckpoint(options.outDir, name, t.model, t.optimizer, tokenizer, done, config, shards);
+  if (dist.leader()) saveTrainingCheckpoint(options.outDir, name, t.model, t.optimizer, text, done, config, shards);
 }
 
 // Steps `step` up to `maxSteps`: metrics every log_every steps, checkpoints every save_every, both at the end.
-TrainRunSummary trainSteps(const TrainConfig& config, const TrainRunOptions& options, Trainee& t, const BpeTokenizer& tokenizer, std::int64_t step,
+TrainRunSummary trainSteps(const TrainConfig& config, const TrainRunOptions& options, Trainee& t, const detail::TrainingText& text, std::int64_t step,
                            std::int64_t maxSteps) {
   const bool leader = options.distributed.leader();
   TrainRunSummary summary;
@@ -421,7 +422,7 @@ TrainRunSummary trainSteps(const TrainConfig& config, const TrainRunOptions& opt
       summary.lastLoss = window.meanLoss();
       window = MetricsWindow();
     }
-    if (done % config.saveEvery == 0 || done == maxSteps) saveAgreedCheckpoint(config, options, t, tokenizer, done);
+    if (done % config.saveEvery == 0 || done == maxSteps) saveAgreedCheckpoint(config, options, t, text, done);
   }
   progress.finish();
   summary.endStep = step;
@@ -429,12 +430,12 @@ TrainRunSummary trainSteps(const TrainConfig& config, const TrainRunOptions& opt
 }
 
 // The final model as a plain HF folder (or a PEFT adapter folder), written by rank 0.
-fs::path saveFinalModel(CausalLm& model, const TrainConfig& config, const BpeTokenizer& tokenizer, const TrainRunOptions& options) {
+fs::path saveFinalModel(CausalLm& model, const TrainConfig& config, const detail::TrainingText& text, const TrainRunOptions& options) {
   const fs::path final = options.outDir / "final";
   if (options.distributed.leader()) {
     fs::remove_all(final);
     saveModel(model, config, final);
-    tokenizer.save(final / "tokenizer.json");
+    text.save(final);
   }
   return final;
 }
@@ -467,10 +468,10 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
   agreeOnRunFolder(dp, resume, options);
 
   const std::vector<ChatExample> examples = readChatJsonl(config.trainData);
-  const BpeTokenizer tokenizer = loadTrainingTokenizer(config, resume, examples);
-  const std::vector<TokenizedExample> data = tokenizeTrainingData(config, tokenizer, examples);
+  const TrainingText text = loadTrainingText(config, resume, examples);
+  const std::vector<TokenizedExample> data = tokenizeTrainingData(config, text, examples);
   torch::manual_seed(config.seed);
-  const ModelConfig modelConfig = resolveModelConfig(config, resume, tokenizer);
+  const ModelConfig modelConfig = resolveModelConfig(config, resume, text.tokenizer);
   requireSameInputsOnEveryRank(dp, config, data, modelConfig);
   const torch::Device device = trainingDevice(config, dist);
   requireHostMemory(config, modelConfig, device);
@@ -488,12 +489,12 @@ TrainRunSummary runTraining(const TrainConfig& config, const TrainRunOptions& op
                   .dp = dp,
                   .plan = plan,
                   .device = device,
-                  .padId = static_cast<std::int32_t>(tokenizer.tokenId("<|im_end|>")),
+                  .padId = text.padId,
                   .firstRow = dist.rank * (config.batchSize / dist.worldSize),
                   .parameters = trainable,
                   .owners = owners};
-  TrainRunSummary summary = trainSteps(config, options, trainee, tokenizer, startStep, maxSteps);
-  summary.finalCheckpoint = saveFinalModel(model, config, tokenizer, options);
+  TrainRunSummary summary = trainSteps(config, options, trainee, text, startStep, maxSteps);
+  summary.finalCheckpoint = saveFinalModel(model, config, text, options);
   return summary;
 }
 

@@ -96,32 +96,55 @@ void agreeOnRunFolder(DataParallel& dp, const ResumePoint& resume, const TrainRu
   if (dp.env().leader()) fs::create_directories(options.outDir / "checkpoints");
 }
 
+namespace {
+
 BpeTokenizer loadTrainingTokenizer(const TrainConfig& config, const ResumePoint& resume, const std::vector<ChatExample>& examples) {
-  std::optional<BpeTokenizer> tokenizer;
-  if (resume.checkpoint) {
-    tokenizer.emplace(BpeTokenizer::load(*resume.checkpoint / "tokenizer.json"));
-  } else if (!config.tokenizerPath.empty()) {
-    tokenizer.emplace(BpeTokenizer::load(config.tokenizerPath));
-  } else if (!config.modelPath.empty() && fs::exists(config.modelPath / "tokenizer.json")) {
-    tokenizer.emplace(BpeTokenizer::load(config.modelPath / "tokenizer.json"));
-  } else if (config.trainVocabSize > 0) {
+  if (resume.checkpoint) return BpeTokenizer::load(*resume.checkpoint / "tokenizer.json");
+  if (!config.tokenizerPath.empty()) return BpeTokenizer::load(config.tokenizerPath);
+  if (!config.modelPath.empty() && fs::exists(config.modelPath / "tokenizer.json")) return BpeTokenizer::load(config.modelPath / "tokenizer.json");
+  if (config.trainVocabSize > 0) {
     std::vector<std::string> texts;
     for (const auto& ex : examples) {
       for (const auto& m : ex.messages) texts.push_back(m.content);
     }
-    tokenizer.emplace(trainBpeTokenizer(texts, config.trainVocabSize, {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}));
-  } else {
-    throw makeError("{}: no tokenizer: give tokenizer.path, a model.path with tokenizer.json, or tokenizer.train_vocab_size", config.source.string());
+    return trainBpeTokenizer(texts, config.trainVocabSize, {"<|endoftext|>", "<|im_start|>", "<|im_end|>"});
   }
-  for (const char* special : {"<|im_start|>", "<|im_end|>"}) {
-    if (tokenizer->tokenId(special) < 0) throw makeError("the tokenizer has no {} token, which the ChatML template needs", special);
-  }
-  return std::move(*tokenizer);
+  throw makeError("{}: no tokenizer: give tokenizer.path, a model.path with tokenizer.json, or tokenizer.train_vocab_size", config.source.string());
 }
 
-std::vector<TokenizedExample> tokenizeTrainingData(const TrainConfig& config, const BpeTokenizer& tokenizer,
-                                                   const std::vector<ChatExample>& examples) {
-  std::vector<TokenizedExample> data = tokenizeChatMl(tokenizer, examples, config.maxTokens, 0);
+// The chat template beside the tokenizer: the checkpoint's, tokenizer.path's folder's, the model's.
+ChatFormat loadTrainingChatFormat(const TrainConfig& config, const ResumePoint& resume) {
+  if (resume.checkpoint) return ChatFormat::fromFolder(*resume.checkpoint);
+  if (!config.tokenizerPath.empty()) return ChatFormat::fromFolder(config.tokenizerPath.parent_path());
+  if (!config.modelPath.empty()) return ChatFormat::fromFolder(config.modelPath);
+  return ChatFormat::chatMl();
+}
+
+}  // namespace
+
+void TrainingText::save(const fs::path& folder) const {
+  tokenizer.save(folder / "tokenizer.json");
+  format.save(folder);
+}
+
+TrainingText loadTrainingText(const TrainConfig& config, const ResumePoint& resume, const std::vector<ChatExample>& examples) {
+  BpeTokenizer tokenizer = loadTrainingTokenizer(config, resume, examples);
+  ChatFormat format = loadTrainingChatFormat(config, resume);
+  if (format.isChatMl()) {
+    for (const char* special : {"<|im_start|>", "<|im_end|>"}) {
+      if (tokenizer.tokenId(special) < 0) {
+        throw makeError("the tokenizer has no {} token, which the ChatML template needs (the model folder has no chat_template)", special);
+      }
+    }
+  }
+  const std::string pad = format.padToken();
+  const std::int32_t padId = tokenizer.tokenId(pad);
+  if (padId < 0) throw makeError("{}: the pad token '{}' is not in the tokenizer's vocabulary", format.name(), pad);
+  return TrainingText{std::move(tokenizer), std::move(format), padId};
+}
+
+std::vector<TokenizedExample> tokenizeTrainingData(const TrainConfig& config, const TrainingText& text, const std::vector<ChatExample>& examples) {
+  std::vector<TokenizedExample> data = tokenizeChat(text.tokenizer, text.format, examples, config.maxTokens, 0);
   if (config.objective.needsSensitivity()) {
     const SensitivityLexer lexer;
     for (auto& ex : data) {

@@ -29,11 +29,19 @@ ResumePoint findResumePoint(const TrainRunOptions& options);
 // Every rank has looked at the run folder before rank 0 may write to it, and they resume from one step.
 void agreeOnRunFolder(DataParallel& dp, const ResumePoint& resume, const TrainRunOptions& options);
 
-// The checkpoint's tokenizer when resuming; else tokenizer.path, the model's, or one trained on the data.
-BpeTokenizer loadTrainingTokenizer(const TrainConfig& config, const ResumePoint& resume, const std::vector<ChatExample>& examples);
-// ChatML token ids and loss masks, with CUDA-sensitivity flags where the objective needs them.
-std::vector<TokenizedExample> tokenizeTrainingData(const TrainConfig& config, const BpeTokenizer& tokenizer,
-                                                   const std::vector<ChatExample>& examples);
+// The tokenizer and chat format the data is rendered with, written together into every checkpoint.
+struct TrainingText {
+  BpeTokenizer tokenizer;
+  ChatFormat format;
+  std::int32_t padId;  // the format's pad token (pad_token, else eos_token, else <|im_end|>)
+  void save(const std::filesystem::path& folder) const;
+};
+// The checkpoint's tokenizer and template when resuming; else tokenizer.path's folder, the model's, or
+// a tokenizer trained on the data with ChatML.
+TrainingText loadTrainingText(const TrainConfig& config, const ResumePoint& resume, const std::vector<ChatExample>& examples);
+// Token ids and loss masks of the data in the format, with CUDA-sensitivity flags where the objective
+// needs them.
+std::vector<TokenizedExample> tokenizeTrainingData(const TrainConfig& config, const TrainingText& text, const std::vector<ChatExample>& examples);
 ModelConfig resolveModelConfig(const TrainConfig& config, const ResumePoint& resume, const BpeTokenizer& tokenizer);
 // Ranks reading different files would each train on their own data while their gradients are summed.
 void requireSameInputsOnEveryRank(DataParallel& dp, const TrainConfig& config, const std::vector<TokenizedExample>& data,

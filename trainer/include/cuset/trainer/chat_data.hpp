@@ -1,11 +1,12 @@
 #pragma once
-// Instruction-tuning data: JSONL records, a chat template, and tokenisation with a loss mask that
+// Instruction-tuning data: JSONL records, and tokenisation through a chat format with a loss mask that
 // covers only the assistant's responses.
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "cuset/trainer/chat_format.hpp"
 #include "cuset/trainer/tokenizer.hpp"
 
 namespace cuset {
@@ -32,15 +33,13 @@ struct TokenizedExample {
   std::vector<std::uint8_t> sensitive;                     // 1 where the token overlaps CUDA-sensitive code (filled on demand)
 };
 
-// ChatML: "<|im_start|>{role}\n{content}<|im_end|>\n" per message. The whole text is encoded at once
-// (as it would be at generation time) and a token is in the loss when its span starts inside an
-// assistant message's content or its closing <|im_end|>. Truncated to `maxTokens`.
-TokenizedExample tokenizeChatMl(const BpeTokenizer& tokenizer, const ChatExample& example, std::size_t maxTokens);
+// The conversation rendered by `format` (the model's chat template, or ChatML) and encoded at once (as
+// it would be at generation time); a token is in the loss when its span starts inside an assistant
+// turn's range (its content and end-of-turn token: ChatFormat::renderConversation). Truncated to
+// `maxTokens`.
+TokenizedExample tokenizeChat(const BpeTokenizer& tokenizer, const ChatFormat& format, const ChatExample& example, std::size_t maxTokens);
 // The same for a whole dataset on `threads` threads (0: one per core), in order.
-std::vector<TokenizedExample> tokenizeChatMl(const BpeTokenizer& tokenizer, const std::vector<ChatExample>& examples, std::size_t maxTokens,
-                                             std::size_t threads);
-
-// The prompt for generation: the messages, then "<|im_start|>assistant\n".
-std::string renderChatMlPrompt(const std::vector<ChatMessage>& messages);
+std::vector<TokenizedExample> tokenizeChat(const BpeTokenizer& tokenizer, const ChatFormat& format, const std::vector<ChatExample>& examples,
+                                           std::size_t maxTokens, std::size_t threads);
 
 }  // namespace cuset
