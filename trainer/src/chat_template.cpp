@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -341,6 +342,11 @@ class Renderer {
         return Flow::normal;
       case Node::Kind::loopControl:
         return n.text == "break" ? Flow::breakLoop : Flow::continueLoop;
+      case Node::Kind::macro:
+        macros_[n.text] = &n;
+        return Flow::normal;
+      case Node::Kind::block:
+        return renderBody(n.body);
     }
     return Flow::normal;
   }
@@ -575,9 +581,46 @@ class Renderer {
 
   Value call(const Expr& e) {
     const Expr& callee = *e.args[0];
-    if (callee.kind == Expr::Kind::name && lookup(callee.name).isUndefined()) return callGlobal(callee.name, e);
+    if (callee.kind == Expr::Kind::name && lookup(callee.name).isUndefined()) {
+      if (auto m = macros_.find(callee.name); m != macros_.end()) return callMacro(*m->second, e);
+      return callGlobal(callee.name, e);
+    }
     if (callee.kind == Expr::Kind::attribute) return callMethod(eval(*callee.args[0]), callee.name, e);
     fail(e.line, "calling this value is not supported");
+  }
+
+  // The macro's body with its parameters bound, in a scope of its own above the template's top level
+  // (as Jinja resolves a macro's free names), its output returned as a string.
+  Value callMacro(const Node& macro, const Expr& e) {
+    if (e.args.size() - 1 > macro.targets.size()) fail(e.line, fmt::format("macro '{}' takes {} arguments", macro.text, macro.targets.size()));
+    std::unordered_map<std::string, Value> parameters;
+    for (std::size_t i = 0; i < macro.targets.size(); ++i) {
+      if (i + 1 < e.args.size()) {
+        parameters[macro.targets[i]] = eval(*e.args[i + 1]);
+      } else if (macro.defaults[i]) {
+        parameters[macro.targets[i]] = eval(*macro.defaults[i]);
+      } else {
+        parameters[macro.targets[i]] = Value::undefined(macro.targets[i]);
+      }
+    }
+    for (const auto& [k, x] : e.kwargs) {
+      if (std::find(macro.targets.begin(), macro.targets.end(), k) == macro.targets.end()) {
+        fail(e.line, fmt::format("macro '{}' has no parameter '{}'", macro.text, k));
+      }
+      parameters[k] = eval(*x);
+    }
+    if (macroDepth_ >= 64) fail(e.line, fmt::format("macro '{}' recurses more than 64 deep", macro.text));
+    ++macroDepth_;
+    std::vector<std::unordered_map<std::string, Value>> saved = {scopes_.front(), std::move(parameters)};
+    std::swap(saved, scopes_);
+    std::string output = std::move(out_);
+    out_.clear();
+    renderBody(macro.body);
+    std::swap(output, out_);
+    saved.front() = std::move(scopes_.front());  // top-level state the macro changed
+    scopes_ = std::move(saved);
+    --macroDepth_;
+    return Value::of(std::move(output));
   }
 
   Value callGlobal(const std::string& name, const Expr& e) {
@@ -610,10 +653,13 @@ class Renderer {
         if (a.kind != Value::Kind::data || !a.j.is_number_integer()) fail(e.line, "range() takes integers");
         bounds.push_back(a.j.get<std::int64_t>());
       }
-      if (bounds.empty() || bounds.size() > 2) fail(e.line, "range() with a step is not supported");
-      const std::int64_t lo = bounds.size() == 2 ? bounds[0] : 0, hi = bounds.back();
+      if (bounds.empty() || bounds.size() > 3) fail(e.line, "range() takes one to three integers");
+      const std::int64_t lo = bounds.size() >= 2 ? bounds[0] : 0, hi = bounds.size() >= 2 ? bounds[1] : bounds[0];
+      const std::int64_t step = bounds.size() == 3 ? bounds[2] : 1;
+      if (step == 0) fail(e.line, "range() step cannot be zero");
+      if ((hi - lo) / step > 1'000'000) fail(e.line, "range() of more than a million items");
       Json out = Json::array();
-      for (std::int64_t i = lo; i < hi; ++i) out.push_back(i);
+      for (std::int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) out.push_back(i);
       return Value::of(std::move(out));
     }
     fail(e.line, fmt::format("'{}' is undefined (no such function)", name));
@@ -713,6 +759,11 @@ class Renderer {
     if (name == "trim") return Value::of(strip(toText(subject, e.line), nullptr, true, true));
     if (name == "string") return Value::of(toText(subject, e.line));
     if (name == "upper" || name == "lower") return callMethod(Value::of(toText(subject, e.line)), name, e);
+    if (name == "capitalize") {  // Python's str.capitalize: the first character upper, the rest lower
+      std::string out = callMethod(Value::of(toText(subject, e.line)), "lower", e).str();
+      if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+      return Value::of(out);
+    }
     if (name == "first" || name == "last") {
       const Json seq = iterable(subject, e.line);
       if (seq.empty()) return Value::undefined(name + " of an empty sequence");
@@ -875,6 +926,8 @@ class Renderer {
 
   const std::string& origin_;
   std::vector<std::unordered_map<std::string, Value>> scopes_;
+  std::unordered_map<std::string, const Node*> macros_;
+  int macroDepth_ = 0;
   std::string out_;
 };
 

@@ -54,6 +54,8 @@ struct Node {
     loop,         // for targets in expr [if filter]: body, elseBody
     assign,       // set text[.attribute] = expr
     loopControl,  // break / continue: text
+    macro,        // macro text(targets with defaults): body
+    block,        // generation ... endgeneration: body, rendered in place
   };
   Kind kind = Kind::text;
   int line = 0;
@@ -63,6 +65,7 @@ struct Node {
   std::vector<std::pair<ExprPtr, Body>> branches;
   std::vector<std::string> targets;
   ExprPtr filter;
+  std::vector<ExprPtr> defaults;  // macro: each parameter's default (null: none)
   Body body;
   Body elseBody;
 };

