@@ -314,6 +314,12 @@ struct RedisTaskQueue::Impl {
       try {
         redis.command({"ZADD", kWorkers, seconds(unixNow()), name});
         redis.command({"HSET", kWorkerJobs, name, std::to_string(options.workers)});
+        // Each live worker tidies away the processes silent for three heartbeats; reading counts changes nothing.
+        const std::string silent = seconds(unixNow() - 3.0 * std::chrono::duration<double>(heartbeatPeriod()).count());
+        for (const auto& gone : redis.command({"ZRANGEBYSCORE", kWorkers, "-inf", silent}).elements) {
+          redis.command({"HDEL", kWorkerJobs, gone.text});
+        }
+        redis.command({"ZREMRANGEBYSCORE", kWorkers, "-inf", silent});
         for (const auto& h : now) {
           const RedisValue mine = redis.command({"XPENDING", h.entry.stream, kGroup, h.entry.id, h.entry.id, "1", h.consumer});
           if (!mine.elements.empty()) redis.command({"XCLAIM", h.entry.stream, kGroup, h.consumer, "0", h.entry.id, "JUSTID"});
@@ -361,7 +367,7 @@ RedisTaskQueue::~RedisTaskQueue() {
   if (impl_->heartbeat.joinable()) impl_->heartbeat.join();
 }
 
-std::string RedisTaskQueue::address() const { return impl_->address.display(); }
+std::string RedisTaskQueue::describe() const { return impl_->address.display(); }
 
 TaskQueue::Submitted RedisTaskQueue::submit(const std::string& id, Priority priority, json request, bool forceRefresh, TaskRecord& out) {
   const std::string stream = streamKey(requestClass(request.value("backend", "cuda"), impl_->options.serverBackend), priority);
@@ -466,10 +472,9 @@ QueueCounts RedisTaskQueue::counts() const {
       const auto& state = totals.elements[i].text;
       (state == "completed" ? c.completed : state == "failed" ? c.failed : c.cancelled) += n;
     }
-    // A worker process silent for three heartbeats is gone.
+    // A worker process silent for three heartbeats is gone (the live ones remove it: beat()).
     const double silent = unixNow() - 3.0 * std::chrono::duration<double>(impl_->heartbeatPeriod()).count();
-    redis.command({"ZREMRANGEBYSCORE", kWorkers, "-inf", seconds(silent)});
-    for (const auto& member : redis.command({"ZRANGE", kWorkers, "0", "-1"}).elements) {
+    for (const auto& member : redis.command({"ZRANGEBYSCORE", kWorkers, "(" + seconds(silent), "+inf"}).elements) {
       const RedisValue jobs = redis.command({"HGET", kWorkerJobs, member.text});
       if (!jobs.isNil()) c.workers += static_cast<std::size_t>(std::stoull(jobs.text));
     }

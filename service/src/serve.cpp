@@ -92,8 +92,7 @@ class Server {
     if (port < 0) throw makeError("cannot listen on {}:{} (in use, or not an address of this machine)", options_.host, options_.port);
     WorkerPool workers(*store_, runner_, options_.jobs);
     std::cout << fmt::format("cuset serve: listening on http://{}:{} ({} worker(s), backend {}, queue {}, state {})", options_.host, port,
-                             options_.jobs, options_.runner.backend, options_.queueUrl.empty() ? "embedded" : redisAddress(),
-                             options_.runner.stateDir.string())
+                             options_.jobs, options_.runner.backend, store_->describe(), options_.runner.stateDir.string())
               << std::endl;
     std::thread signals([this] {
       waitForStopSignal();
@@ -122,8 +121,6 @@ class Server {
     if (s.dir.empty()) s.dir = o.runner.stateDir / "tasks";
     return std::make_unique<TaskStore>(s);
   }
-
-  std::string redisAddress() const { return static_cast<const RedisTaskQueue&>(*store_).address(); }
 
   httplib::Server::HandlerResponse admit(const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/health" || req.path == "/openapi.json") return httplib::Server::HandlerResponse::Unhandled;

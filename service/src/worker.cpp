@@ -20,7 +20,7 @@ void runWorker(WorkerOptions options) {
   TaskRunner runner(options.runner);
   {
     WorkerPool workers(queue, runner, options.jobs);
-    std::cout << fmt::format("cuset worker: {} worker(s), backend {}, queue {}, state {}", options.jobs, options.runner.backend, queue.address(),
+    std::cout << fmt::format("cuset worker: {} worker(s), backend {}, queue {}, state {}", options.jobs, options.runner.backend, queue.describe(),
                              options.runner.stateDir.string())
               << std::endl;
     waitForStopSignal();

@@ -14,6 +14,7 @@
 #include "cuset/trainer/llama_model.hpp"
 #include "cuset/trainer/safetensors.hpp"
 #include "python_reference.hpp"
+#include "reference_logits.hpp"
 #include "test_util.hpp"
 
 namespace cuset {
@@ -373,11 +374,9 @@ std::pair<double, double> logitDifference(CausalLm& m, const nlohmann::json& wan
   double worst = 0, largest = 0;
   for (const std::int64_t n : kParityLengths) {
     const auto logits = m->forward(torch::tensor(std::vector<std::int64_t>(ids.begin(), ids.begin() + n)).unsqueeze(0))[0];
-    const auto reference = torch::zeros({n, logits.size(1)}, torch::kFloat64);
-    const auto rows = want.at(std::to_string(n)).get<std::vector<std::vector<double>>>();
-    for (std::int64_t t = 0; t < n; ++t) reference[t] = torch::tensor(rows[static_cast<std::size_t>(t)], torch::kFloat64);
-    worst = std::max(worst, (logits.to(torch::kFloat64) - reference).abs().max().item<double>());
-    largest = std::max(largest, reference.abs().max().item<double>());
+    const auto& rows = want.at(std::to_string(n));
+    worst = std::max(worst, test::maxLogitDifference(logits, rows));
+    largest = std::max(largest, test::referenceLogits(rows).abs().max().item<double>());
   }
   return {worst, largest};
 }

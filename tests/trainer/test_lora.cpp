@@ -15,6 +15,7 @@
 #include "cuset/trainer/tokenizer.hpp"
 #include "cuset/trainer/training.hpp"
 #include "python_reference.hpp"
+#include "reference_logits.hpp"
 #include "test_util.hpp"
 #include "training_test_util.hpp"
 
@@ -223,12 +224,7 @@ TEST(Lora, ConfigsAndAdapterFilesAreValidatedByName) {
 // merge_and_unload's; an adapter written here gives these logits in PEFT.
 const std::vector<std::int64_t> kPeftIds = {3, 17, 42, 0, 60, 5, 9, 33, 21};
 
-double maxDifference(const torch::Tensor& logits, const nlohmann::json& want) {
-  const auto rows = want.get<std::vector<std::vector<double>>>();
-  auto reference = torch::zeros({static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(rows.front().size())}, torch::kFloat64);
-  for (std::size_t t = 0; t < rows.size(); ++t) reference[static_cast<std::int64_t>(t)] = torch::tensor(rows[t], torch::kFloat64);
-  return (logits.to(torch::kFloat64) - reference).abs().max().item<double>();
-}
+double maxDifference(const torch::Tensor& logits, const nlohmann::json& want) { return test::maxLogitDifference(logits, want); }
 
 torch::Tensor logitsOf(CausalLm& m) {
   torch::NoGradGuard noGrad;

@@ -45,7 +45,7 @@ class RedisTaskQueue final : public TaskQueue {
   // The tasks this process is running go back to their streams at once, for another worker.
   void stop() override;
   bool stopped() const override;
-  std::string address() const;  // for messages, without a password
+  std::string describe() const override;  // the address, without a password
 
  private:
   struct Impl;

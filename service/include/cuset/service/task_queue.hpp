@@ -80,6 +80,8 @@ class TaskQueue {
   // The task once finished, or as it stands after `timeout`; nullopt when unknown.
   virtual std::optional<TaskRecord> waitFinished(const std::string& id, std::chrono::milliseconds timeout) = 0;
   virtual QueueCounts counts() const = 0;
+  // What the queue is, for messages: "embedded" or the Redis address (without a password).
+  virtual std::string describe() const = 0;
   // Wakes every waiter and raises the cancel flag of every lease; take() returns nullopt from now on.
   // Work in progress stays unfinished in the queue and runs again (at the next start, or on another
   // worker).

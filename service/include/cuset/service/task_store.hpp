@@ -28,6 +28,7 @@ class TaskStore final : public TaskQueue {
   std::optional<TaskRecord> get(const std::string& id) override;
   std::optional<TaskRecord> waitFinished(const std::string& id, std::chrono::milliseconds timeout) override;
   QueueCounts counts() const override;
+  std::string describe() const override { return "embedded"; }
   // The store's files keep the tasks being processed as processing: they run at the next start.
   void stop() override;
   bool stopped() const override;
