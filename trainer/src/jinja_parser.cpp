@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <set>
 
@@ -349,6 +350,13 @@ class Parser {
     }
   }
 
+  static Node node(Node::Kind kind, int line) {
+    Node n;
+    n.kind = kind;
+    n.line = line;
+    return n;
+  }
+
   Node parseStatement(const std::string& name) {
     const int line = peek().line;
     if (name == "if") return parseIf(line);
@@ -357,18 +365,14 @@ class Parser {
     if (name == "break" || name == "continue") {
       if (loopDepth_ == 0) fail(fmt::format("'{}' outside a loop", name));
       expect(Token::Type::blockEnd, "'%}'");
-      Node n;
-      n.kind = Node::Kind::loopControl;
-      n.line = line;
+      Node n = node(Node::Kind::loopControl, line);
       n.text = name;
       return n;
     }
     if (name == "macro") return parseMacro(line);
     if (name == "generation") {  // transformers' assistant-span marker: its body renders in place
       expect(Token::Type::blockEnd, "'%}'");
-      Node n;
-      n.kind = Node::Kind::block;
-      n.line = line;
+      Node n = node(Node::Kind::block, line);
       std::string endTag;
       n.body = parseBody({"endgeneration"}, endTag, "endgeneration");
       expect(Token::Type::blockEnd, "'%}'");
@@ -380,9 +384,7 @@ class Parser {
   }
 
   Node parseIf(int line) {
-    Node n;
-    n.kind = Node::Kind::branch;
-    n.line = line;
+    Node n = node(Node::Kind::branch, line);
     ExprPtr condition = parseExpression();
     for (;;) {
       expect(Token::Type::blockEnd, "'%}'");
@@ -403,9 +405,7 @@ class Parser {
   }
 
   Node parseFor(int line) {
-    Node n;
-    n.kind = Node::Kind::loop;
-    n.line = line;
+    Node n = node(Node::Kind::loop, line);
     n.targets.push_back(expectName());
     while (isOp(",")) {
       ++pos_;
@@ -435,9 +435,7 @@ class Parser {
   }
 
   Node parseMacro(int line) {
-    Node n;
-    n.kind = Node::Kind::macro;
-    n.line = line;
+    Node n = node(Node::Kind::macro, line);
     n.text = expectName();
     expectOp("(");
     while (!isOp(")")) {
@@ -462,9 +460,7 @@ class Parser {
   }
 
   Node parseSet(int line) {
-    Node n;
-    n.kind = Node::Kind::assign;
-    n.line = line;
+    Node n = node(Node::Kind::assign, line);
     n.text = expectName();
     if (isOp(".")) {
       ++pos_;
@@ -520,23 +516,20 @@ class Parser {
     return e;
   }
 
-  ExprPtr parseOr() {
-    ExprPtr e = parseAnd();
-    while (isName("or")) {
+  // One precedence level: operands joined left to right by the level's operators (names such as 'or',
+  // or symbols).
+  ExprPtr parseLevel(std::initializer_list<std::string_view> ops, bool named, ExprPtr (Parser::*operand)()) {
+    ExprPtr e = (this->*operand)();
+    for (;;) {
+      const auto op = std::find_if(ops.begin(), ops.end(), [&](std::string_view o) { return named ? isName(o) : isOp(o); });
+      if (op == ops.end()) return e;
       ++pos_;
-      e = binary("or", std::move(e), parseAnd());
+      e = binary(std::string(*op), std::move(e), (this->*operand)());
     }
-    return e;
   }
 
-  ExprPtr parseAnd() {
-    ExprPtr e = parseNot();
-    while (isName("and")) {
-      ++pos_;
-      e = binary("and", std::move(e), parseNot());
-    }
-    return e;
-  }
+  ExprPtr parseOr() { return parseLevel({"or"}, true, &Parser::parseAnd); }
+  ExprPtr parseAnd() { return parseLevel({"and"}, true, &Parser::parseNot); }
 
   ExprPtr parseNot() {
     if (isName("not")) {
@@ -571,41 +564,11 @@ class Parser {
     }
   }
 
-  ExprPtr parseMath1() {
-    ExprPtr e = parseConcat();
-    while (isOp("+") || isOp("-")) {
-      const std::string op = next().text;
-      e = binary(op, std::move(e), parseConcat());
-    }
-    return e;
-  }
-
-  ExprPtr parseConcat() {
-    ExprPtr e = parseMath2();
-    while (isOp("~")) {
-      ++pos_;
-      e = binary("~", std::move(e), parseMath2());
-    }
-    return e;
-  }
-
-  ExprPtr parseMath2() {
-    ExprPtr e = parsePow();
-    while (isOp("*") || isOp("/") || isOp("//") || isOp("%")) {
-      const std::string op = next().text;
-      e = binary(op, std::move(e), parsePow());
-    }
-    return e;
-  }
-
-  ExprPtr parsePow() {
-    ExprPtr e = parseUnary(true);
-    while (isOp("**")) {
-      ++pos_;
-      e = binary("**", std::move(e), parseUnary(true));
-    }
-    return e;
-  }
+  ExprPtr parseMath1() { return parseLevel({"+", "-"}, false, &Parser::parseConcat); }
+  ExprPtr parseConcat() { return parseLevel({"~"}, false, &Parser::parseMath2); }
+  ExprPtr parseMath2() { return parseLevel({"*", "/", "//", "%"}, false, &Parser::parsePow); }
+  ExprPtr parsePow() { return parseLevel({"**"}, false, &Parser::parseUnaryWithFilters); }
+  ExprPtr parseUnaryWithFilters() { return parseUnary(true); }
 
   ExprPtr parseUnary(bool withFilter) {
     ExprPtr e;
@@ -697,6 +660,13 @@ class Parser {
     ++pos_;
   }
 
+  ExprPtr parseCall(ExprPtr callee) {
+    auto c = make(Expr::Kind::call, callee->line);
+    c->args.push_back(std::move(callee));
+    parseCallArguments(*c);
+    return c;
+  }
+
   ExprPtr parsePostfix(ExprPtr e) {
     for (;;) {
       if (isOp(".")) {
@@ -719,10 +689,7 @@ class Parser {
       } else if (isOp("[")) {
         e = parseSubscript(std::move(e));
       } else if (isOp("(")) {
-        auto c = make(Expr::Kind::call, e->line);
-        c->args.push_back(std::move(e));
-        parseCallArguments(*c);
-        e = std::move(c);
+        e = parseCall(std::move(e));
       } else {
         return e;
       }
@@ -785,10 +752,7 @@ class Parser {
         }
         e = std::move(t);
       } else if (isOp("(")) {
-        auto c = make(Expr::Kind::call, e->line);
-        c->args.push_back(std::move(e));
-        parseCallArguments(*c);
-        e = std::move(c);
+        e = parseCall(std::move(e));
       } else {
         return e;
       }

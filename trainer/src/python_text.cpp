@@ -80,38 +80,26 @@ void dumpJson(const Json& v, int indent, int depth, std::string& out) {
     case Json::value_t::string:
       dumpString(v.get_ref<const std::string&>(), out);
       break;
-    case Json::value_t::array: {
-      if (v.empty()) {
-        out += "[]";
-        break;
-      }
-      out += "[";
-      bool first = true;
-      for (const auto& x : v) {
-        if (!first) out += itemSeparator;
-        first = false;
-        out += newline;
-        dumpJson(x, indent, depth + 1, out);
-      }
-      out += closing + "]";
-      break;
-    }
+    case Json::value_t::array:
     case Json::value_t::object: {
+      const bool object = v.is_object();
       if (v.empty()) {
-        out += "{}";
+        out += object ? "{}" : "[]";
         break;
       }
-      out += "{";
+      out += object ? "{" : "[";
       bool first = true;
-      for (const auto& [k, x] : v.items()) {
+      for (const auto& item : v.items()) {
         if (!first) out += itemSeparator;
         first = false;
         out += newline;
-        dumpString(k, out);
-        out += ": ";
-        dumpJson(x, indent, depth + 1, out);
+        if (object) {
+          dumpString(item.key(), out);
+          out += ": ";
+        }
+        dumpJson(item.value(), indent, depth + 1, out);
       }
-      out += closing + "}";
+      out += closing + (object ? "}" : "]");
       break;
     }
     default:
