@@ -205,6 +205,14 @@ TEST(ChatTemplate, ConstructsOutsideTheSubsetAreNamedWithTheirLine) {
   CUSET_EXPECT_THROW_WITH(ChatTemplate::parse("{{ raise_exception('Conversation roles must alternate') }}", "t.jinja").render(Ordered::object()),
                           "raised an error: Conversation roles must alternate");
   CUSET_EXPECT_THROW_WITH(ChatTemplate::parse("{{ 'a' + 1 }}", "t.jinja").render(Ordered::object()), "unsupported operand types for +");
+  // A hostile template (it comes with a downloaded model) is stopped, not run for hours or to exhaustion.
+  CUSET_EXPECT_THROW_WITH(
+      ChatTemplate::parse("{% for i in range(1000000) %}{% for j in range(1000000) %}{% endfor %}{% endfor %}", "t.jinja").render(Ordered::object()),
+      "more than 10 million steps");
+  CUSET_EXPECT_THROW_WITH(ChatTemplate::parse("{{ 'x' * 1000000000 }}", "t.jinja").render(Ordered::object()), "longer than 64 MiB");
+  CUSET_EXPECT_THROW_WITH(ChatTemplate::parse("{{ 2 ** 1000000000000 }}", "t.jinja").render(Ordered::object()), "power above 62");
+  CUSET_EXPECT_THROW_WITH(ChatTemplate::parse("{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}", "t.jinja").render(Ordered::object()),
+                          "recurses more than 64 deep");
 }
 
 // A folder as a model ships it: tokenizer_config.json with its template and special tokens.

@@ -107,13 +107,29 @@ class Renderer {
     return Flow::normal;
   }
 
+  // A template comes with a downloaded model: one that would loop or grow without end is stopped.
+  static constexpr std::int64_t kMaxSteps = 10'000'000;
+  static constexpr std::size_t kMaxOutput = 64u << 20;
+
+  void append(const std::string& text, int line) {
+    if (out_.size() + text.size() > kMaxOutput) fail(line, "the template's output passed 64 MiB");
+    out_ += text;
+  }
+
+  // Statements run, loop iterations and items made count alike.
+  void countSteps(std::int64_t steps, int line) {
+    steps_ += steps;
+    if (steps_ > kMaxSteps) fail(line, "the template ran more than 10 million steps");
+  }
+
   Flow renderNode(const Node& n) {
+    countSteps(1, n.line);
     switch (n.kind) {
       case Node::Kind::text:
-        out_ += n.text;
+        append(n.text, n.line);
         return Flow::normal;
       case Node::Kind::output:
-        out_ += toText(eval(*n.expr), n.line);
+        append(toText(eval(*n.expr), n.line), n.line);
         return Flow::normal;
       case Node::Kind::branch:
         for (const auto& [condition, body] : n.branches) {
@@ -203,6 +219,7 @@ class Renderer {
     }
     const auto length = static_cast<std::int64_t>(items.size());
     for (std::int64_t i = 0; i < length; ++i) {
+      countSteps(1, n.line);
       scopes_.emplace_back();  // a `set` in the body lasts one iteration, as in Jinja
       bindTargets(n, *items[static_cast<std::size_t>(i)]);
       Json loop = {{"index0", i},
@@ -443,6 +460,7 @@ class Renderer {
       const std::int64_t step = bounds.size() == 3 ? bounds[2] : 1;
       if (step == 0) fail(e.line, "range() step cannot be zero");
       if ((hi - lo) / step > 1'000'000) fail(e.line, "range() of more than a million items");
+      countSteps(std::max<std::int64_t>(0, (hi - lo) / step), e.line);
       Json out = Json::array();
       for (std::int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) out.push_back(i);
       return Value::of(std::move(out));
@@ -654,6 +672,9 @@ class Renderer {
       return Value::of(op == "<" ? c < 0 : op == "<=" ? c <= 0 : op == ">" ? c > 0 : c >= 0);
     }
     if (op == "*" && x.is_string() && y.is_number_integer()) {
+      if (static_cast<double>(x.get_ref<const std::string&>().size()) * static_cast<double>(y.get<std::int64_t>()) > kMaxOutput) {
+        fail(e.line, "a repeated string longer than 64 MiB");
+      }
       std::string out;
       for (std::int64_t i = 0; i < y.get<std::int64_t>(); ++i) out += x.get<std::string>();
       return Value::of(out);
@@ -683,6 +704,7 @@ class Renderer {
         return Value::of(op == "//" ? q : a - q * b);
       }
       if (op == "**" && b >= 0) {
+        if (b > 62) fail(line, "an integer power above 62 is not supported by this renderer");
         std::int64_t r = 1;
         for (std::int64_t i = 0; i < b; ++i) r *= a;
         return Value::of(r);
@@ -713,6 +735,7 @@ class Renderer {
   std::vector<std::unordered_map<std::string, Value>> scopes_;
   std::unordered_map<std::string, const Node*> macros_;
   int macroDepth_ = 0;
+  std::int64_t steps_ = 0;
   std::string out_;
 };
 
