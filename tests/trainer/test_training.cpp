@@ -199,6 +199,17 @@ TEST(Training, AModelsOwnChatTemplateRendersTheDataAndTravelsWithItsCheckpoints)
               "<|im_start|>system\nYou are tiny.<|im_end|>\n<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n");
     EXPECT_EQ(format.padToken(), "<|endoftext|>");
   }
+
+  // tokenizer.chat_template: a training-specific template replaces the folder's, and travels instead.
+  test::writeText(dir / "train.jinja",
+                  "{% for m in messages %}<|im_start|>{{ m.role }}:{{ m.content }}<|im_end|>{% endfor %}"
+                  "{% if add_generation_prompt %}<|im_start|>assistant:{% endif %}");
+  test::writeText(dir / "own.yaml", yaml + "tokenizer: {chat_template: train.jinja}\n");
+  const TrainRunSummary own = runTraining(TrainConfig::load(dir / "own.yaml"), quiet(dir / "own"));
+  EXPECT_TRUE(fs::exists(own.finalCheckpoint / "chat_template.jinja"));
+  EXPECT_EQ(ChatFormat::fromFolder(own.finalCheckpoint).renderPrompt({{"user", "q"}}), "<|im_start|>user:q<|im_end|><|im_start|>assistant:");
+  test::writeText(dir / "missing.yaml", yaml + "tokenizer: {chat_template: nowhere.jinja}\n");
+  CUSET_EXPECT_THROW_WITH(TrainConfig::load(dir / "missing.yaml"), "tokenizer.chat_template", "nowhere.jinja", "is not a file");
 }
 
 // `cuset analyze` on a briefly trained model: confidences of sensitive and other response tokens,

@@ -76,6 +76,13 @@ ChatFormat ChatFormat::fromFolder(const fs::path& folder) {
   return format;
 }
 
+ChatFormat ChatFormat::withTemplateFile(const fs::path& file) const {
+  ChatFormat format = *this;
+  format.jinjaFile_ = readFile(file);
+  format.template_ = std::make_shared<const ChatTemplate>(ChatTemplate::parse(format.jinjaFile_, file.string()));
+  return format;
+}
+
 std::string ChatFormat::name() const { return template_ ? template_->origin() : "ChatML"; }
 
 std::string ChatFormat::render(const std::vector<ChatMessage>& messages, std::size_t count, bool generationPrompt) const {

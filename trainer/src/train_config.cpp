@@ -94,8 +94,14 @@ void parseAdapter(const YamlReader& y, const YAML::Node& a, TrainConfig& c) {
 
 void parseTokenizerAndData(const YamlReader& y, const YAML::Node& root, const PathResolver& resolve, TrainConfig& c) {
   if (auto t = root["tokenizer"]) {
-    y.onlyKeys(t, "tokenizer", {"path", "train_vocab_size"});
+    y.onlyKeys(t, "tokenizer", {"path", "train_vocab_size", "chat_template"});
     if (auto n = t["path"]) c.tokenizerPath = resolve(y.asString(n, "tokenizer.path"));
+    if (auto n = t["chat_template"]) {
+      c.chatTemplatePath = resolve(y.asString(n, "tokenizer.chat_template"));
+      if (!std::filesystem::is_regular_file(c.chatTemplatePath)) {
+        y.fail(n, "tokenizer.chat_template", fmt::format("{} is not a file (a Jinja chat template)", c.chatTemplatePath.string()));
+      }
+    }
     if (auto n = t["train_vocab_size"]) {
       const auto v = y.asInt64(n, "tokenizer.train_vocab_size");
       if (v < 260 || v > 1'000'000) y.fail(n, "tokenizer.train_vocab_size", "must be between 260 and 1000000");

@@ -112,12 +112,14 @@ BpeTokenizer loadTrainingTokenizer(const TrainConfig& config, const ResumePoint&
   throw makeError("{}: no tokenizer: give tokenizer.path, a model.path with tokenizer.json, or tokenizer.train_vocab_size", config.source.string());
 }
 
-// The chat template beside the tokenizer: the checkpoint's, tokenizer.path's folder's, the model's.
+// The chat template beside the tokenizer: the checkpoint's, tokenizer.path's folder's, the model's;
+// tokenizer.chat_template replaces it (a checkpoint already holds that one).
 ChatFormat loadTrainingChatFormat(const TrainConfig& config, const ResumePoint& resume) {
   if (resume.checkpoint) return ChatFormat::fromFolder(*resume.checkpoint);
-  if (!config.tokenizerPath.empty()) return ChatFormat::fromFolder(config.tokenizerPath.parent_path());
-  if (!config.modelPath.empty()) return ChatFormat::fromFolder(config.modelPath);
-  return ChatFormat::chatMl();
+  ChatFormat format = !config.tokenizerPath.empty() ? ChatFormat::fromFolder(config.tokenizerPath.parent_path())
+                      : !config.modelPath.empty()   ? ChatFormat::fromFolder(config.modelPath)
+                                                    : ChatFormat::chatMl();
+  return config.chatTemplatePath.empty() ? format : format.withTemplateFile(config.chatTemplatePath);
 }
 
 }  // namespace

@@ -23,6 +23,9 @@ class ChatFormat {
   // naming the file for a malformed tokenizer_config.json or a template this renderer cannot reproduce.
   static ChatFormat fromFolder(const std::filesystem::path& folder);
 
+  // This format with the template read from `file` instead (the special tokens stay this format's).
+  ChatFormat withTemplateFile(const std::filesystem::path& file) const;
+
   bool isChatMl() const { return !template_; }
   // "ChatML" or the template's file.
   std::string name() const;

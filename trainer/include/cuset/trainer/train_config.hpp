@@ -23,6 +23,9 @@ struct TrainConfig {
   std::optional<nlohmann::json> modelConfig;  // HF config.json fields; vocab_size defaults to the tokenizer's
   // tokenizer: `path`, else the model folder's tokenizer.json, else learned from the data
   std::filesystem::path tokenizerPath;
+  // tokenizer.chat_template: a Jinja file used instead of the folder's template (a training-specific
+  // one); the folder's special tokens stay. Saved into checkpoints as chat_template.jinja.
+  std::filesystem::path chatTemplatePath;
   std::size_t trainVocabSize = 0;
   // data
   std::filesystem::path trainData;
