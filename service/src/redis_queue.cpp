@@ -157,6 +157,9 @@ struct RedisTaskQueue::Impl {
                                                std::chrono::duration_cast<std::chrono::milliseconds>(options.reclaimAfter) / 3);
   }
 
+  // The last heartbeat time of a worker process counted as gone: silent for three heartbeats.
+  double silentBefore() const { return unixNow() - 3.0 * std::chrono::duration<double>(heartbeatPeriod()).count(); }
+
   template <class F>
   auto withRedis(F&& f) {
     std::unique_ptr<RedisConnection> c;
@@ -315,7 +318,7 @@ struct RedisTaskQueue::Impl {
         redis.command({"ZADD", kWorkers, seconds(unixNow()), name});
         redis.command({"HSET", kWorkerJobs, name, std::to_string(options.workers)});
         // Each live worker tidies away the processes silent for three heartbeats; reading counts changes nothing.
-        const std::string silent = seconds(unixNow() - 3.0 * std::chrono::duration<double>(heartbeatPeriod()).count());
+        const std::string silent = seconds(silentBefore());
         for (const auto& gone : redis.command({"ZRANGEBYSCORE", kWorkers, "-inf", silent}).elements) {
           redis.command({"HDEL", kWorkerJobs, gone.text});
         }
@@ -473,8 +476,7 @@ QueueCounts RedisTaskQueue::counts() const {
       (state == "completed" ? c.completed : state == "failed" ? c.failed : c.cancelled) += n;
     }
     // A worker process silent for three heartbeats is gone (the live ones remove it: beat()).
-    const double silent = unixNow() - 3.0 * std::chrono::duration<double>(impl_->heartbeatPeriod()).count();
-    for (const auto& member : redis.command({"ZRANGEBYSCORE", kWorkers, "(" + seconds(silent), "+inf"}).elements) {
+    for (const auto& member : redis.command({"ZRANGEBYSCORE", kWorkers, "(" + seconds(impl_->silentBefore()), "+inf"}).elements) {
       const RedisValue jobs = redis.command({"HGET", kWorkerJobs, member.text});
       if (!jobs.isNil()) c.workers += static_cast<std::size_t>(std::stoull(jobs.text));
     }

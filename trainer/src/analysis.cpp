@@ -93,7 +93,7 @@ nlohmann::json analyzeModel(const AnalysisOptions& o) {
   setComputeThreads(o.threads);
   torch::InferenceMode inference;
   const BpeTokenizer tokenizer = BpeTokenizer::load(modelTokenizerPath(o.modelDir));
-  const ChatFormat format = ChatFormat::fromFolder(modelTokenizerPath(o.modelDir).parent_path());
+  const ChatFormat format = modelChatFormat(o.modelDir);
   const torch::Device device = resolveDevice(o.device);
   CausalLm model = loadModelFolder(o.modelDir, device);  // a full checkpoint, or a LoRA adapter on its base
   model->eval();

@@ -42,7 +42,7 @@ GenerateSummary runGenerationJobs(const GenerateOptions& o, const std::vector<Ch
   if (o.maxNewTokens < 1) throw Error("--max-new-tokens must be >= 1");
   const auto start = std::chrono::steady_clock::now();
   const BpeTokenizer tokenizer = BpeTokenizer::load(modelTokenizerPath(o.modelDir));
-  const ChatFormat format = ChatFormat::fromFolder(modelTokenizerPath(o.modelDir).parent_path());  // the template beside the tokenizer
+  const ChatFormat format = modelChatFormat(o.modelDir);
   const torch::Device device = resolveDevice(o.device);
   CausalLm model = loadModelFolder(o.modelDir, device);  // a full checkpoint, or a LoRA adapter on its base
   if (o.bf16) model->to(torch::kBFloat16);
@@ -52,8 +52,8 @@ GenerateSummary runGenerationJobs(const GenerateOptions& o, const std::vector<Ch
   std::vector<std::string> stopTokens = format.stopTokens();
   stopTokens.insert(stopTokens.end(), {"<|im_end|>", "<|endoftext|>"});
   for (const auto& s : stopTokens) {
-    if (tokenizer.tokenId(s) >= 0 && std::find(stops.begin(), stops.end(), tokenizer.tokenId(s)) == stops.end())
-      stops.push_back(tokenizer.tokenId(s));
+    const std::int32_t id = tokenizer.tokenId(s);
+    if (id >= 0 && std::find(stops.begin(), stops.end(), id) == stops.end()) stops.push_back(id);
   }
   const std::string modelName = o.modelName.empty() ? o.modelDir.filename().string() : o.modelName;
   auto gen = torch::make_generator<torch::CPUGeneratorImpl>(o.seed);

@@ -4,7 +4,6 @@
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/json_util.hpp"
-#include "cuset/trainer/chat_format.hpp"
 #include "cuset/trainer/safetensors.hpp"
 
 namespace fs = std::filesystem;
@@ -99,8 +98,10 @@ void mergeAdapterFolder(const fs::path& adapter, const fs::path& out, bool bfloa
   saveCheckpoint(model, out, bfloat16 ? torch::kBFloat16 : torch::kFloat32);
   const fs::path tokenizer = modelTokenizerPath(adapter);
   if (fs::exists(tokenizer)) fs::copy_file(tokenizer, out / "tokenizer.json", fs::copy_options::overwrite_existing);
-  ChatFormat::fromFolder(tokenizer.parent_path()).save(out);  // the chat template travels with the tokenizer
+  modelChatFormat(adapter).save(out);  // the chat template travels with the tokenizer
 }
+
+ChatFormat modelChatFormat(const fs::path& dir) { return ChatFormat::fromFolder(modelTokenizerPath(dir).parent_path()); }
 
 fs::path modelTokenizerPath(const fs::path& dir) {
   if (fs::exists(dir / "tokenizer.json") || !isAdapterFolder(dir)) return dir / "tokenizer.json";

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "cuset/trainer/chat_format.hpp"
 #include "cuset/trainer/llama_model.hpp"
 #include "cuset/trainer/lora.hpp"
 
@@ -41,5 +42,7 @@ void mergeAdapters(CausalLm& model);
 CausalLm loadModelFolder(const std::filesystem::path& dir, torch::Device device);
 // The tokenizer.json a model folder is used with: its own, else an adapter's base's.
 std::filesystem::path modelTokenizerPath(const std::filesystem::path& dir);
+// The chat format a model folder is used with: the template beside its tokenizer (ChatML without one).
+ChatFormat modelChatFormat(const std::filesystem::path& dir);
 
 }  // namespace cuset
