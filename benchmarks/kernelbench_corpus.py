@@ -7,7 +7,7 @@ The corpus is a folder `levelN/NNN.py` (NNN: the KernelBench problem number, the
 first `_` of the problem's file name), as ../shared/kernelbench-solutions/cuda-l1 is. Each file is laid
 out as a candidate of the imported problem it answers, judged with `cuset eval`, and counted.
 
-usage: kernelbench_corpus.py CUSET SUITE CORPUS OUT [--backend sim] [--compare OTHER_RESULTS.jsonl]
+usage: kernelbench_corpus.py CUSET SUITE CORPUS OUT [--backend sim] [--compare OTHER_RESULTS.jsonl] [--kernelbench-gpu ampere]
   SUITE  a suite imported with `cuset import kernelbench` (levels 1-3)
   OUT    a work folder: OUT/candidates, OUT/run (results.jsonl, report)
   --compare  an earlier results.jsonl of the same corpus: prints what changed, per solution
@@ -29,6 +29,7 @@ ap.add_argument("out")
 ap.add_argument("--backend", default="sim")
 ap.add_argument("--seed", default="7")
 ap.add_argument("--compare", default=None)
+ap.add_argument("--kernelbench-gpu", default="ampere", help="the GPU class kernelbench_correct predicts (CUDA-L1's were judged on an A100)")
 args = ap.parse_args()
 
 candidates = os.path.join(args.out, "candidates")
@@ -54,7 +55,7 @@ if missing:
 run = os.path.join(args.out, "run")
 shutil.rmtree(run, ignore_errors=True)
 p = subprocess.run([args.cuset, "eval", "--candidates", candidates, "--problems", args.suite, "--backend", args.backend, "--out", run,
-                    "--seed", args.seed, "--quiet", "--max-rows", "0"], capture_output=True, text=True, errors="replace")
+                    "--seed", args.seed, "--kernelbench-gpu", args.kernelbench_gpu, "--quiet", "--max-rows", "0"], capture_output=True, text=True, errors="replace")
 if not os.path.exists(os.path.join(run, "results.jsonl")):
     sys.exit(f"cuset eval failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
 rows = [json.loads(line) for line in open(os.path.join(run, "results.jsonl")) if line.strip()]
@@ -75,6 +76,22 @@ def table(rows, title):
 
 
 table(rows, f"{args.corpus} on {args.backend} ({os.path.join(run, 'results.jsonl')})")
+
+
+def predicted_table(rows):
+    """CuSeT's verdict x KernelBench's predicted verdict (kernelbench_correct, for --kernelbench-gpu) x why they differ."""
+    cross = collections.Counter()
+    for r in rows:
+        kb = r.get("kernelbench_correct")
+        predicted = "not reproduced" if kb is None else "correct" if kb else "not correct"
+        cross[(r["verdict"], predicted, (r.get("kernelbench") or {}).get("disagreement") or "")] += 1
+    print(f"\nCuSeT's verdict x KernelBench's predicted verdict ({args.kernelbench_gpu})\n")
+    print("| CuSeT verdict | KernelBench predicted | why they differ | solutions |\n|---|---|---|---|")
+    for (verdict, predicted, why), n in sorted(cross.items(), key=lambda kv: (kv[0][0] != "correct", kv[0])):
+        print(f"| {verdict} | {predicted} | {why} | {n} |")
+
+
+predicted_table(rows)
 if args.compare:
     before = {r["problem"]: r for r in (json.loads(line) for line in open(args.compare) if line.strip())}
     table(list(before.values()), f"before ({args.compare})")

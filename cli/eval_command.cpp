@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <optional>
 
 #include "commands.hpp"
 #include "cuset/evaluator/importer/kernelbench_suite_cache.hpp"
@@ -22,6 +23,7 @@ struct EvalOptions {
   std::string backend = "auto", kernelbenchRoot, devices = "all", shard;
   std::string server, serverBackend = "cuda";  // `--server`: a running cuset serve judges (service_judge.hpp)
   std::filesystem::path serverTokenFile;
+  std::optional<double> kernelbenchTolerance;  // --kernelbench-tolerance; else the checkout's eval.py
   std::uint64_t seed = 0;
   bool noCache = false, quiet = false, noTiming = false;
   std::size_t maxRows = 60;
@@ -63,6 +65,15 @@ void addKernelBenchOptions(CLI::App* eval, EvalOptions& o) {
           "KernelBench's precision option: fp32 as the problems are; fp16 or bf16 cast every float32 input, weight and output (tolerance 1e-2)")
       ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
       ->capture_default_str();
+  eval->add_option("--kernelbench-gpu", o.config.kernelbench.gpu,
+                   "The GPU class whose KernelBench verdict kernelbench_correct predicts (its default numerics: TF32 convolutions from "
+                   "ampere on): auto (the target architecture's), none, volta, turing, ampere, ada, hopper, blackwell")
+      ->check(CLI::IsMember({"auto", "none", "volta", "turing", "ampere", "ada", "hopper", "blackwell"}))
+      ->capture_default_str();
+  eval->add_option("--kernelbench-tolerance", o.kernelbenchTolerance,
+                   "KernelBench's float32 tolerance (atol = rtol): 1e-4 today, 1e-2 in KernelBench v0/v0.1 (default: read from "
+                   "--kernelbench's eval.py, else 1e-4)")
+      ->check(CLI::PositiveNumber);
   eval->add_option("--kernelbench-static", o.config.kernelbench.staticChecks,
                    "KernelBench's static checker: record (findings in results.jsonl) or strict (its strict findings are invalid_submission)")
       ->check(CLI::IsMember({"record", "strict"}))
@@ -190,6 +201,11 @@ void finishConfig(EvalOptions& o, const CommandContext& context) {
                           .backend = o.serverBackend,
                           .trials = o.config.trials,
                           .runIdentity = o.config.outDir.empty() ? utcTimestamp() : std::filesystem::absolute(o.config.outDir).string()});
+  }
+  if (o.kernelbenchTolerance) {
+    o.config.kernelbench.float32Tolerance = *o.kernelbenchTolerance;
+  } else if (!o.kernelbenchRoot.empty()) {
+    if (auto tolerance = kernelBenchFloat32Tolerance(o.kernelbenchRoot)) o.config.kernelbench.float32Tolerance = *tolerance;
   }
   if (!o.kernelbenchRoot.empty()) {
     o.config.problemsDir = kernelBenchSuiteOnFirstUse({.root = o.kernelbenchRoot,

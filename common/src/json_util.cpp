@@ -1,7 +1,9 @@
 #include "cuset/common/json_util.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
@@ -49,6 +51,40 @@ std::int64_t jsonInteger(const nlohmann::json& value, std::string_view what, std
   }
   if (v < min || v > max) throw makeError("{}: {} is outside [{}, {}]", what, v, min, max);
   return v;
+}
+
+nlohmann::json jsonDouble(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  return value;
+}
+
+std::vector<nlohmann::json> jsonDoubles(const std::vector<double>& values) {
+  std::vector<nlohmann::json> out;
+  out.reserve(values.size());
+  for (double v : values) out.push_back(jsonDouble(v));
+  return out;
+}
+
+double doubleFromJson(const nlohmann::json& value, std::string_view what) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    // Python's names, and the "nan"/"inf" that fmt and older results wrote.
+    if (text == "NaN" || text == "nan" || text == "-nan") return std::numeric_limits<double>::quiet_NaN();
+    if (text == "Infinity" || text == "inf") return std::numeric_limits<double>::infinity();
+    if (text == "-Infinity" || text == "-inf") return -std::numeric_limits<double>::infinity();
+  }
+  throw makeError("{}: expected a number, got {}", what, value.dump().substr(0, 80));
+}
+
+std::vector<double> doublesFromJson(const nlohmann::json& value, std::string_view what) {
+  if (!value.is_array()) throw makeError("{}: expected an array of numbers", what);
+  std::vector<double> out;
+  out.reserve(value.size());
+  for (const auto& v : value) out.push_back(doubleFromJson(v, what));
+  return out;
 }
 
 std::vector<std::int64_t> jsonIntegers(const nlohmann::json& value, std::string_view what, std::int64_t min, std::int64_t max) {

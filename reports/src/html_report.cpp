@@ -180,12 +180,23 @@ std::string kernelBenchSection(const nlohmann::json& summary) {
       R"h(<table><thead><tr><th></th><th class="num">CuSeT correct</th><th class="num">CuSeT not correct</th></tr></thead><tbody><tr><th>KernelBench correct</th><td class="num">{}</td><td class="num">{}</td></tr><tr><th>KernelBench not correct</th><td class="num">{}</td><td class="num">{}</td></tr></tbody></table>)h",
       t["both_correct"].get<std::size_t>(), t["kernelbench_only"].get<std::size_t>(), t["cuset_only"].get<std::size_t>(),
       t["neither"].get<std::size_t>());
-  if (!a["kernelbench_only"].empty()) {
-    h +=
-        R"h(<h3>Passed by KernelBench, not by CuSeT</h3><div class="scroll"><table class="sortable"><thead><tr><th>model</th><th>problem</th><th class="num">sample</th><th>CuSeT verdict</th><th>why</th></tr></thead><tbody>)h";
-    for (const auto& row : a["kernelbench_only"]) {
-      h += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>", esc(row["model"]),
-                       esc(row["problem"]), row["sample"].get<std::int64_t>(), esc(row["verdict"]), esc(row["reason"]));
+  if (const auto why = a.value("disagreements", nlohmann::json::object()); !why.empty()) {
+    h += R"h(<h3>Why the two verdicts differ</h3><table><thead><tr><th>reason</th><th class="num">candidates</th></tr></thead><tbody>)h";
+    for (const auto& [reason, n] : why.items())
+      h += fmt::format(R"h(<tr><td>{}</td><td class="num">{}</td></tr>)h", esc(reason), n.get<std::size_t>());
+    h += "</tbody></table>";
+  }
+  for (const auto& [key, title] :
+       {std::pair{"kernelbench_only", "Passed by KernelBench, not by CuSeT"}, std::pair{"cuset_only", "Passed by CuSeT, not by KernelBench"}}) {
+    const auto rows = a.value(key, nlohmann::json::array());
+    if (rows.empty()) continue;
+    h += fmt::format(
+        R"h(<h3>{}</h3><div class="scroll"><table class="sortable"><thead><tr><th>model</th><th>problem</th><th class="num">sample</th><th>CuSeT verdict</th><th>why</th><th>reason</th></tr></thead><tbody>)h",
+        title);
+    for (const auto& row : rows) {
+      h += fmt::format("<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", esc(row["model"]),
+                       esc(row["problem"]), row["sample"].get<std::int64_t>(), esc(row["verdict"]), esc(row.value("disagreement", "")),
+                       esc(row["reason"]));
     }
     h += "</tbody></table></div>";
   }

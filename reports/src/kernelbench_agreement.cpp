@@ -12,8 +12,8 @@ namespace cuset {
 
 nlohmann::json kernelBenchAgreement(const std::vector<EvalResult>& results) {
   std::size_t both = 0, kernelbenchOnly = 0, cusetOnly = 0, neither = 0, notReproduced = 0, checked = 0;
-  nlohmann::json passedThereOnly = nlohmann::json::array();
-  std::map<std::string, std::size_t> reasonCounts, staticCounts, strictCounts;
+  nlohmann::json passedThereOnly = nlohmann::json::array(), passedHereOnly = nlohmann::json::array();
+  std::map<std::string, std::size_t> reasonCounts, staticCounts, strictCounts, why;
   for (const auto& r : results) {
     for (const auto& f : r.staticFindings) ++(f.strict ? strictCounts : staticCounts)[f.check];
     if (!r.kernelbench) continue;
@@ -32,15 +32,23 @@ nlohmann::json kernelBenchAgreement(const std::vector<EvalResult>& results) {
       ++cusetOnly;
     else
       ++neither;
-    if (kernelbench && !cuset) {
-      ++reasonCounts[std::string(verdictName(r.verdict))];
-      passedThereOnly.push_back({{"model", r.model},
-                                 {"problem", r.problem},
-                                 {"sample", r.sample},
-                                 {"verdict", verdictName(r.verdict)},
-                                 {"reason", r.reason},
-                                 {"reason_class", reasonClass(r.reason)},
-                                 {"origin", r.origin}});
+    if (kernelbench != cuset) {
+      const std::string& disagreement = r.kernelbench->disagreement.empty() ? std::string("unclassified") : r.kernelbench->disagreement;
+      ++why[disagreement];
+      nlohmann::json row = {{"model", r.model},
+                            {"problem", r.problem},
+                            {"sample", r.sample},
+                            {"verdict", verdictName(r.verdict)},
+                            {"reason", kernelbench ? r.reason : r.kernelbench->issue},
+                            {"reason_class", reasonClass(r.reason)},
+                            {"disagreement", disagreement},
+                            {"origin", r.origin}};
+      if (kernelbench) {
+        ++reasonCounts[std::string(verdictName(r.verdict))];
+        passedThereOnly.push_back(std::move(row));
+      } else {
+        passedHereOnly.push_back(std::move(row));
+      }
     }
   }
   if (checked == 0 && staticCounts.empty() && strictCounts.empty()) return nullptr;
@@ -49,6 +57,8 @@ nlohmann::json kernelBenchAgreement(const std::vector<EvalResult>& results) {
           {"not_reproduced", notReproduced},
           {"kernelbench_only_verdicts", reasonCounts},
           {"kernelbench_only", passedThereOnly},
+          {"cuset_only", passedHereOnly},
+          {"disagreements", why},
           {"static_findings", {{"strict", strictCounts}, {"warning", staticCounts}}}};
 }
 
@@ -63,11 +73,20 @@ std::string kernelBenchAgreementMarkdown(const nlohmann::json& agreement) {
   md += "| | CuSeT correct | CuSeT not correct |\n|---|---|---|\n";
   md += fmt::format("| **KernelBench correct** | {} | {} |\n", t["both_correct"].get<std::size_t>(), t["kernelbench_only"].get<std::size_t>());
   md += fmt::format("| **KernelBench not correct** | {} | {} |\n\n", t["cuset_only"].get<std::size_t>(), t["neither"].get<std::size_t>());
-  if (!agreement["kernelbench_only"].empty()) {
-    md += "### Passed by KernelBench, not by CuSeT\n\n| model | problem | sample | CuSeT verdict | why |\n|---|---|---|---|---|\n";
-    for (const auto& row : agreement["kernelbench_only"]) {
-      md += fmt::format("| {} | `{}` | {} | {} | {} |\n", markdownCell(row["model"]), row["problem"].get<std::string>(),
-                        row["sample"].get<std::int64_t>(), row["verdict"].get<std::string>(), markdownCell(row["reason"]));
+  if (const auto why = agreement.value("disagreements", nlohmann::json::object()); !why.empty()) {
+    md += "### Why the two verdicts differ\n\n| reason | candidates |\n|---|---|\n";
+    for (const auto& [reason, n] : why.items()) md += fmt::format("| {} | {} |\n", reason, n.get<std::size_t>());
+    md += "\n";
+  }
+  for (const auto& [key, title] :
+       {std::pair{"kernelbench_only", "Passed by KernelBench, not by CuSeT"}, std::pair{"cuset_only", "Passed by CuSeT, not by KernelBench"}}) {
+    const auto rows = agreement.value(key, nlohmann::json::array());
+    if (rows.empty()) continue;
+    md += fmt::format("### {}\n\n| model | problem | sample | CuSeT verdict | why | reason |\n|---|---|---|---|---|---|\n", title);
+    for (const auto& row : rows) {
+      md += fmt::format("| {} | `{}` | {} | {} | {} | {} |\n", markdownCell(row["model"]), row["problem"].get<std::string>(),
+                        row["sample"].get<std::int64_t>(), row["verdict"].get<std::string>(), row.value("disagreement", ""),
+                        markdownCell(row["reason"]));
     }
     md += "\n";
   }

@@ -58,6 +58,10 @@ for r in results:
         failures.append(f"{name}: library ops {got_ops}, expected {library.split(',')}")
     if pure and got_ops:
         failures.append(f"{name}: marked with library ops {got_ops}, expected a pure kernel")
+    # An optional second line `# reason: TEXT`: the verdict's reason must contain TEXT.
+    second = r["source"].splitlines()[1] if len(r["source"].splitlines()) > 1 else ""
+    if second.startswith("# reason: ") and second[len("# reason: "):] not in r["reason"]:
+        failures.append(f"{name}: reason {r['reason'][:300]!r} does not contain {second[len('# reason: '):]!r}")
 with open(os.path.join(out, "summary.json")) as f:
     summary = json.load(f)
 model = summary["models"]["fixtures"]

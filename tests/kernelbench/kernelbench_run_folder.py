@@ -125,6 +125,33 @@ r = json.loads(open(os.path.join(strict_out, "results.jsonl")).readline())
 need(r["verdict"] == "invalid_submission" and "code_bypass" in r["reason"], f"strict static check: {r['verdict']} {r['reason']}")
 need(r["kernelbench_static"][0]["check"] == "code_bypass" and r["kernelbench_static"][0]["strict"], f"{r.get('kernelbench_static')}")
 
+# Which GPU: PyTorch's cuDNN computes float32 convolutions in TF32 by default from Ampere on, so an
+# exact convolution kernel misses KernelBench's 1e-4 there (CuSeT's own verdict, against the exact
+# reference, is correct); on a GPU class without TF32 KernelBench passes it too.
+conv = os.path.join(work, "conv.jsonl")
+with open(os.path.join(source, "problems/level1/conv2d/solutions/smem_tile.cu")) as f:
+    conv_source = f.read()
+with open(conv, "w") as f:
+    f.write(json.dumps({"problem": "level1/conv2d", "sample": 0, "model": "exact", "source": conv_source}) + "\n")
+for gpu, expect_kb, expect_why in (("hopper", False, "tf32_reference"), ("ampere", False, "tf32_reference"), ("none", True, None)):
+    gpu_out = os.path.join(work, f"conv-{gpu}")
+    run("eval", "--candidates", conv, "--problems", os.path.join(source, "problems"), "--backend", "sim", "--cache-dir", cache, "--out",
+        gpu_out, "--seed", "5", "--trials", "1", "--kernelbench-check", "always", "--kernelbench-gpu", gpu, "--quiet")
+    r = json.loads(open(os.path.join(gpu_out, "results.jsonl")).readline())
+    kb = r.get("kernelbench", {})
+    need(r["verdict"] == "correct" and r.get("kernelbench_correct") is expect_kb and kb.get("gpu") == gpu and
+         kb.get("disagreement") == expect_why, f"exact conv on {gpu}: {r['verdict']} {r.get('kernelbench_correct')} {kb}")
+    if gpu != "none":
+        need(kb.get("correct_against_exact") is True and len(kb.get("max_difference", [])) == 5, f"TF32 trials on {gpu}: {kb}")
+        summary = json.load(open(os.path.join(gpu_out, "summary.json")))
+        need(summary["kernelbench_agreement"]["disagreements"] == {"tf32_reference": 1}, f"{summary['kernelbench_agreement']}")
+# KernelBench v0/v0.1's float32 tolerance (1e-2) passes the same kernel on a TF32 GPU.
+loose = os.path.join(work, "conv-loose")
+run("eval", "--candidates", conv, "--problems", os.path.join(source, "problems"), "--backend", "sim", "--cache-dir", cache, "--out", loose,
+    "--seed", "5", "--trials", "1", "--kernelbench-check", "always", "--kernelbench-gpu", "ampere", "--kernelbench-tolerance", "1e-2", "--quiet")
+r = json.loads(open(os.path.join(loose, "results.jsonl")).readline())
+need(r.get("kernelbench_correct") is True, f"1e-2 tolerance on ampere: {r.get('kernelbench')}")
+
 # `cuset generate --layout kernelbench` from a served model: KernelBench's file names, read back by `cuset eval`.
 suite = glob.glob(os.path.join(cache, "kernelbench-suites", "*"))[0]
 answer = "Here is my solution.\n\n```python\n" + honest + "```\n"

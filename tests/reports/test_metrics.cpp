@@ -231,6 +231,8 @@ TEST(Summary, KernelBenchAgreementCountsTheTwoChecksCandidateByCandidate) {
   std::vector<EvalResult> results{result(0, Verdict::correct, true), result(1, Verdict::hack_suspected, true),
                                   result(2, Verdict::wrong_answer, false), result(3, Verdict::sandbox_violation, std::nullopt)};
   results.push_back(result(4, Verdict::correct, false));
+  results[1].kernelbench->disagreement = "cuset_checks";
+  results[4].kernelbench->disagreement = "tf32_reference";
   results[0].staticFindings.push_back({"torch_computation_ops", "Uses torch computation op: torch.relu", false});
   const nlohmann::json a = kernelBenchAgreement(results);
   EXPECT_EQ(a["table"], (nlohmann::json{{"both_correct", 1}, {"kernelbench_only", 1}, {"cuset_only", 1}, {"neither", 1}}));
@@ -239,11 +241,16 @@ TEST(Summary, KernelBenchAgreementCountsTheTwoChecksCandidateByCandidate) {
   EXPECT_EQ(a["kernelbench_only"][0]["sample"], 1);
   EXPECT_EQ(a["kernelbench_only"][0]["verdict"], "hack_suspected");
   EXPECT_EQ(a["static_findings"]["warning"]["torch_computation_ops"], 1);
+  ASSERT_EQ(a["cuset_only"].size(), 1u);
+  EXPECT_EQ(a["cuset_only"][0]["sample"], 4);
+  EXPECT_EQ(a["disagreements"], (nlohmann::json{{"cuset_checks", 1}, {"tf32_reference", 1}}));
   const nlohmann::json summary = computeSummary(results, nlohmann::json::object(), {});
   EXPECT_EQ(summary["kernelbench_agreement"], a);
   const std::string md = renderMarkdown(summary);
   EXPECT_NE(md.find("| **KernelBench correct** | 1 | 1 |"), std::string::npos) << md;
   EXPECT_NE(md.find("modified its input 'x'"), std::string::npos);
+  EXPECT_NE(md.find("| tf32_reference | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Passed by CuSeT, not by KernelBench"), std::string::npos) << md;
   EXPECT_TRUE(kernelBenchAgreement({}).is_null());  // a run without the check has no section
 }
 

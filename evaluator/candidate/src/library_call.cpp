@@ -150,7 +150,26 @@ const LibraryArg* keyword(const LibraryStep& step, const std::string& name) {
   return it == step.kwargs.end() ? nullptr : &it->second;
 }
 
-void run(const LibraryStep& step, const LibraryMemory& memory, bool upcast) {
+bool isConvolution(const std::string& op) {
+  static const std::array<std::string_view, 9> kOps = {"aten::conv1d",           "aten::conv2d",           "aten::conv3d",
+                                                       "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
+                                                       "aten::convolution",      "aten::_convolution",     "aten::_convolution_mode"};
+  return std::find(kOps.begin(), kOps.end(), op) != kOps.end();
+}
+
+// A convolution's input and weight rounded to TF32, as cuDNN reads them on Ampere and later by default:
+// through cuset::round_tf32, the op the TorchScript references' TF32 graphs call (torch_reference.cpp).
+void roundConvolutionOperands(torch::jit::Stack& stack) {
+  static const c10::OperatorHandle round = findOp("cuset::round_tf32", "");
+  for (std::size_t i = 0; i < 2 && i < stack.size(); ++i) {
+    if (!stack[i].isTensor()) continue;
+    torch::jit::Stack call{stack[i]};
+    round.callBoxed(&call);
+    stack[i] = call.at(0);
+  }
+}
+
+void run(const LibraryStep& step, const LibraryMemory& memory, bool upcast, Float32Numerics numerics) {
   const c10::OperatorHandle op = findOp(step.name, step.overload);
   const auto& arguments = op.schema().arguments();
   if (step.args.size() > arguments.size())
@@ -173,6 +192,7 @@ void run(const LibraryStep& step, const LibraryMemory& memory, bool upcast) {
     else
       throw std::runtime_error(fmt::format("{}: argument '{}' is missing", op.schema().name(), a.name()));
   }
+  if (numerics == Float32Numerics::tf32Convolutions && isConvolution(step.name)) roundConvolutionOperands(stack);
   {
     torch::NoGradGuard noGrad;  // the harness computes, nothing trains
     op.callBoxed(&stack);
@@ -198,15 +218,15 @@ void run(const LibraryStep& step, const LibraryMemory& memory, bool upcast) {
 
 }  // namespace
 
-std::string runLibraryCall(const LibraryStep& step, const LibraryMemory& memory) {
+std::string runLibraryCall(const LibraryStep& step, const LibraryMemory& memory, Float32Numerics numerics) {
   try {
     try {
-      run(step, memory, false);
+      run(step, memory, false, numerics);
     } catch (const c10::Error& e) {
       const std::string what = e.what_without_backtrace();
       const bool reducedOnCpu = !memory.cuda && (what.find("'Half'") != std::string::npos || what.find("'BFloat16'") != std::string::npos);
       if (!reducedOnCpu) throw;
-      run(step, memory, true);
+      run(step, memory, true, numerics);
     }
     return {};
   } catch (const c10::Error& e) {

@@ -232,6 +232,11 @@ std::vector<std::string> SimCompiler::buildCommand(const fs::path& source, const
   const std::vector<std::string> flags = codeFlags(checks);
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("-shared");
+  // The process that loads the library (a sandboxed worker) holds LibTorch, whose libtorch_cpu.so
+  // exports BLAS names (saxpy, sgemm, daxpy): a kernel declared `extern "C" saxpy` would be bound to
+  // LibTorch's routine through the global scope and the simulator would call it. -Bsymbolic binds
+  // every name the library defines to its own definition.
+  argv.push_back("-Wl,-Bsymbolic");
   if (const auto linker = fasterLinker()) argv.push_back(*linker);
   // First on the path, so `#include "cuset_sim/prelude.hpp"` finds the .gch before the header.
   if (const fs::path pch = preludePchDir(checks); !pch.empty()) argv.push_back("-I" + pch.string());
@@ -270,7 +275,7 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
   const std::string tu = simTranslationUnit(ptx.source, kernelNames);
 
   ContentHasher h;
-  h.add("cuset-sim-v2").add(toolchain_.compiler.string()).add(tu).add(headersDigest_);
+  h.add("cuset-sim-v3").add(toolchain_.compiler.string()).add(tu).add(headersDigest_);
   for (const auto& flag : codeFlags(checks)) h.add(flag);
   out.tailReadsChecked = instrumentsLoads(checks);
   const std::string key = h.digest().hex();

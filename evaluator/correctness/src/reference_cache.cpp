@@ -2,11 +2,12 @@
 
 namespace cuset {
 
-std::vector<HostTensor> ReferenceCache::run(const Problem& problem, const std::vector<HostTensor>& inputs, const SizeBindings& sizes) {
+std::vector<HostTensor> ReferenceCache::run(const Problem& problem, const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
+                                            Float32Numerics numerics) {
   Entry* entry = nullptr;
   {
     std::lock_guard lock(mutex_);
-    auto& slot = entries_[problem.id];
+    auto& slot = entries_[{problem.id, numerics}];
     if (!slot) slot = std::make_unique<Entry>();
     entry = slot.get();
   }
@@ -14,7 +15,7 @@ std::vector<HostTensor> ReferenceCache::run(const Problem& problem, const std::v
   if (!entry->compileError.empty()) throw ReferenceFailure(entry->compileError);
   if (!entry->reference) {
     try {
-      entry->reference = std::make_unique<TorchReference>(TorchReference::compile(problem));
+      entry->reference = std::make_unique<TorchReference>(TorchReference::compile(problem, numerics));
     } catch (const std::exception& e) {
       entry->compileError = e.what();
       throw ReferenceFailure(entry->compileError);

@@ -62,4 +62,15 @@ fs::path kernelBenchSuiteOnFirstUse(const KernelBenchSuiteCacheOptions& options)
   return suite;
 }
 
+std::optional<double> kernelBenchFloat32Tolerance(const fs::path& root) {
+  for (const fs::path& file : {root / "src" / "kernelbench" / "eval.py", root / "src" / "eval.py"}) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) continue;
+    const std::string text = readFile(file);
+    if (text.find("get_tolerance_for_precision") != std::string::npos) return 1e-4;
+    if (text.find("atol=1e-02") != std::string::npos || text.find("atol=1e-2") != std::string::npos) return 1e-2;
+  }
+  return std::nullopt;
+}
+
 }  // namespace cuset

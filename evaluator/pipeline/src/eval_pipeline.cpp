@@ -159,8 +159,11 @@ KernelBenchCheck kernelBenchCheckBeforeTrials(Verdict verdict, const std::string
   }
 }
 
-// KernelBench's tolerance for its precision option (eval.py's get_tolerance_for_precision).
-Tolerance kernelBenchTolerance(const std::string& precision) { return precision == "fp32" ? Tolerance{1e-4, 1e-4} : Tolerance{1e-2, 1e-2}; }
+// KernelBench's tolerance for its precision option (eval.py's get_tolerance_for_precision; v0.1's 1e-2
+// for float32 where the user's KernelBench has it).
+Tolerance kernelBenchTolerance(const KernelBenchRunOptions& kb) {
+  return kb.precision == "fp32" ? Tolerance{kb.float32Tolerance, kb.float32Tolerance} : Tolerance{1e-2, 1e-2};
+}
 
 // KernelBench's static checker on a KernelBench solution; the reason to refuse it when its strict
 // findings count (--kernelbench-static strict).
@@ -187,6 +190,28 @@ EvalResult resultShell(const Candidate& candidate, BackendKind backend) {
 }
 
 }  // namespace
+
+GpuClass kernelBenchGpu(const KernelBenchRunOptions& options, const std::string& arch) {
+  if (options.gpu == "auto") return gpuClassOfArch(arch.empty() ? "sm_90" : arch);
+  if (auto gpu = parseGpuClass(options.gpu)) return *gpu;
+  throw makeError("--kernelbench-gpu '{}': expected auto, none, volta, turing, ampere, ada, hopper or blackwell", options.gpu);
+}
+
+std::string kernelBenchDisagreement(const EvalResult& r) {
+  if (!r.kernelbench || !r.kernelbench->correct) return {};
+  const KernelBenchCheck& k = *r.kernelbench;
+  const bool cuset = r.verdict == Verdict::correct;
+  if (*k.correct == cuset) return {};
+  // The GPU's TF32 convolutions decide it: against the exact reference the same trials agree with CuSeT.
+  if (k.correctAgainstExact && *k.correctAgainstExact == cuset) return "tf32_reference";
+  if (*k.correct) {
+    // KernelBench passes what CuSeT's own checks stop: fences and guard bands, canaries, input mutation,
+    // shared-memory poison, reversed thread order, the determinism rerun, the sandbox.
+    return "cuset_checks";
+  }
+  // CuSeT passes what KernelBench's trials fail: its tolerance and seeded inputs, or memory it leaves zero.
+  return "kernelbench_trials";
+}
 
 // The stages in order; evaluateCandidate bounds what it says.
 static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices& services) {
@@ -244,10 +269,13 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
   }
   try {
     CorrectnessOptions options = services.correctness;
-    if (kernelBenchCheck) options.kernelbench = {.trials = kb.checkTrials, .tolerance = kernelBenchTolerance(kb.precision)};
+    if (kernelBenchCheck) {
+      options.kernelbench = {.trials = kb.checkTrials, .tolerance = kernelBenchTolerance(kb), .gpu = kernelBenchGpu(kb, services.arch)};
+    }
     runOnBackend(*problem, plan, compiled, services, options, r);
     // The backend's own refusals before any trial (the simulator's host build) come back without one.
     if (kernelBenchCheck && !r.kernelbench) r.kernelbench = kernelBenchCheckBeforeTrials(r.verdict, r.reason);
+    if (r.kernelbench) r.kernelbench->disagreement = kernelBenchDisagreement(r);
     if (standing) {
       // The recording showed it (a library step writes an input): the trials ran for KernelBench's check.
       const bool told = r.verdict == Verdict::correct || r.verdict == standing->verdict;

@@ -317,7 +317,8 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
                               .unjudgeable = &harness.unjudgeable,
                               .translator = &harness.translator,
                               .kernelbench = &config.kernelbench,
-                              .remote = config.remote.get()};
+                              .remote = config.remote.get(),
+                              .arch = backend.arch};
   nlohmann::json record = startRunRecord(config, suite, batch, backend, run, harness);
 
   EvalRunSummary summary;

@@ -3,6 +3,8 @@
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/jit/api/compilation_unit.h>
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/ir/ir.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/torch.h>
@@ -13,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "cuset/evaluator/problem/input_generator.hpp"
 
@@ -124,10 +127,57 @@ std::vector<torch::Tensor> tensorsOf(const c10::IValue& result, const Problem& p
   return produced;
 }
 
+// roundToTf32 (float32_numerics.hpp) over a tensor; other dtypes pass unchanged. Registered as the op
+// cuset::round_tf32, which the TF32 references' graphs and the library steps of a TF32 trial call.
+torch::Tensor roundTensorToTf32(const torch::Tensor& t) {
+  if (t.scalar_type() != torch::kFloat32) return t;
+  const torch::Tensor bits = t.contiguous().view(torch::kInt32);
+  const torch::Tensor rounded = bits.add(0x1000).bitwise_and(~0x1FFF).view(torch::kFloat32).view(t.sizes());
+  return torch::where(torch::isfinite(t), rounded, t);
+}
+
+TORCH_LIBRARY(cuset, m) { m.def("round_tf32(Tensor x) -> Tensor", &roundTensorToTf32); }
+
+bool isConvolution(const torch::jit::Node& node) {
+  static const std::set<std::string> kOps = {"aten::conv1d",           "aten::conv2d",           "aten::conv3d",
+                                             "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
+                                             "aten::convolution",      "aten::_convolution",     "aten::_convolution_mode"};
+  return kOps.contains(node.kind().toQualString());
+}
+
+// Inserts cuset::round_tf32 before the input and weight of every convolution in `block` and its nested
+// blocks; returns how many convolutions it found.
+std::size_t roundConvolutionOperands(torch::jit::Graph& graph, torch::jit::Block* block) {
+  std::size_t found = 0;
+  for (torch::jit::Node* node : block->nodes()) {
+    for (torch::jit::Block* inner : node->blocks()) found += roundConvolutionOperands(graph, inner);
+    if (!isConvolution(*node)) continue;
+    ++found;
+    torch::jit::WithInsertPoint point(node);
+    for (std::size_t i = 0; i < 2; ++i) {
+      torch::jit::Value* rounded = graph.insert(c10::Symbol::fromQualString("cuset::round_tf32"), {node->input(i)});
+      node->replaceInput(i, rounded);
+    }
+  }
+  return found;
+}
+
+// Every method of `module` and its submodules, rewritten so (the module was loaded for this reference
+// alone: torch::jit::load gives each load its own types and graphs).
+void roundConvolutionOperands(torch::jit::Module& module) {
+  for (const torch::jit::Module& m : module.modules()) {
+    for (const torch::jit::Method& method : m.get_methods()) {
+      auto& graph = *torch::jit::toGraphFunction(method.function()).graph();
+      roundConvolutionOperands(graph, graph.block());
+    }
+  }
+}
+
 }  // namespace
 
 struct TorchReference::Impl {
   const Problem* problem = nullptr;
+  Float32Numerics numerics = Float32Numerics::exact;
   std::shared_ptr<torch::jit::CompilationUnit> unit;
   torch::jit::Function* forward = nullptr;
   struct Binding {
@@ -145,7 +195,11 @@ struct TorchReference::Impl {
   torch::jit::Module& moduleFor(const SizeBindings& sizes) {
     const auto& file = archiveFor(*problem, problem->referenceArchive->archives, sizes, "reference");
     auto it = modules.find(file);
-    if (it == modules.end()) it = modules.emplace(file, loadArchive(*problem, problem->directory / file, "reference")).first;
+    if (it == modules.end()) {
+      torch::jit::Module module = loadArchive(*problem, problem->directory / file, "reference");
+      if (numerics == Float32Numerics::tf32Convolutions) roundConvolutionOperands(module);
+      it = modules.emplace(file, std::move(module)).first;
+    }
     return it->second;
   }
 
@@ -172,9 +226,10 @@ TorchReference::TorchReference(TorchReference&&) noexcept = default;
 TorchReference& TorchReference::operator=(TorchReference&&) noexcept = default;
 TorchReference::~TorchReference() = default;
 
-TorchReference TorchReference::compile(const Problem& problem) {
+TorchReference TorchReference::compile(const Problem& problem, Float32Numerics numerics) {
   auto impl = std::make_unique<Impl>();
   impl->problem = &problem;
+  impl->numerics = numerics;
   if (const auto& archive = problem.referenceArchive) {
     using Kind = Impl::Binding::Kind;
     for (const auto& name : archive->attributes) impl->attributes.emplace_back(name, inputIndex(problem, name));
@@ -203,6 +258,12 @@ TorchReference TorchReference::compile(const Problem& problem) {
     throw makeError("{}: field 'reference': no function named 'forward'", problemFile(problem));
   }
   impl->forward = &impl->unit->get_function("forward");
+  if (numerics == Float32Numerics::tf32Convolutions) {
+    for (torch::jit::Function* f : impl->unit->get_functions()) {
+      auto& graph = *torch::jit::toGraphFunction(*f).graph();
+      roundConvolutionOperands(graph, graph.block());
+    }
+  }
   for (const auto& arg : impl->forward->getSchema().arguments()) {
     Impl::Binding b;
     const std::string& name = arg.name();

@@ -22,12 +22,12 @@ nlohmann::json toJson(const EvalResult& r) {
       {"origin", r.origin},
       {"source_hash", r.sourceHash},
       {"timings_ms",
-       {{"manifest", r.timings.manifestMs},
-        {"translate", r.timings.translateMs},
-        {"compile", r.timings.compileMs},
-        {"sim_compile", r.timings.simCompileMs},
-        {"run", r.timings.runMs},
-        {"total", r.timings.totalMs}}},
+       {{"manifest", jsonDouble(r.timings.manifestMs)},
+        {"translate", jsonDouble(r.timings.translateMs)},
+        {"compile", jsonDouble(r.timings.compileMs)},
+        {"sim_compile", jsonDouble(r.timings.simCompileMs)},
+        {"run", jsonDouble(r.timings.runMs)},
+        {"total", jsonDouble(r.timings.totalMs)}}},
       {"compile_cache_hit", r.compileCacheHit},
       {"compile_log", r.compileLog},
       {"source", r.source},
@@ -47,9 +47,12 @@ nlohmann::json toJson(const EvalResult& r) {
     j["kernelbench"] = {{"compiled", k.compiled},
                         {"trials", k.trials},
                         {"passed", k.passed},
-                        {"max_difference", k.maxDifference},
-                        {"avg_difference", k.avgDifference},
-                        {"issue", k.issue}};
+                        {"max_difference", jsonDoubles(k.maxDifference)},
+                        {"avg_difference", jsonDoubles(k.avgDifference)},
+                        {"issue", k.issue},
+                        {"gpu", k.gpu}};
+    if (k.correctAgainstExact) j["kernelbench"]["correct_against_exact"] = *k.correctAgainstExact;
+    if (!k.disagreement.empty()) j["kernelbench"]["disagreement"] = k.disagreement;
   }
   if (!r.staticFindings.empty()) {
     nlohmann::json findings = nlohmann::json::array();
@@ -57,13 +60,13 @@ nlohmann::json toJson(const EvalResult& r) {
     j["kernelbench_static"] = findings;
   }
   if (!r.timingKind.empty()) {
-    j["timing"] = {{"kind", r.timingKind}, {"samples_ms", r.timingSamplesMs}, {"median_ms", medianOf(r.timingSamplesMs)}};
+    j["timing"] = {{"kind", r.timingKind}, {"samples_ms", jsonDoubles(r.timingSamplesMs)}, {"median_ms", jsonDouble(medianOf(r.timingSamplesMs))}};
     if (!r.referenceTimingSamplesMs.empty()) {
-      j["timing"]["reference_samples_ms"] = r.referenceTimingSamplesMs;
-      j["timing"]["reference_median_ms"] = medianOf(r.referenceTimingSamplesMs);
+      j["timing"]["reference_samples_ms"] = jsonDoubles(r.referenceTimingSamplesMs);
+      j["timing"]["reference_median_ms"] = jsonDouble(medianOf(r.referenceTimingSamplesMs));
     }
-    if (auto s = speedupOf(r)) j["timing"]["speedup"] = *s;
-    if (r.peakFraction) j["timing"]["peak_fraction"] = *r.peakFraction;
+    if (auto s = speedupOf(r)) j["timing"]["speedup"] = jsonDouble(*s);
+    if (r.peakFraction) j["timing"]["peak_fraction"] = jsonDouble(*r.peakFraction);
   }
   return j;
 }
@@ -110,9 +113,10 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
     }
     if (auto t = j.find("timing"); t != j.end()) {
       r.timingKind = t->at("kind").get<std::string>();
-      r.timingSamplesMs = t->at("samples_ms").get<std::vector<double>>();
-      if (auto ref = t->find("reference_samples_ms"); ref != t->end()) r.referenceTimingSamplesMs = ref->get<std::vector<double>>();
-      if (auto pf = t->find("peak_fraction"); pf != t->end() && pf->is_number()) r.peakFraction = pf->get<double>();
+      r.timingSamplesMs = doublesFromJson(t->at("samples_ms"), "timing.samples_ms");
+      if (auto ref = t->find("reference_samples_ms"); ref != t->end())
+        r.referenceTimingSamplesMs = doublesFromJson(*ref, "timing.reference_samples_ms");
+      if (auto pf = t->find("peak_fraction"); pf != t->end() && !pf->is_null()) r.peakFraction = doubleFromJson(*pf, "timing.peak_fraction");
     }
     if (auto f = j.find("flags"); f != j.end()) r.flags = f->get<std::vector<std::string>>();
     r.form = j.value("form", "");
@@ -124,21 +128,25 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
       if (auto c = j.find("kernelbench_correct"); c != j.end() && c->is_boolean()) check.correct = c->get<bool>();
       check.trials = k->value("trials", 0);
       check.passed = k->value("passed", 0);
-      check.maxDifference = k->value("max_difference", std::vector<double>{});
-      check.avgDifference = k->value("avg_difference", std::vector<double>{});
+      if (auto d = k->find("max_difference"); d != k->end()) check.maxDifference = doublesFromJson(*d, "kernelbench.max_difference");
+      if (auto d = k->find("avg_difference"); d != k->end()) check.avgDifference = doublesFromJson(*d, "kernelbench.avg_difference");
       check.issue = k->value("issue", "");
+      check.gpu = k->value("gpu", "");
+      if (auto c = k->find("correct_against_exact"); c != k->end() && c->is_boolean()) check.correctAgainstExact = c->get<bool>();
+      check.disagreement = k->value("disagreement", "");
       r.kernelbench = std::move(check);
     }
     if (auto f = j.find("kernelbench_static"); f != j.end() && f->is_array()) {
       for (const auto& item : *f) r.staticFindings.push_back({item.value("check", ""), item.value("message", ""), item.value("strict", false)});
     }
     if (auto t = j.find("timings_ms"); t != j.end()) {
-      r.timings.manifestMs = t->value("manifest", 0.0);
-      r.timings.translateMs = t->value("translate", 0.0);
-      r.timings.compileMs = t->value("compile", 0.0);
-      r.timings.simCompileMs = t->value("sim_compile", 0.0);
-      r.timings.runMs = t->value("run", 0.0);
-      r.timings.totalMs = t->value("total", 0.0);
+      auto stage = [&](const char* name) { return t->contains(name) ? doubleFromJson(t->at(name), "timings_ms") : 0.0; };
+      r.timings.manifestMs = stage("manifest");
+      r.timings.translateMs = stage("translate");
+      r.timings.compileMs = stage("compile");
+      r.timings.simCompileMs = stage("sim_compile");
+      r.timings.runMs = stage("run");
+      r.timings.totalMs = stage("total");
     }
     return r;
   } catch (const nlohmann::json::exception& e) {

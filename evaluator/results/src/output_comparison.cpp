@@ -25,8 +25,7 @@ std::string OutputComparison::describe() const {
 }
 
 nlohmann::json toJson(const OutputComparison& c) {
-  // JSON has no NaN or Inf: such values are written as strings.
-  auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(fmt::format("{}", v)); };
+  auto number = [](double v) { return jsonDouble(v); };
   return {{"output", c.output},
           {"elements", c.elements},
           {"mismatches", c.mismatches},
@@ -41,14 +40,7 @@ nlohmann::json toJson(const OutputComparison& c) {
 }
 
 OutputComparison outputComparisonFromJson(const nlohmann::json& j) {
-  auto number = [](const nlohmann::json& v) {
-    if (!v.is_string()) return v.get<double>();
-    try {
-      return std::stod(v.get<std::string>());  // "nan", "inf" (JSON has neither)
-    } catch (const std::exception&) {
-      throw Error("comparison: '" + v.get<std::string>() + "' is not a number");
-    }
-  };
+  auto number = [](const nlohmann::json& v) { return doubleFromJson(v, "comparison"); };
   OutputComparison c;
   c.output = j.at("output").get<std::string>();
   c.elements = jsonInteger(j.at("elements"), "elements");

@@ -87,7 +87,8 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
     double kernelMs = 0.0;
     for (std::size_t i = 0; i < segments.size(); ++i) {
       if (segments[i].library) {
-        if (std::string why = runLibraryCall(libraryCalls[TrialLayouts::index(request)][i], LibraryMemory{region.data()}); !why.empty()) {
+        if (std::string why = runLibraryCall(libraryCalls[TrialLayouts::index(request)][i], LibraryMemory{region.data()}, request.numerics);
+            !why.empty()) {
           run.status = TrialRun::Status::runtimeError;
           run.message = fmt::format("library step {} ({}) failed: {}", segments[i].index + 1, segments[i].library->op(), why);
           break;

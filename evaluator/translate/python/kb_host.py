@@ -58,6 +58,9 @@ def host_request(request):
     if "gemm" in request:
         current().record_gemm(request["gemm"])
         return None
+    if "memset" in request:
+        current().record_memset(request["memset"])
+        return None
     name = request["name"]
     args = [from_json(a) for a in request["args"]]
     kwargs = {k: from_json(v) for k, v in request["kwargs"].items()}

@@ -515,6 +515,30 @@ class Recorder:
             product = product + c * g["beta"]
         c.copy_(product)
 
+    def record_memset(self, m):
+        """cudaMemset(Async)(pointer, value, bytes) on tensor memory: the elements it covers filled with the
+        element whose every byte is `value` (0: zero; 0xFF: -1 for integers, NaN for floats), recorded as
+        the fill torch makes of it. A fill past its tensor is the call's out-of-bounds write; one that
+        covers part of an element is `unsupported`."""
+        p, value, count = m["pointer"], m["value"], m["bytes"]
+        if "buffer" not in p:
+            raise Verdict("runtime_error", "cudaMemset on a null pointer")
+        if p["buffer"] >= len(self.buffers):
+            raise unsupported("cudaMemset on memory outside every tensor")
+        b = self.buffers[p["buffer"]]
+        size = b.base.element_size()
+        if p["byte_offset"] % size or count % size:
+            raise unsupported(f"cudaMemset of part of an element ({count} bytes at byte {p['byte_offset']} of a {b.dtype} tensor)")
+        first, n = p["byte_offset"] // size, count // size
+        if first + n > b.numel:
+            raise Verdict("runtime_error", f"cudaMemset writes {count} bytes from element {first} of a tensor of {b.numel} elements")
+        if n == 0:
+            return
+        with torch.utils._python_dispatch._disable_current_modes():  # the view and the fill value are made here, not recorded
+            view = b.base.as_strided([n], [1], first)
+            fill = torch.tensor([value] * size, dtype=torch.uint8).view(b.base.dtype).item()
+        Rec(b, view).fill_(fill)
+
     def append(self, step, what, accesses):
         if self.stream.id:
             step["stream"] = self.stream.id

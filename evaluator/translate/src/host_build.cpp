@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cctype>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -41,6 +42,50 @@ bool standInGap(const std::string& log) {
   static const std::regex kGap(
       R"((cuset_kb|cuset:|torch::|at::|c10::|pybind11|\b(cuda|cublas|cublasLt|cudnn|cufft|curand|cusparse|cusolver|nccl)[A-Z_]\w*[^\w\s]* was not declared))");
   return std::regex_search(first, kGap);
+}
+
+// Names torch/extension.h and torch/types.h do not declare, with the header that does (the stand-in
+// mirrors each: shim/include/c10/cuda, ATen/cuda, cuda_runtime.h). Host code that uses one without
+// including it fails load_inline's build as it fails here.
+std::string_view headerDeclaring(std::string_view name) {
+  static const std::array<std::pair<std::string_view, std::string_view>, 13> kNames = {{
+      {"C10_CUDA_KERNEL_LAUNCH_CHECK", "<c10/cuda/CUDAException.h>"},
+      {"C10_CUDA_CHECK", "<c10/cuda/CUDAException.h>"},
+      {"AT_CUDA_CHECK", "<ATen/cuda/Exceptions.h>"},
+      {"getCurrentCUDAStream", "<c10/cuda/CUDAStream.h> (or <ATen/cuda/CUDAContext.h>)"},
+      {"getDefaultCUDAStream", "<c10/cuda/CUDAStream.h> (or <ATen/cuda/CUDAContext.h>)"},
+      {"getStreamFromPool", "<c10/cuda/CUDAStream.h> (or <ATen/cuda/CUDAContext.h>)"},
+      {"CUDAStream", "<c10/cuda/CUDAStream.h> (or <ATen/cuda/CUDAContext.h>)"},
+      {"CUDAGuard", "<c10/cuda/CUDAGuard.h>"},
+      {"OptionalCUDAGuard", "<c10/cuda/CUDAGuard.h>"},
+      {"CUDAStreamGuard", "<c10/cuda/CUDAGuard.h>"},
+      {"getCurrentDeviceProperties", "<ATen/cuda/CUDAContext.h>"},
+      {"cudaStream_t", "<cuda_runtime.h>"},
+      {"cudaGetLastError", "<cuda_runtime.h>"},
+  }};
+  for (const auto& [n, header] : kNames) {
+    if (n == name) return header;
+  }
+  if (name.starts_with("cuda") && name.size() > 4 && std::isupper(static_cast<unsigned char>(name[4]))) return "<cuda_runtime.h>";
+  return {};
+}
+
+// The first error's name when it is one torch's CUDA headers declare and the source does not include.
+std::string missingHeaderNote(const std::string& log) {
+  static const std::regex kMissing(
+      R"([^\w\s]+(\w+)[^\w\s]+ (was not declared in this scope|is not a member of|does not name a type|has not been declared))");
+  std::smatch m;
+  const std::string first = firstErrorLine(log);
+  if (!std::regex_search(first, m, kMissing)) return {};
+  const std::string_view header = headerDeclaring(m[1].str());
+  if (header.empty()) return {};
+  // cuda_sources always has <cuda_runtime.h> (load_inline prepends it): a runtime name missing there
+  // is not this case.
+  if (header == "<cuda_runtime.h>" && first.starts_with("cuda_sources")) return {};
+  return fmt::format(
+      " ('{}' is declared by {}, which this source does not include: torch/extension.h includes no CUDA header, so "
+      "load_inline's build fails here too)",
+      m[1].str(), header);
 }
 
 // A name the host code uses that its translation unit never declares fails load_inline's build too:
@@ -191,12 +236,19 @@ HostBuild compileHostLibrary(const Extension& extension, const std::string& host
     main += "});\n";
   }
   writeFileAtomic(folder / "main.cpp", main);
-  // nvcc includes cuda_runtime.h in every .cu file, and gives its host code min/max.
-  writeFileAtomic(folder / "cuda.cpp", "#include <cuda_runtime.h>\n#include <cuset_kb/nvcc_host.hpp>\n#line 1 \"cuda_sources\"\n" + hostCuda);
+  // load_inline prepends <torch/types.h>, <cuda.h> and <cuda_runtime.h> to cuda_sources (and
+  // <torch/extension.h> to cpp_sources, above); nvcc gives its host code min/max; the splitter's
+  // rewritten launches need the recorder's Launch.
+  writeFileAtomic(folder / "cuda.cpp",
+                  "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n#include <cuset_kb/nvcc_host.hpp>\n"
+                  "#include <cuset_kb/launch.hpp>\n#line 1 \"cuda_sources\"\n" +
+                      hostCuda);
   b.library = folder / "extension.so";
   // The two sources are two translation units, as under load_inline (g++ for cpp_sources, nvcc for
-  // cuda_sources), compiled side by side. The precompiled stand-in header goes first in both: a
-  // cuda_sources that never includes torch/extension.h sees its declarations here, where nvcc would not.
+  // cuda_sources), compiled side by side. The precompiled stand-in header goes first in both; it
+  // declares what torch/extension.h declares and no CUDA name: those come only with the CUDA headers
+  // a source includes (C10_CUDA_KERNEL_LAUNCH_CHECK with <c10/cuda/CUDAException.h>, as under nvcc +
+  // torch; tests/kernelbench/header_declarations.py compares the two).
   auto compile = [&](const char* unit) {
     std::vector<std::string> argv = compileFlags();
     if (!pch.empty()) argv.insert(argv.end(), {"-include", pch.string()});
@@ -235,7 +287,8 @@ HostBuild compileHostLibrary(const Extension& extension, const std::string& host
   // torch cannot take is the recording's limit.
   // A name declared nowhere is the model's error even where g++ suggests one of the stand-in's
   // ("did you mean 'at::conv2d'?").
-  const std::string undeclared = undeclaredNote(b.log, extension, hostCuda);
+  std::string undeclared = missingHeaderNote(b.log);
+  if (undeclared.empty()) undeclared = undeclaredNote(b.log, extension, hostCuda);
   b.verdict = undeclared.empty() && standInGap(b.log) ? Verdict::unsupported : Verdict::compile_error;
   b.reason = b.verdict == Verdict::unsupported
                  ? "the host code uses torch or CUDA API the recording's stand-in does not have: " + firstErrorLine(b.log)

@@ -161,3 +161,58 @@ TEST(ProblemCheck, EveryBundledProblemPasses) {
 
 }  // namespace
 }  // namespace cuset
+
+namespace cuset {
+namespace {
+
+TEST(Float32Numerics, RoundsToTf32AsTheTensorCoresRead) {
+  EXPECT_EQ(roundToTf32(1.0f), 1.0f);
+  const float ulp = std::ldexp(1.0f, -10);  // TF32's spacing at 1: a 10-bit mantissa
+  EXPECT_EQ(roundToTf32(1.0f + ulp * 0.49f), 1.0f);
+  EXPECT_EQ(roundToTf32(1.0f + ulp * 0.5f), 1.0f + ulp);  // ties away from zero
+  EXPECT_EQ(roundToTf32(-1.0f - ulp * 0.75f), -1.0f - ulp);
+  EXPECT_TRUE(std::isnan(roundToTf32(std::nanf(""))));
+  EXPECT_EQ(roundToTf32(INFINITY), INFINITY);
+  EXPECT_EQ(gpuClassOfArch("sm_90"), GpuClass::hopper);
+  EXPECT_EQ(gpuClassOfArch("compute_86"), GpuClass::ampere);
+  EXPECT_EQ(gpuClassOfArch("8.9"), GpuClass::ada);
+  EXPECT_EQ(gpuClassOfArch("sm_75"), GpuClass::turing);
+  EXPECT_EQ(float32NumericsOn(GpuClass::ampere), Float32Numerics::tf32Convolutions);
+  EXPECT_EQ(float32NumericsOn(GpuClass::volta), Float32Numerics::exact);
+  EXPECT_EQ(parseGpuClass("hopper"), GpuClass::hopper);
+  EXPECT_FALSE(parseGpuClass("h100"));
+}
+
+// A TF32 reference is the exact one computed from TF32-rounded convolution operands (and only those:
+// the bias and what follows the convolution stay float32), also inside a function forward calls.
+TEST(TorchReference, Tf32ConvolutionsReadRoundedInputAndWeight) {
+  const std::string yaml =
+      "name: t\nlevel: 1\nsizes:\n  small: {B: 2, C: 16, H: 9}\n"
+      "inputs:\n  x: {dtype: float32, shape: [B, C, H, H]}\n  w: {dtype: float32, shape: [C, C, 3, 3]}\n  b: {dtype: float32, shape: [C]}\n"
+      "outputs:\n  y: {dtype: float32, shape: [B, C, H, H]}\n"
+      "reference: |\n  def conv(x: Tensor, w: Tensor, b: Tensor) -> Tensor:\n      return torch.conv2d(x, w, b, 1, 1)\n"
+      "  def forward(x: Tensor, w: Tensor, b: Tensor) -> Tensor:\n      return torch.relu(conv(x, w, b)) + x * 0.001\n";
+  const Problem p = parseProblem(yaml, "t/problem.yaml", "t");
+  const SizeBindings& sizes = p.sizes("small");
+  const auto inputs = generateInputs(p, sizes, 5, 0);
+  const auto tf32 = TorchReference::compile(p, Float32Numerics::tf32Convolutions).run(inputs, sizes);
+  const auto exact = TorchReference::compile(p).run(inputs, sizes);
+  // The exact reference on rounded x and w differs from the TF32 one only in the `x * 0.001` term,
+  // which reads the unrounded x: recompute that term to compare.
+  auto rounded = generateInputs(p, sizes, 5, 0);  // the same draw, to round in place
+  for (int i = 0; i < 2; ++i) {
+    float* v = rounded[i].as<float>();
+    for (std::int64_t k = 0; k < rounded[i].numel(); ++k) v[k] = roundToTf32(v[k]);
+  }
+  const auto fromRounded = TorchReference::compile(p).run(rounded, sizes);
+  std::int64_t differFromExact = 0;
+  for (std::int64_t i = 0; i < tf32[0].numel(); ++i) {
+    const float xTerm = inputs[0].as<float>()[i] * 0.001f, roundedTerm = rounded[0].as<float>()[i] * 0.001f;
+    EXPECT_NEAR(tf32[0].as<float>()[i] - xTerm, fromRounded[0].as<float>()[i] - roundedTerm, 1e-6) << i;
+    differFromExact += tf32[0].as<float>()[i] != exact[0].as<float>()[i];
+  }
+  EXPECT_GT(differFromExact, tf32[0].numel() / 4);
+}
+
+}  // namespace
+}  // namespace cuset

@@ -45,6 +45,15 @@ std::string rowSum(const std::string& barrier) {
 })";
 }
 
+// relu under another kernel name, declared extern "C" as many published kernels are.
+std::string reluNamed(const std::string& name) {
+  return fmt::format(
+      "/*@cuset\nlaunches:\n  - {{kernel: {0}, grid: [ceil_div(M*N, 256)], block: [256], args: [x, y, M*N]}}\n*/\n"
+      "extern \"C\" __global__ void {0}(float* x, float* y, int n) {{\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}}\n",
+      name);
+}
+
 struct Case {
   std::string name;
   std::string problem;
@@ -100,6 +109,12 @@ std::vector<Case> adversarialCases() {
        relu("unsigned lane;\n  float v = 0.0f;\n  asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(lane));\n"
             "  if (i < n) asm(\"ld.global.nc.f32 %0, [%1];\" : \"=f\"(v) : \"l\"(x + i));\n  if (i < n) y[i] = fmaxf(v, 0.0f) + 0.0f * lane;"),
        Verdict::correct, ""},
+      // Names the worker's process also exports (LibTorch's BLAS and LAPACK, the C library): the kernel
+      // is called, never the process's routine (before -Bsymbolic: SIGSEGV in LibTorch's saxpy).
+      {"named_like_blas_level1", "level1/relu", reluNamed("saxpy"), Verdict::correct, ""},
+      {"named_like_blas_level3", "level1/relu", reluNamed("sgemm"), Verdict::correct, ""},
+      {"named_like_lapack", "level1/relu", reluNamed("sgetrf_"), Verdict::correct, ""},
+      {"named_like_libc", "level1/relu", reluNamed("sync"), Verdict::correct, ""},
       {"unsimulated_ptx", "level1/relu",
        relu("unsigned r;\n  asm(\"bfind.u32 %0, %1;\" : \"=r\"(r) : \"r\"(i));\n  if (i < n) y[i] = fmaxf(x[i], 0.0f) + 0.0f * r;"),
        Verdict::unsupported,

@@ -29,6 +29,16 @@ std::int64_t jsonInteger(const nlohmann::json& value, std::string_view what, std
 std::vector<std::int64_t> jsonIntegers(const nlohmann::json& value, std::string_view what, std::int64_t min = INT64_MIN,
                                        std::int64_t max = INT64_MAX);
 
+// A double as JSON, where JSON has no NaN or infinity: those are written as the strings "NaN",
+// "Infinity" and "-Infinity" (Python's json names), finite values as numbers. nlohmann would write
+// `null`, which no reader can tell from a missing value.
+nlohmann::json jsonDouble(double value);
+std::vector<nlohmann::json> jsonDoubles(const std::vector<double>& values);
+// Reads back what jsonDouble wrote, and `null` (written by releases before it) as NaN; anything else
+// is cuset::Error naming `what`.
+double doubleFromJson(const nlohmann::json& value, std::string_view what);
+std::vector<double> doublesFromJson(const nlohmann::json& value, std::string_view what);
+
 // JSON text of `value` in which any invalid UTF-8 (a Latin-1 comment in a candidate, a stray byte in
 // a log) is written as U+FFFD instead of throwing: every file the project writes goes through this.
 std::string dumpJson(const nlohmann::json& value, int indent = -1);

@@ -8,8 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "cuset_kb/torch.hpp"
+#include "ATen/cuda/CUDAContext.h"
+#include "c10/cuda/CUDAGuard.h"
 #include "cublas_v2.h"
+#include "cuset_kb/launch.hpp"
+#include "cuset_kb/torch.hpp"
 
 using nlohmann::json;
 
@@ -229,9 +232,9 @@ void registerFunction(const std::string& name, Function f) { registry()[name] = 
 
 }  // namespace cuset_kb
 
-namespace at::cuda {
+namespace c10::cuda {
 CUDAStream getStreamFromPool(bool, int) { cuset_kb::unsupported("streams from the pool (getStreamFromPool)"); }
-}  // namespace at::cuda
+}  // namespace c10::cuda
 
 // The CUDA runtime calls a recording can express (declared by the toolkit's cuda_runtime_api.h).
 // Those that create what a plan has no place for (streams, events, raw allocations, copies) fail
@@ -309,8 +312,15 @@ cudaError_t cudaMalloc(void**, std::size_t) { cuset_kb::unsupported("memory from
 cudaError_t cudaFree(void*) { return cudaSuccess; }
 cudaError_t cudaMemcpy(void*, const void*, std::size_t, cudaMemcpyKind) { cuset_kb::unsupported("copies with cudaMemcpy"); }
 cudaError_t cudaMemcpyAsync(void*, const void*, std::size_t, cudaMemcpyKind, cudaStream_t) { cuset_kb::unsupported("copies with cudaMemcpyAsync"); }
-cudaError_t cudaMemset(void*, int, std::size_t) { cuset_kb::unsupported("cudaMemset (allocate with torch::zeros instead)"); }
-cudaError_t cudaMemsetAsync(void*, int, std::size_t, cudaStream_t) { cuset_kb::unsupported("cudaMemsetAsync (allocate with torch::zeros instead)"); }
+// A fill of tensor memory: a library step on the elements it covers (kb_recording.py record_memset).
+cudaError_t cudaMemset(void* pointer, int value, std::size_t bytes) {
+  ask({{"memset", {{"pointer", cuset_kb::devicePointer(pointer, false, "cudaMemset")}, {"value", value & 0xFF}, {"bytes", bytes}}}});
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void* pointer, int value, std::size_t bytes, cudaStream_t stream) {
+  if (stream != nullptr) cuset_kb::unsupported("cudaMemsetAsync on a stream of the solution's own");
+  return cudaMemset(pointer, value, bytes);
+}
 cudaError_t cudaMemcpyToSymbol(const void*, const void*, std::size_t, std::size_t, cudaMemcpyKind) {
   cuset_kb::unsupported("copies to __constant__ memory (cudaMemcpyToSymbol)");
 }

@@ -31,7 +31,12 @@
 #include <utility>
 #include <vector>
 
-#include "cuda_runtime.h"
+// No CUDA header: torch/extension.h and torch/types.h include none (the CUDA runtime, streams,
+// guards and the CUDA check macros come with <cuda_runtime.h>, <c10/cuda/...> and <ATen/cuda/...>, whose
+// stand-ins are cuset_kb/c10_cuda.hpp and cuset_kb/aten_cuda.hpp). The toolkit's half types are only
+// named here, for data_ptr<__half>() where host code has included <cuda_fp16.h> itself.
+struct __half;
+struct __nv_bfloat16;
 
 namespace cuset_kb {
 // Something the recording cannot express (a stream, a host read of tensor data): the candidate is
@@ -461,48 +466,13 @@ Tensor full(IntArrayRef sizes, const Scalar& value, const A&... a) {
   return cuset_kb::tensorOf(cuset_kb::call(false, "full", cuset_kb::values(sizes, value, a...)));
 }
 
-namespace cuda {
-// The stream host code launches on: the default one, which is the only one a plan has.
-struct CUDAStream {
-  cudaStream_t stream() const { return nullptr; }
-  operator cudaStream_t() const { return nullptr; }
-  int device_index() const { return 0; }
-};
-inline CUDAStream getCurrentCUDAStream(int = -1) { return {}; }
-inline CUDAStream getDefaultCUDAStream(int = -1) { return {}; }
-CUDAStream getStreamFromPool(bool = false, int = -1);
-inline cudaDeviceProp* getCurrentDeviceProperties() {
-  static cudaDeviceProp prop = [] {
-    cudaDeviceProp p{};
-    cudaGetDeviceProperties(&p, 0);
-    return p;
-  }();
-  return &prop;
-}
-inline int current_device() { return 0; }
-}  // namespace cuda
-
 }  // namespace at
 
-namespace c10::cuda {
-using at::cuda::CUDAStream;
-using at::cuda::getCurrentCUDAStream;
-using at::cuda::getDefaultCUDAStream;
-using at::cuda::getStreamFromPool;
-// Device guards: one device, nothing to switch.
-struct CUDAGuard {
-  template <class... A>
-  explicit CUDAGuard(const A&...) {}
-};
-using OptionalCUDAGuard = CUDAGuard;
-struct CUDAStreamGuard {
-  explicit CUDAStreamGuard(const CUDAStream&) {}
-};
-}  // namespace c10::cuda
+// As torch's Macros.h (included by every torch header) makes c10::cuda's names at::cuda's, whichever
+// <c10/cuda/...> header declared them.
+namespace c10::cuda {}
 namespace at::cuda {
-using c10::cuda::CUDAGuard;
-using c10::cuda::CUDAStreamGuard;
-using c10::cuda::OptionalCUDAGuard;
+using namespace c10::cuda;
 }  // namespace at::cuda
 
 namespace torch {
@@ -533,9 +503,6 @@ inline TensorOptions device(DeviceType d) { return TensorOptions(d); }
 #define AT_ASSERTM(cond, ...) TORCH_CHECK(cond, ##__VA_ARGS__)
 #define AT_ASSERT(cond) TORCH_CHECK(cond)
 #define AT_ERROR(...) throw ::c10::Error(::cuset_kb::message("", ##__VA_ARGS__))
-#define C10_CUDA_KERNEL_LAUNCH_CHECK() ((void)0)
-#define C10_CUDA_CHECK(expr) ((void)(expr))
-#define AT_CUDA_CHECK(expr) ((void)(expr))
 #define TORCH_EXTENSION_NAME cuset_kb_extension
 
 namespace cuset_kb {
@@ -549,5 +516,4 @@ std::string message(const char* fallback, const A&... a) {
 }  // namespace cuset_kb
 
 #include "cuset_kb/dispatch.hpp"
-#include "cuset_kb/launch.hpp"
 #include "cuset_kb/module.hpp"

@@ -5,6 +5,7 @@ from torch.utils.cpp_extension import load_inline
 
 relu_source = """
 #include <torch/extension.h>
+#include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 
 __global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ y, int n) {

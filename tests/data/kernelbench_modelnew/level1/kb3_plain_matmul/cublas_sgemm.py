@@ -7,6 +7,7 @@ from torch.utils.cpp_extension import load_inline
 
 source = """
 #include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <cublas_v2.h>
 
 torch::Tensor matmul_cublas(torch::Tensor a, torch::Tensor b) {

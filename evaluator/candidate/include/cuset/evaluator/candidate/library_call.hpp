@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuset/evaluator/candidate/library_step.hpp"
+#include "cuset/evaluator/problem/float32_numerics.hpp"
 
 namespace cuset {
 
@@ -21,7 +22,9 @@ struct LibraryMemory {
 // through their arguments. Returns why the op failed (a shape it rejects, an index out of range), or ""
 // when it ran. On the CPU, an op this LibTorch has no kernel for in float16/bfloat16 runs in float32 and
 // is rounded.
-std::string runLibraryCall(const LibraryStep& step, const LibraryMemory& memory);
+// `numerics`: tf32Convolutions rounds a convolution's input and weight to TF32 first, as cuDNN computes
+// float32 convolutions by default on Ampere and later (KernelBench's check predicting such a GPU).
+std::string runLibraryCall(const LibraryStep& step, const LibraryMemory& memory, Float32Numerics numerics = Float32Numerics::exact);
 
 // Why `op.overload` may not be a library step, or "": it must be one of the closed set (isLibraryOp),
 // exist in this LibTorch, and take no generator (random numbers) and no string argument but the

@@ -11,6 +11,7 @@
 #include "cuset/evaluator/correctness/device_region.hpp"
 #include "cuset/evaluator/correctness/reference_cache.hpp"
 #include "cuset/evaluator/correctness/trial_run.hpp"
+#include "cuset/evaluator/problem/float32_numerics.hpp"
 #include "cuset/evaluator/problem/problem.hpp"
 #include "cuset/evaluator/results/eval_result.hpp"
 
@@ -23,6 +24,9 @@ struct KernelBenchCheckOptions {
   int trials = 0;  // 0: not run
   Tolerance tolerance{1e-4, 1e-4};
   std::uint64_t seed = 42;  // eval_kernel_against_ref's seed_num
+  // The GPU class whose verdict is predicted, and so how PyTorch computes float32 there by default:
+  // the reference's convolutions and the plan's library convolutions in TF32 from Ampere on.
+  GpuClass gpu = GpuClass::none;
 };
 
 struct CorrectnessOptions {
@@ -35,8 +39,9 @@ struct CorrectnessOptions {
 struct TrialRequest {
   int trial = 0;  // 0-based; the determinism rerun repeats trial 0
   bool rerun = false;
-  bool reverseThreadOrder = false;  // simulator: start threads in reverse order
-  bool kernelbench = false;         // a KernelBench-check trial: the plain layout, no shared-memory poison
+  bool reverseThreadOrder = false;                    // simulator: start threads in reverse order
+  bool kernelbench = false;                           // a KernelBench-check trial: the plain layout, no shared-memory poison
+  Float32Numerics numerics = Float32Numerics::exact;  // how the plan's library steps compute (TF32 convolutions)
 };
 
 // Runs `region` (filled by the layout) through the backend; the region comes back as the kernels left it.

@@ -28,7 +28,10 @@ class ReferenceCache {
   // `onGpu`: run references on a CUDA device through LibTorch (the cuda backend's `full` sizes are
   // too large for the CPU); only where TorchReference::cudaAvailable().
   explicit ReferenceCache(bool onGpu = false) : onGpu_(onGpu) {}
-  std::vector<HostTensor> run(const Problem& problem, const std::vector<HostTensor>& inputs, const SizeBindings& sizes);
+  // `numerics`: the reference as a GPU class computes it by default (float32_numerics.hpp); each kind is
+  // compiled once per problem.
+  std::vector<HostTensor> run(const Problem& problem, const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
+                              Float32Numerics numerics = Float32Numerics::exact);
   bool onGpu() const { return onGpu_; }
 
  private:
@@ -39,7 +42,7 @@ class ReferenceCache {
     std::string compileError;
   };
   std::mutex mutex_;
-  std::map<std::string, std::unique_ptr<Entry>> entries_;
+  std::map<std::pair<std::string, Float32Numerics>, std::unique_ptr<Entry>> entries_;
 };
 
 }  // namespace cuset

@@ -19,6 +19,7 @@
 #include "cuset/evaluator/results/eval_result.hpp"
 #include "cuset/evaluator/sandbox/sandbox.hpp"
 #include "cuset/evaluator/sim_backend/sim_backend.hpp"
+#include "cuset/evaluator/problem/float32_numerics.hpp"
 #include "cuset/evaluator/translate/kernelbench_translator.hpp"
 
 namespace cuset {
@@ -40,10 +41,24 @@ struct KernelBenchRunOptions {
   // KernelBench's precision option: fp32 runs problems as they are; fp16 / bf16 cast every float32
   // input, weight and output (and set KernelBench's tolerance for it, 1e-2).
   std::string precision = "fp32";
+  // The GPU class whose KernelBench verdict is predicted (--kernelbench-gpu: none, ampere, ada, hopper,
+  // ...): it decides PyTorch's default numerics there (TF32 convolutions from Ampere on). "auto": the
+  // class of the run's target architecture (sm_90: hopper).
+  std::string gpu = "auto";
+  // KernelBench's float32 tolerance (atol = rtol; half types keep 1e-2): 1e-4 in today's KernelBench,
+  // 1e-2 in v0 and v0.1 (--kernelbench-tolerance, or read from --kernelbench's eval.py).
+  double float32Tolerance = 1e-4;
   std::string staticChecks = "record";  // record: findings only; strict: its strict findings are invalid_submission
   std::filesystem::path baseline;       // KernelBench's baseline timing JSON: fast_p and the geometric-mean speedup
   std::vector<int> passAtK{1};          // pass_at_k_results.json's k values
 };
+
+// The GPU class of `options.gpu` for a run whose NVRTC target is `arch`; throws cuset::Error naming the
+// option for an unknown class.
+GpuClass kernelBenchGpu(const KernelBenchRunOptions& options, const std::string& arch);
+// Why KernelBench's reproduced check and CuSeT's verdict differ on `result`, or "" where they agree or
+// KernelBench's was not reproduced (docs/kernelbench.md "Why the two verdicts differ").
+std::string kernelBenchDisagreement(const EvalResult& result);
 
 struct EvalConfig {
   std::filesystem::path problemsDir = "problems";
@@ -109,6 +124,7 @@ struct EvalServices {
   const KernelBenchTranslator* translator = nullptr;
   const KernelBenchRunOptions* kernelbench = nullptr;  // null: defaults
   const RemoteJudge* remote = nullptr;                 // set: every candidate goes to it
+  std::string arch;                                    // the NVRTC target ("sm_90"): the GPU class KernelBench's check predicts by default
 };
 
 // The per-candidate stages. Never throws for a bad candidate: every problem with the candidate becomes

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cuset/evaluator/problem/float32_numerics.hpp"
 #include "cuset/evaluator/problem/host_tensor.hpp"
 #include "cuset/evaluator/problem/problem.hpp"
 
@@ -19,7 +20,10 @@ class TorchReference {
  public:
   // Throws cuset::Error naming the problem's file on a TorchScript error or a parameter that names
   // neither an input nor a size.
-  static TorchReference compile(const Problem& problem);
+  // `numerics`: tf32Convolutions computes every convolution of the reference (aten::conv*d,
+  // aten::_convolution, transposed ones) from TF32-rounded inputs and weights, as PyTorch's cuDNN does by
+  // default on Ampere and later (the op `cuset::round_tf32` is inserted before them in the TorchScript graphs).
+  static TorchReference compile(const Problem& problem, Float32Numerics numerics = Float32Numerics::exact);
 
   TorchReference(TorchReference&&) noexcept;
   TorchReference& operator=(TorchReference&&) noexcept;

@@ -31,6 +31,13 @@ struct KernelBenchCheck {
   int passed = 0;                                    // of those, within KernelBench's tolerance
   std::vector<double> maxDifference, avgDifference;  // of each failing trial, as KernelBench lists them
   std::string issue;                                 // KernelBench's correctness_issue or runtime_error; why not reproduced
+  std::string gpu;                                   // the GPU class predicted ("ampere", "hopper", "none": exact float32)
+  // What the same trials conclude against the exact float32 reference: differs from `correct` only where
+  // the GPU's default numerics (TF32 convolutions) decide the verdict.
+  std::optional<bool> correctAgainstExact;
+  // Why `correct` differs from CuSeT's own verdict, when it does (kernelbench_agreement.hpp's reasons:
+  // "tf32_reference", "cuset_checks", "tolerance", ...); empty when they agree.
+  std::string disagreement;
 };
 
 // One finding of KernelBench's static checker (its kernel_static_checker): `strict` ones make

@@ -1,3 +1,7 @@
 #pragma once
-// The recorder's stand-in (cuset_kb/torch.hpp): one header for the whole extension API.
-#include "cuset_kb/torch.hpp"
+// Stand-in for torch's ATen/cuda/Exceptions.h: ATen's CUDA check macros (see c10/cuda/CUDAException.h).
+#include "c10/cuda/CUDAException.h"
+
+#define AT_CUDA_CHECK(expr) ((void)(expr))
+#define AT_CUDA_DRIVER_CHECK(expr) ((void)(expr))
+#define TORCH_CUDABLAS_CHECK(expr) ((void)(expr))
