@@ -58,10 +58,13 @@ for r in results:
         failures.append(f"{name}: library ops {got_ops}, expected {library.split(',')}")
     if pure and got_ops:
         failures.append(f"{name}: marked with library ops {got_ops}, expected a pure kernel")
-    # An optional second line `# reason: TEXT`: the verdict's reason must contain TEXT.
-    second = r["source"].splitlines()[1] if len(r["source"].splitlines()) > 1 else ""
-    if second.startswith("# reason: ") and second[len("# reason: "):] not in r["reason"]:
-        failures.append(f"{name}: reason {r['reason'][:300]!r} does not contain {second[len('# reason: '):]!r}")
+    # Optional lines after it: `# reason: TEXT` (the verdict's reason contains TEXT), `# flags: F1 F2` (the
+    # result's flags are exactly these; `# flags:` alone: none).
+    for line in r["source"].splitlines()[1:4]:
+        if line.startswith("# reason: ") and line[len("# reason: "):] not in r["reason"]:
+            failures.append(f"{name}: reason {r['reason'][:300]!r} does not contain {line[len('# reason: '):]!r}")
+        if line.startswith("# flags:") and sorted(line[len("# flags:"):].split()) != sorted(r.get("flags", [])):
+            failures.append(f"{name}: flags {r.get('flags', [])}, expected {line[len('# flags:'):].split()}")
 with open(os.path.join(out, "summary.json")) as f:
     summary = json.load(f)
 model = summary["models"]["fixtures"]

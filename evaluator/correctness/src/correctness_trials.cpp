@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "cuset/evaluator/correctness/compare_output.hpp"
 #include "cuset/evaluator/problem/input_generator.hpp"
@@ -14,15 +15,35 @@
 namespace cuset {
 namespace {
 
-// The first input the kernel changed, or empty.
-std::string mutatedInput(const RegionLayout& layout, const std::vector<std::byte>& region, const std::vector<HostTensor>& inputs) {
+// What a trial's plan did to the inputs. An input the reference itself updates in place (a training-mode
+// BatchNorm's running statistics, DESIGN §3) is an output to compare when the plan writes it, and a
+// finding when it does not (KernelBench's check ignores it, and forward's outputs do not depend on it);
+// any other input the plan changed is input mutation.
+struct InputWrites {
+  std::string mutated;                          // the first input changed that the reference leaves alone
+  std::optional<OutputComparison> wrongUpdate;  // the first written otherwise than the reference updates it
+  std::vector<std::string> notUpdated;          // updated by the reference, left as they were
+};
+
+InputWrites inputWrites(const RegionLayout& layout, const std::vector<std::byte>& region, const std::vector<HostTensor>& inputs,
+                        const std::vector<UpdatedInput>& updates, const Tolerance& tolerance) {
+  InputWrites w;
   std::size_t i = 0;
   for (const auto& slot : layout.slots()) {
     if (slot.role != BufferSlot::Role::input) continue;
-    if (std::memcmp(region.data() + slot.offset, inputs[i].data(), slot.bytes) != 0) return slot.name;
-    ++i;
+    const std::size_t index = i++;
+    const bool changed = std::memcmp(region.data() + slot.offset, inputs[index].data(), slot.bytes) != 0;
+    const auto update = std::find_if(updates.begin(), updates.end(), [&](const UpdatedInput& u) { return u.input == index; });
+    if (update == updates.end()) {
+      if (changed && w.mutated.empty()) w.mutated = slot.name;
+    } else if (!changed) {
+      w.notUpdated.push_back(slot.name);
+    } else if (!w.wrongUpdate) {
+      OutputComparison c = compareOutput(slot.name, layout.extract(region, slot), update->value, tolerance);
+      if (!c.passed()) w.wrongUpdate = std::move(c);
+    }
   }
-  return {};
+  return w;
 }
 
 // torch.allclose(reference, candidate, atol, rtol) as KernelBench calls it: |want - got| <= atol +
@@ -120,7 +141,8 @@ void runCusetTrials(const Problem& problem, const TrialLayouts& layouts, Referen
     const bool alternate = trial % 2 == 1;
     const std::string label = rerun ? "determinism rerun of trial 0" : fmt::format("trial {} of {}", t + 1, options.trials);
     const std::vector<HostTensor> inputs = drawInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(trial), alternate);
-    const std::vector<HostTensor> want = references.run(problem, inputs, sizes);
+    std::vector<UpdatedInput> updates;
+    const std::vector<HostTensor> want = references.run(problem, inputs, sizes, Float32Numerics::exact, &updates);
     const RegionLayout& layout = layouts.of(trial);
 
     std::vector<std::byte> region = layout.fill(inputs, t);
@@ -157,15 +179,27 @@ void runCusetTrials(const Problem& problem, const TrialLayouts& layouts, Referen
     for (const auto& c : result.comparisons) {
       if (!c.passed() && !failed) failed = &c;
     }
-    const std::string mutated = mutatedInput(layout, region, inputs);
+    const InputWrites writes = inputWrites(layout, region, inputs, updates, problem.tolerance);
+    const std::string& mutated = writes.mutated;
     if (failed) {
       std::string reason = rerun ? fmt::format("nondeterministic: the {} disagrees with the reference: {}", label, failed->describe())
                                  : fmt::format("{}: {}", label, failed->describe());
       if (!mutated.empty()) reason += fmt::format(" (the kernel also modified input '{}')", mutated);
       return finish(Verdict::wrong_answer, reason);
     }
+    if (writes.wrongUpdate) {
+      return finish(Verdict::wrong_answer,
+                    fmt::format("{}: the plan updates '{}', which the reference updates in place (the module's state in training mode), "
+                                "otherwise than the reference: {}",
+                                label, writes.wrongUpdate->output, writes.wrongUpdate->describe()));
+    }
     if (!mutated.empty()) {
       return finish(Verdict::hack_suspected, fmt::format("{}: outputs match, but the kernel modified its input '{}'", label, mutated));
+    }
+    if (t == 0 && !writes.notUpdated.empty()) {
+      std::string names;
+      for (const auto& n : writes.notUpdated) names += (names.empty() ? "" : ",") + n;
+      result.flags.push_back("state_not_updated:" + names);
     }
     if (t == 0) firstOutputs = std::move(got);
     if (rerun) {

@@ -3,7 +3,7 @@
 namespace cuset {
 
 std::vector<HostTensor> ReferenceCache::run(const Problem& problem, const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
-                                            Float32Numerics numerics) {
+                                            Float32Numerics numerics, std::vector<UpdatedInput>* updated) {
   Entry* entry = nullptr;
   {
     std::lock_guard lock(mutex_);
@@ -22,7 +22,7 @@ std::vector<HostTensor> ReferenceCache::run(const Problem& problem, const std::v
     }
   }
   try {
-    return entry->reference->run(inputs, sizes, onGpu_);
+    return entry->reference->run(inputs, sizes, onGpu_, updated);
   } catch (const std::exception& e) {
     throw ReferenceFailure(e.what());
   }

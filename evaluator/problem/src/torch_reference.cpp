@@ -359,16 +359,19 @@ void TorchReference::runOnGpu(const std::vector<HostTensor>& inputs, const SizeB
   torch::cuda::synchronize();
 }
 
-std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes, bool onGpu) const {
+std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes, bool onGpu,
+                                            std::vector<UpdatedInput>* updated) const {
   const Problem& problem = *impl_->problem;
   torch::NoGradGuard noGrad;
   const auto computeFloat = problem.referenceInFloat64 ? torch::kFloat64 : torch::kFloat32;
+  std::vector<std::pair<std::size_t, torch::Tensor>> given;  // what the reference received, by input
   const auto prepare = [&](const torch::Tensor& view, const HostTensor& in) {
     // from_blob does not own the memory; clone() gives the reference its own copy, so nothing it does
     // (in-place ops included) can touch the harness's input buffers.
     torch::Tensor t = view.clone();
     if (isFloating(in.dtype())) t = t.to(computeFloat);
     if (onGpu) t = t.to(torch::kCUDA);
+    given.emplace_back(static_cast<std::size_t>(&in - inputs.data()), t);
     return t;
   };
   c10::IValue result;
@@ -406,6 +409,18 @@ std::vector<HostTensor> TorchReference::run(const std::vector<HostTensor>& input
     HostTensor out(spec.dtype, *shape);
     copyInto(out, t);
     outputs.push_back(std::move(out));
+  }
+  if (updated) {
+    // In place, as the module's own state (a training-mode BatchNorm's running statistics): the value
+    // the reference left, in the input's dtype, where it differs from what it was given.
+    for (const auto& [index, t] : given) {
+      const HostTensor& before = inputs[index];
+      if (std::any_of(updated->begin(), updated->end(), [&](const UpdatedInput& u) { return u.input == index; })) continue;
+      HostTensor after(before.dtype(), before.shape());
+      copyInto(after, t);
+      if (std::memcmp(after.data(), before.data(), before.byteSize()) != 0) updated->push_back({index, std::move(after)});
+    }
+    std::sort(updated->begin(), updated->end(), [](const UpdatedInput& a, const UpdatedInput& b) { return a.input < b.input; });
   }
   return outputs;
 }

@@ -351,8 +351,12 @@ class Recorder:
         return [v.buffer for p, v in zip(params, values) if p.alias_info is not None and p.alias_info.is_write and isinstance(v, Rec)]
 
     def copy_written_module_buffers(self, schema, args, kwargs):
-        """BatchNorm in training mode updates its running statistics in place. They are the trial's
-        inputs here, which no step may change, so the op updates a copy of them instead."""
+        """BatchNorm in training mode updates its running statistics in place. In forward they are the
+        state the reference updates too, so the step writes them (the trials compare them with the
+        reference's update, DESIGN §3); in __init__ they are the trial's inputs, which no step may
+        change, so the op updates a copy of them instead."""
+        if self.phase != "init":
+            return
         params = schema.arguments
         values = list(args) + [kwargs.get(p.name) for p in params[len(args):]]
         # Batch norm in training mode updates running_mean and running_var without saying so in its schema.

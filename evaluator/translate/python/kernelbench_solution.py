@@ -176,7 +176,9 @@ def bind_parameters(model, problem, inputs, weights=None):
             return tuple(inputs[w].shape) == tuple(t.shape) and inputs[w].dtype == t.dtype
         candidates = [w for w in free if pool(w)]
         target = name if name in candidates and fits(name) else next((w for w in candidates if fits(w)), None)
-        if target is None or name.endswith("num_batches_tracked"):
+        # BatchNorm's step counter binds to its own name only (a scalar int64 fits many a slot); bound,
+        # forward's `num_batches_tracked.add_(1)` updates the trial's counter as the reference does.
+        if target is None or (name.endswith("num_batches_tracked") and target != name):
             return False
         b = t.buffer
         if kind != "parameter" and b.random_from:
@@ -312,7 +314,8 @@ def plan_of(outs, spec):
         outputs.append({"name": w["name"], "view": view_json(o)})
     recorder = kb_recording.current()
     steps, outputs, used, race = recorder.resolved(recorder.steps, outputs)
-    buffers = [{"name": b.name, "role": b.role, "dtype": DTYPE_NAMES[b.dtype], "numel": b.numel, "init": b.init} for b in used]
+    buffers = [{"name": b.name, "role": b.role, "dtype": DTYPE_NAMES[b.dtype], "numel": b.numel, "init": b.init,
+                **({"module_buffer": True} if b.module_buffer else {})} for b in used]
     plan = {"buffers": buffers, "steps": steps, "outputs": outputs}
     if race:
         plan["race"] = race  # a runtime_error whatever the trials show; the steps run in program order for KernelBench's check

@@ -73,7 +73,7 @@ std::string_view headerDeclaring(std::string_view name) {
 // The first error's name when it is one torch's CUDA headers declare and the source does not include.
 std::string missingHeaderNote(const std::string& log) {
   static const std::regex kMissing(
-      R"([^\w\s]+(\w+)[^\w\s]+ (was not declared in this scope|is not a member of|does not name a type|has not been declared))");
+      R"([^\w\s]+(\w+)[^\w\s]+ (?:in namespace \S+ )?(was not declared in this scope|is not a member of|does not name a type|has not been declared))");
   std::smatch m;
   const std::string first = firstErrorLine(log);
   if (!std::regex_search(first, m, kMissing)) return {};

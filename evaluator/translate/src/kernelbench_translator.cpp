@@ -70,7 +70,7 @@ json problemSpec(const Problem& p, const std::vector<std::string>& sizeSets) {
 std::string translatorDigest() {
   ContentHasher h;
   // The C++ half of the translator (splitter, host build, device check): bumped when what it makes changes.
-  h.add("cuset-kb-translate-v7");  // v7: CUDA names only with the CUDA headers a source includes, as under load_inline
+  h.add("cuset-kb-translate-v8");  // v8: CUDA names only with the CUDA headers a source includes, as under load_inline; a missing one named
   // Of the importer, only what the recorder imports: its problem-file loader (and einops by definition).
   for (const char* file : {"kb_problem_file.py", "einops_polyfill.py"}) h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / file));
   std::vector<fs::path> headers;

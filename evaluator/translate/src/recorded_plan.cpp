@@ -18,6 +18,7 @@ struct Buffer {
   DType dtype = DType::float32;
   std::int64_t numel = 0;
   bool zeroed = false;
+  bool moduleBuffer = false;  // an input bound to a module buffer of ModelNew (running statistics)
 };
 
 struct Refused {
@@ -92,6 +93,7 @@ class Converter {
       b.dtype = *dtype;
       b.numel = j.at("numel").get<std::int64_t>();
       b.zeroed = j.value("init", "empty") == "zeros";
+      b.moduleBuffer = j.value("module_buffer", false);
       refuseIf(checkBufferSize(b.name, b.dtype, b.numel), "the recording's ");
       if (b.role == "input") {
         const auto it = inputs.find(b.name);
@@ -209,10 +211,12 @@ class Converter {
       if (buffer(v.buffer).role == "input") refuse(Verdict::invalid_submission, "a library step's result is recorded into an input");
     }
     // KernelBench's inputs are the reference's too: a step that writes one is input mutation, whether
-    // or not the trial's values happen to change (relu_ on inputs that are all positive).
+    // or not the trial's values happen to change (relu_ on inputs that are all positive). A module
+    // buffer is the exception: the reference updates it too (BatchNorm in training mode), and the
+    // trials compare what the plan leaves there with the reference's update.
     for (const TensorView& v : libraryWrittenArguments(call)) {
       const Buffer& b = buffer(v.buffer);
-      if (b.role != "input") continue;
+      if (b.role != "input" || b.moduleBuffer) continue;
       stand(Verdict::hack_suspected,
             fmt::format("forward modifies its input '{}' in place ({}); the inputs are the reference's too, and no step may write them", b.name,
                         call.name));

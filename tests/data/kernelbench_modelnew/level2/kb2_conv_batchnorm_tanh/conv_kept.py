@@ -1,4 +1,6 @@
-# expect: correct library: aten::convolution,aten::native_batch_norm
+# expect: correct library: aten::add_,aten::convolution,aten::native_batch_norm
+# flags:
+# BatchNorm2d's own forward updates running_mean, running_var and num_batches_tracked as the reference does.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

@@ -30,8 +30,9 @@ class ReferenceCache {
   explicit ReferenceCache(bool onGpu = false) : onGpu_(onGpu) {}
   // `numerics`: the reference as a GPU class computes it by default (float32_numerics.hpp); each kind is
   // compiled once per problem.
+  // `updated`: the inputs the reference changed in place (TorchReference::run).
   std::vector<HostTensor> run(const Problem& problem, const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
-                              Float32Numerics numerics = Float32Numerics::exact);
+                              Float32Numerics numerics = Float32Numerics::exact, std::vector<UpdatedInput>* updated = nullptr);
   bool onGpu() const { return onGpu_; }
 
  private:

@@ -13,6 +13,12 @@
 
 namespace cuset {
 
+// An input the reference wrote in place, and what it left there.
+struct UpdatedInput {
+  std::size_t input = 0;  // index in the problem's inputs
+  HostTensor value;
+};
+
 // A problem's TorchScript `forward`, compiled with torch::jit::compile (no Python anywhere). Its
 // parameters are bound by name: a tensor parameter to the input of that name, an int parameter to the
 // size of that name.
@@ -33,7 +39,10 @@ class TorchReference {
   // problem asks); outputs are checked against the declared count, shapes and dtype kinds, then rounded
   // to the declared dtypes. Throws cuset::Error on any mismatch. `onGpu` computes on a CUDA device
   // (same precision rules) and copies the outputs back.
-  std::vector<HostTensor> run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes, bool onGpu = false) const;
+  // `updated`, when given, receives every input the reference changed in place, with its new value (a
+  // module in training mode: BatchNorm's running_mean, running_var, num_batches_tracked), in input order.
+  std::vector<HostTensor> run(const std::vector<HostTensor>& inputs, const SizeBindings& sizes, bool onGpu = false,
+                              std::vector<UpdatedInput>* updated = nullptr) const;
 
   // Whether this LibTorch can run on a CUDA GPU (a CUDA build and a visible device).
   static bool cudaAvailable();
