@@ -13,7 +13,7 @@ Each folder is judged with `cuset eval --candidates FOLDER --kernelbench KB --ba
 class and tolerance of the machine and KernelBench release that judged it (FOLDERS below). The problems
 are imported from KB on first use into --cache-dir and reused by later runs (and by another binary).
 
-usage: kernelbench_runs.py CUSET RUNS_ROOT OUT [--folders a,b] [--cache-dir DIR] [--jobs N]
+usage: kernelbench_runs.py CUSET RUNS_ROOT OUT [--folders a,b] [--cache-dir DIR] [--jobs N] [--before-61]
   RUNS_ROOT  ../shared/kernelbench-runs
   OUT        a work folder: OUT/<folder>/ is each cuset run (results.jsonl, report.html)
 """
@@ -45,17 +45,23 @@ ap.add_argument("--folders", default=",".join(FOLDERS))
 ap.add_argument("--cache-dir", default=None)
 ap.add_argument("--jobs", default="2")
 ap.add_argument("--seed", default="7")
+ap.add_argument("--before-61", action="store_true", help="a cuset from before issue #61 (no --kernelbench-gpu, --kernelbench-tolerance)")
 args = ap.parse_args()
 
 
 def gpu_verdicts(folder):
-    """{(problem number, sample): (compiled, correct)} from KernelBench's eval_results.json."""
+    """{(problem number, sample): (outcome, correct)} from KernelBench's eval_results.json; outcome is
+    "correct", "build failed" (metadata has a compilation_error), "construction failed" (not compiled for
+    another reason: ModelNew(...) raised) or "failed" (a runtime error or an output mismatch)."""
     with open(os.path.join(folder, "eval_results.json")) as f:
         data = json.load(f)
     out = {}
     for problem, samples in data.items():
         for s in samples if isinstance(samples, list) else [samples]:
-            out[(int(problem), int(s.get("sample_id", 0)))] = (bool(s["compiled"]), bool(s["correctness"]))
+            ok = bool(s["correctness"])
+            outcome = ("correct" if ok else "build failed" if "compilation_error" in s["metadata"] else
+                       "construction failed" if not s["compiled"] else "failed")
+            out[(int(problem), int(s.get("sample_id", 0)))] = (outcome, ok)
     return out
 
 
@@ -80,7 +86,9 @@ for name in args.folders.split(","):
     kb = os.path.normpath(os.path.join(args.runs_root, kb_rel))
     run = os.path.join(args.out, name)
     command = [args.cuset, "eval", "--candidates", folder, "--kernelbench", kb, "--backend", "sim", "--out", run, "--seed", args.seed,
-               "--kernelbench-gpu", gpu, "--kernelbench-tolerance", tolerance, "--jobs", args.jobs, "--quiet", "--max-rows", "0"]
+               "--jobs", args.jobs, "--quiet", "--max-rows", "0"]
+    if not args.before_61:
+        command += ["--kernelbench-gpu", gpu, "--kernelbench-tolerance", tolerance]
     if os.path.exists(os.path.join(run, "results.jsonl")):
         command.append("--resume")
     if args.cache_dir:
@@ -91,20 +99,19 @@ for name in args.folders.split(","):
         sys.exit(f"{name}: cuset eval failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     gpu_of = gpu_verdicts(folder)
     ours = judged(run)
-    gpu_correct = [k for k, (c, ok) in gpu_of.items() if ok]
-    build_failed = [k for k, (c, ok) in gpu_of.items() if not c]
+    gpu_correct = [k for k, (o, ok) in gpu_of.items() if ok]
+    build_failed = [k for k, (o, ok) in gpu_of.items() if o == "build failed"]
     here = collections.Counter(ours[k]["verdict"] for k in gpu_correct if k in ours)
     builds = collections.Counter(ours[k]["verdict"] for k in build_failed if k in ours)
     agree = disagree = unknown = 0
     reasons = collections.Counter()
-    for k, (compiled, ok) in gpu_of.items():
+    for k, (outcome, ok) in gpu_of.items():
         r = ours.get(k)
         if r is None:
             continue
-        kbc = r.get("kernelbench_correct")
-        predicted = kbc if compiled or kbc is not None else False
+        predicted = r.get("kernelbench_correct")
         if r["verdict"] == "compile_error":
-            predicted = False
+            predicted = False  # a build that fails fails there too (before #61 no check was recorded for it)
         if predicted is None:
             unknown += 1
         elif predicted == ok:
@@ -112,7 +119,7 @@ for name in args.folders.split(","):
         else:
             disagree += 1
             why = (r.get("kernelbench") or {}).get("disagreement") or "-"
-            reasons[(("GPU correct" if ok else "GPU failed"), r["verdict"], why)] += 1
+            reasons[(f"GPU {outcome}", r["verdict"], why)] += 1
     print(f"\n## {name} ({gpu}, tolerance {tolerance}, {len(ours)} of {len(gpu_of)} samples judged in {time.time() - start:.0f} s)\n")
     print(f"GPU correct: {len(gpu_correct)}: here " + ", ".join(f"{v} {n}" for v, n in here.most_common()))
     print(f"GPU build failures: {len(build_failed)}: here " + ", ".join(f"{v} {n}" for v, n in builds.most_common()))

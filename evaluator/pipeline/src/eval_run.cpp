@@ -88,6 +88,9 @@ TranslatorOptions translatorOptions(const EvalConfig& config, BackendKind backen
   TranslatorOptions o{.cacheDir = config.useCache ? cacheRoot(config) / "kernelbench" : fs::path(), .timeout = config.translateTimeout};
   o.deviceCompiler = &compiler;
   o.sizeSets = {runSizeSet(config, backend)};
+  // The simulator judges a scaled size set: the plan is also recorded and checked at the problem's own
+  // (KernelBench's) sizes, where a launch valid when scaled may not be (a grid.y past 65,535).
+  if (backend == BackendKind::sim && o.sizeSets.front() != "full") o.checkedSizeSets = {"full"};
   if (backend == BackendKind::sim) {
     const std::size_t worker = config.sandbox.memoryBytes ? config.sandbox.memoryBytes : defaultSandboxMemory(jobs);
     o.budget = {.bytes = static_cast<std::int64_t>(worker / 2),

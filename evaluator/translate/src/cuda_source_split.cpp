@@ -228,6 +228,10 @@ class Splitter {
     if (inClass || braces) return;
     const bool device = has(start, semi, "__global__") || has(start, semi, "__device__") || has(start, semi, "__constant__") ||
                         has(start, semi, "__shared__") || has(start, semi, "__managed__");
+    // A __device__ function's prototype leaves host code: its definition is deleted there (function()),
+    // and a deleted definition must be the first declaration.
+    const bool deviceFunction = paren && !assign && has(start, semi, "__device__") && !has(start, semi, "__host__") && !has(start, semi, "__global__");
+    if (deviceFunction) hostEdits_.push_back({t_[start].begin, t_[semi].end, std::string(newlines(t_[start].begin, t_[semi].end), '\n')});
     if (device) return;
     const std::string& first = t_[start].text;
     const bool hostLibrary = mentionsHostLibrary(t_, start, semi);
@@ -258,8 +262,15 @@ class Splitter {
       if (lastParenName) kernels_.push_back(t_[lastParenName].text);
     }
     if (device && !host) {
-      // Host code needs only the signature.
-      hostEdits_.push_back({t_[bodyOpen].begin + 1, t_[bodyClose].begin, std::string(newlines(t_[bodyOpen].begin + 1, t_[bodyClose].begin), '\n')});
+      // Host code needs only the signature. A __device__ function is deleted there, so host code that
+      // calls one fails to build, as nvcc refuses it ("calling a __device__ function from a __host__
+      // function is not allowed"); a kernel keeps an empty body, for its launches to take its address.
+      const std::string lines(newlines(t_[bodyOpen].begin, t_[bodyClose].end), '\n');
+      if (global) {
+        hostEdits_.push_back({t_[bodyOpen].begin + 1, t_[bodyClose].begin, lines});
+      } else {
+        hostEdits_.push_back({t_[bodyOpen].begin, t_[bodyClose].end, " = delete;" + lines});
+      }
       return;
     }
     if (!device) deviceBlanks_.emplace_back(t_[start].begin, t_[bodyClose].end);

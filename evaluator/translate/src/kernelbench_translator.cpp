@@ -40,14 +40,17 @@ constexpr std::string_view kDevicePrelude =
     "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\nnamespace c10 { using Half = __half; using BFloat16 = __nv_bfloat16; }\n"
     "namespace at { using c10::Half; using c10::BFloat16; }\n";
 
-// Whether a size set is one the translation records (all of them when none is named).
-bool records(const std::vector<std::string>& sizeSets, const std::string& name) {
-  return sizeSets.empty() || std::find(sizeSets.begin(), sizeSets.end(), name) != sizeSets.end();
+bool named(const std::vector<std::string>& sets, const std::string& name) { return std::find(sets.begin(), sets.end(), name) != sets.end(); }
+
+// Whether a size set is one the translation records (all of them when none is named): those the backend
+// runs and those only checked.
+bool records(const TranslatorOptions& options, const std::string& name) {
+  return options.sizeSets.empty() || named(options.sizeSets, name) || named(options.checkedSizeSets, name);
 }
 
 // What the recorder needs of the problem: its sizes' shapes, which inputs are lifted weights, and the
 // KernelBench file (with the constants the importer scaled) that builds its Model.
-json problemSpec(const Problem& p, const std::vector<std::string>& sizeSets) {
+json problemSpec(const Problem& p, const TranslatorOptions& options) {
   json spec = {{"id", p.id}, {"parameters", json::array()}, {"size_sets", json::object()}, {"origin", nullptr}};
   if (p.referenceArchive) spec["parameters"] = p.referenceArchive->attributes;
   if (p.origin && p.origin->suite == "kernelbench" && !p.origin->source.empty()) {
@@ -56,7 +59,7 @@ json problemSpec(const Problem& p, const std::vector<std::string>& sizeSets) {
     spec["origin"] = {{"source", p.origin->source}, {"file", p.origin->file}, {"size_overrides", overrides}};
   }
   for (const auto& set : p.sizeSets) {
-    if (!records(sizeSets, set.name)) continue;
+    if (!records(options, set.name)) continue;
     json s = {{"inputs", json::array()}, {"outputs", json::array()}, {"sizes", set.sizes}};
     for (const auto& t : p.inputs) s["inputs"].push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", *evaluateShape(t, set.sizes)}});
     for (const auto& t : p.outputs)
@@ -70,7 +73,7 @@ json problemSpec(const Problem& p, const std::vector<std::string>& sizeSets) {
 std::string translatorDigest() {
   ContentHasher h;
   // The C++ half of the translator (splitter, host build, device check): bumped when what it makes changes.
-  h.add("cuset-kb-translate-v8");  // v8: CUDA names only with the CUDA headers a source includes, as under load_inline; a missing one named
+  h.add("cuset-kb-translate-v9");  // v9: CUDA names only with the headers a source includes; __device__ functions deleted in host code
   // Of the importer, only what the recorder imports: its problem-file loader (and einops by definition).
   for (const char* file : {"kb_problem_file.py", "einops_polyfill.py"}) h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / file));
   std::vector<fs::path> headers;
@@ -122,7 +125,7 @@ class Session {
   Session(const TranslatorOptions& options, detail::WarmRecorderPool* warm, detail::HostBuildCache* hostBuilds, const Problem& problem,
           std::string_view solution, const fs::path& folder)
       : options_(options), warm_(warm), hostBuilds_(hostBuilds), problem_(problem), folder_(folder) {
-    writeFileAtomic(folder / "problem.json", problemSpec(problem, options.sizeSets).dump());
+    writeFileAtomic(folder / "problem.json", problemSpec(problem, options).dump());
     writeFileAtomic(folder / "solution.py", solution);
     fs::create_directories(folder / "scratch");
   }
@@ -269,18 +272,23 @@ void finishPlans(Translation& t, const Problem& problem, const TranslatorOptions
   if (!t.ok()) return;
   t.plan.form = "kernelbench";
   for (const auto& set : problem.sizeSets) {
-    if (!records(options.sizeSets, set.name)) continue;
+    if (!records(options, set.name)) continue;
     if (!t.recorded.contains(set.name)) {
       t.verdict = Verdict::invalid_submission;
       t.reason = fmt::format("the recording has no plan for size set '{}'", set.name);
       return;
     }
+    // A set recorded only to check the plan there (KernelBench's own sizes on the simulator): a GPU's
+    // memory, not this machine's, holds it, and what the recording cannot express there is no verdict.
+    const bool checkedOnly = !options.sizeSets.empty() && !named(options.sizeSets, set.name);
     std::optional<PlanRefusal> standing;
-    auto plan = planFromRecording(t.recorded[set.name], problem, set, options.budget, &standing);
+    auto plan = planFromRecording(t.recorded[set.name], problem, set, checkedOnly ? MemoryBudget{} : options.budget, &standing);
     if (standing && !t.standing) t.standing = PlanRefusal{standing->verdict, fmt::format("sizes '{}': {}", set.name, standing->reason)};
     if (auto* refusal = std::get_if<PlanRefusal>(&plan)) {
+      if (checkedOnly && refusal->verdict == Verdict::unsupported) continue;
       t.verdict = refusal->verdict;
-      t.reason = fmt::format("sizes '{}': {}", set.name, refusal->reason);
+      t.reason = checkedOnly ? fmt::format("at sizes '{}' (checked, not run here): {}", set.name, refusal->reason)
+                             : fmt::format("sizes '{}': {}", set.name, refusal->reason);
       return;
     }
     LaunchPlan& p = std::get<LaunchPlan>(plan);
@@ -354,7 +362,7 @@ KernelBenchTranslator::KernelBenchTranslator(TranslatorOptions options) : option
 
 Translation KernelBenchTranslator::translate(const Problem& problem, std::string_view solution) const {
   const auto start = Clock::now();
-  const std::string key = ContentHasher().add(digest_).add(problemSpec(problem, options_.sizeSets).dump()).add(solution).digest().hex();
+  const std::string key = ContentHasher().add(digest_).add(problemSpec(problem, options_).dump()).add(solution).digest().hex();
   const fs::path cached = options_.cacheDir.empty() ? fs::path() : options_.cacheDir / (key + ".json");
   Translation t;
   if (!cached.empty() && fs::exists(cached)) {

@@ -88,9 +88,24 @@ TEST(CudaSourceSplit, HostCodeKeepsSignaturesAndRecordsLaunches) {
       << s.host;
   EXPECT_EQ(s.host.find("y[i] = x[i] * s"), std::string::npos);  // a device body is not host code
   EXPECT_EQ(s.host.find("2.0f * v"), std::string::npos);
+  // A __device__ function is deleted in host code (a call from host code fails to build, as under nvcc);
+  // a kernel keeps an empty body, whose address launches take.
+  EXPECT_NE(s.host.find("__device__ inline float twice(float v)  = delete;"), std::string::npos) << s.host;
+  EXPECT_NE(s.host.find("scale(const scalar_t* x, scalar_t* y, float s, int n) {"), std::string::npos) << s.host;
   EXPECT_NE(s.host.find("return (a + b - 1) / b"), std::string::npos);  // host code may call it
   EXPECT_NE(s.host.find("const char* brace = \"}\""), std::string::npos);
   EXPECT_EQ(s.host.find("<<<"), std::string::npos);
+}
+
+TEST(CudaSourceSplit, ADeviceFunctionDeclaredFirstIsDeletedOnceInHostCode) {
+  const std::string src =
+      "__device__ float half_of(float v);\n__global__ void k(float* y) { y[0] = half_of(y[0]); }\n"
+      "__device__ float half_of(float v) { return v / 2; }\ntorch::Tensor run(torch::Tensor x) { return x; }\n";
+  const SplitCudaSource s = splitCudaSource(src);
+  EXPECT_EQ(s.host.find("half_of(float v);"), std::string::npos) << s.host;  // the prototype is gone from host code
+  EXPECT_NE(s.host.find("__device__ float half_of(float v)  = delete;"), std::string::npos) << s.host;
+  EXPECT_EQ(lines(s.host), lines(src));
+  EXPECT_NE(s.device.find("__device__ float half_of(float v);"), std::string::npos) << s.device;
 }
 
 TEST(CudaSourceSplit, HostPrototypesAndExternCBlocksAreHandled) {

@@ -51,6 +51,10 @@ struct TranslatorOptions {
   std::size_t memoryBytes = std::size_t{8} << 30;
   // The size sets to record (the ones the backend runs); empty: every size set of the problem.
   std::vector<std::string> sizeSets;
+  // Size sets recorded only to check the plan there, never run (the simulator checks KernelBench's own
+  // `full` sizes: grid and block limits, shared memory, byte extents of every access). A plan invalid
+  // there gets that verdict; one the recording cannot express there is left out. No memory budget.
+  std::vector<std::string> checkedSizeSets;
   MemoryBudget budget;  // of the device that runs the plans
   // Keep the recorder warm: one restricted Python process with torch imported, forking a sandboxed
   // child per run (warm_recorder.hpp). CUSET_KB_WARM=0 in the environment turns it off.
