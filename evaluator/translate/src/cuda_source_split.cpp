@@ -230,7 +230,8 @@ class Splitter {
                         has(start, semi, "__shared__") || has(start, semi, "__managed__");
     // A __device__ function's prototype leaves host code: its definition is deleted there (function()),
     // and a deleted definition must be the first declaration.
-    const bool deviceFunction = paren && !assign && has(start, semi, "__device__") && !has(start, semi, "__host__") && !has(start, semi, "__global__");
+    const bool deviceFunction =
+        paren && !assign && has(start, semi, "__device__") && !has(start, semi, "__host__") && !has(start, semi, "__global__");
     if (deviceFunction) hostEdits_.push_back({t_[start].begin, t_[semi].end, std::string(newlines(t_[start].begin, t_[semi].end), '\n')});
     if (device) return;
     const std::string& first = t_[start].text;

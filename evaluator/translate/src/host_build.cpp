@@ -289,8 +289,9 @@ HostBuild compileHostLibrary(const Extension& extension, const std::string& host
   // ("did you mean 'at::conv2d'?").
   std::string undeclared = missingHeaderNote(b.log);
   if (undeclared.empty() && firstErrorLine(b.log).find("use of deleted function") != std::string::npos) {
-    undeclared = " (host code calls a __device__ function: nvcc refuses it too, \"calling a __device__ function from a __host__ function is "
-                 "not allowed\")";
+    undeclared =
+        " (host code calls a __device__ function: nvcc refuses it too, \"calling a __device__ function from a __host__ function is "
+        "not allowed\")";
   }
   if (undeclared.empty()) undeclared = undeclaredNote(b.log, extension, hostCuda);
   b.verdict = undeclared.empty() && standInGap(b.log) ? Verdict::unsupported : Verdict::compile_error;
