@@ -38,6 +38,9 @@ if(NOT EXISTS "${CUSET_PYTHON}")
                       "${CMAKE_SOURCE_DIR}/.venv), or set CUSET_PYTHON to an interpreter that has torch 2.x.")
 endif()
 message(STATUS "CuSeT: Python ${CUSET_PYTHON}")
+# Python.h's folder, which torch/extension.h needs (the recorder checks host builds against torch's real headers).
+execute_process(COMMAND "${CUSET_PYTHON}" -c "import sysconfig; print(sysconfig.get_paths()['include'], end='')"
+                OUTPUT_VARIABLE CUSET_PYTHON_INCLUDE RESULT_VARIABLE _cuset_python_include_status)
 
 # LibTorch: the one inside that Python's torch (PyPI's CUDA build, which also builds and runs on a
 # machine without a GPU), unless -DTorch_DIR points at a user's own LibTorch 2.x.

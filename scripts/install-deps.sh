@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build git pkg-config
   python3 python3-venv    # the interpreter of the project's Python environment (.venv, made below)
+  python3-dev             # Python.h, which torch/extension.h includes: the recorder's build checks compile against torch's real headers
   libgloo-dev             # headers that LibTorch's c10d ProcessGroupGloo.hpp includes (data-parallel cuset train)
   libyaml-cpp-dev libfmt-dev nlohmann-json3-dev libcli11-dev libxxhash-dev
   libboost-context-dev    # fibers for the CPU simulator

@@ -5,6 +5,7 @@
 #include <array>
 #include <cctype>
 #include <future>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -108,6 +109,32 @@ std::string undeclaredNote(const std::string& log, const Extension& extension, c
                        inCpp ? "cpp_sources" : "cuda_sources");
   }
   return fmt::format(" ('{}' is declared in neither source)", name);
+}
+
+// Whether torch's real headers refuse `source` too, as load_inline's build would: the translation unit
+// as load_inline makes it (its prepended includes; the splitter's host half of cuda_sources, with the
+// recorder's Launch for its rewritten launches), compiled with -fsyntax-only against the project's
+// torch. Refused means: at the same line as the stand-in's first error (`line`, "cuda_sources:35"), so a
+// difference between the two preludes never passes for the solution's error. nullopt when the headers
+// are not there to ask (an installed cuset without torch's headers).
+std::optional<bool> realHeadersRefuse(const std::string& source, bool cudaSources, const std::string& line, const fs::path& folder,
+                                      std::chrono::milliseconds timeout) {
+  const fs::path torch = CUSET_TRANSLATE_TORCH_INCLUDE, python = CUSET_TRANSLATE_PYTHON_INCLUDE;
+  std::error_code ec;
+  if (!fs::exists(torch / "torch" / "extension.h", ec) || !fs::exists(python / "Python.h", ec)) return std::nullopt;
+  const std::string shim = CUSET_TRANSLATE_SHIM_INCLUDE;
+  const std::string prelude = cudaSources ? "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n#include \"" + shim +
+                                                "/cuset_kb/nvcc_host.hpp\"\n#include \"" + shim + "/cuset_kb/launch.hpp\"\n"
+                                          : std::string("#include <torch/extension.h>\n");
+  const fs::path file = folder / (cudaSources ? "real-cuda.cpp" : "real-main.cpp");
+  writeFileAtomic(file, prelude + "#line 1 \"" + (cudaSources ? "cuda_sources" : "cpp_sources") + "\"\n" + source);
+  const SubprocessResult r = runSubprocess({CUSET_TRANSLATE_CXX, "-std=gnu++20", "-fsyntax-only", "-w", "-fmax-errors=1", "-I" + torch.string(),
+                                            "-I" + (torch / "torch" / "csrc" / "api" / "include").string(), "-I" + python.string(),
+                                            "-I" + std::string(CUSET_TRANSLATE_CUDA_INCLUDE), "-DTORCH_API_INCLUDE_EXTENSION_H",
+                                            "-DTORCH_EXTENSION_NAME=cuset_check", file.string()},
+                                           timeout);
+  if (r.timedOut) return std::nullopt;
+  return !r.ok() && firstErrorLine(r.output).starts_with(line + ":");
 }
 
 }  // namespace
@@ -295,6 +322,17 @@ HostBuild compileHostLibrary(const Extension& extension, const std::string& host
   }
   if (undeclared.empty()) undeclared = undeclaredNote(b.log, extension, hostCuda);
   b.verdict = undeclared.empty() && standInGap(b.log) ? Verdict::unsupported : Verdict::compile_error;
+  if (b.verdict == Verdict::unsupported) {
+    // Ask torch's real headers: what they refuse too is the solution's compile error, as on a GPU
+    // (a TensorOptions has no sizes() there either); only what they accept is the stand-in's gap.
+    const std::string first = firstErrorLine(b.log);
+    const bool inCuda = first.starts_with("cuda_sources");
+    const std::string line = first.substr(0, first.find(':', first.find(':') + 1));  // "cuda_sources:35"
+    if (realHeadersRefuse(inCuda ? hostCuda : extension.cppSources, inCuda, line, folder, timeout).value_or(false)) {
+      b.verdict = Verdict::compile_error;
+      undeclared = " (torch's own headers refuse it too: load_inline's build fails there)";
+    }
+  }
   b.reason = b.verdict == Verdict::unsupported
                  ? "the host code uses torch or CUDA API the recording's stand-in does not have: " + firstErrorLine(b.log)
                  : "host code: " + firstErrorLine(b.log) + undeclared;
