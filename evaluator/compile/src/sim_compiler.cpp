@@ -45,7 +45,7 @@ constexpr std::string_view kRejected = "cuset: refused: ";
 // that an x86 CPU performs: the check calls libcuset_sim's handler (alignment_check.cpp), which ends
 // the launch as the GPU would; FMA contraction because NVRTC contracts. The precompiled prelude is
 // built with exactly these.
-std::vector<std::string> codegenFlags(const SimCodegen& options, bool instrumentLoads) {
+std::vector<std::string> codegenFlags(const SimCodegen& options, bool instrumentLoads, bool sharedAccesses) {
   std::vector<std::string> flags = {"-std=c++20", options.optimization, "-fPIC", "-w", "-fno-strict-aliasing", "-fno-math-errno"};
   if (options.alignmentCheck) flags.insert(flags.end(), {"-fsanitize=alignment", "-fno-sanitize-recover=alignment"});
   // GCC fuses only from -fexpensive-optimizations (on at -O2, off at -O1) and only with FMA enabled.
@@ -53,9 +53,11 @@ std::vector<std::string> codegenFlags(const SimCodegen& options, bool instrument
   // One call per load to the prelude's __asan_loadN_noabort (tail_reads.cpp): the kernel flavour of
   // the address sanitizer needs no shadow memory, runtime or constructor in call mode; stack and
   // globals are left out (no buffer tail lies there) and stores too (the guard comparison sees them).
-  if (instrumentLoads) {
+  if (instrumentLoads || sharedAccesses) {
     flags.insert(flags.end(), {"-fsanitize=kernel-address", "--param=asan-instrumentation-with-call-threshold=0", "--param=asan-stack=0",
-                               "--param=asan-globals=0", "--param=asan-instrument-writes=0", "--param=asan-use-after-return=0"});
+                               "--param=asan-globals=0", "--param=asan-use-after-return=0"});
+    flags.push_back(sharedAccesses ? "--param=asan-instrument-writes=1" : "--param=asan-instrument-writes=0");
+    if (sharedAccesses) flags.push_back("-DCUSET_SIM_SHARED_ACCESSES");
   }
   return flags;
 }
@@ -123,6 +125,31 @@ std::string rewriteDynamicShared(std::string_view source) {
   return out;
 }
 
+std::string rewriteStaticSharedForAccessChecks(std::string_view source) {
+  // `__shared__ float s[32];` inside a function: GCC's address sanitizer does not instrument accesses
+  // to a thread_local (what the prelude makes __shared__), so the array gets another name and `s`
+  // becomes a reference to it through a pointer the compiler cannot see through, whose accesses it
+  // does instrument. One declarator without an initialiser; anything else keeps its form (unchecked).
+  static const std::regex kDecl(
+      R"((\bstatic\s+)?__shared__\s+((?:__align__\s*\(\s*\d+\s*\)\s*|alignas\s*\(\s*\d+\s*\)\s*)*)([A-Za-z_][\w:<>,\s]*?[\w>])\s+([A-Za-z_]\w*)\s*((?:\[[^\[\];{}=]+\]\s*)*);)");
+  const std::string text(source);
+  std::string out;
+  std::size_t last = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kDecl); it != std::sregex_iterator(); ++it) {
+    const auto& m = *it;
+    const std::size_t pos = static_cast<std::size_t>(m.position());
+    if (braceDepthAt(text, pos) == 0 || m[3].str() == "extern") continue;
+    out.append(text, last, pos - last);
+    const std::string name = m[4].str();
+    // On one line, so line numbers stay right.
+    out += fmt::format("__shared__ {}{} {}__cuset_storage{}; auto& {} = *::cuset_sim::opaque(&{}__cuset_storage);", m[2].str(), m[3].str(), name,
+                       m[5].str(), name, name);
+    last = pos + static_cast<std::size_t>(m.length());
+  }
+  out.append(text, last, std::string::npos);
+  return out;
+}
+
 bool simNeedsFibers(std::string_view source) {
   for (std::string_view marker : {"__syncthreads", "__syncwarp", "_sync(", "_sync (", "__activemask", "cooperative_groups", "this_thread_block",
                                   "tiled_partition", ".sync()", "barrier", "memcpy_async", "wait_prior"}) {
@@ -183,10 +210,12 @@ std::string SimCompiler::loadTimeCode(const fs::path& library) const {
 
 bool SimCompiler::instrumentsLoads(SimBuildChecks checks) const { return checks.tailReads && options_.codegen.tailReadCheck; }
 
-std::vector<std::string> SimCompiler::codeFlags(SimBuildChecks checks) const { return codegenFlags(options_.codegen, instrumentsLoads(checks)); }
+std::vector<std::string> SimCompiler::codeFlags(SimBuildChecks checks) const {
+  return codegenFlags(options_.codegen, instrumentsLoads(checks), checks.sharedAccesses);
+}
 
 fs::path SimCompiler::preludePchDir(SimBuildChecks checks) const {
-  PreludeVariant& variant = preludes_[instrumentsLoads(checks) ? 1 : 0];
+  PreludeVariant& variant = preludes_[checks.sharedAccesses ? 2 : instrumentsLoads(checks) ? 1 : 0];
   std::call_once(variant.once, [&] {
     if (options_.pchDir.empty()) return;
     std::string whyNot;
@@ -272,7 +301,7 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
     return finish();
   }
   out.needsFibers = simNeedsFibers(source) || ptx.collectives;
-  const std::string tu = simTranslationUnit(ptx.source, kernelNames);
+  const std::string tu = simTranslationUnit(checks.sharedAccesses ? rewriteStaticSharedForAccessChecks(ptx.source) : ptx.source, kernelNames);
 
   ContentHasher h;
   h.add("cuset-sim-v3").add(toolchain_.compiler.string()).add(tu).add(headersDigest_);

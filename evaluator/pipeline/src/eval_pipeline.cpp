@@ -204,6 +204,10 @@ std::string kernelBenchDisagreement(const EvalResult& r) {
   if (*k.correct == cuset) return {};
   // The GPU's TF32 convolutions decide it: against the exact reference the same trials agree with CuSeT.
   if (k.correctAgainstExact && *k.correctAgainstExact == cuset) return "tf32_reference";
+  // A race between threads of a block that lockstep execution, as a GPU's warps run, hides.
+  if (*k.correct && r.verdict == Verdict::runtime_error && r.reason.find("a race in shared memory") != std::string::npos) {
+    return "race_hidden_by_lockstep";
+  }
   if (*k.correct) {
     // KernelBench passes what CuSeT's own checks stop: fences and guard bands, canaries, input mutation,
     // shared-memory poison, reversed thread order, the determinism rerun, the sandbox.

@@ -26,6 +26,7 @@ class SandboxWorker {
                       {"fibers", job.fibers},
                       {"reverse", job.reverseThreadOrder},
                       {"shared_poison", job.sharedPoison},
+                      {"shared_accesses", job.sharedAccesses},
                       {"host_threads", limits_.hostThreads},
                       {"stack_bytes", limits_.stackBytes},
                       {"timeout_ms", limits_.timeout.count()},

@@ -245,6 +245,11 @@ void prepareLaunch(const nlohmann::json& l, const SimLibrary& library, std::byte
     options.useFibers = job.at("fibers").get<bool>();
     options.reverseThreadOrder = job.at("reverse").get<bool>();
     options.sharedPoison = job.at("shared_poison").get<int>();
+    // 0 unchecked, 1 race check, 2 lockstep (the supervisor's value: anything else is taken as 0).
+    const int accesses = job.value("shared_accesses", 0);
+    options.sharedAccesses = accesses == 1   ? cuset_sim::SharedAccesses::raceCheck
+                             : accesses == 2 ? cuset_sim::SharedAccesses::lockstep
+                                             : cuset_sim::SharedAccesses::unchecked;
     options.stackBytes = job.at("stack_bytes").get<std::size_t>();
     options.blocksDone = &status->blocksDone;
 

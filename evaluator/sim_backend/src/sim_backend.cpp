@@ -5,12 +5,14 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "cuset/common/error.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
 #include "cuset/evaluator/correctness/correctness_trials.hpp"
 #include "cuset/evaluator/correctness/device_region.hpp"
 #include "cuset/evaluator/problem/input_generator.hpp"
+#include "cuset/evaluator/problem/torch_reference.hpp"
 #include "cuset/evaluator/candidate/library_call.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/results/output_comparison.hpp"
@@ -39,6 +41,19 @@ std::vector<Segment> segmentsOf(const LaunchPlan& plan) {
     }
   }
   return out;
+}
+
+// Wrong outputs from a kernel with shared memory: trial 0 again with the race check on. A race between
+// two of its threads (the simulator runs each thread to its next barrier, so a missing one shows as
+// wrong values) is the verdict, named, instead of a mismatch count.
+void nameSharedMemoryRace(const Problem& problem, const RegionLayout& layout, const CorrectnessOptions& options, const TrialExecutor& execute,
+                          EvalResult& result) {
+  const std::vector<HostTensor> inputs = drawInputs(problem, problem.sizes(options.sizeSet), options.seed, 0, false);
+  std::vector<std::byte> region = layout.fill(inputs, 0);
+  const TrialRun run = execute(region, TrialRequest{.trial = 0, .raceCheck = true});
+  if (run.status != TrialRun::Status::runtimeError || run.message.find("a race in shared memory") == std::string::npos) return;
+  result.reason = fmt::format("{} (the trials' outputs: {})", run.message, result.reason);
+  result.verdict = Verdict::runtime_error;
 }
 
 }  // namespace
@@ -79,6 +94,21 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
   }
   result.timingKind = "cpu_simulator";
 
+  // The same kernels built to hand every shared-memory access to the runtime (its race check and
+  // lockstep execution), made only when a trial needs them.
+  std::optional<SimCompileOutput> instrumented;
+  auto instrumentedLibrary = [&]() -> const SimCompileOutput* {
+    if (!instrumented) instrumented = compiler.compile(source, plan.kernelNames(), {.tailReads = fencedAfter.hasTails(), .sharedAccesses = true});
+    return instrumented->ok ? &*instrumented : nullptr;
+  };
+  // KernelBench's check predicts a GPU, whose warps run in lockstep: where CuSeT's own trials found
+  // wrong outputs in a kernel with shared memory, its trials run in lockstep (a race the GPU hides
+  // stays hidden, docs/kernelbench.md "Races").
+  const bool sharedMemory = source.find("__shared__") != std::string_view::npos;
+  auto lockstepForKernelBench = [&](const TrialRequest& request) {
+    return request.kernelbench && sharedMemory && result.verdict == Verdict::wrong_answer && instrumentedLibrary() != nullptr;
+  };
+
   // Every trial of the candidate on one worker, which keeps its __device__ globals between them.
   SandboxPool::Lease worker = sandbox.acquire();
   const TrialExecutor execute = [&](std::vector<std::byte>& region, const TrialRequest& request) {
@@ -100,6 +130,13 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
       job.stateKey = result.key();
       job.fibers = built.needsFibers;
       job.reverseThreadOrder = request.reverseThreadOrder;
+      const bool lockstep = request.lockstep || lockstepForKernelBench(request);
+      if ((request.raceCheck || lockstep) && instrumentedLibrary() != nullptr) {
+        job.library = instrumented->library;
+        job.stateKey += lockstep ? "#lockstep" : "#racecheck";  // another library: globals of its own
+        job.fibers = job.fibers || lockstep;
+        job.sharedAccesses = lockstep ? 2 : 1;
+      }
       // A huge positive value, then a huge negative one: a reduction over shared memory it never wrote
       // (a max, a min or a sum) cannot come out right on both.
       job.sharedPoison = request.kernelbench ? 0 : request.trial % 2 == 0 ? 0x7F : 0xFE;
@@ -116,6 +153,7 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
     return run;
   };
   runCorrectnessTrials(problem, layouts, references, options, execute, "the simulator", true, result);
+  if (result.verdict == Verdict::wrong_answer && sharedMemory) nameSharedMemoryRace(problem, fencedAfter, options, execute, result);
 }
 
 }  // namespace cuset

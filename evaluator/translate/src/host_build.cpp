@@ -128,11 +128,11 @@ std::optional<bool> realHeadersRefuse(const std::string& source, bool cudaSource
                                           : std::string("#include <torch/extension.h>\n");
   const fs::path file = folder / (cudaSources ? "real-cuda.cpp" : "real-main.cpp");
   writeFileAtomic(file, prelude + "#line 1 \"" + (cudaSources ? "cuda_sources" : "cpp_sources") + "\"\n" + source);
-  const SubprocessResult r = runSubprocess({CUSET_TRANSLATE_CXX, "-std=gnu++20", "-fsyntax-only", "-w", "-fmax-errors=1", "-I" + torch.string(),
-                                            "-I" + (torch / "torch" / "csrc" / "api" / "include").string(), "-I" + python.string(),
-                                            "-I" + std::string(CUSET_TRANSLATE_CUDA_INCLUDE), "-DTORCH_API_INCLUDE_EXTENSION_H",
-                                            "-DTORCH_EXTENSION_NAME=cuset_check", file.string()},
-                                           timeout);
+  const SubprocessResult r = runSubprocess(
+      {CUSET_TRANSLATE_CXX, "-std=gnu++20", "-fsyntax-only", "-w", "-fmax-errors=1", "-I" + torch.string(),
+       "-I" + (torch / "torch" / "csrc" / "api" / "include").string(), "-I" + python.string(), "-I" + std::string(CUSET_TRANSLATE_CUDA_INCLUDE),
+       "-DTORCH_API_INCLUDE_EXTENSION_H", "-DTORCH_EXTENSION_NAME=cuset_check", file.string()},
+      timeout);
   if (r.timedOut) return std::nullopt;
   return !r.ok() && firstErrorLine(r.output).starts_with(line + ":");
 }

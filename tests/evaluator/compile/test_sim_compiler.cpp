@@ -192,3 +192,32 @@ TEST(DynamicSymbols, ACorruptImageIsAnError) {
 
 }  // namespace
 }  // namespace cuset
+
+namespace cuset {
+namespace {
+
+// A race-checking build reaches static __shared__ arrays through a reference (the address sanitizer
+// skips thread_locals); what it cannot rewrite keeps its form, and line numbers never move.
+TEST(SimCompiler, StaticSharedArraysAreReachedThroughAReferenceInRaceCheckingBuilds) {
+  const std::string source =
+      "__shared__ int outside[4];\n"
+      "__global__ void k(float* y) {\n"
+      "  __shared__ __align__(16) float tile[32][33];\n"
+      "  static __shared__ int hits;\n"
+      "  __shared__ float a[2], b[2];\n"
+      "  extern __shared__ float dyn[];\n"
+      "  y[0] = tile[0][0] + hits + a[0] + b[0] + outside[0];\n"
+      "}\n";
+  const std::string out = rewriteStaticSharedForAccessChecks(source);
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), std::count(source.begin(), source.end(), '\n'));
+  EXPECT_NE(out.find("__shared__ __align__(16) float tile__cuset_storage[32][33]; auto& tile = *::cuset_sim::opaque(&tile__cuset_storage);"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("__shared__ int hits__cuset_storage; auto& hits = *::cuset_sim::opaque(&hits__cuset_storage);"), std::string::npos) << out;
+  EXPECT_NE(out.find("__shared__ int outside[4];"), std::string::npos) << out;      // namespace scope: as it was
+  EXPECT_NE(out.find("__shared__ float a[2], b[2];"), std::string::npos) << out;    // two declarators: as they were
+  EXPECT_NE(out.find("extern __shared__ float dyn[];"), std::string::npos) << out;  // dynamic: rewritten elsewhere
+}
+
+}  // namespace
+}  // namespace cuset

@@ -32,10 +32,10 @@ inline std::uint16_t bf16Bits(float f) { return static_cast<std::uint16_t>(std::
 
 class SimModule {
  public:
-  SimModule(const std::string& source, const std::vector<std::string>& kernels) {
+  SimModule(const std::string& source, const std::vector<std::string>& kernels, SimBuildChecks checks = {}) {
     static TempDir cache;  // one per test binary: compiled libraries are reused across tests
     const SimCompiler compiler(SimToolchain::fromBuild(), cache.path());
-    const SimCompileOutput out = compiler.compile(source, kernels);
+    const SimCompileOutput out = compiler.compile(source, kernels, checks);
     compileLog = out.unsupported.empty() ? out.log : out.unsupported;
     unsupported = out.unsupported;
     fibers = out.needsFibers;
@@ -53,7 +53,7 @@ class SimModule {
 
   // args: pointers to each parameter's value, as cuLaunchKernel takes them.
   cuset_sim::LaunchOutcome launch(const std::string& name, dim3 grid, dim3 block, std::vector<void*> args, std::size_t shared = 0,
-                                  bool reverse = false) const {
+                                  bool reverse = false, cuset_sim::SharedAccesses accesses = cuset_sim::SharedAccesses::unchecked) const {
     cuset_sim::LaunchSpec spec;
     spec.kernel = entry(name);
     spec.args = args.data();
@@ -63,6 +63,7 @@ class SimModule {
     cuset_sim::LaunchOptions options;
     options.useFibers = fibers;
     options.reverseThreadOrder = reverse;
+    options.sharedAccesses = accesses;
     return cuset_sim::run_launch(spec, options);
   }
 

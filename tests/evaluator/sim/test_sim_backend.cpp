@@ -195,6 +195,45 @@ TEST_F(SimBackend, EveryAdversarialKernelGetsItsVerdict) {
   EXPECT_EQ(partial.comparisons[0].firstMismatchIndex.size(), 2u);
 }
 
+// The race of issue #61 (a reduction's result read from s[0] while thread 0 already reuses s[0]): the
+// simulator's thread-after-thread order gives wrong outputs, the race check names the race, and
+// KernelBench's check, predicting a GPU whose warps run in lockstep, passes it as the GPU did.
+TEST_F(SimBackend, ARaceInSharedMemoryIsNamedAndKernelBenchsLockstepPassesIt) {
+  const std::string racy = R"(/*@cuset
+launches:
+  - {kernel: row_max, grid: [M], block: [32], args: [x, y, M, N]}
+*/
+extern "C" __global__ void row_max(const float* x, float* y, int M, int N) {
+  __shared__ float s[32];
+  const int c = threadIdx.x, row = blockIdx.x;
+  float v = -INFINITY;
+  for (int j = c; j < N; j += 32) v = fmaxf(v, x[(size_t)row * N + j]);
+  s[c] = v;
+  __syncthreads();
+  for (int k = 16; k > 0; k >>= 1) {
+    if (c < k) s[c] = fmaxf(s[c], s[c + k]);
+    __syncthreads();
+  }
+  const float m = s[0];
+  s[c] = 0.0f;
+  __syncthreads();
+  if (c == 31) y[row] = m;
+})";
+  test::TempDir dir;
+  EvalConfig c = simBatch(dir, {{"level1/row_max", "racy", racy}}, 2);
+  c.kernelbench.check = "always";
+  c.kernelbench.gpu = "hopper";
+  const EvalRunSummary s = runEvaluation(c);
+  ASSERT_EQ(s.results.size(), 1u);
+  const EvalResult& r = s.results[0];
+  EXPECT_EQ(verdictName(r.verdict), "runtime_error") << r.reason;
+  EXPECT_NE(r.reason.find("thread (1,0,0): a race in shared memory: this thread reads bytes thread (0,0,0) wrote"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("the trials' outputs: trial 1 of 2: y:"), std::string::npos) << r.reason;
+  ASSERT_TRUE(r.kernelbench && r.kernelbench->correct);
+  EXPECT_TRUE(*r.kernelbench->correct) << r.kernelbench->issue;
+  EXPECT_EQ(r.kernelbench->disagreement, "race_hidden_by_lockstep");
+}
+
 // Slow is not hung: a kernel still finishing blocks at the trial's limit runs on, up to the slow limit.
 // One that finishes within it is judged as usual; one that does not is `unsupported` (the simulator's
 // limit, never the model's timeout); one that stops finishing blocks (a spin after some blocks) is a

@@ -57,6 +57,83 @@ TEST_F(SimPrimitives, SyncthreadsWithStaticSharedMemoryReversesABlock) {
   }
 }
 
+// The race of issue #61, from a real solution: a block reduction leaves the maximum in s[0], every
+// thread reads it, and thread 0 then overwrites s[0] with no barrier between. Thread after thread (the
+// simulator's order) the others read thread 0's new value; in lockstep, as a GPU's warp, they do not.
+constexpr const char* kMaxThenOverwrite = R"(extern "C" __global__ void sub_max(const float* x, float* y) {
+    __shared__ float s[32];
+    const int c = threadIdx.x;
+    const float v = x[c];
+    s[c] = v;
+    __syncthreads();
+    for (int k = 16; k > 0; k >>= 1) {
+      if (c < k) s[c] = fmaxf(s[c], s[c + k]);
+      __syncthreads();
+    }
+    const float m = s[0];
+    s[c] = v - m;
+    __syncthreads();
+    y[c] = s[c];
+  })";
+
+TEST_F(SimPrimitives, ARaceInSharedMemoryIsNamedAndLockstepHidesIt) {
+  std::vector<float> x(32), y(32, -1.0f);
+  for (int i = 0; i < 32; ++i) x[i] = static_cast<float>((i * 7) % 32);  // max 31 at i = 9
+  float *px = x.data(), *py = y.data();
+  SimModule plain(kMaxThenOverwrite, {"sub_max"});
+  ASSERT_TRUE(plain.ok()) << plain.compileLog;
+  ASSERT_TRUE(plain.launch("sub_max", dim3(1), dim3(32), {&px, &py}).ok);
+  EXPECT_NE(y[1], x[1] - 31.0f);  // thread 1 read s[0] after thread 0 overwrote it
+
+  SimModule checked(kMaxThenOverwrite, {"sub_max"}, {.sharedAccesses = true});
+  ASSERT_TRUE(checked.ok()) << checked.compileLog;
+  const auto race = checked.launch("sub_max", dim3(1), dim3(32), {&px, &py}, 0, false, cuset_sim::SharedAccesses::raceCheck);
+  EXPECT_FALSE(race.ok);
+  EXPECT_NE(race.error.find("thread (1,0,0): a race in shared memory: this thread reads bytes thread (0,0,0) wrote (byte 0 of the block's static "
+                            "__shared__ memory"),
+            std::string::npos)
+      << race.error;
+  EXPECT_NE(race.error.find("the last __syncthreads completed was at line 9"), std::string::npos) << race.error;
+
+  std::fill(y.begin(), y.end(), -1.0f);
+  ASSERT_TRUE(checked.launch("sub_max", dim3(1), dim3(32), {&px, &py}, 0, false, cuset_sim::SharedAccesses::lockstep).ok);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(y[i], x[i] - 31.0f) << i;
+}
+
+TEST_F(SimPrimitives, TheRaceCheckPassesBarrieredReductionsAndAtomics) {
+  SimModule m(R"(extern "C" __global__ void k(const float* x, float* y, int* count) {
+    __shared__ float s[64];
+    __shared__ int hits;
+    const int c = threadIdx.x;
+    if (c == 0) hits = 0;
+    s[c] = x[c];
+    __syncthreads();
+    for (int k = 32; k > 0; k >>= 1) {
+      if (c < k) s[c] += s[c + k];
+      __syncthreads();
+    }
+    atomicAdd(&hits, 1);
+    const float total = s[0];
+    __syncthreads();
+    s[c] = total;
+    __syncthreads();
+    y[c] = s[(c + 1) % 64];
+    if (c == 0) *count = hits;
+  })",
+              {"k"}, {.sharedAccesses = true});
+  ASSERT_TRUE(m.ok()) << m.compileLog;
+  std::vector<float> x(64, 1.0f), y(64, 0.0f);
+  int count = 0;
+  float *px = x.data(), *py = y.data();
+  int* pc = &count;
+  for (const bool reverse : {false, true}) {
+    const auto outcome = m.launch("k", dim3(1), dim3(64), {&px, &py, &pc}, 0, reverse, cuset_sim::SharedAccesses::raceCheck);
+    ASSERT_TRUE(outcome.ok) << outcome.error;
+    EXPECT_EQ(y[5], 64.0f);
+    EXPECT_EQ(count, 64);
+  }
+}
+
 TEST_F(SimPrimitives, DynamicSharedMemoryAndBarrierPredicates) {
   SimModule m(R"(extern "C" __global__ void k(int* out) {
     extern __shared__ int buf[];

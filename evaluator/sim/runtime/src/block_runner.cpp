@@ -127,6 +127,7 @@ bool BlockRunner::run(const LaunchSpec& spec, const LaunchOptions& options, cons
   info_.dynamicShared = shared_.data();
   info_.dynamicSharedBytes = spec.dynamicSharedBytes;
   poisonShared(options, statics);
+  startSharedAccesses(options, statics);
   const std::size_t n = std::size_t{spec.block[0]} * spec.block[1] * spec.block[2];
   if (lanes_.size() < n) lanes_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -198,6 +199,18 @@ bool BlockRunner::runFibers(const LaunchSpec& spec, const LaunchOptions& options
     bool allDone = true;
     for (std::size_t i = 0; i < n; ++i) allDone = allDone && lanes_[i].state == Lane::State::done;
     if (allDone) return true;
+    // Lockstep: every thread at a shared-memory access makes it, in thread order, before any makes its
+    // next one; barriers and collectives resolve once no thread has an access left to make.
+    bool stepped = false;
+    for (std::size_t k = 0; k < n; ++k) {
+      Lane& lane = lanes_[options.reverseThreadOrder ? n - 1 - k : k];
+      if (lane.state != Lane::State::stepped) continue;
+      stepped = true;
+      lane.state = Lane::State::ready;
+      resume(lane);
+      if (!error_.empty()) return abandon();
+    }
+    if (stepped) continue;
     std::vector<Lane*> wake = resolve();
     if (!error_.empty()) return abandon();
     if (wake.empty()) {
@@ -252,6 +265,9 @@ std::vector<Lane*> BlockRunner::resolve() {
     ++live;
     count += lanes_[i].predicate != 0;
   }
+  ++epoch_;
+  lastBarrierLine_ = reference->line;
+  for (std::size_t w = 0; w < warpEpochs_.size(); ++w) warpSynchronized(w);
   for (std::size_t i = 0; i < n; ++i) {
     Lane& l = lanes_[i];
     if (l.state != Lane::State::block) continue;

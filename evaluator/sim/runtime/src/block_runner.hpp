@@ -37,7 +37,7 @@ class BlockRunner;
 class StackPool;
 
 struct Lane {
-  enum class State { ready, warp, block, until, done };
+  enum class State { ready, warp, block, until, stepped, done };  // stepped: at a shared-memory access, in lockstep
   ThreadContext ctx{};
   BlockRunner* runner = nullptr;
   bctx::fiber fiber;      // this thread, while suspended
@@ -88,6 +88,13 @@ class BlockRunner {
     if (error_.empty()) error_ = threadName(lane.ctx) + ": " + message;
   }
 
+  // A shared-memory access of `lane` (shared_accesses.cpp): checked for a race, or a lockstep step.
+  void sharedAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write);
+  // A warp collective or a block barrier completed: accesses before it and after it cannot race.
+  void warpSynchronized(std::size_t warp) {
+    if (warp < warpEpochs_.size()) ++warpEpochs_[warp];
+  }
+
  private:
   bool runPlain(const LaunchSpec& spec);
   void poisonShared(const LaunchOptions& options, const StaticShared& statics);
@@ -101,6 +108,23 @@ class BlockRunner {
   std::vector<Lane*> resolve();
   bool resolveWarpGroup(std::size_t first, std::size_t last, Lane& leader, std::vector<Lane*>& wake);
   std::string describeDeadlock() const;
+
+  // Per byte of the block's shared memory, the last write and the reads since (race checks).
+  struct AccessRecord {
+    std::uint64_t block = 0;  // info_.serial of the block that made it; another block's is stale
+    std::uint32_t writer = 0, writeEpoch = 0, writeWarpEpoch = 0;
+    std::uint32_t reader = 0, readEpoch = 0, readWarpEpoch = 0;  // reader: linear index + 1, or kManyReaders
+  };
+  static constexpr std::uint32_t kManyReaders = 0xFFFFFFFFu;
+  void startSharedAccesses(const LaunchOptions& options, const StaticShared& statics);
+  std::string describeSharedByte(std::size_t offset) const;
+  SharedAccesses sharedAccesses_ = SharedAccesses::unchecked;
+  std::uintptr_t staticShared_ = 0;
+  std::size_t staticSharedBytes_ = 0;
+  std::vector<AccessRecord> accesses_;     // static shared bytes first, then dynamic ones
+  std::uint32_t epoch_ = 0;                // __syncthreads completed in this block
+  int lastBarrierLine_ = -1;               // the line of the last one
+  std::vector<std::uint32_t> warpEpochs_;  // warp collectives (and barriers) completed, per warp
 
   std::vector<Lane> lanes_;
   std::unique_ptr<StackPool> stacks_;

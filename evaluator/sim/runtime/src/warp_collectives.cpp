@@ -180,6 +180,7 @@ bool BlockRunner::resolveWarpGroup(std::size_t first, std::size_t last, Lane& le
     }
   }
   const std::uint64_t reduced = reduceWarp(leader.op, values, group);
+  warpSynchronized(first / 32);
   for (std::size_t i = first; i < last; ++i) {
     Lane& l = lanes_[i];
     const int lane = static_cast<int>(l.ctx.lane);

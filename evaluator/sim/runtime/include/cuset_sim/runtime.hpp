@@ -134,6 +134,13 @@ struct LaunchSpec {
   std::size_t dynamicSharedBytes = 0;
 };
 
+// What the runtime does at each shared-memory access of a build instrumented for it
+// (SimBuildChecks::sharedAccesses): nothing; report the first race (two threads, one writing, touching
+// the same bytes with no __syncthreads between them, or no __syncwarp for two threads of a warp); or
+// run the block's threads in lockstep, every thread making its next shared-memory access before any
+// makes the one after it, as a GPU's warps execute (a race lockstep hides stays hidden).
+enum class SharedAccesses { unchecked, raceCheck, lockstep };
+
 struct LaunchOptions {
   bool useFibers = true;
   std::size_t stackBytes = 256 * 1024;  // per fiber; a guard page below each stack
@@ -145,6 +152,7 @@ struct LaunchOptions {
   // Counts every block that finishes (read concurrently through std::atomic_ref): the supervisor tells
   // a slow kernel, still finishing blocks, from a hung one by it. Null: not counted.
   std::uint64_t* blocksDone = nullptr;
+  SharedAccesses sharedAccesses = SharedAccesses::unchecked;  // lockstep needs useFibers
 };
 
 // The launching side, not for candidate code: prelude.hpp defines CUSET_SIM_KERNEL_LIBRARY, and every

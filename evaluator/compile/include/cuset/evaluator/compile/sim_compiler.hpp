@@ -62,6 +62,9 @@ struct SimCodegen {
 struct SimBuildChecks {
   // Some buffer's size is not a multiple of 16 bytes, so its last granule has bytes no page fence covers.
   bool tailReads = false;
+  // Every load and store handed to the runtime, for its race check or lockstep execution in shared
+  // memory (cuset_sim::SharedAccesses); loads keep their tail check.
+  bool sharedAccesses = false;
 };
 
 struct SimCompilerOptions {
@@ -121,11 +124,14 @@ class SimCompiler {
     std::once_flag once;
     std::filesystem::path include;  // empty: no precompiled prelude
   };
-  mutable std::array<PreludeVariant, 2> preludes_;
+  mutable std::array<PreludeVariant, 3> preludes_;  // plain, loads checked, every access handed to the runtime
 };
 
 // The translation unit the host compiler sees (exposed for tests).
 std::string simTranslationUnit(std::string_view source, const std::vector<std::string>& kernelNames);
+// For a build whose shared-memory accesses go to the runtime: static `__shared__` arrays inside
+// functions reached through a reference the address sanitizer instruments (it skips thread_locals).
+std::string rewriteStaticSharedForAccessChecks(std::string_view source);
 // `extern __shared__ T name[];` becomes a pointer to the block's dynamic shared memory.
 std::string rewriteDynamicShared(std::string_view source);
 // Whether any CUDA thread of the source could reach a barrier or warp collective; if not, threads run

@@ -48,7 +48,10 @@ struct SimJob {
   std::string stateKey;
   bool fibers = true;
   bool reverseThreadOrder = false;
-  int sharedPoison = 0x7F;           // cuset_sim::LaunchOptions::sharedPoison
+  int sharedPoison = 0x7F;  // cuset_sim::LaunchOptions::sharedPoison
+  // cuset_sim::SharedAccesses as an int: 0 unchecked, 1 race check, 2 lockstep (a library built with
+  // SimBuildChecks::sharedAccesses; lockstep runs with fibers).
+  int sharedAccesses = 0;
   std::vector<KernelStep> launches;  // a run of the plan's kernel steps (library steps run between jobs)
   const RegionLayout* layout = nullptr;
   std::vector<std::byte> region;  // in: filled region; out: as the kernel left it

@@ -1,0 +1,124 @@
+// Shared-memory accesses of a build instrumented for them (SimBuildChecks::sharedAccesses: GCC's
+// -fsanitize=kernel-address in call mode, loads and stores, whose hooks in the prelude call
+// cuset_sim_shared_access). Two uses, chosen per launch (LaunchOptions::sharedAccesses):
+//
+//  - a race check, as compute-sanitizer's racecheck does it for shared memory: per byte, the last write
+//    and the reads since, stamped with the block's barrier count and the warp's collective count; an
+//    access by another thread that conflicts (one of the two writes) with no __syncthreads between
+//    them, or no warp collective for two threads of one warp, ends the launch naming both threads, the
+//    bytes and the last barrier. The simulator runs each thread to its next barrier, so such a race
+//    shows as wrong outputs; this names it.
+//  - lockstep: the thread yields to the scheduler before each shared-memory access, which lets every
+//    other thread make its access first (block_runner.cpp), as a GPU's warps execute in lockstep: a
+//    race only thread-after-thread execution exposes (a reduction reading sdata[0] while thread 0
+//    overwrites it) stays hidden, as it does on the GPU KernelBench's check ran on.
+#include <cstdint>
+
+#include "block_runner.hpp"
+
+// glibc's: the address of a TLS module's block for the calling thread (declared before the hidden
+// visibility below: it is glibc's symbol, not ours).
+extern "C" void* __tls_get_addr(void* index);
+
+#pragma GCC visibility push(hidden)
+namespace cuset_sim::detail {
+
+void BlockRunner::startSharedAccesses(const LaunchOptions& options, const StaticShared& statics) {
+  sharedAccesses_ = options.sharedAccesses;
+  epoch_ = 0;
+  lastBarrierLine_ = -1;
+  const std::size_t n = std::size_t{info_.blockDim.x} * info_.blockDim.y * info_.blockDim.z;
+  warpEpochs_.assign((n + 31) / 32, 0);
+  if (sharedAccesses_ == SharedAccesses::unchecked) return;
+  staticShared_ = 0;
+  staticSharedBytes_ = 0;
+  if (statics.module != 0 && statics.bytes > 0) {
+    struct {
+      unsigned long module, offset;
+    } index{statics.module, 0};
+    staticShared_ = reinterpret_cast<std::uintptr_t>(__tls_get_addr(&index));
+    staticSharedBytes_ = statics.bytes;
+  }
+  if (sharedAccesses_ == SharedAccesses::raceCheck && accesses_.size() < staticSharedBytes_ + info_.dynamicSharedBytes) {
+    accesses_.resize(staticSharedBytes_ + info_.dynamicSharedBytes);
+  }
+}
+
+std::string BlockRunner::describeSharedByte(std::size_t offset) const {
+  if (offset < staticSharedBytes_) return format("byte %zu of the block's static __shared__ memory (%zu bytes)", offset, staticSharedBytes_);
+  return format("byte %zu of its dynamic (extern __shared__) memory (%zu bytes)", offset - staticSharedBytes_, info_.dynamicSharedBytes);
+}
+
+void BlockRunner::sharedAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write) {
+  // Where in the block's shared memory, if there at all (a global or local access is not checked).
+  std::size_t offset;
+  const auto dynamic = reinterpret_cast<std::uintptr_t>(info_.dynamicShared);
+  if (address >= staticShared_ && address < staticShared_ + staticSharedBytes_) {
+    offset = address - staticShared_;
+  } else if (info_.dynamicSharedBytes > 0 && address >= dynamic && address < dynamic + info_.dynamicSharedBytes) {
+    offset = staticSharedBytes_ + (address - dynamic);
+  } else {
+    return;
+  }
+  if (sharedAccesses_ == SharedAccesses::lockstep) {
+    if (!fiberMode_) return;
+    lane.state = Lane::State::stepped;
+    yield(lane);
+    return;
+  }
+  const std::uint32_t me = lane.ctx.linear + 1, warp = lane.ctx.linear / 32;
+  const std::uint32_t warpEpoch = warpEpochs_[warp];
+  // Unordered: the other access is since the last barrier and, within one warp, since the last collective.
+  auto unordered = [&](std::uint32_t other, std::uint32_t epoch, std::uint32_t otherWarpEpoch) {
+    return other != 0 && other != me && epoch == epoch_ && ((other - 1) / 32 != warp || otherWarpEpoch == warpEpoch);
+  };
+  const std::size_t end = std::min(offset + size, accesses_.size());
+  for (std::size_t b = offset; b < end; ++b) {
+    AccessRecord& r = accesses_[b];
+    if (r.block != info_.serial) r = AccessRecord{info_.serial};
+    std::uint32_t other = 0;
+    const char* what = nullptr;
+    if (unordered(r.writer, r.writeEpoch, r.writeWarpEpoch)) {
+      other = r.writer;
+      what = write ? "writes bytes thread %s also wrote" : "reads bytes thread %s wrote";
+    } else if (write && r.reader == kManyReaders && r.readEpoch == epoch_) {
+      other = kManyReaders;
+      what = "writes bytes other threads read";
+    } else if (write && unordered(r.reader, r.readEpoch, r.readWarpEpoch)) {
+      other = r.reader;
+      what = "writes bytes thread %s read";
+    }
+    if (what != nullptr) {
+      std::string otherName;
+      if (other != kManyReaders) otherName = threadName(lanes_[other - 1].ctx).substr(threadName(lanes_[other - 1].ctx).find("thread") + 7);
+      const std::string barrier = lastBarrierLine_ >= 0 ? format("the last __syncthreads completed was at line %d", lastBarrierLine_)
+                                                        : std::string("no __syncthreads has completed in this block");
+      throw SimTrap{format("a race in shared memory: this thread %s (%s) with no __syncthreads between the two accesses (%s)",
+                           format(what, otherName.c_str()).c_str(), describeSharedByte(b).c_str(), barrier.c_str())};
+    }
+    if (write) {
+      r.writer = me;
+      r.writeEpoch = epoch_;
+      r.writeWarpEpoch = warpEpoch;
+      r.reader = 0;
+    } else if (r.reader == 0 || r.readEpoch != epoch_ || r.reader == me) {
+      r.reader = me;
+      r.readEpoch = epoch_;
+      r.readWarpEpoch = warpEpoch;
+    } else if (r.reader != kManyReaders) {
+      r.reader = kManyReaders;
+    }
+  }
+}
+
+}  // namespace cuset_sim::detail
+#pragma GCC visibility pop
+
+// Reached from the prelude's load and store hooks in a build instrumented for shared-memory accesses.
+extern "C" void cuset_sim_shared_access(std::uintptr_t address, std::size_t size, int write) {
+  using namespace cuset_sim::detail;
+  cuset_sim::ThreadContext* t = cuset_sim::tls_thread;
+  if (t == nullptr || t->impl == nullptr) return;
+  Lane& lane = *static_cast<Lane*>(t->impl);
+  lane.runner->sharedAccess(lane, address, size, write != 0);
+}
