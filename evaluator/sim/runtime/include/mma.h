@@ -154,8 +154,14 @@ inline void fill_fragment(fragment<Use, M, N, K, T, Layout>& f, const V& value) 
 
 namespace detail {
 
+// Each lane performs the whole tile operation (above): every lane loads and stores the whole tile, which a
+// race check of shared memory must not count as lanes racing (prelude.hpp's CUSET_SIM_UNCHECKED).
+#ifndef CUSET_SIM_UNCHECKED
+#define CUSET_SIM_UNCHECKED __attribute__((no_sanitize_address))
+#endif
+
 template <class Frag, class P>
-void loadTile(Frag& f, const P* p, unsigned ldm, bool rowMajor) {
+CUSET_SIM_UNCHECKED void loadTile(Frag& f, const P* p, unsigned ldm, bool rowMajor) {
   for (int r = 0; r < Frag::rows; ++r) {
     for (int c = 0; c < Frag::cols; ++c) {
       f.x[r * Frag::cols + c] = rowMajor ? p[static_cast<std::size_t>(r) * ldm + c] : p[static_cast<std::size_t>(c) * ldm + r];
@@ -180,7 +186,7 @@ inline void load_matrix_sync(fragment<accumulator, M, N, K, T>& f, const P* p, u
 }
 
 template <int M, int N, int K, class T, class P>
-inline void store_matrix_sync(P* p, const fragment<accumulator, M, N, K, T>& f, unsigned ldm, layout_t layout) {
+CUSET_SIM_UNCHECKED inline void store_matrix_sync(P* p, const fragment<accumulator, M, N, K, T>& f, unsigned ldm, layout_t layout) {
   detail::warpWide(cuset_sim::WarpOp::wmma_store, __LINE__);
   using Frag = fragment<accumulator, M, N, K, T>;
   for (int r = 0; r < Frag::rows; ++r) {

@@ -5,7 +5,8 @@ launches:
     block: [256]
     args: [A, B, C, M, N, K]
 */
-// @expect: wrong_answer
+// @expect: runtime_error
+// @expect-reason: a race in shared memory
 // Bug: no barrier after the inner product, so fast threads overwrite the shared tiles for the next
 // depth step while slower threads are still reading the current ones (a race).
 

@@ -5,7 +5,8 @@ launches:
     block: [256]
     args: [x, y, M, N]
 */
-// @expect: wrong_answer
+// @expect: runtime_error
+// @expect-reason: a race in shared memory
 // Bug: no barrier between the warps' partial writes and warp 0 reading them: warp 0 may read
 // slots that other warps have not written yet.
 // One block per row: each thread folds a strided slice (coalesced across the warp), then the warp

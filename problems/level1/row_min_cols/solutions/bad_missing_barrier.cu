@@ -5,7 +5,8 @@ launches:
     block: [32, 8]
     args: [x, y, M, N]
 */
-// @expect: wrong_answer
+// @expect: runtime_error
+// @expect-reason: a race in shared memory
 // Bug: the partial minima are combined before every thread row has written its slot (no barrier).
 extern "C" __global__ void col_min(const float* __restrict__ x, float* __restrict__ y, int M, int N) {
   __shared__ float part[8][33];

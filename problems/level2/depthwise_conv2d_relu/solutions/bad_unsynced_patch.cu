@@ -5,7 +5,8 @@ launches:
     block: [32, 8]
     args: [x, w, b, y, C, H, W]
 */
-// @expect: wrong_answer
+// @expect: runtime_error
+// @expect-reason: a race in shared memory
 // Bug: no barrier between staging the patch and reading neighbours' entries of it (a race).
 extern "C" __global__ void depthwise_relu(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b,
                                           float* __restrict__ y, int C, int H, int W) {

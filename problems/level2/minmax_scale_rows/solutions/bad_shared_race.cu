@@ -5,7 +5,8 @@ launches:
     block: [256]
     args: [x, y, N]
 */
-// @expect: wrong_answer
+// @expect: runtime_error
+// @expect-reason: a race in shared memory
 // Bug: reuses one shared slot array for the max and the min reductions without a barrier between
 // them, so warps can overwrite the max partials before warp-level readers are done.
 extern "C" __global__ void minmax_scale(const float* __restrict__ x, float* __restrict__ y, int N) {
