@@ -99,30 +99,42 @@ SimToolchain SimToolchain::fromBuild() {
                       fromEnv("CUSET_CUDA_INCLUDE", CUSET_CUDA_INCLUDE_DIR), fromEnv("CUSET_SIM_LIBDIR", CUSET_SIM_LIBRARY_DIR)};
 }
 
-std::string rewriteDynamicShared(std::string_view source) {
-  static const std::regex kDecl(
-      R"(extern\s+__shared__\s+((?:__align__\s*\(\s*\d+\s*\)\s*|alignas\s*\(\s*\d+\s*\)\s*)*)([A-Za-z_][\w:<>,\s]*?[\w>])\s*((?:__align__\s*\(\s*\d+\s*\)\s*)*)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;)");
+namespace {
+
+// `source` with each match of `declaration` replaced by what `rewrite(match, position)` gives, or kept
+// where it gives nothing.
+template <class Rewrite>
+std::string rewriteEach(std::string_view source, const std::regex& declaration, Rewrite rewrite) {
   const std::string text(source);
   std::string out;
   std::size_t last = 0;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), kDecl); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), declaration); it != std::sregex_iterator(); ++it) {
     const auto& m = *it;
     const std::size_t pos = static_cast<std::size_t>(m.position());
+    std::optional<std::string> replacement = rewrite(text, m, pos);
+    if (!replacement) continue;
     out.append(text, last, pos - last);
-    const std::string type = m[2].str();
-    const std::string name = m[4].str();
-    if (braceDepthAt(text, pos) > 0) {
-      // Inside a function: a local pointer, on the same line so line numbers stay right.
-      out += fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(__cuset_dynamic_shared());", type, name);
-    } else {
-      // At namespace scope: a macro, since the pointer differs for each running block.
-      out += fmt::format("\n#undef {1}\n#define {1} (reinterpret_cast<{0}*>(__cuset_dynamic_shared()))\n#line {2}\n", type, name,
-                         lineAt(text, pos + static_cast<std::size_t>(m.length())));
-    }
+    out += *replacement;
     last = pos + static_cast<std::size_t>(m.length());
   }
   out.append(text, last, std::string::npos);
   return out;
+}
+
+}  // namespace
+
+std::string rewriteDynamicShared(std::string_view source) {
+  static const std::regex kDecl(
+      R"(extern\s+__shared__\s+((?:__align__\s*\(\s*\d+\s*\)\s*|alignas\s*\(\s*\d+\s*\)\s*)*)([A-Za-z_][\w:<>,\s]*?[\w>])\s*((?:__align__\s*\(\s*\d+\s*\)\s*)*)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;)");
+  return rewriteEach(source, kDecl, [](const std::string& text, const std::smatch& m, std::size_t pos) -> std::optional<std::string> {
+    const std::string type = m[2].str();
+    const std::string name = m[4].str();
+    // Inside a function: a local pointer, on the same line so line numbers stay right.
+    if (braceDepthAt(text, pos) > 0) return fmt::format("{0}* const {1} = reinterpret_cast<{0}*>(__cuset_dynamic_shared());", type, name);
+    // At namespace scope: a macro, since the pointer differs for each running block.
+    return fmt::format("\n#undef {1}\n#define {1} (reinterpret_cast<{0}*>(__cuset_dynamic_shared()))\n#line {2}\n", type, name,
+                       lineAt(text, pos + static_cast<std::size_t>(m.length())));
+  });
 }
 
 std::string rewriteStaticSharedForAccessChecks(std::string_view source) {
@@ -132,22 +144,13 @@ std::string rewriteStaticSharedForAccessChecks(std::string_view source) {
   // does instrument. One declarator without an initialiser; anything else keeps its form (unchecked).
   static const std::regex kDecl(
       R"((\bstatic\s+)?__shared__\s+((?:__align__\s*\(\s*\d+\s*\)\s*|alignas\s*\(\s*\d+\s*\)\s*)*)([A-Za-z_][\w:<>,\s]*?[\w>])\s+([A-Za-z_]\w*)\s*((?:\[[^\[\];{}=]+\]\s*)*);)");
-  const std::string text(source);
-  std::string out;
-  std::size_t last = 0;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), kDecl); it != std::sregex_iterator(); ++it) {
-    const auto& m = *it;
-    const std::size_t pos = static_cast<std::size_t>(m.position());
-    if (braceDepthAt(text, pos) == 0 || m[3].str() == "extern") continue;
-    out.append(text, last, pos - last);
+  return rewriteEach(source, kDecl, [](const std::string& text, const std::smatch& m, std::size_t pos) -> std::optional<std::string> {
+    if (braceDepthAt(text, pos) == 0) return std::nullopt;
     const std::string name = m[4].str();
     // On one line, so line numbers stay right.
-    out += fmt::format("__shared__ {}{} {}__cuset_storage{}; auto& {} = *::cuset_sim::opaque(&{}__cuset_storage);", m[2].str(), m[3].str(), name,
+    return fmt::format("__shared__ {}{} {}__cuset_storage{}; auto& {} = *::cuset_sim::opaque(&{}__cuset_storage);", m[2].str(), m[3].str(), name,
                        m[5].str(), name, name);
-    last = pos + static_cast<std::size_t>(m.length());
-  }
-  out.append(text, last, std::string::npos);
-  return out;
+  });
 }
 
 bool simNeedsFibers(std::string_view source) {
