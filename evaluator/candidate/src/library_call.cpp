@@ -150,13 +150,6 @@ const LibraryArg* keyword(const LibraryStep& step, const std::string& name) {
   return it == step.kwargs.end() ? nullptr : &it->second;
 }
 
-bool isConvolution(const std::string& op) {
-  static const std::array<std::string_view, 9> kOps = {"aten::conv1d",           "aten::conv2d",           "aten::conv3d",
-                                                       "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
-                                                       "aten::convolution",      "aten::_convolution",     "aten::_convolution_mode"};
-  return std::find(kOps.begin(), kOps.end(), op) != kOps.end();
-}
-
 // A convolution's input and weight rounded to TF32, as cuDNN reads them on Ampere and later by default:
 // through cuset::round_tf32, the op the TorchScript references' TF32 graphs call (torch_reference.cpp).
 void roundConvolutionOperands(torch::jit::Stack& stack) {
@@ -192,7 +185,7 @@ void run(const LibraryStep& step, const LibraryMemory& memory, bool upcast, Floa
     else
       throw std::runtime_error(fmt::format("{}: argument '{}' is missing", op.schema().name(), a.name()));
   }
-  if (numerics == Float32Numerics::tf32Convolutions && isConvolution(step.name)) roundConvolutionOperands(stack);
+  if (numerics == Float32Numerics::tf32Convolutions && isTf32Convolution(step.name)) roundConvolutionOperands(stack);
   {
     torch::NoGradGuard noGrad;  // the harness computes, nothing trains
     op.callBoxed(&stack);

@@ -68,6 +68,16 @@ Float32Numerics float32NumericsOn(GpuClass gpu) {
   }
 }
 
+bool isTf32Convolution(std::string_view op) {
+  static constexpr std::array<std::string_view, 9> kOps = {"aten::conv1d",           "aten::conv2d",           "aten::conv3d",
+                                                           "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
+                                                           "aten::convolution",      "aten::_convolution",     "aten::_convolution_mode"};
+  for (std::string_view o : kOps) {
+    if (o == op) return true;
+  }
+  return false;
+}
+
 float roundToTf32(float value) {
   if (!std::isfinite(value)) return value;
   // Adding half of the 13 dropped bits' range to the bit pattern rounds the magnitude to nearest, ties

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <set>
 
 #include "cuset/evaluator/problem/input_generator.hpp"
 
@@ -138,20 +137,13 @@ torch::Tensor roundTensorToTf32(const torch::Tensor& t) {
 
 TORCH_LIBRARY(cuset, m) { m.def("round_tf32(Tensor x) -> Tensor", &roundTensorToTf32); }
 
-bool isConvolution(const torch::jit::Node& node) {
-  static const std::set<std::string> kOps = {"aten::conv1d",           "aten::conv2d",           "aten::conv3d",
-                                             "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
-                                             "aten::convolution",      "aten::_convolution",     "aten::_convolution_mode"};
-  return kOps.contains(node.kind().toQualString());
-}
-
 // Inserts cuset::round_tf32 before the input and weight of every convolution in `block` and its nested
 // blocks; returns how many convolutions it found.
 std::size_t roundConvolutionOperands(torch::jit::Graph& graph, torch::jit::Block* block) {
   std::size_t found = 0;
   for (torch::jit::Node* node : block->nodes()) {
     for (torch::jit::Block* inner : node->blocks()) found += roundConvolutionOperands(graph, inner);
-    if (!isConvolution(*node)) continue;
+    if (!isTf32Convolution(node->kind().toQualString())) continue;
     ++found;
     torch::jit::WithInsertPoint point(node);
     for (std::size_t i = 0; i < 2; ++i) {

@@ -130,7 +130,7 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
       job.stateKey = result.key();
       job.fibers = built.needsFibers;
       job.reverseThreadOrder = request.reverseThreadOrder;
-      const bool lockstep = request.lockstep || lockstepForKernelBench(request);
+      const bool lockstep = lockstepForKernelBench(request);
       if ((request.raceCheck || lockstep) && instrumentedLibrary() != nullptr) {
         job.library = instrumented->library;
         job.stateKey += lockstep ? "#lockstep" : "#racecheck";  // another library: globals of its own

@@ -42,10 +42,9 @@ struct TrialRequest {
   bool reverseThreadOrder = false;                    // simulator: start threads in reverse order
   bool kernelbench = false;                           // a KernelBench-check trial: the plain layout, no shared-memory poison
   Float32Numerics numerics = Float32Numerics::exact;  // how the plan's library steps compute (TF32 convolutions)
-  // Simulator only: report the first race in shared memory instead of running on through it; run the
-  // block's threads in lockstep at shared-memory accesses, as a GPU's warps (cuset_sim::SharedAccesses).
+  // Simulator only: report the first race in shared memory instead of running on through it
+  // (cuset_sim::SharedAccesses; KernelBench-check trials decide lockstep themselves, sim_backend.cpp).
   bool raceCheck = false;
-  bool lockstep = false;
 };
 
 // Runs `region` (filled by the layout) through the backend; the region comes back as the kernels left it.

@@ -22,6 +22,10 @@ std::optional<GpuClass> parseGpuClass(std::string_view name);
 GpuClass gpuClassOfArch(std::string_view arch);
 Float32Numerics float32NumericsOn(GpuClass gpu);
 
+// Whether `op` ("aten::conv2d", "aten::_convolution") is a convolution cuDNN computes in TF32 there: the
+// one list the references' graphs and the plans' library steps both ask.
+bool isTf32Convolution(std::string_view op);
+
 // `value` rounded to TF32 as the tensor cores read it: the mantissa to 10 bits, round to nearest with
 // ties away from zero (cvt.rna.tf32.f32); NaN and infinities unchanged.
 float roundToTf32(float value);
