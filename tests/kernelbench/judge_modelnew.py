@@ -59,8 +59,14 @@ for r in results:
     if pure and got_ops:
         failures.append(f"{name}: marked with library ops {got_ops}, expected a pure kernel")
     # Optional lines after it: `# reason: TEXT` (the verdict's reason contains TEXT), `# flags: F1 F2` (the
-    # result's flags are exactly these; `# flags:` alone: none).
+    # result's flags are exactly these; `# flags:` alone: none), `# kernelbench: true|false [WHY]` (the
+    # predicted KernelBench verdict, and why it differs from CuSeT's).
     for line in r["source"].splitlines()[1:4]:
+        if line.startswith("# kernelbench: "):
+            want = line[len("# kernelbench: "):].split()
+            got = [str(r.get("kernelbench_correct")).lower()] + ([r["kernelbench"]["disagreement"]] if r.get("kernelbench", {}).get("disagreement") else [])
+            if got != want:
+                failures.append(f"{name}: kernelbench {got} ({r.get('kernelbench', {}).get('issue', '')[:200]}), expected {want}")
         if line.startswith("# reason: ") and line[len("# reason: "):] not in r["reason"]:
             failures.append(f"{name}: reason {r['reason'][:300]!r} does not contain {line[len('# reason: '):]!r}")
         if line.startswith("# flags:") and sorted(line[len("# flags:"):].split()) != sorted(r.get("flags", [])):

@@ -3,6 +3,7 @@
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -112,7 +113,8 @@ std::variant<CandidatePlan, EarlyVerdict> planFromManifestCandidate(const Candid
 // A KernelBench solution: its Python and host code recorded, in the restricted helper, into plans.
 std::variant<CandidatePlan, EarlyVerdict> planFromKernelBenchCandidate(const Candidate& candidate, const Problem& problem,
                                                                        const EvalServices& services, EvalResult& r,
-                                                                       std::optional<EarlyVerdict>& standing) {
+                                                                       std::optional<EarlyVerdict>& standing,
+                                                                       std::vector<ConstructionDifference>& construction) {
   if (!services.translator) return EarlyVerdict{Verdict::unsupported, "KernelBench solutions are not translated in this run"};
   Translation t = services.translator->translate(problem, candidate.source);
   r.timings.translateMs = t.milliseconds;
@@ -126,6 +128,8 @@ std::variant<CandidatePlan, EarlyVerdict> planFromKernelBenchCandidate(const Can
     return EarlyVerdict{*t.verdict, t.reason};
   }
   if (t.standing) standing = EarlyVerdict{t.standing->verdict, t.standing->reason};
+  construction = std::move(t.construction);
+  for (const auto& c : construction) r.flags.push_back("initialisation_differs:" + c.parameter);
   return std::move(t.plan);
 }
 
@@ -157,6 +161,20 @@ KernelBenchCheck kernelBenchCheckBeforeTrials(Verdict verdict, const std::string
       return {.compiled = verdict != Verdict::invalid_submission,
               .issue = "not reproduced: " + (reason.empty() ? "nothing was run (compile-only backend)" : reason)};
   }
+}
+
+// KernelBench's check runs ModelNew as its own __init__ left it, against Model as its own left it: a
+// parameter the plan reads that starts elsewhere fails there whatever the kernels do. Predicted from the
+// two constructions (kb_construction.py), not run: the trials bind both models to the same weights.
+// Returns whether it decided the prediction.
+bool predictConstructionFailure(const std::vector<ConstructionDifference>& construction, KernelBenchCheck& k) {
+  if (construction.empty() || !k.correct || !*k.correct) return false;
+  std::vector<std::string> which;
+  for (const auto& c : construction) which.push_back(fmt::format("'{}' ({})", c.parameter, c.how));
+  k.correct = false;
+  k.issue = fmt::format("correctness_issue: KernelBench's construction starts ModelNew's parameters elsewhere than Model's: {}",
+                        fmt::join(which, "; "));
+  return true;
 }
 
 // KernelBench's tolerance for its precision option (eval.py's get_tolerance_for_precision; v0.1's 1e-2
@@ -243,6 +261,7 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
   const bool kernelBenchCheck =
       kb.check == "always" || (kb.check == "auto" && (r.form == "kernelbench" || (problem->origin && problem->origin->suite == "kernelbench")));
   std::optional<EarlyVerdict> standing;  // the verdict the plan gets whatever its trials show
+  std::vector<ConstructionDifference> construction;
   auto finishEarly = [&](Verdict v, std::string reason) {
     if (kernelBenchCheck) r.kernelbench = kernelBenchCheckBeforeTrials(v, reason);
     // Nothing ran (compile-only, a problem this backend cannot judge): what the recording showed stands.
@@ -252,7 +271,7 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
   if (r.form == "kernelbench") {
     if (auto refused = recordStaticFindings(candidate, kb, r)) return finishEarly(Verdict::invalid_submission, std::move(*refused));
   }
-  auto planned = r.form == "kernelbench" ? planFromKernelBenchCandidate(candidate, *problem, services, r, standing)
+  auto planned = r.form == "kernelbench" ? planFromKernelBenchCandidate(candidate, *problem, services, r, standing, construction)
                                          : planFromManifestCandidate(candidate, *problem);
   r.timings.manifestMs = msSince(start) - r.timings.translateMs;
   if (auto* early = std::get_if<EarlyVerdict>(&planned)) return finishEarly(early->verdict, std::move(early->reason));
@@ -279,7 +298,10 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
     runOnBackend(*problem, plan, compiled, services, options, r);
     // The backend's own refusals before any trial (the simulator's host build) come back without one.
     if (kernelBenchCheck && !r.kernelbench) r.kernelbench = kernelBenchCheckBeforeTrials(r.verdict, r.reason);
-    if (r.kernelbench) r.kernelbench->disagreement = kernelBenchDisagreement(r);
+    if (r.kernelbench) {
+      const bool construction_decides = predictConstructionFailure(construction, *r.kernelbench);
+      r.kernelbench->disagreement = construction_decides && r.verdict == Verdict::correct ? "initialisation" : kernelBenchDisagreement(r);
+    }
     if (standing) {
       // The recording showed it (a library step writes an input): the trials ran for KernelBench's check.
       const bool told = r.verdict == Verdict::correct || r.verdict == standing->verdict;

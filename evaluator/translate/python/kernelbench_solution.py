@@ -27,6 +27,7 @@ import ast
 import functools
 import importlib
 import json
+import math
 import os
 import sys
 import tempfile
@@ -38,6 +39,7 @@ warnings.filterwarnings("ignore")
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
+import kb_construction  # noqa: E402
 import kb_recording  # noqa: E402
 from kb_host import StopCapture, build_failure, patch_compile, patch_cuda_api, patch_extension_api  # noqa: E402
 from kb_recording import DTYPE_NAMES, DTYPES, OnRecordingDevice, Rec, Recording, view_json  # noqa: E402
@@ -247,7 +249,7 @@ def model_weights(ns_problem, init):
         kb_recording._current[0] = saved
 
 
-def record_size_set(solution_path, source, problem, size_set, kb):
+def record_size_set(solution_path, source, problem, size_set, kb, compare_construction=False):
     recorder = kb_recording.start_recording()
     ns_problem = problem_namespace(problem, size_set, kb)
     init, fwd = forward_arguments(problem, size_set, ns_problem, kb)
@@ -277,7 +279,7 @@ def record_size_set(solution_path, source, problem, size_set, kb):
     if not isinstance(model, nn.Module):
         raise Verdict("invalid_submission", "ModelNew is not a torch.nn.Module")
     model.train()  # KernelBench runs models as constructed
-    bind_parameters(model, problem, inputs, model_weights(ns_problem, init))
+    bound = bind_parameters(model, problem, inputs, model_weights(ns_problem, init))
     recorder.finish_init()
     kb.rebuild_flat_weights(model)  # nn.RNNBase reads a flat list of its weights
     args = [inputs[v] if kind == "input" else v for kind, v in fwd]
@@ -289,7 +291,14 @@ def record_size_set(solution_path, source, problem, size_set, kb):
     except Exception as e:  # noqa: BLE001 - what KernelBench would report as a runtime error
         raise uncaught(e, "forward failed", solution_path) from e
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    return plan_of(outs, spec)
+    plan = plan_of(outs, spec)
+    if compare_construction and ns_problem is not None:
+        used = {b["name"] for b in plan["buffers"] if b["role"] == "input"}
+        try:
+            plan["construction"] = kb_construction.construction_differences(ns_problem["Model"], ns["ModelNew"], init, bound, used)
+        except Exception as e:  # noqa: BLE001 - a finding left out, never a verdict
+            plan["construction_unchecked"] = f"{type(e).__name__}: {str(e).strip()[:200]}"
+    return plan
 
 
 def uncaught(e, what, solution_path):
@@ -393,7 +402,9 @@ def main():
             except Exception:  # noqa: BLE001 - the record run reports construction errors
                 pass
             finish({"status": "captured", "extensions": captured})
-        plans = {s: record_size_set(args.solution, source, problem, s, kb) for s in problem["size_sets"]}
+        # KernelBench's construction is compared once, at the size set with the fewest input elements.
+        smallest = min(problem["size_sets"], key=lambda s: sum(math.prod(i["shape"]) for i in problem["size_sets"][s]["inputs"]))
+        plans = {s: record_size_set(args.solution, source, problem, s, kb, compare_construction=s == smallest) for s in problem["size_sets"]}
         finish({"status": "recorded", "plans": plans})
     except Verdict as v:
         finish({"status": v.status, "reason": v.reason})

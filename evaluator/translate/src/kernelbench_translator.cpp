@@ -73,7 +73,7 @@ json problemSpec(const Problem& p, const TranslatorOptions& options) {
 std::string translatorDigest() {
   ContentHasher h;
   // The C++ half of the translator (splitter, host build, device check): bumped when what it makes changes.
-  h.add("cuset-kb-translate-v9");  // v9: CUDA names only with the headers a source includes; __device__ functions deleted in host code
+  h.add("cuset-kb-translate-v10");  // v10: KernelBench's construction compared (kb_construction.py)
   // Of the importer, only what the recorder imports: its problem-file loader (and einops by definition).
   for (const char* file : {"kb_problem_file.py", "einops_polyfill.py"}) h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / file));
   std::vector<fs::path> headers;
@@ -267,6 +267,21 @@ class Session {
   fs::path folder_;
 };
 
+// The recorder's comparison of KernelBench's two constructions (written by the solution's process, so
+// read as untrusted: what is not three strings is left out).
+void readConstruction(const json& recorded, Translation& t) {
+  const auto text = [](const json& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : ""; };
+  if (const auto it = recorded.find("construction"); it != recorded.end() && it->is_array()) {
+    for (const auto& d : *it) {
+      ConstructionDifference c{text(d, "parameter"), text(d, "weight"), text(d, "how")};
+      if (!c.parameter.empty() && !c.weight.empty() && !c.how.empty()) t.construction.push_back(std::move(c));
+    }
+  }
+  if (const std::string why = text(recorded, "construction_unchecked"); !why.empty()) {
+    t.log += fmt::format("KernelBench's construction not compared: {}\n", why);
+  }
+}
+
 // The recorded plans checked against the problem, one per size set.
 void finishPlans(Translation& t, const Problem& problem, const TranslatorOptions& options) {
   if (!t.ok()) return;
@@ -291,6 +306,8 @@ void finishPlans(Translation& t, const Problem& problem, const TranslatorOptions
                              : fmt::format("sizes '{}': {}", set.name, refusal->reason);
       return;
     }
+    const json& recorded = t.recorded[set.name];
+    readConstruction(recorded, t);
     LaunchPlan& p = std::get<LaunchPlan>(plan);
     for (const auto& k : p.kernelNames()) {
       if (std::find(t.plan.kernelNames.begin(), t.plan.kernelNames.end(), k) == t.plan.kernelNames.end()) t.plan.kernelNames.push_back(k);
@@ -308,6 +325,9 @@ std::string describeTranslation(const Translation& t) {
   out += fmt::format("plan ({} kernel(s){}; translated in {:.0f} ms{})\n", t.plan.kernelNames.size(),
                      t.plan.libraryOps().empty() ? "" : fmt::format(", library ops: {}", fmt::join(t.plan.libraryOps(), ", ")), t.milliseconds,
                      t.cacheHit ? ", cached" : "");
+  for (const auto& c : t.construction) {
+    out += fmt::format("KernelBench's construction starts ModelNew's '{}' elsewhere than Model's '{}': {}\n", c.parameter, c.weight, c.how);
+  }
   for (const auto& [set, plan] : t.plan.plans) {
     out += fmt::format("\nsizes '{}':\n", set);
     for (const auto& b : plan.scratch) {

@@ -1,4 +1,6 @@
 # expect: correct library: aten::mul_,aten::addmm,aten::relu,aten::clamp,aten::mul
+# flags:
+# kernelbench: true
 # __init__ changes a weight in place (fc2 scaled by 2, as folding a batch norm does) and forward undoes
 # it: ModelNew's fc2 is twice Model's, so the trial's weights go through the same change, on a copy.
 import torch

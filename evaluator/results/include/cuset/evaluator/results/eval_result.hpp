@@ -36,7 +36,7 @@ struct KernelBenchCheck {
   // the GPU's default numerics (TF32 convolutions) decide the verdict.
   std::optional<bool> correctAgainstExact;
   // Why `correct` differs from CuSeT's own verdict, when it does (kernelbench_agreement.hpp's reasons:
-  // "tf32_reference", "cuset_checks", "tolerance", ...); empty when they agree.
+  // "tf32_reference", "race_hidden_by_lockstep", "initialisation", "cuset_checks", "kernelbench_trials"); empty when they agree.
   std::string disagreement;
 };
 
