@@ -8,6 +8,7 @@ it is not installed. `kernelbench_trace.py` (the importer) builds on it; the tra
 key covers this file and not the importer's.
 """
 import ast
+import re
 import inspect
 import math
 import warnings
@@ -232,6 +233,33 @@ def scaled_overrides(knobs, factor, only=None, floor=4, minimum=SCALABLE_MIN):
     return out
 
 
+GROUP_COUNT = re.compile(r"(^|_)(groups?|heads?)$", re.I)                       # num_groups, groups, num_heads, n_head
+GROUPED_SIZE = re.compile(r"channel|feature|embed|embd|hidden|dim|d_model", re.I)  # what a group count divides
+
+
+def keep_group_sizes(full_knobs, over):
+    """A scaling that shrinks channels but keeps `num_groups` leaves fewer channels per group (one, at
+    worst): GroupNorm's variance then runs over a handful of elements, an ill-conditioned problem the
+    full size does not have, and attention's head dimension shrinks the same way. Where a group count
+    divides a size it scales, the group size (size / count) is kept and the count scaled instead, to
+    no fewer than two groups (one would make a grouped convolution a plain one, and hide a kernel that
+    ignores the group index)."""
+    over = dict(over)
+    for g, groups in full_knobs.items():
+        if not GROUP_COUNT.search(g) or groups < 1:
+            continue
+        sized = [k for k in over if k != g and GROUPED_SIZE.search(k) and not GROUP_COUNT.search(k)
+                 and full_knobs.get(k, 0) % groups == 0 and full_knobs[k] // groups >= 2 and over[k] < full_knobs[k]]
+        if not sized:
+            continue
+        scaled_groups = max(min(2, groups), min(min(groups, over[k] // (full_knobs[k] // groups)) for k in sized))
+        for k in sized:
+            over[k] = scaled_groups * (full_knobs[k] // groups)
+        if scaled_groups != groups:
+            over[g] = scaled_groups
+    return over
+
+
 def small_size_attempts(full_knobs):
     """Scalings to try, gentlest first. The batch shrinks first (to 2: one sample would hide a kernel
     that ignores the batch index), since it is the one size every layer accepts; then every constant,
@@ -248,6 +276,7 @@ def small_size_attempts(full_knobs):
             attempts.append((f"floor{floor}", f, scaled_overrides(full_knobs, f, floor=floor)))
     attempts.append(("batch", 0, scaled_overrides(full_knobs, 1 << 30, only=batch, floor=1, minimum=2)))
     seen, unique = set(), []
+    attempts = [(how, f, keep_group_sizes(full_knobs, over)) for how, f, over in attempts]
     for how, f, over in attempts:
         key = tuple(sorted(over.items()))
         if key not in seen:
