@@ -57,7 +57,8 @@ std::vector<std::string> codegenFlags(const SimCodegen& options, bool instrument
     flags.insert(flags.end(), {"-fsanitize=kernel-address", "--param=asan-instrumentation-with-call-threshold=0", "--param=asan-stack=0",
                                "--param=asan-globals=0", "--param=asan-use-after-return=0"});
     flags.push_back(sharedAccesses ? "--param=asan-instrument-writes=1" : "--param=asan-instrument-writes=0");
-    if (sharedAccesses) flags.push_back("-DCUSET_SIM_SHARED_ACCESSES");
+    // Line tables (not full debug info): a named race says which lines made the two accesses.
+    if (sharedAccesses) flags.insert(flags.end(), {"-DCUSET_SIM_SHARED_ACCESSES", "-g1"});
   }
   return flags;
 }
@@ -307,7 +308,7 @@ SimCompileOutput SimCompiler::build(std::string_view source, const std::vector<s
   const std::string tu = simTranslationUnit(checks.sharedAccesses ? rewriteStaticSharedForAccessChecks(ptx.source) : ptx.source, kernelNames);
 
   ContentHasher h;
-  h.add("cuset-sim-v3").add(toolchain_.compiler.string()).add(tu).add(headersDigest_);
+  h.add("cuset-sim-v4").add(toolchain_.compiler.string()).add(tu).add(headersDigest_);
   for (const auto& flag : codeFlags(checks)) h.add(flag);
   out.tailReadsChecked = instrumentsLoads(checks);
   const std::string key = h.digest().hex();

@@ -6,8 +6,11 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <regex>
+#include <sstream>
 
 #include "cuset/common/error.hpp"
+#include "cuset/common/subprocess.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
 #include "cuset/evaluator/correctness/correctness_trials.hpp"
 #include "cuset/evaluator/correctness/device_region.hpp"
@@ -43,16 +46,47 @@ std::vector<Segment> segmentsOf(const LaunchPlan& plan) {
   return out;
 }
 
+// The race check's code addresses (`@pc:0xOFFSET@` in the candidate's library, shared_accesses.cpp) as
+// lines of the device code: addr2line, run here outside the sandbox, reads the line tables the
+// instrumented build carries (-g1). A place it cannot tell is said so.
+std::string withSourceLines(const std::string& message, const std::filesystem::path& library) {
+  static const std::regex marker(R"(@pc:(0x[0-9a-f]+)@)");
+  std::vector<std::string> argv{"addr2line", "-e", library.string()};
+  for (auto it = std::sregex_iterator(message.begin(), message.end(), marker); it != std::sregex_iterator(); ++it) argv.push_back((*it)[1]);
+  if (argv.size() == 3) return message;
+  std::vector<std::string> places;
+  try {
+    const SubprocessResult r = runSubprocess(argv, std::chrono::seconds(10), 1 << 16);
+    std::istringstream lines(r.ok() ? r.output : std::string());
+    static const std::regex candidateLine(R"((?:^|/)candidate\.cu:(\d+))");  // the build folder's path before it
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      places.push_back(std::regex_search(line, m, candidateLine) ? "at line " + m[1].str() : "at an unknown place");
+    }
+  } catch (const std::exception&) {  // no addr2line: the lines are left out, the race is still named
+  }
+  std::string out;
+  std::size_t i = 0;
+  auto last = message.cbegin();
+  for (auto it = std::sregex_iterator(message.begin(), message.end(), marker); it != std::sregex_iterator(); ++it, ++i) {
+    out.append(last, message.cbegin() + it->position());
+    out += i < places.size() ? places[i] : "at an unknown place";
+    last = message.cbegin() + it->position() + it->length();
+  }
+  out.append(last, message.cend());
+  return out;
+}
+
 // Wrong outputs from a kernel with shared memory: trial 0 again with the race check on. A race between
 // two of its threads (the simulator runs each thread to its next barrier, so a missing one shows as
 // wrong values) is the verdict, named, instead of a mismatch count.
 void nameSharedMemoryRace(const Problem& problem, const RegionLayout& layout, const CorrectnessOptions& options, const TrialExecutor& execute,
-                          EvalResult& result) {
+                          const std::filesystem::path& instrumentedLibrary, EvalResult& result) {
   const std::vector<HostTensor> inputs = drawInputs(problem, problem.sizes(options.sizeSet), options.seed, 0, false);
   std::vector<std::byte> region = layout.fill(inputs, 0);
   const TrialRun run = execute(region, TrialRequest{.trial = 0, .raceCheck = true});
   if (run.status != TrialRun::Status::runtimeError || run.message.find("a race in shared memory") == std::string::npos) return;
-  result.reason = fmt::format("{} (the trials' outputs: {})", run.message, result.reason);
+  result.reason = fmt::format("{} (the trials' outputs: {})", withSourceLines(run.message, instrumentedLibrary), result.reason);
   result.verdict = Verdict::runtime_error;
 }
 
@@ -153,7 +187,9 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
     return run;
   };
   runCorrectnessTrials(problem, layouts, references, options, execute, "the simulator", true, result);
-  if (result.verdict == Verdict::wrong_answer && sharedMemory) nameSharedMemoryRace(problem, fencedAfter, options, execute, result);
+  if (result.verdict == Verdict::wrong_answer && sharedMemory && instrumentedLibrary() != nullptr) {
+    nameSharedMemoryRace(problem, fencedAfter, options, execute, instrumented->library, result);
+  }
 }
 
 }  // namespace cuset

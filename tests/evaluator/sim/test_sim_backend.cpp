@@ -230,6 +230,9 @@ extern "C" __global__ void row_max(const float* x, float* y, int M, int N) {
   const EvalResult& r = s.results[0];
   EXPECT_EQ(verdictName(r.verdict), "runtime_error") << r.reason;
   EXPECT_NE(r.reason.find("thread (1,0,0): a race in shared memory: this thread reads bytes thread (0,0,0) wrote"), std::string::npos) << r.reason;
+  // The two accesses by their lines of the candidate (the manifest's comment is lines 1-4): thread 1's
+  // read of s[0], thread 0's reuse of it.
+  EXPECT_NE(r.reason.find("this access at line 16, the other at line 17)"), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find("the trials' outputs: trial 1 of 2: y:"), std::string::npos) << r.reason;
   ASSERT_TRUE(r.kernelbench && r.kernelbench->correct);
   EXPECT_TRUE(*r.kernelbench->correct) << r.kernelbench->issue;

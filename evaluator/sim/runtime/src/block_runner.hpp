@@ -89,7 +89,7 @@ class BlockRunner {
   }
 
   // A shared-memory access of `lane` (shared_accesses.cpp): checked for a race, or a lockstep step.
-  void sharedAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write);
+  void sharedAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write, const void* pc);
   // A warp collective or a block barrier completed: accesses before it and after it cannot race.
   void warpSynchronized(std::size_t warp) {
     if (warp < warpEpochs_.size()) ++warpEpochs_[warp];
@@ -114,6 +114,8 @@ class BlockRunner {
     std::uint64_t block = 0;  // info_.serial of the block that made it; another block's is stale
     std::uint32_t writer = 0, writeEpoch = 0, writeWarpEpoch = 0;
     std::uint32_t reader = 0, readEpoch = 0, readWarpEpoch = 0;  // reader: linear index + 1, or kManyReaders
+    const void* writePc = nullptr;                                 // where in the kernel's code each was made
+    const void* readPc = nullptr;
   };
   static constexpr std::uint32_t kManyReaders = 0xFFFFFFFFu;
   void startSharedAccesses(const LaunchOptions& options, const StaticShared& statics);

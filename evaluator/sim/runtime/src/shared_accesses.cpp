@@ -12,6 +12,8 @@
 //    other thread make its access first (block_runner.cpp), as a GPU's warps execute in lockstep: a
 //    race only thread-after-thread execution exposes (a reduction reading sdata[0] while thread 0
 //    overwrites it) stays hidden, as it does on the GPU KernelBench's check ran on.
+#include <dlfcn.h>
+
 #include <cstdint>
 
 #include "block_runner.hpp"
@@ -44,12 +46,21 @@ void BlockRunner::startSharedAccesses(const LaunchOptions& options, const Static
   }
 }
 
+// A return address in the candidate's library as `@pc:0xOFFSET@` (its offset in the library file), which
+// the evaluator, outside the sandbox, turns into a source line (sim_backend's sourceLinesOf).
+std::string codeAddress(const void* pc) {
+  Dl_info info{};
+  if (pc == nullptr || dladdr(pc, &info) == 0 || info.dli_fbase == nullptr) return "at an unknown place";
+  // A return address is the instruction after the call: one byte back is inside the access's line.
+  return format("@pc:0x%zx@", static_cast<std::size_t>(static_cast<const char*>(pc) - static_cast<const char*>(info.dli_fbase)) - 1);
+}
+
 std::string BlockRunner::describeSharedByte(std::size_t offset) const {
   if (offset < staticSharedBytes_) return format("byte %zu of the block's static __shared__ memory (%zu bytes)", offset, staticSharedBytes_);
   return format("byte %zu of its dynamic (extern __shared__) memory (%zu bytes)", offset - staticSharedBytes_, info_.dynamicSharedBytes);
 }
 
-void BlockRunner::sharedAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write) {
+void BlockRunner::sharedAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write, const void* pc) {
   // Where in the block's shared memory, if there at all (a global or local access is not checked).
   std::size_t offset;
   const auto dynamic = reinterpret_cast<std::uintptr_t>(info_.dynamicShared);
@@ -78,14 +89,18 @@ void BlockRunner::sharedAccess(Lane& lane, std::uintptr_t address, std::size_t s
     if (r.block != info_.serial) r = AccessRecord{info_.serial};
     std::uint32_t other = 0;
     const char* what = nullptr;
+    const void* otherPc = nullptr;
     if (unordered(r.writer, r.writeEpoch, r.writeWarpEpoch)) {
       other = r.writer;
+      otherPc = r.writePc;
       what = write ? "writes bytes thread %s also wrote" : "reads bytes thread %s wrote";
     } else if (write && r.reader == kManyReaders && r.readEpoch == epoch_) {
       other = kManyReaders;
+      otherPc = r.readPc;
       what = "writes bytes other threads read";
     } else if (write && unordered(r.reader, r.readEpoch, r.readWarpEpoch)) {
       other = r.reader;
+      otherPc = r.readPc;
       what = "writes bytes thread %s read";
     }
     if (what != nullptr) {
@@ -93,20 +108,25 @@ void BlockRunner::sharedAccess(Lane& lane, std::uintptr_t address, std::size_t s
       if (other != kManyReaders) otherName = threadName(lanes_[other - 1].ctx).substr(threadName(lanes_[other - 1].ctx).find("thread") + 7);
       const std::string barrier = lastBarrierLine_ >= 0 ? format("the last __syncthreads completed was at line %d", lastBarrierLine_)
                                                         : std::string("no __syncthreads has completed in this block");
-      throw SimTrap{format("a race in shared memory: this thread %s (%s) with no __syncthreads between the two accesses (%s)",
-                           format(what, otherName.c_str()).c_str(), describeSharedByte(b).c_str(), barrier.c_str())};
+      throw SimTrap{format("a race in shared memory: this thread %s (%s) with no __syncthreads between the two accesses (%s; this "
+                           "access %s, the other %s)",
+                           format(what, otherName.c_str()).c_str(), describeSharedByte(b).c_str(), barrier.c_str(), codeAddress(pc).c_str(),
+                           codeAddress(otherPc).c_str())};
     }
     if (write) {
       r.writer = me;
       r.writeEpoch = epoch_;
       r.writeWarpEpoch = warpEpoch;
+      r.writePc = pc;
       r.reader = 0;
     } else if (r.reader == 0 || r.readEpoch != epoch_ || r.reader == me) {
       r.reader = me;
       r.readEpoch = epoch_;
       r.readWarpEpoch = warpEpoch;
+      r.readPc = pc;
     } else if (r.reader != kManyReaders) {
       r.reader = kManyReaders;
+      r.readPc = pc;
     }
   }
 }
@@ -115,10 +135,10 @@ void BlockRunner::sharedAccess(Lane& lane, std::uintptr_t address, std::size_t s
 #pragma GCC visibility pop
 
 // Reached from the prelude's load and store hooks in a build instrumented for shared-memory accesses.
-extern "C" void cuset_sim_shared_access(std::uintptr_t address, std::size_t size, int write) {
+extern "C" void cuset_sim_shared_access(std::uintptr_t address, std::size_t size, int write, const void* pc) {
   using namespace cuset_sim::detail;
   cuset_sim::ThreadContext* t = cuset_sim::tls_thread;
   if (t == nullptr || t->impl == nullptr) return;
   Lane& lane = *static_cast<Lane*>(t->impl);
-  lane.runner->sharedAccess(lane, address, size, write != 0);
+  lane.runner->sharedAccess(lane, address, size, write != 0, pc);
 }

@@ -47,10 +47,13 @@
 #ifdef __SANITIZE_ADDRESS__
 extern "C" void cuset_sim_tail_read(std::uintptr_t address, std::size_t size);
 #ifdef CUSET_SIM_SHARED_ACCESSES
-extern "C" void cuset_sim_shared_access(std::uintptr_t address, std::size_t size, int write);
-#define CUSET_SIM_SHARED_ACCESS(address, size, write) cuset_sim_shared_access(address, size, write)
-#define CUSET_SIM_STORE_CHECK(n) \
-  extern "C" __attribute__((visibility("hidden"))) void __asan_store##n##_noabort(std::uintptr_t address) { cuset_sim_shared_access(address, n, 1); }
+// `pc`: the access's return address in the kernel's code, which the race report turns into a line.
+extern "C" void cuset_sim_shared_access(std::uintptr_t address, std::size_t size, int write, const void* pc);
+#define CUSET_SIM_SHARED_ACCESS(address, size, write) cuset_sim_shared_access(address, size, write, __builtin_return_address(0))
+#define CUSET_SIM_STORE_CHECK(n)                                                                             \
+  extern "C" __attribute__((visibility("hidden"))) void __asan_store##n##_noabort(std::uintptr_t address) { \
+    cuset_sim_shared_access(address, n, 1, __builtin_return_address(0));                                    \
+  }
 CUSET_SIM_STORE_CHECK(1)
 CUSET_SIM_STORE_CHECK(2)
 CUSET_SIM_STORE_CHECK(4)
@@ -58,7 +61,7 @@ CUSET_SIM_STORE_CHECK(8)
 CUSET_SIM_STORE_CHECK(16)
 #undef CUSET_SIM_STORE_CHECK
 extern "C" __attribute__((visibility("hidden"))) void __asan_storeN_noabort(std::uintptr_t address, std::size_t size) {
-  cuset_sim_shared_access(address, size, 1);
+  cuset_sim_shared_access(address, size, 1, __builtin_return_address(0));
 }
 #else
 #define CUSET_SIM_SHARED_ACCESS(address, size, write) ((void)0)
