@@ -162,9 +162,16 @@ bool simNeedsFibers(std::string_view source) {
   return false;
 }
 
+std::string withoutStaticOfShared(std::string_view source) {
+  // nvcc takes `static __shared__ float s[32];` (a block's shared memory is static storage anyway); the
+  // prelude's __shared__ is `static thread_local`, and GCC refuses a second `static`. On the same line.
+  static const std::regex kStatic(R"(\bstatic[ \t]+(__shared__)\b|\b(__shared__)[ \t]+static\b)");
+  return std::regex_replace(std::string(source), kStatic, "__shared__");
+}
+
 std::string simTranslationUnit(std::string_view source, const std::vector<std::string>& kernelNames) {
   std::string tu = "#include \"cuset_sim/prelude.hpp\"\n#line 1 \"candidate.cu\"\n";
-  tu += rewriteDynamicShared(source);
+  tu += rewriteDynamicShared(withoutStaticOfShared(source));
   tu +=
       "\n#line 1 \"cuset_sim_entries\"\nextern \"C\" const ::cuset_sim::KernelEntry* cuset_sim_kernels(int* count) {\n"
       "  static const ::cuset_sim::KernelEntry table[] = {\n";

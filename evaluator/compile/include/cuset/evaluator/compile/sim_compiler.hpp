@@ -134,6 +134,9 @@ std::string simTranslationUnit(std::string_view source, const std::vector<std::s
 std::string rewriteStaticSharedForAccessChecks(std::string_view source);
 // `extern __shared__ T name[];` becomes a pointer to the block's dynamic shared memory.
 std::string rewriteDynamicShared(std::string_view source);
+// `static __shared__` / `__shared__ static` as `__shared__` (nvcc accepts the redundant `static`, the
+// prelude's `static thread_local` does not take a second one), line numbers kept.
+std::string withoutStaticOfShared(std::string_view source);
 // Whether any CUDA thread of the source could reach a barrier or warp collective; if not, threads run
 // as plain calls instead of fibers.
 bool simNeedsFibers(std::string_view source);
