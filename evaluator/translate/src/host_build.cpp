@@ -41,7 +41,7 @@ bool standInHeader(std::string_view h) {
 bool standInGap(const std::string& log) {
   const std::string first = firstErrorLine(log);
   static const std::regex kGap(
-      R"((cuset_kb|cuset:|torch::|at::|c10::|pybind11|\b(cuda|cublas|cublasLt|cudnn|cufft|curand|cusparse|cusolver|nccl)[A-Z_]\w*[^\w\s]* was not declared))");
+      R"((cuset_kb|cuset:|torch::|at::|c10::|pybind11|is not a member of [^\w\s]+(torch|at|c10)[^\w\s]|\b(cuda|cublas|cublasLt|cudnn|cufft|curand|cusparse|cusolver|nccl)[A-Z_]\w*[^\w\s]* was not declared))");
   return std::regex_search(first, kGap);
 }
 
