@@ -96,6 +96,10 @@ void addBackendOptions(CLI::App* eval, EvalOptions& o) {
       ->check(CLI::IsMember({"auto", "compile-only", "sim", "cuda"}))
       ->capture_default_str();
   eval->add_option("--sizes", o.config.sizeSet, "Size set to run (default: small on sim, full on cuda)");
+  eval->add_option("--large-sizes-mib", o.config.largeSizesMib,
+                   "sim: a KernelBench problem's own sizes with the batch cut to fit this many MiB, where a kernel that passed at "
+                   "small runs one more trial (0: off)")
+      ->capture_default_str();
   eval->add_option("--timer", o.config.cuda.timer, "cuda: cupti (GPU busy time of every kernel) or events (CUDA events)")
       ->check(CLI::IsMember({"cupti", "events"}))
       ->capture_default_str();

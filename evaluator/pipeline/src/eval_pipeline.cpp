@@ -18,6 +18,8 @@
 #include "cuset/evaluator/candidate/plan_validator.hpp"
 #include "cuset/evaluator/candidate/source_policy.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
+#include "cuset/evaluator/correctness/reference_cache.hpp"
+#include "cuset/evaluator/problem/large_sizes.hpp"
 #include "cuset/evaluator/sim_backend/sim_backend.hpp"
 #include "launch_resources.hpp"
 
@@ -144,6 +146,52 @@ void runOnBackend(const Problem& problem, const CandidatePlan& plan, const Compi
     r.device = gpu.ordinal();
   } else {
     runSimBackend(problem, launchPlan, plan.deviceSource, *services.simCompiler, *services.sandbox, *services.references, options, r);
+  }
+}
+
+// A kernel the simulator passed at `small` runs one trial at `large`, KernelBench's sizes with the batch
+// cut (large_sizes.hpp): a bug only KernelBench's sizes show (a block capped at 1024 threads for a row of
+// 4095) fails here as on the GPU, and KernelBench's predicted check with it. What cannot run there (a
+// limit, the reference) leaves the verdict as it was, flagged.
+void checkAtLargeSizes(const Problem& problem, const CandidatePlan& plan, const EvalServices& services, const CorrectnessOptions& options,
+                       EvalResult& r) {
+  const auto large = plan.plans.find(std::string(kLargeSizeSet));
+  if (services.backend != BackendKind::sim || r.verdict != Verdict::correct || large == plan.plans.end() || options.sizeSet == kLargeSizeSet) {
+    return;
+  }
+  CorrectnessOptions once = options;
+  once.sizeSet = std::string(kLargeSizeSet);
+  once.trials = 1;
+  once.kernelbench = {};
+  EvalResult at = r;
+  at.kernelbench.reset();
+  at.comparisons.clear();
+  try {
+    runSimBackend(problem, large->second, plan.deviceSource, *services.simCompiler, *services.sandbox, *services.references, once, at);
+  } catch (const ReferenceFailure&) {
+    r.flags.push_back("large_sizes_not_run:reference");
+    return;
+  }
+  r.timings.runMs += at.timings.runMs;
+  if (at.verdict == Verdict::timeout || at.verdict == Verdict::unsupported) {
+    r.flags.push_back(fmt::format("large_sizes_not_run:{}", verdictName(at.verdict)));
+    return;
+  }
+  r.sizes.push_back(std::string(kLargeSizeSet));
+  if (at.verdict == Verdict::correct) return;
+  std::vector<std::string> cut;
+  const SizeBindings& full = problem.sizes("full");
+  for (const auto& [name, value] : problem.sizes(kLargeSizeSet)) {
+    if (value != full.at(name)) cut.push_back(fmt::format("{} {} of {}", name, value, full.at(name)));
+  }
+  const std::string where = fmt::format("at sizes 'large' (KernelBench's, but {})", fmt::join(cut, ", "));
+  r.verdict = at.verdict;
+  r.reason = fmt::format("{}: {}", where, at.reason);
+  r.comparisons = std::move(at.comparisons);
+  r.trials += at.trials;
+  if (r.kernelbench && r.kernelbench->correct && *r.kernelbench->correct) {
+    r.kernelbench->correct = false;
+    r.kernelbench->issue = "correctness_issue: " + r.reason;
   }
 }
 
@@ -296,6 +344,8 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
       options.kernelbench = {.trials = kb.checkTrials, .tolerance = kernelBenchTolerance(kb), .gpu = kernelBenchGpu(kb, services.arch)};
     }
     runOnBackend(*problem, plan, compiled, services, options, r);
+    if (r.verdict == Verdict::correct || r.trials > 0) r.sizes = {options.sizeSet};
+    checkAtLargeSizes(*problem, plan, services, options, r);
     // The backend's own refusals before any trial (the simulator's host build) come back without one.
     if (kernelBenchCheck && !r.kernelbench) r.kernelbench = kernelBenchCheckBeforeTrials(r.verdict, r.reason);
     if (r.kernelbench) {

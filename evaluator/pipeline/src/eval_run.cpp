@@ -15,6 +15,7 @@
 #include "cuset/common/log.hpp"
 #include "cuset/common/progress.hpp"
 #include "cuset/common/thread_pool.hpp"
+#include "cuset/evaluator/problem/large_sizes.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 #include "cuset/evaluator/pipeline/kernelbench_files.hpp"
 #include "cuset/evaluator/pipeline/reference_check.hpp"
@@ -91,6 +92,8 @@ TranslatorOptions translatorOptions(const EvalConfig& config, BackendKind backen
   // The simulator judges a scaled size set: the plan is also recorded and checked at the problem's own
   // (KernelBench's) sizes, where a launch valid when scaled may not be (a grid.y past 65,535).
   if (backend == BackendKind::sim && o.sizeSets.front() != "full") o.checkedSizeSets = {"full"};
+  // ... and run at `large` where the problem has it (a kernel that passed at `small` gets a trial there).
+  if (backend == BackendKind::sim && o.sizeSets.front() == "small" && config.largeSizesMib > 0) o.sizeSets.push_back(std::string(kLargeSizeSet));
   if (backend == BackendKind::sim) {
     const std::size_t worker = config.sandbox.memoryBytes ? config.sandbox.memoryBytes : defaultSandboxMemory(jobs);
     o.budget = {.bytes = static_cast<std::int64_t>(worker / 2),
@@ -305,6 +308,9 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   }
   const CandidateBatch batch = readCandidateBatch(config, suite);
   const BackendChoice backend = config.remote ? remoteBackend(config) : chooseBackend(config);
+  if (backend.kind == BackendKind::sim && runSizeSet(config, backend.kind) == "small" && config.largeSizesMib > 0) {
+    suite.addLargeSizeSets({.maxBytes = config.largeSizesMib << 20});
+  }
   RunFolder run(config, backend.kind);
   EvalHarness harness(config, backend);
   harness.unjudgeable = problemsWithoutSizeSet(suite, batch, backend.kind, harness.sizeSet);

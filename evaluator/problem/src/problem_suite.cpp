@@ -8,6 +8,7 @@
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
+#include "cuset/evaluator/problem/large_sizes.hpp"
 #include "cuset/common/yaml_util.hpp"
 
 namespace fs = std::filesystem;
@@ -501,6 +502,12 @@ ProblemSuite ProblemSuite::load(const fs::path& root) {
   suite.index_.clear();
   for (std::size_t i = 0; i < suite.problems_.size(); ++i) suite.index_.emplace(suite.problems_[i].id, i);
   return suite;
+}
+
+std::size_t ProblemSuite::addLargeSizeSets(const LargeSizeBudget& budget) {
+  std::size_t added = 0;
+  for (auto& problem : problems_) added += addLargeSizeSet(problem, budget) ? 1 : 0;
+  return added;
 }
 
 void ProblemSuite::castFloat32To(DType to, const Tolerance& tolerance) {

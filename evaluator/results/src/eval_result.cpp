@@ -38,6 +38,7 @@ nlohmann::json toJson(const EvalResult& r) {
   for (const auto& c : r.comparisons) comparisons.push_back(toJson(c));
   j["comparisons"] = comparisons;
   if (!r.flags.empty()) j["flags"] = r.flags;
+  if (!r.sizes.empty()) j["sizes"] = r.sizes;
   if (!r.form.empty()) j["form"] = r.form;
   if (!r.libraryOps.empty()) j["library_ops"] = r.libraryOps;
   if (r.device) j["device"] = *r.device;
@@ -119,6 +120,7 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
       if (auto pf = t->find("peak_fraction"); pf != t->end() && !pf->is_null()) r.peakFraction = doubleFromJson(*pf, "timing.peak_fraction");
     }
     if (auto f = j.find("flags"); f != j.end()) r.flags = f->get<std::vector<std::string>>();
+    if (auto f = j.find("sizes"); f != j.end()) r.sizes = f->get<std::vector<std::string>>();
     r.form = j.value("form", "");
     if (auto l = j.find("library_ops"); l != j.end()) r.libraryOps = l->get<std::vector<std::string>>();
     if (auto d = j.find("device"); d != j.end() && d->is_number_integer()) r.device = d->get<int>();

@@ -90,6 +90,7 @@ TEST(EvalResult, EveryFieldRoundTripsThroughTheFileWithNaNAndInfinities) {
     r.referenceTimingSamplesMs = numbers();
     if (round % 4) r.peakFraction = number();
     r.flags = {"speedup_above_10x"};
+    r.sizes = round % 2 ? std::vector<std::string>{"small", "large"} : std::vector<std::string>{"full"};
     r.kernelbench = KernelBenchCheck{.compiled = true,
                                      .correct = round % 3 == 0 ? std::nullopt : std::optional<bool>(round % 2 == 0),
                                      .trials = 5,
@@ -124,6 +125,7 @@ TEST(EvalResult, EveryFieldRoundTripsThroughTheFileWithNaNAndInfinities) {
     EXPECT_TRUE(sameDouble(back.comparisons[0].maxAbsError, c.maxAbsError));
     EXPECT_TRUE(sameDouble(back.comparisons[0].firstGot, c.firstGot));
     EXPECT_EQ(back.device, r.device);
+    EXPECT_EQ(back.sizes, r.sizes);
     EXPECT_EQ(back.staticFindings.size(), 1u);
   }
   // Records written before NaN had a name hold `null` where a difference was NaN: read as NaN.

@@ -83,6 +83,9 @@ struct EvalConfig {
   bool includeDefective = false;  // reports count problems flagged defective (`defect:`) in the metrics
   // sim backend
   SandboxLimits sandbox;  // per-job time limit, memory, host threads, stack size
+  // KernelBench problems get a `large` set (their own sizes with the batch cut, large_sizes.hpp) whose
+  // inputs and outputs fit this many MiB; a kernel that passes at `small` runs one trial there. 0: none.
+  std::int64_t largeSizesMib = 256;
   // The host build's variants, for measuring only (bench_sim runs the suite with each): false parses
   // the prelude in every build; code generation other than the default.
   bool precompiledPrelude = true;

@@ -9,6 +9,8 @@
 
 namespace cuset {
 
+struct LargeSizeBudget;
+
 // Parses and validates one problem folder (containing problem.yaml). Throws cuset::Error.
 Problem loadProblem(const std::filesystem::path& problemDir);
 // Same, from YAML text; `source` names it in messages and `directory` is recorded in the problem.
@@ -30,6 +32,8 @@ class ProblemSuite {
   // output of every problem becomes `to`, judged at `tolerance`; the reference still computes in
   // float32 from the cast inputs (DESIGN §4) and its outputs are cast to `to`.
   void castFloat32To(DType to, const Tolerance& tolerance);
+  // The simulator's `large` set (large_sizes.hpp) on every problem that can have one; how many got it.
+  std::size_t addLargeSizeSets(const LargeSizeBudget& budget);
 
  private:
   std::filesystem::path root_;

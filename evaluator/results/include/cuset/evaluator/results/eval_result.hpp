@@ -68,6 +68,9 @@ struct EvalResult {
   StageTimings timings;
   // Correctness (sim and cuda backends)
   int trials = 0;                             // trials run, the determinism rerun included
+  // The size sets the verdict was reached at ("small"; "small", "large" where a kernel that passed at
+  // `small` ran at KernelBench's sizes with the batch cut too, large_sizes.hpp); empty: none ran.
+  std::vector<std::string> sizes;
   std::vector<OutputComparison> comparisons;  // of the failing trial, else of the last one
   bool nondeterministic = false;              // the rerun differed bitwise, within tolerance
   // Timing. "cpu_simulator" samples are CPU wall times and never give a speedup; GPU kinds
