@@ -198,12 +198,22 @@ nlohmann::json coverageOf(const std::vector<EvalResult>& results, const nlohmann
       }
     }
   }
+  // Which size sets the verdicts were reached at ("small", "small+large", "full"): a verdict the
+  // simulator also checked at KernelBench's own sizes (batch cut) says more than one at `small` alone.
+  nlohmann::json sizes = nlohmann::json::object();
+  for (const auto& r : results) {
+    if (r.sizes.empty()) continue;
+    std::string key;
+    for (const auto& s : r.sizes) key += (key.empty() ? "" : "+") + s;
+    sizes[key] = sizes.value(key, 0) + 1;
+  }
   nlohmann::json flagged = nlohmann::json::object();
   for (const auto& [id, defect] : defects.items()) {
     if (perProblem.contains(id)) flagged[id] = defect;
   }
   return {{"levels", levels},
           {"suites", suites},
+          {"sizes", sizes},
           {"flagged", flagged},
           {"include_defective", runInfo.is_object() && runInfo.value("include_defective", false)}};
 }

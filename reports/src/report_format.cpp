@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cuset/reports/renderers.hpp"
 #include "web_assets.hpp"
@@ -111,6 +112,11 @@ std::string coverageText(const nlohmann::json& coverage) {
             : fmt::format(
                   " {} flagged defective (the reference is degenerate or stochastic) and left out of the metrics (--include-defective counts them).",
                   flagged);
+  }
+  if (const auto sizes = coverage.value("sizes", nlohmann::json::object()); !sizes.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [set, n] : sizes.items()) parts.push_back(fmt::format("{} at {}", n.get<int>(), set));
+    text += fmt::format(" Verdicts by the size sets they ran at: {}.", fmt::join(parts, ", "));
   }
   if (const int unsupported = all.value("unsupported", 0); unsupported > 0) {
     text += fmt::format(" {} unsupported on this backend (no size set it runs, or a reference that cannot run): outside every rate.", unsupported);

@@ -11,10 +11,12 @@ import threading
 import torch
 import torch.utils.cpp_extension as cpp_extension
 
-from kb_recording import DTYPE_NAMES, DTYPES, Rec, current, json_scalar
+from kb_recording import DTYPE_NAMES, DTYPES, Rec, current, json_scalar, moved_to_gpu
 from kb_sandbox import Verdict, unsupported
 from kb_streams import patch_streams
 
+# Factories whose device comes from their options alone (the *_like and new_* ones take their source's).
+HOST_DEFAULT_FACTORIES = {"empty", "zeros", "ones", "full", "rand", "randn", "empty_strided", "arange"}
 FACTORY_FUNCTIONS = {"empty", "zeros", "ones", "full", "rand", "randn", "empty_like", "zeros_like", "ones_like", "full_like",
                      "empty_strided", "arange", "new_empty", "new_zeros", "new_ones", "new_full"}
 
@@ -80,6 +82,12 @@ def host_request(request):
         else:
             moved.append(a)
     args = moved
+    on_host = None
+    if name in HOST_DEFAULT_FACTORIES and (kwargs.get("device") is None or torch.device(kwargs["device"]).type == "cpu"):
+        # TensorOptions' device is the CPU unless one is named (`torch::zeros(sizes, torch::kLong)`): the
+        # tensor is in the host's memory, which a kernel cannot reach and an op with GPU tensors refuses.
+        on_host = f"torch::{name} in host code, with no CUDA device in its options"
+        kwargs["device"] = torch.device("cuda")
     if name in FACTORY_FUNCTIONS:
         kwargs.setdefault("device", torch.device("cuda"))
     if kwargs.get("device") is not None and torch.device(kwargs["device"]).type == "cpu":
@@ -88,6 +96,9 @@ def host_request(request):
         self_, rest = args[0], args[1:]
         if name == "to" and rest and isinstance(rest[0], dict):
             rest = rest[1:]
+        if name in ("to", "cuda") and isinstance(self_, Rec) and (name == "cuda" or any(
+                isinstance(a, torch.device) and a.type == "cuda" for a in (*rest, kwargs.get("device")))):
+            moved_to_gpu(self_)
         return getattr(self_, name)(*rest, **kwargs)
     if name.startswith("cuset_reverse_"):  # scalar - tensor and the like
         op = name[len("cuset_reverse_"):]
@@ -95,7 +106,10 @@ def host_request(request):
         return {"add": lambda: s + t, "sub": lambda: s - t, "mul": lambda: s * t, "div": lambda: s / t}[op]()
     if name.startswith("nn.functional."):  # torch::nn::functional::mish
         return getattr(torch.nn.functional, name[len("nn.functional."):])(*args, **kwargs)
-    return getattr(torch, name)(*args, **kwargs)
+    made = getattr(torch, name)(*args, **kwargs)
+    if on_host is not None and isinstance(made, Rec):
+        made.buffer.root().on_host = on_host
+    return made
 
 
 CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_char_p)

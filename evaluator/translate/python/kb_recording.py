@@ -58,6 +58,7 @@ class Buffer:
         self.tainted = False      # written by a step whose result is not known here: no value
         self.module_tensor = False  # registered as a module's parameter or buffer
         self.derived = False      # computed in __init__ from a module's tensors: never bound to a weight
+        self.on_host = None       # in the host's memory: how it got there ("torch::zeros without a device")
         self.base = torch.empty(numel, dtype=dtype, device="meta")
 
     def root(self):
@@ -224,6 +225,21 @@ class Recorder:
 
     # -- the dispatch of every torch op -------------------------------------------------------------
     def dispatch(self, func, args, kwargs):
+        """An op on tensors in the host's memory and on the GPU fails as torch fails it; one on host
+        tensors alone makes host tensors."""
+        recs = [a for a in torch.utils._pytree.tree_flatten((args, kwargs))[0] if isinstance(a, Rec)]
+        hosts = [a for a in recs if a.buffer.root().on_host]
+        if hosts and len(hosts) < len(recs) and any(a.dim() > 0 for a in hosts):
+            raise Verdict("runtime_error", f"{func.name()}: Expected all tensors to be on the same device, but found at least two devices, "
+                                           f"cuda:0 and cpu! (a tensor in the host's memory: {hosts[0].buffer.root().on_host})")
+        out = self.dispatch_op(func, args, kwargs)
+        if hosts and len(hosts) == len(recs):
+            for o in torch.utils._pytree.tree_flatten(out)[0]:
+                if isinstance(o, Rec) and o.buffer.root().on_host is None:
+                    o.buffer.root().on_host = hosts[0].buffer.root().on_host
+        return out
+
+    def dispatch_op(self, func, args, kwargs):
         name = func.name()  # "aten::add.Tensor"
         base = name.split("::")[-1].split(".")[0]
         args, kwargs = torch.utils._pytree.tree_map(self.as_recorded, (args, kwargs))
@@ -465,6 +481,9 @@ class Recorder:
                 if ident >= len(self.buffers):
                     raise unsupported("a kernel argument points outside every tensor")
                 b = self.buffers[ident]
+                if b.root().on_host:
+                    raise Verdict("runtime_error", f"kernel {launch['kernel']} is given a tensor in the host's memory ({b.root().on_host}): "
+                                                   "a GPU kernel cannot reach it (an illegal memory access there)")
                 if b.dtype not in PLAN_DTYPES:
                     raise unsupported(f"a kernel takes a tensor of dtype {b.dtype}, which the harness does not hold")
                 b.written = True
@@ -732,6 +751,8 @@ class OnRecordingDevice(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
         if func in (torch.Tensor.cuda, torch.Tensor.contiguous) and isinstance(args[0], Rec) and (func is torch.Tensor.cuda or args[0].is_contiguous()):
+            if func is torch.Tensor.cuda:
+                moved_to_gpu(args[0])
             return args[0]
         if func in (torch.Tensor.cpu, torch.Tensor.numpy, torch.Tensor.tolist):
             if isinstance(args[0], Rec) and args[0].value is not None:
@@ -752,6 +773,8 @@ class OnRecordingDevice(TorchFunctionMode):
         """Tensor.to on the one device there is: only a dtype or a memory format changes anything
         (Module.to passes `(device, dtype or None, non_blocking)` positionally)."""
         self, rest = args[0], args[1:]
+        if any(isinstance(a, (str, torch.device)) and torch.device(a).type == "cuda" for a in (*rest, kwargs.get("device")) if a is not None):
+            moved_to_gpu(self)
         dtype = kwargs.get("dtype")
         for a in rest:
             if isinstance(a, torch.dtype):
@@ -766,6 +789,13 @@ class OnRecordingDevice(TorchFunctionMode):
         if not change:
             return self
         return torch.Tensor.to(self, **change)
+
+
+def moved_to_gpu(t):
+    """.cuda() or .to("cuda") of a tensor in the host's memory: the recording's copy is the GPU's (one
+    buffer: the host copy is not told apart from it afterwards)."""
+    if isinstance(t, Rec):
+        t.buffer.root().on_host = None
 
 
 FACTORIES = {torch.empty, torch.zeros, torch.ones, torch.full, torch.rand, torch.randn, torch.randint, torch.arange,

@@ -324,6 +324,9 @@ def plan_of(outs, spec):
     for o, w in zip(outs, want):
         if not isinstance(o, Rec):
             raise Verdict("wrong_answer", f"forward returns {type(o).__name__} for output '{w['name']}', not a tensor it computed")
+        if o.buffer.root().on_host:
+            raise Verdict("runtime_error", f"forward returns output '{w['name']}' in the host's memory ({o.buffer.root().on_host}): KernelBench's "
+                                           "comparison with the reference on the GPU fails (\"Expected all tensors to be on the same device\")")
         if list(o.shape) != list(w["shape"]) or DTYPE_NAMES.get(o.dtype) != w["dtype"]:
             raise Verdict("wrong_answer", f"output '{w['name']}' has shape {list(o.shape)} {DTYPE_NAMES.get(o.dtype, o.dtype)}, the problem's "
                                           f"is {w['shape']} {w['dtype']}")
