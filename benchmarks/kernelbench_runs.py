@@ -59,10 +59,20 @@ def gpu_verdicts(folder):
     for problem, samples in data.items():
         for s in samples if isinstance(samples, list) else [samples]:
             ok = bool(s["correctness"])
-            outcome = ("correct" if ok else "build failed" if "compilation_error" in s["metadata"] else
+            outcome = ("correct" if ok else "environment" if environment_failure(s["metadata"]) else
+                       "build failed" if "compilation_error" in s["metadata"] else
                        "construction failed" if not s["compiled"] else "failed")
             out[(int(problem), int(s.get("sample_id", 0)))] = (outcome, ok)
     return out
+
+
+def environment_failure(metadata):
+    """A failure of the GPU machine, not of the solution: the device out of memory (another process held
+    it: qwencoder_level1_run's problems 19-34 found 7.56 MiB free of 39.49 GiB), or a CUDA error before
+    anything of the sample ran (ModelNew's construction launches nothing: an earlier sample's
+    asynchronous fault). No verdict about the solution to reproduce."""
+    text = " ".join(str(v) for v in metadata.values())
+    return "CUDA out of memory" in text or ("cuda_error" in metadata and "illegal memory access" in metadata["cuda_error"])
 
 
 def judged(run):
@@ -103,11 +113,14 @@ for name in args.folders.split(","):
     build_failed = [k for k, (o, ok) in gpu_of.items() if o == "build failed"]
     here = collections.Counter(ours[k]["verdict"] for k in gpu_correct if k in ours)
     builds = collections.Counter(ours[k]["verdict"] for k in build_failed if k in ours)
-    agree = disagree = unknown = 0
+    agree = disagree = unknown = environment = 0
     reasons = collections.Counter()
     for k, (outcome, ok) in gpu_of.items():
         r = ours.get(k)
         if r is None:
+            continue
+        if outcome == "environment":
+            environment += 1
             continue
         predicted = r.get("kernelbench_correct")
         if r["verdict"] == "compile_error":
@@ -123,7 +136,8 @@ for name in args.folders.split(","):
     print(f"\n## {name} ({gpu}, tolerance {tolerance}, {len(ours)} of {len(gpu_of)} samples judged in {time.time() - start:.0f} s)\n")
     print(f"GPU correct: {len(gpu_correct)}: here " + ", ".join(f"{v} {n}" for v, n in here.most_common()))
     print(f"GPU build failures: {len(build_failed)}: here " + ", ".join(f"{v} {n}" for v, n in builds.most_common()))
-    print(f"kernelbench_correct = GPU: {agree} of {agree + disagree} reproduced ({unknown} not reproduced here)")
+    print(f"kernelbench_correct = GPU: {agree} of {agree + disagree} reproduced ({unknown} not reproduced here; "
+          f"{environment} GPU machine failures left out: out of memory, an earlier sample's fault)")
     if reasons:
         print("\n| GPU | CuSeT verdict | why | samples |\n|---|---|---|---|")
         for (side, verdict, why), n in sorted(reasons.items()):

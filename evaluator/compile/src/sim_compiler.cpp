@@ -166,7 +166,11 @@ std::string withoutStaticOfShared(std::string_view source) {
   // nvcc takes `static __shared__ float s[32];` (a block's shared memory is static storage anyway); the
   // prelude's __shared__ is `static thread_local`, and GCC refuses a second `static`. On the same line.
   static const std::regex kStatic(R"(\bstatic[ \t]+(__shared__)\b|\b(__shared__)[ \t]+static\b)");
-  return std::regex_replace(std::string(source), kStatic, "__shared__");
+  // `extern __shared__ float s[256];` with a size: nvcc warns "extern declaration of the entity s is
+  // treated as a static definition" and defines it; GCC refuses "conflicting specifiers" (extern with the
+  // prelude's static). Without a size it is the dynamic array, which rewriteDynamicShared handles.
+  static const std::regex kExternSized(R"(\bextern[ \t]+(__shared__[^;\[\]]*\[[ \t]*[^\]\s]))");
+  return std::regex_replace(std::regex_replace(std::string(source), kStatic, "__shared__"), kExternSized, "$1");
 }
 
 std::string simTranslationUnit(std::string_view source, const std::vector<std::string>& kernelNames) {

@@ -238,26 +238,21 @@ GROUPED_SIZE = re.compile(r"channel|feature|embed|embd|hidden|dim|d_model", re.I
 
 
 def keep_group_sizes(full_knobs, over):
-    """A scaling that shrinks channels but keeps `num_groups` leaves fewer channels per group (one, at
-    worst): GroupNorm's variance then runs over a handful of elements, an ill-conditioned problem the
-    full size does not have, and attention's head dimension shrinks the same way. Where a group count
-    divides a size it scales, the group size (size / count) is kept and the count scaled instead, to
-    no fewer than two groups (one would make a grouped convolution a plain one, and hide a kernel that
-    ignores the group index)."""
-    over = dict(over)
+    """`over` without cutting a size that a group or head count divides: a scaling that shrinks channels
+    and keeps `num_groups` leaves fewer channels per group (one, at worst), and GroupNorm's variance
+    over a handful of elements is an ill-conditioned problem the full size does not have; attention's
+    head dimension shrinks the same way. The count itself is never scaled: it is a constant of the
+    scripted reference (nn.GroupNorm's num_groups, a convolution's groups), which one archive serves
+    at every size set. The other sizes are cut as before."""
+    kept = dict(over)
     for g, groups in full_knobs.items():
-        if not GROUP_COUNT.search(g) or groups < 1:
+        if not GROUP_COUNT.search(g) or groups < 2:
             continue
-        sized = [k for k in over if k != g and GROUPED_SIZE.search(k) and not GROUP_COUNT.search(k)
-                 and full_knobs.get(k, 0) % groups == 0 and full_knobs[k] // groups >= 2 and over[k] < full_knobs[k]]
-        if not sized:
-            continue
-        scaled_groups = max(min(2, groups), min(min(groups, over[k] // (full_knobs[k] // groups)) for k in sized))
-        for k in sized:
-            over[k] = scaled_groups * (full_knobs[k] // groups)
-        if scaled_groups != groups:
-            over[g] = scaled_groups
-    return over
+        for k in list(kept):
+            if (k != g and GROUPED_SIZE.search(k) and not GROUP_COUNT.search(k) and full_knobs.get(k, 0) % groups == 0
+                    and full_knobs[k] // groups >= 2 and kept[k] < full_knobs[k]):
+                del kept[k]
+    return kept
 
 
 def small_size_attempts(full_knobs):
@@ -267,7 +262,8 @@ def small_size_attempts(full_knobs):
     A scaling that breaks the model (a pooling window larger than its shrunk input) is passed over."""
     batch = lambda k: "batch" in k.lower()  # noqa: E731
     attempts = [("none", 1, {})]
-    for f in (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096):
+    batch_factors = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096)
+    for f in batch_factors:
         attempts.append(("batch", f, scaled_overrides(full_knobs, f, only=batch, floor=2, minimum=3)))
     for f in (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
         attempts.append(("all", f, scaled_overrides(full_knobs, f)))
@@ -276,7 +272,10 @@ def small_size_attempts(full_knobs):
             attempts.append((f"floor{floor}", f, scaled_overrides(full_knobs, f, floor=floor)))
     attempts.append(("batch", 0, scaled_overrides(full_knobs, 1 << 30, only=batch, floor=1, minimum=2)))
     seen, unique = set(), []
-    attempts = [(how, f, keep_group_sizes(full_knobs, over)) for how, f, over in attempts]
+    # After the batch alone: every scaling with group sizes kept (the first that fits is taken, however
+    # small its other sizes), then every one as it is; a batch of 1 last.
+    scaled = attempts[1 + len(batch_factors):-1]
+    attempts = attempts[:1 + len(batch_factors)] + [(how, f, keep_group_sizes(full_knobs, over)) for how, f, over in scaled] + scaled + attempts[-1:]
     for how, f, over in attempts:
         key = tuple(sorted(over.items()))
         if key not in seen:

@@ -271,7 +271,7 @@ std::string kernelBenchDisagreement(const EvalResult& r) {
   // The GPU's TF32 convolutions decide it: against the exact reference the same trials agree with CuSeT.
   if (k.correctAgainstExact && *k.correctAgainstExact == cuset) return "tf32_reference";
   // A race between threads of a block that lockstep execution, as a GPU's warps run, hides.
-  if (*k.correct && r.verdict == Verdict::runtime_error && r.reason.find("a race in shared memory") != std::string::npos) {
+  if (*k.correct && r.verdict == Verdict::runtime_error && namesSharedMemoryRace(r.reason)) {
     return "race_hidden_by_lockstep";
   }
   if (*k.correct) {

@@ -85,12 +85,14 @@ void nameSharedMemoryRace(const Problem& problem, const RegionLayout& layout, co
   const std::vector<HostTensor> inputs = drawInputs(problem, problem.sizes(options.sizeSet), options.seed, 0, false);
   std::vector<std::byte> region = layout.fill(inputs, 0);
   const TrialRun run = execute(region, TrialRequest{.trial = 0, .raceCheck = true});
-  if (run.status != TrialRun::Status::runtimeError || run.message.find("a race in shared memory") == std::string::npos) return;
+  if (run.status != TrialRun::Status::runtimeError || !namesSharedMemoryRace(run.message)) return;
   result.reason = fmt::format("{} (the trials' outputs: {})", withSourceLines(run.message, instrumentedLibrary), result.reason);
   result.verdict = Verdict::runtime_error;
 }
 
 }  // namespace
+
+bool namesSharedMemoryRace(std::string_view reason) { return reason.find(kSharedMemoryRace) != std::string_view::npos; }
 
 void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_view source, const SimCompiler& compiler, SandboxPool& sandbox,
                    ReferenceCache& references, const CorrectnessOptions& options, EvalResult& result) {

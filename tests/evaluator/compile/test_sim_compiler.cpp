@@ -220,14 +220,20 @@ TEST(SimCompiler, StaticSharedArraysAreReachedThroughAReferenceInRaceCheckingBui
 }
 
 // A redundant `static` on __shared__ (real solutions write `static __shared__ float shared[...]`, which
-// nvcc takes) builds; before, GCC refused "duplicate 'static'" and the kernel was unsupported here.
+// nvcc takes) and a sized `extern __shared__` build; before, GCC refused "duplicate 'static'" and
+// "conflicting specifiers" and the kernel was unsupported here.
 TEST(SimCompiler, AStaticSharedArrayBuildsAsNvccTakesIt) {
   EXPECT_EQ(withoutStaticOfShared("static __shared__ float a[4];\n__shared__ static int b;\nstatic int c;\n"),
             "__shared__ float a[4];\n__shared__ int b;\nstatic int c;\n");
+  // With a size, `extern __shared__` is a static definition to nvcc ("conflicting specifiers" to GCC);
+  // without one it is the dynamic array and stays.
+  EXPECT_EQ(withoutStaticOfShared("extern __shared__ float t[256];\nextern __shared__ float d[];\n"),
+            "__shared__ float t[256];\nextern __shared__ float d[];\n");
   test::TempDir dir;
   const SimCompiler compiler(SimToolchain::fromBuild(), dir / "libs", SimCompilerOptions{.pchDir = dir / "pch"});
   const SimCompileOutput out = compiler.compile(
       "extern \"C\" __global__ void k(float* y) {\n  static __shared__ float s[32];\n  __shared__ static int n;\n"
+      "  extern __shared__ float t[32];\n"
       "  s[threadIdx.x] = threadIdx.x; n = 1;\n  __syncthreads();\n  y[threadIdx.x] = s[31 - threadIdx.x] + n;\n}\n",
       {"k"});
   EXPECT_TRUE(out.ok) << out.log;

@@ -135,7 +135,8 @@ std::string rewriteStaticSharedForAccessChecks(std::string_view source);
 // `extern __shared__ T name[];` becomes a pointer to the block's dynamic shared memory.
 std::string rewriteDynamicShared(std::string_view source);
 // `static __shared__` / `__shared__ static` as `__shared__` (nvcc accepts the redundant `static`, the
-// prelude's `static thread_local` does not take a second one), line numbers kept.
+// prelude's `static thread_local` does not take a second one), and `extern __shared__ T s[N]` with a size
+// as the static definition nvcc makes of it; line numbers kept.
 std::string withoutStaticOfShared(std::string_view source);
 // Whether any CUDA thread of the source could reach a barrier or warp collective; if not, threads run
 // as plain calls instead of fibers.

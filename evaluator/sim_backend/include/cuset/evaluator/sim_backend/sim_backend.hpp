@@ -14,6 +14,11 @@
 
 namespace cuset {
 
+// What the simulator's race check says when it finds one (the runtime's shared_accesses.cpp words it):
+// a `runtime_error` reason that holds it is a race between threads of a block, named.
+inline constexpr std::string_view kSharedMemoryRace = "a race in shared memory";
+bool namesSharedMemoryRace(std::string_view reason);
+
 // Runs `plan` (the launch plan for options.sizeSet) of the device code `source`. Kernel steps run in
 // the sandbox; library steps run here, between them, on the same region. Sets result.verdict (correct,
 // wrong_answer, compile_error, runtime_error, timeout, sandbox_violation, hack_suspected or
