@@ -220,8 +220,8 @@ bool predictConstructionFailure(const std::vector<ConstructionDifference>& const
   std::vector<std::string> which;
   for (const auto& c : construction) which.push_back(fmt::format("'{}' ({})", c.parameter, c.how));
   k.correct = false;
-  k.issue = fmt::format("correctness_issue: KernelBench's construction starts ModelNew's parameters elsewhere than Model's: {}",
-                        fmt::join(which, "; "));
+  k.issue =
+      fmt::format("correctness_issue: KernelBench's construction starts ModelNew's parameters elsewhere than Model's: {}", fmt::join(which, "; "));
   return true;
 }
 

@@ -100,8 +100,8 @@ bool addLargeSizeSet(Problem& p, const LargeSizeBudget& budget) {
   }
   p.referenceArchive->archives[large->name] = sharedArchive(p.referenceArchive->archives);
   if (p.inputTransform) p.inputTransform->archives[large->name] = sharedArchive(p.inputTransform->archives);
-  p.costPerSet[large->name] = CostLiteral{.flops = static_cast<std::int64_t>(static_cast<double>(*p.flopsAt("full")) * kept),
-                                          .bytes = tensorBytes(p, large->sizes)};
+  p.costPerSet[large->name] =
+      CostLiteral{.flops = static_cast<std::int64_t>(static_cast<double>(*p.flopsAt("full")) * kept), .bytes = tensorBytes(p, large->sizes)};
   p.sizeSets.push_back(std::move(*large));
   return true;
 }

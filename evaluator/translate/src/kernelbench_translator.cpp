@@ -271,7 +271,9 @@ class Session {
 // The recorder's comparison of KernelBench's two constructions (written by the solution's process, so
 // read as untrusted: what is not three strings is left out).
 void readConstruction(const json& recorded, Translation& t) {
-  const auto text = [](const json& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : ""; };
+  const auto text = [](const json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+  };
   if (const auto it = recorded.find("construction"); it != recorded.end() && it->is_array()) {
     for (const auto& d : *it) {
       ConstructionDifference c{text(d, "parameter"), text(d, "weight"), text(d, "how")};

@@ -53,9 +53,7 @@ TEST(LargeSizes, KeepKernelBenchsSizesButTheBatch) {
   EXPECT_EQ(roomier.sizes("large").at("batch_size"), 16);
 }
 
-std::string replaced(std::string text, std::string_view from, std::string_view to) {
-  return text.replace(text.find(from), from.size(), to);
-}
+std::string replaced(std::string text, std::string_view from, std::string_view to) { return text.replace(text.find(from), from.size(), to); }
 
 TEST(LargeSizes, OnlyWhereTheirValuesAreKnown) {
   const std::string traced = replaced(kMeanOverDim, "{small: reference.pt, full: reference.pt}", "{small: small.pt, full: full.pt}");
@@ -64,7 +62,8 @@ TEST(LargeSizes, OnlyWhereTheirValuesAreKnown) {
   const std::string derived = replaced(kMeanOverDim, "    small: {batch_size: 8, dim1: 256, dim2: 255}", "    small: {batch_size: 8, dim1: 256}");
   EXPECT_FALSE(largeSizeSet(parse(derived), {}));
   // `small` is `full` but the batch: nothing new at `large`.
-  const std::string batchOnly = replaced(kMeanOverDim, "  small: {batch_size: 8, dim1: 256, dim2: 255}", "  small: {batch_size: 8, dim1: 4096, dim2: 4095}");
+  const std::string batchOnly =
+      replaced(kMeanOverDim, "  small: {batch_size: 8, dim1: 256, dim2: 255}", "  small: {batch_size: 8, dim1: 4096, dim2: 4095}");
   EXPECT_FALSE(largeSizeSet(parse(batchOnly), {}));
   EXPECT_FALSE(largeSizeSet(parse(replaced(kMeanOverDim, "suite: kernelbench", "suite: cuset")), {})) << "not KernelBench's";
   EXPECT_FALSE(largeSizeSet(parse(kMeanOverDim), {.maxBytes = 1 << 20})) << "even one sample is over 1 MiB";

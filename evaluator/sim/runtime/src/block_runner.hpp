@@ -114,7 +114,7 @@ class BlockRunner {
     std::uint64_t block = 0;  // info_.serial of the block that made it; another block's is stale
     std::uint32_t writer = 0, writeEpoch = 0, writeWarpEpoch = 0;
     std::uint32_t reader = 0, readEpoch = 0, readWarpEpoch = 0;  // reader: linear index + 1, or kManyReaders
-    const void* writePc = nullptr;                                 // where in the kernel's code each was made
+    const void* writePc = nullptr;                               // where in the kernel's code each was made
     const void* readPc = nullptr;
   };
   static constexpr std::uint32_t kManyReaders = 0xFFFFFFFFu;

@@ -109,10 +109,11 @@ void BlockRunner::sharedAccess(Lane& lane, std::uintptr_t address, std::size_t s
       const std::string barrier = lastBarrierLine_ >= 0 ? format("the last __syncthreads completed was at line %d", lastBarrierLine_)
                                                         : std::string("no __syncthreads has completed in this block");
       // "a race in shared memory" is what the evaluator recognises (sim_backend.hpp's kSharedMemoryRace).
-      throw SimTrap{format("a race in shared memory: this thread %s (%s) with no __syncthreads between the two accesses (%s; this "
-                           "access %s, the other %s)",
-                           format(what, otherName.c_str()).c_str(), describeSharedByte(b).c_str(), barrier.c_str(), codeAddress(pc).c_str(),
-                           codeAddress(otherPc).c_str())};
+      throw SimTrap{
+          format("a race in shared memory: this thread %s (%s) with no __syncthreads between the two accesses (%s; this "
+                 "access %s, the other %s)",
+                 format(what, otherName.c_str()).c_str(), describeSharedByte(b).c_str(), barrier.c_str(), codeAddress(pc).c_str(),
+                 codeAddress(otherPc).c_str())};
     }
     if (write) {
       r.writer = me;

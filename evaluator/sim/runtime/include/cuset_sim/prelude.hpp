@@ -50,7 +50,7 @@ extern "C" void cuset_sim_tail_read(std::uintptr_t address, std::size_t size);
 // `pc`: the access's return address in the kernel's code, which the race report turns into a line.
 extern "C" void cuset_sim_shared_access(std::uintptr_t address, std::size_t size, int write, const void* pc);
 #define CUSET_SIM_SHARED_ACCESS(address, size, write) cuset_sim_shared_access(address, size, write, __builtin_return_address(0))
-#define CUSET_SIM_STORE_CHECK(n)                                                                             \
+#define CUSET_SIM_STORE_CHECK(n)                                                                            \
   extern "C" __attribute__((visibility("hidden"))) void __asan_store##n##_noabort(std::uintptr_t address) { \
     cuset_sim_shared_access(address, n, 1, __builtin_return_address(0));                                    \
   }

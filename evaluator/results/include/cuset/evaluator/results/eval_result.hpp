@@ -67,7 +67,7 @@ struct EvalResult {
   bool compileCacheHit = false;
   StageTimings timings;
   // Correctness (sim and cuda backends)
-  int trials = 0;                             // trials run, the determinism rerun included
+  int trials = 0;  // trials run, the determinism rerun included
   // The size sets the verdict was reached at ("small"; "small", "large" where a kernel that passed at
   // `small` ran at KernelBench's sizes with the batch cut too, large_sizes.hpp); empty: none ran.
   std::vector<std::string> sizes;
