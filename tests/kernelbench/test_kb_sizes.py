@@ -36,6 +36,10 @@ check("the batch alone is tried first", attempts[1][2], {"batch_size": 64})
 if any("num_groups" in o for _, _, o in attempts):
     failures.append("an attempt scales num_groups")
 
+# A group count of 16 or more is never cut either (the scripted reference would keep the cut count).
+knobs = {"batch_size": 32768, "in_features": 1024, "out_features": 4096, "num_groups": 64}
+check("num_groups 64 is not scaled", "num_groups" in kb.scaled_overrides(knobs, 16), False)
+
 # A grouped convolution and attention heads: the same rule.
 knobs = {"in_channels": 64, "out_channels": 128, "groups": 8, "n_embd": 768, "n_head": 8, "seq_len": 512}
 kept = kb.keep_group_sizes(knobs, kb.scaled_overrides(knobs, 32))

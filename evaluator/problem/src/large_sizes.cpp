@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <regex>
 #include <vector>
 
 #include "cuset/evaluator/problem/dtype.hpp"
@@ -9,10 +10,20 @@
 namespace cuset {
 namespace {
 
-bool namesBatch(std::string_view name) {
+std::string lowered(std::string_view name) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower.find("batch") != std::string::npos;
+  return lower;
+}
+
+bool namesBatch(std::string_view name) { return lowered(name).find("batch") != std::string::npos; }
+
+// A group or head count (num_groups, groups, num_heads, n_head): a constant of the scripted reference,
+// so a problem whose `small` cut one (suites imported before #61) has one archive that is right at
+// `small` only, and `large` would run it at the full count's sizes with the cut count.
+bool namesGroupCount(std::string_view name) {
+  static const std::regex kCount(R"((^|_)(groups?|heads?)$)");
+  return std::regex_search(lowered(name), kCount);
 }
 
 // Bytes of every input and output at `sizes`; nullopt when a shape does not evaluate there.
@@ -52,6 +63,9 @@ std::optional<SizeSet> largeSizeSet(const Problem& p, const LargeSizeBudget& bud
   if (p.inputTransform && sharedArchive(p.inputTransform->archives).empty()) return std::nullopt;
   const auto scaled = p.origin->sizeOverrides.find("small");
   if (scaled == p.origin->sizeOverrides.end()) return std::nullopt;  // imported before the constants were recorded
+  for (const auto& [name, value] : scaled->second) {
+    if (namesGroupCount(name)) return std::nullopt;
+  }
 
   std::vector<std::string> batch;
   bool structureDiffers = false;
