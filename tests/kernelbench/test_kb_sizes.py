@@ -49,6 +49,13 @@ check("grouped conv and heads: sizes kept, sequence cut", sorted(kept), ["seq_le
 knobs = {"features": 100, "num_groups": 8}
 check("no divisibility, no coupling", kb.keep_group_sizes(knobs, {"features": 50}), {"features": 50})
 
+# A dimension equal to the batch in every set but moved by other sizes is not the batch (SqueezeNet's
+# expand1x1 + expand3x3 channels, 16 and 128, beside a batch of 16 and 128).
+dims = {"small": [16, 16], "full": [128, 128]}
+knobs = {"small": {"batch_size": 16, "e1": 8}, "full": {"batch_size": 128, "e1": 64}}
+named = trace.describe_shape(dims, knobs, "out", {}, set(), {"batch_size": {("out", 0)}, "e1": {("out", 1)}})
+check("a coincidence is not a name", named, ["batch_size", "2 * e1"])
+
 # The reduction note: K moves only the inputs, M and N move the output too.
 depends = {"M": {("A", 0), ("output", 0)}, "K": {("A", 1), ("B", 0)}, "N": {("B", 1), ("output", 1)}}
 outputs = [{"name": "output"}]

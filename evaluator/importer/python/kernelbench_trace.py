@@ -187,13 +187,17 @@ def describe_shape(dims_per_set, knobs_per_set, tensor_name, extra_sizes, reserv
         name = None
         matching = [k for k in knobs_per_set[sets[0]]
                     if k not in reserved and all(knobs_per_set[s].get(k) == want[s] for s in sets) and want[sets[0]] > 0]
-        moving = [k for k in matching if (tensor_name, i) in depends.get(k, ())]
+        movers = [k for k in knobs_per_set[sets[0]] if (tensor_name, i) in depends.get(k, ())]
+        moving = [k for k in matching if k in movers]
         if moving:
             name = moving[0]
-        elif matching and len(set(want.values())) > 1:
+        elif matching and len(set(want.values())) > 1 and not movers:
+            # Equal in every set and nothing known to move it: that size. Where other sizes move it, an
+            # equal one is a coincidence (SqueezeNet's expand1x1 + expand3x3 channels, 16 and 128, equal
+            # to a batch of 16 and 128), which another set (`large`) would break.
             name = matching[0]
         if name is None:
-            name = scaled_knob(want, knobs_per_set, [k for k in knobs_per_set[sets[0]] if (tensor_name, i) in depends.get(k, ())])
+            name = scaled_knob(want, knobs_per_set, movers)
         if name is not None:
             exprs.append(name)
         elif len(set(want.values())) == 1:
