@@ -259,8 +259,7 @@ HostBuild compileHostLibrary(const Extension& extension, const std::string& host
   // load_inline(functions=[...]) appends a PYBIND11_MODULE of its own to cpp_sources: a source that
   // defines one too has two definitions of the module's init function, and torch's build fails.
   static const std::regex kModule(R"(^[ \t]*PYBIND11_MODULE[ \t]*\()", std::regex::multiline);
-  if (!extension.functions.empty() &&
-      (std::regex_search(extension.cppSources, kModule) || std::regex_search(extension.cudaSources, kModule))) {
+  if (!extension.functions.empty() && (std::regex_search(extension.cppSources, kModule) || std::regex_search(extension.cudaSources, kModule))) {
     b.verdict = Verdict::compile_error;
     b.reason = "the source defines PYBIND11_MODULE and load_inline(functions=[...]) adds another: the module's init function is defined twice";
     return b;

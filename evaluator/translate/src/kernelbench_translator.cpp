@@ -74,7 +74,8 @@ json problemSpec(const Problem& p, const TranslatorOptions& options) {
 std::string translatorDigest() {
   ContentHasher h;
   // The C++ half of the translator (splitter, host build, device check): bumped when what it makes changes.
-  h.add("cuset-kb-translate-v11");  // v11: construction compared; PYBIND11_MODULE with functions=[...] fails; "not a member of torch" asks the real headers
+  h.add("cuset-kb-translate-v11");  // v11: construction compared; PYBIND11_MODULE with functions=[...] fails; "not a member of torch" asks the real
+                                    // headers
   // Of the importer, only what the recorder imports: its problem-file loader (and einops by definition).
   for (const char* file : {"kb_problem_file.py", "einops_polyfill.py"}) h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / file));
   std::vector<fs::path> headers;
