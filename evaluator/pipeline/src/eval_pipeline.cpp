@@ -348,16 +348,18 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
     checkAtLargeSizes(*problem, plan, services, options, r);
     // The backend's own refusals before any trial (the simulator's host build) come back without one.
     if (kernelBenchCheck && !r.kernelbench) r.kernelbench = kernelBenchCheckBeforeTrials(r.verdict, r.reason);
-    if (r.kernelbench) {
-      const bool construction_decides = predictConstructionFailure(construction, *r.kernelbench);
-      r.kernelbench->disagreement = construction_decides && r.verdict == Verdict::correct ? "initialisation" : kernelBenchDisagreement(r);
-    }
     if (standing) {
       // The recording showed it (a library step writes an input): the trials ran for KernelBench's check.
       const bool told = r.verdict == Verdict::correct || r.verdict == standing->verdict;
       const std::string trials = told ? "" : fmt::format(" (its trials: {}: {})", verdictName(r.verdict), r.reason);
       r.verdict = standing->verdict;
       r.reason = standing->reason + trials;
+    }
+    // Why the two verdicts differ, once CuSeT's is final (a standing verdict included: a race between
+    // streams KernelBench's check passes is CuSeT's own check).
+    if (r.kernelbench) {
+      const bool construction_decides = predictConstructionFailure(construction, *r.kernelbench);
+      r.kernelbench->disagreement = construction_decides && r.verdict == Verdict::correct ? "initialisation" : kernelBenchDisagreement(r);
     }
   } catch (const ReferenceFailure& e) {
     // A reference that fails on these inputs (the check at the start passed it on others): the
