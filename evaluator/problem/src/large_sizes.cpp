@@ -51,6 +51,13 @@ std::filesystem::path sharedArchive(const std::map<std::string, std::filesystem:
   return first;
 }
 
+// The share of `full`'s work left at `sizes`, which differ from it only in the batch: its cut fraction.
+double workKept(const SizeBindings& full, const SizeBindings& sizes) {
+  double kept = 1.0;
+  for (const auto& [name, value] : sizes) kept *= static_cast<double>(value) / static_cast<double>(full.at(name));
+  return kept;
+}
+
 }  // namespace
 
 std::optional<SizeSet> largeSizeSet(const Problem& p, const LargeSizeBudget& budget) {
@@ -88,16 +95,15 @@ std::optional<SizeSet> largeSizeSet(const Problem& p, const LargeSizeBudget& bud
   if (!fullFlops) return std::nullopt;
   for (std::int64_t divisor = 2;; divisor *= 2) {
     SizeSet large{std::string(kLargeSizeSet), full->sizes};
-    double kept = 1.0;  // the batch's share of full's work that remains
     for (const auto& name : batch) {
       const std::int64_t value = full->sizes.at(name) / divisor;
       if (value < 1) return std::nullopt;  // (below `small`'s batch is fine: `small` covers the batch, this the rest)
-      kept *= static_cast<double>(value) / static_cast<double>(full->sizes.at(name));
       large.sizes[name] = value;
     }
     const auto bytes = tensorBytes(p, large.sizes);
     if (!bytes) return std::nullopt;
-    if (*bytes <= budget.maxBytes && static_cast<double>(*fullFlops) * kept <= static_cast<double>(budget.maxFlops)) return large;
+    const double flops = static_cast<double>(*fullFlops) * workKept(full->sizes, large.sizes);
+    if (*bytes <= budget.maxBytes && flops <= static_cast<double>(budget.maxFlops)) return large;
   }
 }
 
@@ -106,16 +112,14 @@ bool addLargeSizeSet(Problem& p, const LargeSizeBudget& budget) {
   if (!large) return false;
   const SizeSet& full = *p.findSizeSet("full");
   auto& overrides = p.origin->sizeOverrides[large->name];
-  double kept = 1.0;
   for (const auto& [name, value] : large->sizes) {
-    if (value == full.sizes.at(name)) continue;
-    overrides[name] = value;
-    kept *= static_cast<double>(value) / static_cast<double>(full.sizes.at(name));
+    if (value != full.sizes.at(name)) overrides[name] = value;
   }
   p.referenceArchive->archives[large->name] = sharedArchive(p.referenceArchive->archives);
   if (p.inputTransform) p.inputTransform->archives[large->name] = sharedArchive(p.inputTransform->archives);
   p.costPerSet[large->name] =
-      CostLiteral{.flops = static_cast<std::int64_t>(static_cast<double>(*p.flopsAt("full")) * kept), .bytes = tensorBytes(p, large->sizes)};
+      CostLiteral{.flops = static_cast<std::int64_t>(static_cast<double>(*p.flopsAt("full")) * workKept(full.sizes, large->sizes)),
+                  .bytes = tensorBytes(p, large->sizes)};
   p.sizeSets.push_back(std::move(*large));
   return true;
 }
