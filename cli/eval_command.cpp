@@ -100,6 +100,11 @@ void addBackendOptions(CLI::App* eval, EvalOptions& o) {
                    "sim: a KernelBench problem's own sizes with the batch cut to fit this many MiB, where a kernel that passed at "
                    "small runs one more trial (0: off)")
       ->capture_default_str();
+  eval->add_option("--race-check", o.config.raceCheck,
+                   "sim: race-check one trial of every kernel (all: correct ones too, which finds lost updates the simulator's order "
+                   "hides) or only of those with wrong outputs (failures: one host build fewer per correct kernel)")
+      ->check(CLI::IsMember({"all", "failures"}))
+      ->capture_default_str();
   eval->add_option("--timer", o.config.cuda.timer, "cuda: cupti (GPU busy time of every kernel) or events (CUDA events)")
       ->check(CLI::IsMember({"cupti", "events"}))
       ->capture_default_str();

@@ -315,19 +315,21 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   EvalHarness harness(config, backend);
   harness.unjudgeable = problemsWithoutSizeSet(suite, batch, backend.kind, harness.sizeSet);
   harness.unjudgeable.merge(checkReferences(config, suite, batch, run, backend.kind, harness.sizeSet, harness.unjudgeable));
-  const EvalServices services{.suite = suite,
-                              .nvrtc = harness.compiler,
-                              .backend = backend.kind,
-                              .simCompiler = harness.simCompiler.get(),
-                              .sandbox = harness.sandbox.get(),
-                              .references = &harness.references,
-                              .correctness = CorrectnessOptions{.seed = run.seed, .trials = config.trials, .sizeSet = harness.sizeSet},
-                              .cuda = backend.cuda.get(),
-                              .unjudgeable = &harness.unjudgeable,
-                              .translator = &harness.translator,
-                              .kernelbench = &config.kernelbench,
-                              .remote = config.remote.get(),
-                              .arch = backend.arch};
+  const EvalServices services{
+      .suite = suite,
+      .nvrtc = harness.compiler,
+      .backend = backend.kind,
+      .simCompiler = harness.simCompiler.get(),
+      .sandbox = harness.sandbox.get(),
+      .references = &harness.references,
+      .correctness =
+          CorrectnessOptions{.seed = run.seed, .trials = config.trials, .sizeSet = harness.sizeSet, .raceCheckCorrect = config.raceCheck == "all"},
+      .cuda = backend.cuda.get(),
+      .unjudgeable = &harness.unjudgeable,
+      .translator = &harness.translator,
+      .kernelbench = &config.kernelbench,
+      .remote = config.remote.get(),
+      .arch = backend.arch};
   nlohmann::json record = startRunRecord(config, suite, batch, backend, run, harness);
 
   EvalRunSummary summary;

@@ -141,4 +141,19 @@ void setTailReads(const nlohmann::json& tails, std::byte* region) {
   cuset_sim::set_tail_ranges(ranges);
 }
 
+nlohmann::json watchedBuffersToJson(const RegionLayout& layout) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : layout.slots()) out.push_back({{"name", s.name}, {"role", roleName(s.role)}, {"offset", s.offset}, {"size", s.bytes}});
+  return out;
+}
+
+void setWatchedBuffers(const nlohmann::json& buffers, std::byte* region) {
+  std::vector<cuset_sim::WatchedBuffer> watched;
+  for (const auto& b : buffers) {
+    watched.push_back({region + b.at("offset").get<std::size_t>(), b.at("size").get<std::size_t>(), b.at("role").get<std::string>(),
+                       b.at("name").get<std::string>()});
+  }
+  cuset_sim::watch_global_buffers(watched);
+}
+
 }  // namespace cuset::detail

@@ -36,4 +36,10 @@ nlohmann::json tailsToJson(const RegionLayout& layout);
 // Hands `tails` (tailsToJson) to the simulator's runtime, as addresses in `region`.
 void setTailReads(const nlohmann::json& tails, std::byte* region);
 
+// The job field for a race-checked trial: every buffer of `layout` ([{"name", "role", "offset", "size"}]),
+// which the race check watches in global memory.
+nlohmann::json watchedBuffersToJson(const RegionLayout& layout);
+// Hands `buffers` (watchedBuffersToJson) to the simulator's runtime, as addresses in `region`.
+void setWatchedBuffers(const nlohmann::json& buffers, std::byte* region);
+
 }  // namespace cuset::detail

@@ -33,7 +33,9 @@ class SandboxWorker {
                       {"slow_limit_ms", limits_.effectiveSlowLimit().count()},
                       {"launches", launchesToJson(job.launches, *job.layout)},
                       {"fences", detail::fencesToJson(*job.layout)},
-                      {"tails", detail::tailsToJson(*job.layout)}};
+                      {"tails", detail::tailsToJson(*job.layout)},
+                      {"watched", job.sharedAccesses == 1 ? detail::watchedBuffersToJson(*job.layout) : nlohmann::json::array()},
+                      {"race_across_blocks", job.raceAcrossBlocks}};
     request.payload = std::move(job.region);
     SimJobResult result;
     // The worker enforces the job's time limit itself; this outer limit only catches a stuck worker.

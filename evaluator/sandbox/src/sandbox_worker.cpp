@@ -204,6 +204,7 @@ void prepareLaunch(const nlohmann::json& l, const SimLibrary& library, std::byte
       throw std::runtime_error(why);
     }
     detail::setTailReads(job.value("tails", nlohmann::json::array()), region);
+    detail::setWatchedBuffers(job.value("watched", nlohmann::json::array()), region);
     const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);
@@ -250,6 +251,7 @@ void prepareLaunch(const nlohmann::json& l, const SimLibrary& library, std::byte
     options.sharedAccesses = accesses == 1   ? cuset_sim::SharedAccesses::raceCheck
                              : accesses == 2 ? cuset_sim::SharedAccesses::lockstep
                                              : cuset_sim::SharedAccesses::unchecked;
+    options.raceAcrossBlocks = job.value("race_across_blocks", true);
     options.stackBytes = job.at("stack_bytes").get<std::size_t>();
     options.blocksDone = &status->blocksDone;
 

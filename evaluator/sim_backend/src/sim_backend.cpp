@@ -77,17 +77,38 @@ std::string withSourceLines(const std::string& message, const std::filesystem::p
   return out;
 }
 
-// Wrong outputs from a kernel with shared memory: trial 0 again with the race check on. A race between
-// two of its threads (the simulator runs each thread to its next barrier, so a missing one shows as
-// wrong values) is the verdict, named, instead of a mismatch count.
-void nameSharedMemoryRace(const Problem& problem, const RegionLayout& layout, const CorrectnessOptions& options, const TrialExecutor& execute,
-                          const std::filesystem::path& instrumentedLibrary, EvalResult& result) {
+// Trial 0 again with the race check on (shared memory, and the trial's buffers in global memory). After
+// wrong outputs, a race between two threads (the simulator runs each thread to its next barrier and
+// blocks one after another, so a missing barrier shows as wrong values) is the verdict, named, instead
+// of a mismatch count. After correct ones, it finds what that order hides: `out[j] += v` by several
+// threads or blocks sums exactly here and loses updates on a GPU, where KernelBench's check fails too.
+void nameRace(const Problem& problem, const RegionLayout& layout, const CorrectnessOptions& options, const TrialExecutor& execute,
+              const std::filesystem::path& instrumentedLibrary, EvalResult& result) {
   const std::vector<HostTensor> inputs = drawInputs(problem, problem.sizes(options.sizeSet), options.seed, 0, false);
   std::vector<std::byte> region = layout.fill(inputs, 0);
   const TrialRun run = execute(region, TrialRequest{.trial = 0, .raceCheck = true});
-  if (run.status != TrialRun::Status::runtimeError || !namesSharedMemoryRace(run.message)) return;
-  result.reason = fmt::format("{} (the trials' outputs: {})", withSourceLines(run.message, instrumentedLibrary), result.reason);
+  if (run.status != TrialRun::Status::runtimeError) return;
+  const bool global = run.message.find(kGlobalMemoryRace) != std::string::npos;
+  if (!global && !namesSharedMemoryRace(run.message)) return;
+  const std::string race = withSourceLines(run.message, instrumentedLibrary);
+  result.reason = result.verdict == Verdict::correct ? race + " (the simulator's own order computed the right outputs; a GPU's does not promise them)"
+                                                     : fmt::format("{} (the trials' outputs: {})", race, result.reason);
   result.verdict = Verdict::runtime_error;
+  // A GPU runs the two accesses concurrently (other blocks, or other warps, or lanes of one warp that
+  // all load before any stores): KernelBench's trials there see the race, not this order's outputs.
+  if (global && result.kernelbench && result.kernelbench->correct.value_or(false)) {
+    result.kernelbench->correct = false;
+    result.kernelbench->issue = "predicted: " + race;
+  }
+}
+
+// Whether the kernel orders its blocks itself (a flag after a fence, a lock, a grid-wide barrier), an
+// order the race check does not model: its global accesses are then compared within each block only.
+bool ordersItsBlocks(std::string_view source) {
+  for (std::string_view marker : {"__threadfence", "atomicCAS", "atomicExch", "this_grid", "grid_group", "cuda::atomic", "atomic_ref"}) {
+    if (source.find(marker) != std::string_view::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -172,6 +193,7 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
         job.stateKey += lockstep ? "#lockstep" : "#racecheck";  // another library: globals of its own
         job.fibers = job.fibers || lockstep;
         job.sharedAccesses = lockstep ? 2 : 1;
+        job.raceAcrossBlocks = !ordersItsBlocks(source);
       }
       // A huge positive value, then a huge negative one: a reduction over shared memory it never wrote
       // (a max, a min or a sum) cannot come out right on both.
@@ -189,9 +211,8 @@ void runSimBackend(const Problem& problem, const LaunchPlan& plan, std::string_v
     return run;
   };
   runCorrectnessTrials(problem, layouts, references, options, execute, "the simulator", true, result);
-  if (result.verdict == Verdict::wrong_answer && sharedMemory && instrumentedLibrary() != nullptr) {
-    nameSharedMemoryRace(problem, fencedAfter, options, execute, instrumented->library, result);
-  }
+  const bool raceCheckAfter = result.verdict == Verdict::wrong_answer || (result.verdict == Verdict::correct && options.raceCheckCorrect);
+  if (raceCheckAfter && instrumentedLibrary() != nullptr) nameRace(problem, fencedAfter, options, execute, instrumented->library, result);
 }
 
 }  // namespace cuset

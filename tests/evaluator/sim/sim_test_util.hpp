@@ -53,7 +53,8 @@ class SimModule {
 
   // args: pointers to each parameter's value, as cuLaunchKernel takes them.
   cuset_sim::LaunchOutcome launch(const std::string& name, dim3 grid, dim3 block, std::vector<void*> args, std::size_t shared = 0,
-                                  bool reverse = false, cuset_sim::SharedAccesses accesses = cuset_sim::SharedAccesses::unchecked) const {
+                                  bool reverse = false, cuset_sim::SharedAccesses accesses = cuset_sim::SharedAccesses::unchecked,
+                                  bool raceAcrossBlocks = true) const {
     cuset_sim::LaunchSpec spec;
     spec.kernel = entry(name);
     spec.args = args.data();
@@ -64,6 +65,7 @@ class SimModule {
     options.useFibers = fibers;
     options.reverseThreadOrder = reverse;
     options.sharedAccesses = accesses;
+    options.raceAcrossBlocks = raceAcrossBlocks;
     return cuset_sim::run_launch(spec, options);
   }
 

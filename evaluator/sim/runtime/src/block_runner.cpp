@@ -140,6 +140,7 @@ bool BlockRunner::run(const LaunchSpec& spec, const LaunchOptions& options, cons
     l.ctx.impl = &l;
     l.runner = this;
     l.state = Lane::State::ready;
+    l.loadCount = l.nextLoad = 0;
   }
   return fiberMode_ ? runFibers(spec, options) : runPlain(spec);
 }
@@ -150,6 +151,7 @@ bool BlockRunner::runPlain(const LaunchSpec& spec) {
     tls_thread = &lanes_[i].ctx;
     try {
       spec.kernel->invoke(spec.args);
+      if (lanes_[i].loadCount > 0) settleLoads(lanes_[i], true);
     } catch (const SimTrap& t) {
       fail(lanes_[i], t.message);
     } catch (const std::exception& e) {
@@ -169,6 +171,7 @@ bool BlockRunner::runFibers(const LaunchSpec& spec, const LaunchOptions& options
       lane.scheduler = std::move(scheduler);
       try {
         spec.kernel->invoke(spec.args);
+        if (lane.loadCount > 0) lane.runner->settleLoads(lane, true);
       } catch (const bctx::detail::forced_unwind&) {
         throw;  // the fiber is being destroyed; let Boost unwind it
       } catch (const SimTrap& t) {

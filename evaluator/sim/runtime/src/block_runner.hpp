@@ -4,6 +4,7 @@
 // resolving barriers and warp collectives when every live lane is blocked. Private to libcuset_sim;
 // hidden from the candidate libraries that link it.
 #include <boost/context/fiber.hpp>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -59,6 +60,18 @@ struct Lane {
   // its result
   WarpResult warpResult{0, 0};
   int blockResult = 0;
+  // Its last loads in a race-checked launch, with the bytes each read: the host compiler's address
+  // instrumentation drops a store to bytes the same code just loaded (`out[j] += v` calls the hook for
+  // the load only), so a loaded location that has changed when the thread next reaches the runtime was
+  // stored by it (nothing else runs in between), and is checked as its write (shared_accesses.cpp).
+  struct Load {
+    std::uintptr_t address = 0;
+    std::size_t size = 0;
+    const void* pc = nullptr;
+    unsigned char bytes[16] = {};
+  };
+  std::array<Load, 8> loads{};
+  std::size_t loadCount = 0, nextLoad = 0;
 };
 
 // "block (x,y,z) thread (x,y,z)", for error messages.
@@ -90,6 +103,9 @@ class BlockRunner {
 
   // A shared-memory access of `lane` (shared_accesses.cpp): checked for a race, or a lockstep step.
   void sharedAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write, const void* pc);
+  // The stores the instrumentation dropped, found from the lane's last loads (Lane::loads): before it
+  // yields and when it finishes, since other threads run then.
+  void settleLoads(Lane& lane, bool forget);
   // A warp collective or a block barrier completed: accesses before it and after it cannot race.
   void warpSynchronized(std::size_t warp) {
     if (warp < warpEpochs_.size()) ++warpEpochs_[warp];
@@ -119,6 +135,9 @@ class BlockRunner {
   };
   static constexpr std::uint32_t kManyReaders = 0xFFFFFFFFu;
   void startSharedAccesses(const LaunchOptions& options, const StaticShared& statics);
+  // Checks one access for a race; false when it is in neither shared memory nor watched global memory.
+  bool checkAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write, const void* pc);
+  bool inShared(std::uintptr_t address) const;
   std::string describeSharedByte(std::size_t offset) const;
   SharedAccesses sharedAccesses_ = SharedAccesses::unchecked;
   std::uintptr_t staticShared_ = 0;
@@ -152,6 +171,7 @@ inline Lane& currentLane(const char* what) {
 
 // Suspends the lane until the scheduler resumes it.
 inline void yield(Lane& lane) {
+  if (lane.loadCount > 0) lane.runner->settleLoads(lane, true);
   lane.scheduler = std::move(lane.scheduler).resume();
   tls_thread = &lane.ctx;
 }

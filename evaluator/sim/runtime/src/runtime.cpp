@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "block_runner.hpp"
+#include "global_accesses.hpp"
 #include "cuset_sim/runtime.hpp"
 
 namespace cuset_sim {
@@ -129,7 +130,10 @@ void start_host_threads(int threads) { hostThreads() = std::make_unique<HostThre
 LaunchOutcome run_launch(const LaunchSpec& spec, const LaunchOptions& options) {
   LaunchOutcome outcome;
   const StaticShared statics = options.sharedPoison >= 0 ? StaticShared::of(*spec.kernel) : StaticShared{};
-  if (hostThreads()) {
+  // A race check keeps one set of records for global memory: its launches run on this thread alone.
+  const bool raceCheck = options.sharedAccesses == SharedAccesses::raceCheck && detail::globalAccesses().watching();
+  if (raceCheck) detail::globalAccesses().start(spec, options);
+  if (hostThreads() && !raceCheck) {
     outcome = hostThreads()->run(spec, options, statics);
   } else {
     thread_local BlockRunner runner;
@@ -138,6 +142,9 @@ LaunchOutcome run_launch(const LaunchSpec& spec, const LaunchOptions& options) {
     std::string error;
     HostThreads::runBlocks(spec, options, statics, next, failed, runner, error);
     outcome = LaunchOutcome{!failed, error};
+  }
+  if (raceCheck && outcome.ok) {
+    if (std::string race = detail::globalAccesses().finish(); !race.empty()) outcome = LaunchOutcome{false, std::move(race)};
   }
   if (!outcome.ok) outcome.error = std::string("kernel ") + spec.kernel->name + ": " + outcome.error;
   return outcome;

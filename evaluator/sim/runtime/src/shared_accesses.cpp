@@ -14,9 +14,12 @@
 //    overwrites it) stays hidden, as it does on the GPU KernelBench's check ran on.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "block_runner.hpp"
+#include "global_accesses.hpp"
 
 // glibc's: the address of a TLS module's block for the calling thread (declared before the hidden
 // visibility below: it is glibc's symbol, not ours).
@@ -61,7 +64,50 @@ std::string BlockRunner::describeSharedByte(std::size_t offset) const {
 }
 
 void BlockRunner::sharedAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write, const void* pc) {
-  // Where in the block's shared memory, if there at all (a global or local access is not checked).
+  if (sharedAccesses_ == SharedAccesses::lockstep) {
+    if (!fiberMode_ || !inShared(address)) return;
+    lane.state = Lane::State::stepped;
+    yield(lane);
+    return;
+  }
+  if (sharedAccesses_ != SharedAccesses::raceCheck) return;
+  if (lane.loadCount > 0) settleLoads(lane, false);
+  if (!checkAccess(lane, address, size, write, pc)) return;
+  if (write) {  // seen: a load of these bytes must not later pass this store off as another, at the load's line
+    for (std::size_t i = 0; i < lane.loadCount; ++i) {
+      Lane::Load& load = lane.loads[i];
+      if (load.address < address + size && address < load.address + load.size) load.size = 0;
+    }
+    return;
+  }
+  if (size > sizeof(Lane::Load::bytes)) return;
+  Lane::Load& load = lane.loads[lane.nextLoad];
+  lane.nextLoad = (lane.nextLoad + 1) % lane.loads.size();
+  lane.loadCount = std::min(lane.loadCount + 1, lane.loads.size());
+  load.address = address;
+  load.size = size;
+  load.pc = pc;
+  std::memcpy(load.bytes, reinterpret_cast<const void*>(address), size);
+}
+
+void BlockRunner::settleLoads(Lane& lane, bool forget) {
+  for (std::size_t i = 0; i < lane.loadCount; ++i) {
+    Lane::Load& load = lane.loads[i];
+    if (std::memcmp(load.bytes, reinterpret_cast<const void*>(load.address), load.size) == 0) continue;
+    std::memcpy(load.bytes, reinterpret_cast<const void*>(load.address), load.size);
+    checkAccess(lane, load.address, load.size, true, load.pc);
+  }
+  if (forget) lane.loadCount = lane.nextLoad = 0;
+}
+
+bool BlockRunner::inShared(std::uintptr_t address) const {
+  const auto dynamic = reinterpret_cast<std::uintptr_t>(info_.dynamicShared);
+  return (address >= staticShared_ && address < staticShared_ + staticSharedBytes_) ||
+         (info_.dynamicSharedBytes > 0 && address >= dynamic && address < dynamic + info_.dynamicSharedBytes);
+}
+
+bool BlockRunner::checkAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write, const void* pc) {
+  // Where in the block's shared memory, if there at all (else a global access, global_accesses.cpp).
   std::size_t offset;
   const auto dynamic = reinterpret_cast<std::uintptr_t>(info_.dynamicShared);
   if (address >= staticShared_ && address < staticShared_ + staticSharedBytes_) {
@@ -69,13 +115,12 @@ void BlockRunner::sharedAccess(Lane& lane, std::uintptr_t address, std::size_t s
   } else if (info_.dynamicSharedBytes > 0 && address >= dynamic && address < dynamic + info_.dynamicSharedBytes) {
     offset = staticSharedBytes_ + (address - dynamic);
   } else {
-    return;
-  }
-  if (sharedAccesses_ == SharedAccesses::lockstep) {
-    if (!fiberMode_) return;
-    lane.state = Lane::State::stepped;
-    yield(lane);
-    return;
+    GlobalAccesses& global = globalAccesses();
+    if (!global.watches(address)) return false;
+    const std::uint32_t block = info_.blockIdx.x + info_.gridDim.x * (info_.blockIdx.y + info_.gridDim.y * info_.blockIdx.z);
+    const std::uint32_t warp = lane.ctx.linear / 32;
+    global.access({block, lane.ctx.linear, epoch_, warp < warpEpochs_.size() ? warpEpochs_[warp] : 0}, address, size, write, pc);
+    return true;
   }
   const std::uint32_t me = lane.ctx.linear + 1, warp = lane.ctx.linear / 32;
   const std::uint32_t warpEpoch = warpEpochs_[warp];
@@ -131,6 +176,7 @@ void BlockRunner::sharedAccess(Lane& lane, std::uintptr_t address, std::size_t s
       r.readPc = pc;
     }
   }
+  return true;
 }
 
 }  // namespace cuset_sim::detail

@@ -153,6 +153,9 @@ struct LaunchOptions {
   // a slow kernel, still finishing blocks, from a hung one by it. Null: not counted.
   std::uint64_t* blocksDone = nullptr;
   SharedAccesses sharedAccesses = SharedAccesses::unchecked;  // lockstep needs useFibers
+  // The race check's global-memory part also compares accesses of different blocks (off for a kernel
+  // that orders its blocks itself: fences with flags, locks, grid sync).
+  bool raceAcrossBlocks = true;
 };
 
 // The launching side, not for candidate code: prelude.hpp defines CUSET_SIM_KERNEL_LIBRARY, and every
@@ -180,6 +183,16 @@ struct TailRange {
 };
 // Replaces the ranges; more than the runtime keeps (1024) are ignored.
 void set_tail_ranges(const std::vector<TailRange>& ranges);
+
+// The global memory a race check (SharedAccesses::raceCheck) watches beside shared memory: the trial's
+// buffers, named in its reports (global_accesses.hpp). Replaces what was watched; empty: nothing. More
+// than 16 MiB in all is not watched (40 bytes of records per byte).
+struct WatchedBuffer {
+  const void* begin = nullptr;
+  std::size_t bytes = 0;
+  std::string role, name;
+};
+void watch_global_buffers(const std::vector<WatchedBuffer>& buffers);
 #endif
 
 }  // namespace cuset_sim

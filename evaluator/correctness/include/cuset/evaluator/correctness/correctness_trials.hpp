@@ -34,6 +34,10 @@ struct CorrectnessOptions {
   int trials = 5;          // plus one determinism rerun
   std::string sizeSet = "small";
   KernelBenchCheckOptions kernelbench;
+  // Simulator only: a kernel judged correct also runs trial 0 race-checked (an instrumented build),
+  // which finds races the simulator's order hides (lost updates in global memory). Wrong outputs are
+  // race-checked whatever this says, to name their cause.
+  bool raceCheckCorrect = true;
 };
 
 struct TrialRequest {

@@ -86,6 +86,10 @@ struct EvalConfig {
   // KernelBench problems get a `large` set (their own sizes with the batch cut, large_sizes.hpp) whose
   // inputs and outputs fit this many MiB; a kernel that passes at `small` runs one trial there. 0: none.
   std::int64_t largeSizesMib = 256;
+  // Which kernels run one more trial race-checked (shared memory and the trial's buffers): "all" (those
+  // judged correct too: their races the simulator's order hides, lost updates above all) or "failures"
+  // (only wrong outputs, to name their cause; one host build fewer per correct kernel).
+  std::string raceCheck = "all";
   // The host build's variants, for measuring only (bench_sim runs the suite with each): false parses
   // the prelude in every build; code generation other than the default.
   bool precompiledPrelude = true;

@@ -52,6 +52,9 @@ struct SimJob {
   // cuset_sim::SharedAccesses as an int: 0 unchecked, 1 race check, 2 lockstep (a library built with
   // SimBuildChecks::sharedAccesses; lockstep runs with fibers).
   int sharedAccesses = 0;
+  // A race check also compares global accesses of different blocks (false: the kernel orders its
+  // blocks itself, cuset_sim::LaunchOptions::raceAcrossBlocks).
+  bool raceAcrossBlocks = true;
   std::vector<KernelStep> launches;  // a run of the plan's kernel steps (library steps run between jobs)
   const RegionLayout* layout = nullptr;
   std::vector<std::byte> region;  // in: filled region; out: as the kernel left it

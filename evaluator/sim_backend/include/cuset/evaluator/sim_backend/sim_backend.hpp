@@ -18,6 +18,8 @@ namespace cuset {
 // a `runtime_error` reason that holds it is a race between threads of a block, named.
 inline constexpr std::string_view kSharedMemoryRace = "a race in shared memory";
 bool namesSharedMemoryRace(std::string_view reason);
+// The same between threads of a block or of two blocks in the trial's buffers (global_accesses.cpp).
+inline constexpr std::string_view kGlobalMemoryRace = "a race in global memory";
 
 // Runs `plan` (the launch plan for options.sizeSet) of the device code `source`. Kernel steps run in
 // the sandbox; library steps run here, between them, on the same region. Sets result.verdict (correct,

@@ -1,0 +1,39 @@
+# expect: correct pure
+# kernelbench: true
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+# The same split-K accumulated with atomicAdd: no race.
+source = r"""
+#include <torch/extension.h>
+#define SPLITS 4
+
+__global__ void matmul_split_k(const float* A, const float* B, float* C, int M, int K, int N) {
+    int row = blockIdx.y * 16 + threadIdx.y;
+    int col = blockIdx.x * 16 + threadIdx.x;
+    if (row >= M || col >= N) return;
+    int chunk = (K + SPLITS - 1) / SPLITS;
+    int begin = blockIdx.z * chunk, end = min(K, begin + chunk);
+    float acc = 0.0f;
+    for (int k = begin; k < end; ++k) acc += A[row * K + k] * B[k * N + col];
+    atomicAdd(&C[row * N + col], acc);
+}
+
+torch::Tensor matmul_cuda(torch::Tensor A, torch::Tensor B) {
+    int M = A.size(0), K = A.size(1), N = B.size(1);
+    auto C = torch::zeros({M, N}, A.options());
+    dim3 block(16, 16);
+    dim3 grid((N + 15) / 16, (M + 15) / 16, SPLITS);
+    matmul_split_k<<<grid, block>>>(A.data_ptr<float>(), B.data_ptr<float>(), C.data_ptr<float>(), M, K, N);
+    return C;
+}
+"""
+
+mm = load_inline(name="split_k_atomic", cpp_sources="torch::Tensor matmul_cuda(torch::Tensor A, torch::Tensor B);", cuda_sources=source,
+                 functions=["matmul_cuda"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, A, B):
+        return mm.matmul_cuda(A.contiguous(), B.contiguous())
