@@ -58,10 +58,14 @@ std::string withSourceLines(const std::string& message, const std::filesystem::p
   try {
     const SubprocessResult r = runSubprocess(argv, std::chrono::seconds(10), 1 << 16);
     std::istringstream lines(r.ok() ? r.output : std::string());
-    static const std::regex candidateLine(R"((?:^|/)candidate\.cu:(\d+))");  // the build folder's path before it
+    // "FOLDER/candidate.cu:17" (a manifest candidate), "cuda_sources of NAME:13" (a load_inline
+    // extension's #line, kernelbench_translator.cpp), "??:0" (no line).
+    static const std::regex candidateLine(R"((?:^|/)candidate\.cu:(\d+))"), extensionLine(R"(^(cuda_sources of [\w.-]+):(\d+))");
     for (std::string line; std::getline(lines, line);) {
       std::smatch m;
-      places.push_back(std::regex_search(line, m, candidateLine) ? "at line " + m[1].str() : "at an unknown place");
+      places.push_back(std::regex_search(line, m, candidateLine)   ? "at line " + m[1].str()
+                       : std::regex_search(line, m, extensionLine) ? fmt::format("at line {} of {}", m[2].str(), m[1].str())
+                                                                   : "at an unknown place");
     }
   } catch (const std::exception&) {  // no addr2line: the lines are left out, the race is still named
   }

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <set>
 
@@ -41,6 +42,14 @@ constexpr std::string_view kDevicePrelude =
     "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\nnamespace c10 { using Half = __half; using BFloat16 = __nv_bfloat16; }\n"
     "namespace at { using c10::Half; using c10::BFloat16; }\n";
 
+// The file name device code is compiled under: load_inline's extension name, kept to characters a #line
+// directive and a reader take as they are.
+std::string cudaSourcesFile(const std::string& extension) {
+  std::string name;
+  for (char c : extension.substr(0, 64)) name += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ? c : '_';
+  return "cuda_sources of " + name;
+}
+
 bool named(const std::vector<std::string>& sets, const std::string& name) { return std::find(sets.begin(), sets.end(), name) != sets.end(); }
 
 // Whether a size set is one the translation records (all of them when none is named): those the backend
@@ -74,7 +83,7 @@ json problemSpec(const Problem& p, const TranslatorOptions& options) {
 std::string translatorDigest() {
   ContentHasher h;
   // The C++ half of the translator (splitter, host build, device check): bumped when what it makes changes.
-  h.add("cuset-kb-translate-v11");  // v11: construction compared; PYBIND11_MODULE with functions=[...] fails; "not a member of torch" asks the real
+  h.add("cuset-kb-translate-v12");  // v11: construction compared; PYBIND11_MODULE with functions=[...] fails; "not a member of torch" asks the real
                                     // headers
   // Of the importer, only what the recorder imports: its problem-file loader (and einops by definition).
   for (const char* file : {"kb_problem_file.py", "einops_polyfill.py"}) h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / file));
@@ -150,7 +159,10 @@ class Session {
         continue;
       }
       if (!built.ok()) return fail(t, *built.verdict, reason);
-      const std::string device = fmt::format("// ---- load_inline extension '{}' ----\n{}\n", x.name, split.device);
+      // Lines as the solution's cuda_sources numbers them (the split keeps every line where it was): a
+      // compiler message or a named race points into the string the solution wrote.
+      const std::string device =
+          fmt::format("// ---- load_inline extension '{}' ----\n#line 1 \"{}\"\n{}\n", x.name, cudaSourcesFile(x.name), split.device);
       if (options_.deviceCompiler) {
         const CompileOutput compiled = options_.deviceCompiler->compile(std::string(kDevicePrelude) + device, {});
         if (compiled.status == CompileOutput::Status::compileError) {
