@@ -60,7 +60,7 @@ std::string withSourceLines(const std::string& message, const std::filesystem::p
     std::istringstream lines(r.ok() ? r.output : std::string());
     // "FOLDER/candidate.cu:17" (a manifest candidate), "cuda_sources of NAME:13" (a load_inline
     // extension's #line, kernelbench_translator.cpp), "??:0" (no line).
-    static const std::regex candidateLine(R"((?:^|/)candidate\.cu:(\d+))"), extensionLine(R"(^(cuda_sources of [\w.-]+):(\d+))");
+    static const std::regex candidateLine(R"((?:^|/)candidate\.cu:(\d+))"), extensionLine(R"((?:^|/)(cuda_sources of [\w.-]+):(\d+))");
     for (std::string line; std::getline(lines, line);) {
       std::smatch m;
       places.push_back(std::regex_search(line, m, candidateLine)   ? "at line " + m[1].str()

@@ -497,7 +497,7 @@ class Recorder:
             else:
                 args.append(a)
         step = {"kernel": {"name": launch["kernel"], "grid": launch["grid"], "block": launch["block"],
-                           "shared": launch["shared"], "args": args}}
+                           "shared": launch["shared"], "args": args, "library": launch.get("library", "")}}
         self.note_init_write(step, written, False, [b for b, _, _ in accesses])
         self.append(step, f"kernel {launch['kernel']}", accesses)
 

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <chrono>
 #include <set>
@@ -48,6 +49,48 @@ std::string cudaSourcesFile(const std::string& extension) {
   std::string name;
   for (char c : extension.substr(0, 64)) name += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ? c : '_';
   return "cuda_sources of " + name;
+}
+
+// One load_inline extension's device code and the host library its launches come from.
+struct DevicePart {
+  fs::path library;
+  std::string code;
+};
+
+// The device code of the extensions the recording launches kernels of, as load_inline keeps each in a
+// module of its own: a solution that builds a first version and then a second defining the same kernel
+// names, launching only the second's, must not meet the first's definitions. All of them where a launch
+// does not say its library (the recorder's shim names it from the kernel's host symbol). Each launch's
+// library (a path in the work folder) is taken out of `plans`: the plan does not depend on it.
+std::string launchedDeviceCode(const std::vector<DevicePart>& parts, json& plans) {
+  std::vector<std::string> launched;
+  bool unknown = false;
+  std::function<void(json&)> walk = [&](json& j) {
+    if (j.is_object()) {
+      if (const auto k = j.find("kernel"); k != j.end() && k->is_object() && k->contains("args")) {
+        const std::string library = k->value("library", "");
+        k->erase("library");
+        if (library.empty()) unknown = true;
+        if (std::find(launched.begin(), launched.end(), library) == launched.end()) launched.push_back(library);
+      }
+      for (auto& [key, value] : j.items()) walk(value);
+    } else if (j.is_array()) {
+      for (auto& value : j) walk(value);
+    }
+  };
+  walk(plans);
+  auto isLaunched = [&](const fs::path& library) {
+    for (const std::string& l : launched) {
+      std::error_code ec;
+      if (!l.empty() && (l == library.string() || fs::equivalent(l, library, ec))) return true;
+    }
+    return false;
+  };
+  std::string code;
+  for (const DevicePart& p : parts) {
+    if (unknown || launched.empty() || isLaunched(p.library)) code += p.code;
+  }
+  return code;
 }
 
 bool named(const std::vector<std::string>& sets, const std::string& name) { return std::find(sets.begin(), sets.end(), name) != sets.end(); }
@@ -146,6 +189,7 @@ class Session {
     const json captured = recorder("capture", {}, t);
     if (!t.ok()) return t;
     json extensions = json::object();
+    std::vector<DevicePart> deviceParts;  // each built extension's device code, by its host library
     for (const auto& e : captured.at("extensions")) {
       detail::Extension x{e.at("key"), e.at("name"), e.at("cpp_sources"), e.at("cuda_sources"), e.at("functions").get<std::vector<std::string>>()};
       const SplitCudaSource split = splitCudaSource(x.cudaSources);
@@ -172,14 +216,14 @@ class Session {
           continue;
         }
       }
-      t.plan.deviceSource += device;
+      deviceParts.push_back({built.library, device});
       extensions[x.key] = built.library.string();
     }
     if (captured.at("extensions").empty()) t.log += "the solution compiles no CUDA source with load_inline\n";
-    t.plan.deviceSource = std::string(kDevicePrelude) + t.plan.deviceSource;
     writeFileAtomic(folder_ / "extensions.json", extensions.dump());
-    const json recorded = recorder("record", folder_ / "extensions.json", t);
+    json recorded = recorder("record", folder_ / "extensions.json", t);
     if (!t.ok()) return t;
+    t.plan.deviceSource = std::string(kDevicePrelude) + launchedDeviceCode(deviceParts, recorded.at("plans"));
     t.recorded = recorded.at("plans");
     return t;
   }

@@ -1,6 +1,7 @@
 // The recorder's host-side library (cuset_kb/torch.hpp): linked into every solution's host build, it
 // turns tensor operations and launches into JSON requests to the recorder (kernelbench_solution.py),
 // which loads the build with ctypes and answers through the callback it registers.
+#include <dlfcn.h>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -207,7 +208,8 @@ json devicePointer(const void* pointer, bool readOnly, const std::string& what) 
   return {{"buffer", rel >> kBufferShift}, {"byte_offset", rel & ((1ull << kBufferShift) - 1)}, {"const", readOnly}};
 }
 
-void recordLaunch(const char* prettyName, dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t stream, std::vector<LaunchArg> args) {
+void recordLaunch(const char* prettyName, const void* kernel, dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t stream,
+                  std::vector<LaunchArg> args) {
   if (stream != nullptr) unsupported("a launch on a stream of the solution's own");
   json a = json::array();
   for (const auto& arg : args) {
@@ -220,8 +222,11 @@ void recordLaunch(const char* prettyName, dim3 grid, dim3 block, std::size_t sha
     for (unsigned char b : arg.bytes) hex += "0123456789abcdef"[b >> 4], hex += "0123456789abcdef"[b & 15];
     a.push_back({{"kind", kKinds[static_cast<int>(arg.kind)]}, {"bytes", hex}, {"size", arg.bytes.size()}});
   }
+  Dl_info where{};
+  const std::string library = kernel != nullptr && dladdr(kernel, &where) != 0 && where.dli_fname != nullptr ? where.dli_fname : "";
   ask({{"launch",
         {{"kernel", kernelName(prettyName)},
+         {"library", library},
          {"grid", {grid.x, grid.y, grid.z}},
          {"block", {block.x, block.y, block.z}},
          {"shared", sharedBytes},

@@ -18,7 +18,10 @@ struct LaunchArg {
   std::vector<unsigned char> bytes;  // every other kind: the value as the kernel receives it
 };
 
-void recordLaunch(const char* prettyName, dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t stream, std::vector<LaunchArg> args);
+// `kernel`: the host-side kernel symbol in the extension's library, which tells the recorder whose
+// device code the launch runs (two extensions may define kernels of one name).
+void recordLaunch(const char* prettyName, const void* kernel, dim3 grid, dim3 block, std::size_t sharedBytes, cudaStream_t stream,
+                  std::vector<LaunchArg> args);
 
 template <class P>
 LaunchArg launchArg(const P& value) {
@@ -40,10 +43,10 @@ LaunchArg launchArg(const P& value) {
 }
 
 template <class... P, class... A>
-void launchWith(const char* prettyName, dim3 grid, dim3 block, std::size_t shared, cudaStream_t stream, void (*)(P...), A&&... args) {
+void launchWith(const char* prettyName, dim3 grid, dim3 block, std::size_t shared, cudaStream_t stream, void (*kernel)(P...), A&&... args) {
   static_assert(sizeof...(P) == sizeof...(A), "cuset: the kernel is launched with another number of arguments than it takes");
   // Copy-initialisation: the conversions a call performs (int -> float, T* -> const T*).
-  recordLaunch(prettyName, grid, block, shared, stream, std::vector<LaunchArg>{launchArg<std::decay_t<P>>(std::forward<A>(args))...});
+  recordLaunch(prettyName, reinterpret_cast<const void*>(kernel), grid, block, shared, stream, std::vector<LaunchArg>{launchArg<std::decay_t<P>>(std::forward<A>(args))...});
 }
 
 template <auto Kernel>

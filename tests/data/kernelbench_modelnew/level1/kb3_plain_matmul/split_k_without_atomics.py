@@ -1,5 +1,6 @@
 # expect: runtime_error pure
 # reason: a race in global memory: this thread reads bytes written by block (0,0,0) thread (0,0,0) (byte 0 of output
+# reason: this access at line 13 of cuda_sources of split_k_racing, the other at line 13 of cuda_sources of split_k_racing
 # kernelbench: false
 import torch
 import torch.nn as nn
