@@ -46,7 +46,8 @@ template <class... P, class... A>
 void launchWith(const char* prettyName, dim3 grid, dim3 block, std::size_t shared, cudaStream_t stream, void (*kernel)(P...), A&&... args) {
   static_assert(sizeof...(P) == sizeof...(A), "cuset: the kernel is launched with another number of arguments than it takes");
   // Copy-initialisation: the conversions a call performs (int -> float, T* -> const T*).
-  recordLaunch(prettyName, reinterpret_cast<const void*>(kernel), grid, block, shared, stream, std::vector<LaunchArg>{launchArg<std::decay_t<P>>(std::forward<A>(args))...});
+  recordLaunch(prettyName, reinterpret_cast<const void*>(kernel), grid, block, shared, stream,
+               std::vector<LaunchArg>{launchArg<std::decay_t<P>>(std::forward<A>(args))...});
 }
 
 template <auto Kernel>
