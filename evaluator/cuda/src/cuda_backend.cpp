@@ -1,4 +1,5 @@
 #include "cuset/evaluator/cuda/cuda_backend.hpp"
+#include "cuset/evaluator/cuda/cuda_driver.hpp"
 
 #include <fmt/format.h>
 
@@ -218,7 +219,7 @@ void runCudaBackend(const Problem& problem, const LaunchPlan& plan, const Compil
   };
   runCorrectnessTrials(problem, layout, references, options, execute, "the GPU worker", false, result);
   if (result.verdict != Verdict::correct || !pool.options().time) return;
-  if (plan.usesLibrary() && !TorchReference::cudaAvailable()) {
+  if (plan.usesLibrary() && !CudaDriver::sharedWithLibTorch()) {
     result.flags.push_back("not_timed_library_steps_on_host");
     return;
   }

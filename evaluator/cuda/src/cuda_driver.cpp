@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "cuset/common/error.hpp"
+#include "cuset/evaluator/problem/torch_reference.hpp"
 
 namespace cuset {
 namespace {
@@ -65,6 +66,11 @@ Expected<std::unique_ptr<CudaDriver>> CudaDriver::load() {
                                   d->version_ / 1000, d->version_ % 1000 / 10, kCudaDriverApiVersion / 1000, kCudaDriverApiVersion % 1000 / 10));
   }
   return d;
+}
+
+bool CudaDriver::sharedWithLibTorch() {
+  const char* override = std::getenv("CUSET_LIBCUDA");
+  return (override == nullptr || *override == '\0') && TorchReference::cudaAvailable();
 }
 
 Expected<const CudaDriver*> CudaDriver::get() {

@@ -298,7 +298,7 @@ class GpuSession {
     const CudaDriver& d = cuda_.driver();
     cuda_(d.cuStreamSynchronize(stream_), "the kernels before a library step");
     std::string why;
-    if (TorchReference::cudaAvailable()) {
+    if (CudaDriver::sharedWithLibTorch()) {
       why = runLibraryCall(call, LibraryMemory{reinterpret_cast<std::byte*>(region_.base), true, 0});
       cuda_(d.cuCtxSynchronize(), "a library step");
     } else {
@@ -336,7 +336,7 @@ class GpuSession {
   // The reference's forward with LibTorch on the GPU, inputs in their declared dtypes, timed like the
   // candidate; nullopt when this LibTorch has no CUDA (then no speedup is reported).
   std::optional<nlohmann::json> measureReference(const nlohmann::json& request, std::span<const std::byte> region, const nlohmann::json& options) {
-    if (!TorchReference::cudaAvailable()) return std::nullopt;
+    if (!CudaDriver::sharedWithLibTorch()) return std::nullopt;
     const std::string file = request.at("problem_file");
     auto& entry = references_[file];
     if (!entry.reference) {

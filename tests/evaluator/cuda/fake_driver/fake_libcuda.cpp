@@ -416,6 +416,14 @@ CUresult fakeEventDestroy(CUevent event) {
   return state().events.erase(event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
+CUresult fakeInit(unsigned int flags) {
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (visibleDevices().empty()) return CUDA_ERROR_NO_DEVICE;
+  std::lock_guard lock(state().mutex);
+  state().initialised = true;
+  return CUDA_SUCCESS;
+}
+
 // The cast that checks each entry against the driver's own signature for it.
 template <class Pfn>
 void* entry(Pfn f) {
@@ -426,7 +434,7 @@ const std::map<std::string_view, void*>& entryPoints() {
   static const std::map<std::string_view, void*> table = {
       {"cuGetErrorName", entry<PFN_cuGetErrorName_v6000>(&fakeGetErrorName)},
       {"cuGetErrorString", entry<PFN_cuGetErrorString_v6000>(&fakeGetErrorString)},
-      {"cuInit", entry<PFN_cuInit_v2000>(&cuInit)},
+      {"cuInit", entry<PFN_cuInit_v2000>(&fakeInit)},
       {"cuDriverGetVersion", entry<PFN_cuDriverGetVersion_v2020>(&fakeDriverGetVersion)},
       {"cuDeviceGetCount", entry<PFN_cuDeviceGetCount_v2000>(&fakeDeviceGetCount)},
       {"cuDeviceGet", entry<PFN_cuDeviceGet_v2000>(&fakeDeviceGet)},
@@ -467,13 +475,7 @@ const std::map<std::string_view, void*>& entryPoints() {
 
 extern "C" {
 
-CUresult CUDAAPI cuInit(unsigned int flags) {
-  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  if (visibleDevices().empty()) return CUDA_ERROR_NO_DEVICE;
-  std::lock_guard lock(state().mutex);
-  state().initialised = true;
-  return CUDA_SUCCESS;
-}
+CUresult CUDAAPI cuInit(unsigned int flags) { return fakeInit(flags); }
 
 CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int, cuuint64_t, CUdriverProcAddressQueryResult* status) {
   const auto& table = entryPoints();

@@ -82,6 +82,12 @@ class CudaDriver {
   // process that saw one must end.
   static bool isSticky(CUresult result);
 
+  // Whether LibTorch's CUDA can work on this backend's device memory: LibTorch has CUDA and the
+  // backend's driver is the process's own libcuda.so.1, the one LibTorch uses. Not under a
+  // $CUSET_LIBCUDA override (the fake driver): its "device" memory is host memory, and a library step
+  // or a reference timed with LibTorch would run on another driver's GPU (issue #62).
+  static bool sharedWithLibTorch();
+
  private:
   static Expected<std::unique_ptr<CudaDriver>> load();
   int version_ = 0;
