@@ -105,6 +105,9 @@ void addBackendOptions(CLI::App* eval, EvalOptions& o) {
                    "hides) or only of those with wrong outputs (failures: one host build fewer per correct kernel)")
       ->check(CLI::IsMember({"all", "failures"}))
       ->capture_default_str();
+  eval->add_flag("--kernelbench-timing", o.config.cuda.kernelbenchTiming,
+                 "cuda: also report KernelBench's own cuda_event measurement of the same timed iterations (candidate and reference: "
+                 "its mean, std, min, max, speedup) beside CuSeT's, and their ratio");
   eval->add_option("--timer", o.config.cuda.timer, "cuda: cupti (GPU busy time of every kernel) or events (CUDA events)")
       ->check(CLI::IsMember({"cupti", "events"}))
       ->capture_default_str();

@@ -1,22 +1,124 @@
 #!/usr/bin/env bash
 # The GPU check, for a machine with an NVIDIA GPU, CUDA 13 and a Python `torch` 2.4+ with CUDA, and no
-# network or apt (the device tool's H200). That machine cannot receive the project's .venv (5.5 GB; the
-# carry limit is 64 MiB), so its own python3 and torch stand in for it: CUSET_PYTHON and Torch_DIR point
-# at them, and the first lines of the output say which torch was found. It builds CuSeT against that torch's LibTorch, runs the GPU
-# tests, evaluates the bundled suite's good solutions at `full` sizes with the cuda backend, and prints
-#   problem | verdict | reference µs | candidate µs | speedup | relative spread
-# plus the measured device-to-device bandwidth, and the agreement corpus judged on the GPU and on the
-# simulator side by side (file | rule expects | GPU | sim | agree). Budget: under 8 minutes.
+# network or apt (the device tool's H100/H200). That machine cannot receive the project's .venv (5.5 GB;
+# the carry limit is 64 MiB), so its own python3 and torch stand in for it: CUSET_PYTHON and Torch_DIR
+# point at them, and the first lines of the output say which torch was found.
 #
-# Here (once per session): bash benchmarks/device/fetch-deps.sh    (fills .deps/ with Debian .debs)
+# Stages, each with its own time limit, each printing its table as soon as it is done; a stage that
+# fails or runs out of time does not stop the next (a lent device has 15 minutes in all, the whole stays
+# under 8):
+#   build      (150 s) CuSeT against that torch's LibTorch, only the targets the stages need
+#   gpu_tests  (60 s)  the `cuda` ctest label (driver, the backend on the GPU, the fake-driver runs),
+#                      the model on CUDA, `cuset doctor`
+#   suite      (150 s) the bundled suite's good solutions at `full` sizes on the GPU, timed:
+#                      problem | verdict | reference us | candidate us | speedup | relative spread
+#   agreement  (100 s) the agreement corpus judged on the GPU and on the simulator side by side
+#   kernelbench (90 s) KernelBench fixtures (archives the project's torch wrote) and 20 KernelBench
+#                      level-1 solutions (.deps, from fetch-deps.sh) judged and timed on the GPU
+#
+# Here (once per session): bash benchmarks/device/fetch-deps.sh    (fills .deps/)
 # Then, with the device tool: run  bash benchmarks/device/check.sh   carrying [".deps"]
+# A dry run here (ctest `device_check_dry_run`): CUSET_CHECK_BUILD_DIR=build/default reuses a build,
+# CUSET_CHECK_DRY=1 keeps the GPU-test stage to the driver's own tests; every stage runs its logic and
+# stops where the GPU is missing, and every table prints.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 out="${OUT:-/tmp/cuset-device-check}"
 mkdir -p "$out"
-start=$(date +%s)
+start=${CUSET_CHECK_START:-$(date +%s)}
+export CUSET_CHECK_START=$start
 log() { echo "[check $(( $(date +%s) - start ))s] $*"; }
+
+
+self="$root/benchmarks/device/check.sh"
+build="${CUSET_CHECK_BUILD_DIR:-build/device}"
+cuset="$build/cli/cuset"
+export OUT="$out"
+
+stage_build() {
+  if [[ -n "${CUSET_CHECK_BUILD_DIR:-}" ]]; then
+    log "reusing the build in $build"
+  else
+    log "configure"
+    cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DCUSET_PYTHON="$(command -v python3)" \
+      -DCMAKE_PREFIX_PATH="$prefix/usr" -DCUDAToolkit_ROOT=/usr/local/cuda > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; return 1; }
+    log "build"
+    # Only what the stages run: the whole tree would spend the time budget on trainer tests and benchmarks.
+    cmake --build "$build" -j "$(nproc)" --target cuset test_cuda_backend test_cuda_fake_driver cuset_fake_libcuda test_cupti_attribution \
+      cuset_fake_libcupti test_llama_model -- -k 0 > "$out/build.log" 2>&1 || { grep -m 20 -A5 "error" "$out/build.log"; return 1; }
+  fi
+  if [[ ! -x "$cuset" ]]; then log "no $cuset"; return 1; fi
+  if ldd "$cuset" | grep "not found"; then log "cuset cannot start: libraries above not found"; return 1; fi
+}
+
+stage_gpu_tests() {
+  if [[ -n "${CUSET_CHECK_DRY:-}" ]]; then
+    ctest --test-dir "$build" -R "^CudaDriver\.|^CudaBackend\.|^CuptiAttribution\." --output-on-failure > "$out/ctest.log" 2>&1
+  else
+    # The cuda label (driver, backend on the GPU, the fake-driver runs), the CUPTI double, the model on CUDA.
+    ctest --test-dir "$build" -L cuda --output-on-failure > "$out/ctest.log" 2>&1
+    ctest --test-dir "$build" -R "CuptiAttribution|CausalLm.OnCuda|CausalLm.ScaledDotProduct|CausalLm.PaddedRows|CausalLm.Bf16Autocast" \
+      --output-on-failure >> "$out/ctest.log" 2>&1
+  fi
+  grep -E "tests passed|Failed|Skipped|\*\*\*" "$out/ctest.log" | head -20
+  "$cuset" doctor > "$out/doctor.txt" 2>&1
+  sed 's/^/  /' "$out/doctor.txt"
+}
+
+stage_suite() {
+  rm -rf "$out/cands" "$out/run"
+  mkdir -p "$out/cands"
+  for f in problems/level*/*/solutions/*.cu; do
+    case "$(basename "$f")" in bad_*) continue ;; esac
+    dest="$out/cands/$(dirname "${f#problems/}")"
+    mkdir -p "$dest" && cp "$f" "$dest/"
+  done
+  # --jobs 4: each job holds a `full` region (up to ~4 GiB) several times over on the host (inputs,
+  # region, reference outputs); 16 at once could exhaust the machine's 128 GiB. Results are written as
+  # they finish, and the table is printed even when the stage's limit cuts the run.
+  trap 'python3 benchmarks/device/check_tables.py suite "$out/run"' EXIT
+  "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --jobs 4 --candidates "$out/cands" \
+    --out "$out/run" --seed 1 -q > "$out/eval.log" 2>&1
+  log "eval exit $?"
+  tail -3 "$out/eval.log"
+}
+
+stage_agreement() {
+  # tests/agreement: kernels whose GPU verdict follows from a CUDA rule, judged on this GPU and on the
+  # simulator side by side: the first run on a GPU measures agreement.
+  rm -rf "$out/agree-cuda" "$out/agree-sim"
+  trap 'python3 benchmarks/device/check_tables.py agreement "$out"' EXIT
+  for backend in cuda sim; do
+    timeout 45 "$cuset" eval --backend "$backend" --sizes small --trials 2 --max-timing-seconds 0.2 --jobs 4 \
+      --candidates tests/agreement --out "$out/agree-$backend" --seed 17 -q > "$out/agree-$backend.log" 2>&1
+    log "agreement $backend exit $?"
+  done
+}
+
+stage_kernelbench() {
+  # KernelBench fixtures imported with the project's torch (archives written by 2.15): correct and
+  # wrong_answer as expected show that this LibTorch loads and runs them. Then 20 real level-1
+  # solutions (CUDA-L1's, copied into .deps by fetch-deps.sh with the problems they answer).
+  local ran=0
+  for pair in "kernelbench-fixture-suite:kernelbench-fixture-suite" "kernelbench-l1-suite:kernelbench-l1-solutions"; do
+    local suite=".deps/${pair%%:*}" cands=".deps/${pair##*:}" name="${pair%%:*}"
+    [[ -d "$suite" && -d "$cands" ]] || { log "no $suite or $cands (fetch-deps.sh makes them)"; continue; }
+    ran=1
+    rm -rf "$out/$name"
+    timeout 40 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --jobs 4 --problems "$suite" \
+      --candidates "$cands" --out "$out/$name" --seed 1 -q > "$out/$name.log" 2>&1
+    log "$name exit $?"
+    tail -3 "$out/$name.log"
+    python3 benchmarks/device/check_tables.py suite "$out/$name"
+  done
+  [[ $ran == 1 ]]
+}
+
+if [[ "${1:-}" == --stage ]]; then
+  "stage_$2"
+  exit $?
+fi
 
 # 1. Dependencies: Debian packages unpacked into a private prefix (never into /).
 prefix=/tmp/cuset-deps
@@ -52,106 +154,30 @@ export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib
 export PATH="/usr/local/cuda/bin:$PATH" TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
 # A CMake 4 there would refuse package configs written for CMake < 3.5; this lets them through.
 export CMAKE_POLICY_VERSION_MINIMUM=3.5
+export torch_dir prefix
 log "Torch_DIR=$torch_dir"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader || true
-
-# 2. Build (Release, GPU pieces only need the toolkit headers; the driver is loaded at run time).
-log "configure"
-cmake -S . -B build/device -G Ninja -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DCUSET_PYTHON="$(command -v python3)" \
-  -DCMAKE_PREFIX_PATH="$prefix/usr" -DCUDAToolkit_ROOT=/usr/local/cuda > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-log "build"
-# Only what the check runs: the whole tree would spend the time budget on trainer tests and benchmarks.
-cmake --build build/device -j "$(nproc)" --target cuset test_cuda_backend test_cuda_fake_driver cuset_fake_libcuda test_llama_model -- -k 0 \
-  > "$out/build.log" 2>&1 || { grep -m 20 -A5 "error" "$out/build.log"; exit 1; }
-cuset=build/device/cli/cuset
-if ldd "$cuset" | grep "not found"; then log "cuset cannot start: libraries above not found"; exit 1; fi
-
-# 3. GPU tests: the cuda label (driver, backend on the GPU, the fake-driver run) and the model on CUDA.
-log "GPU tests"
-ctest --test-dir build/device -L cuda --output-on-failure > "$out/ctest.log" 2>&1
-ctest --test-dir build/device -R "CausalLm.OnCuda|CausalLm.ScaledDotProduct|CausalLm.PaddedRows|CausalLm.Bf16Autocast" --output-on-failure >> "$out/ctest.log" 2>&1
-"$cuset" doctor > "$out/doctor.txt" 2>&1; sed 's/^/  /' "$out/doctor.txt"
-grep -E "tests passed|Failed|Skipped|\*\*\*" "$out/ctest.log" | head -20
-
-# 4. The suite's good solutions at full sizes, on the GPU, timed.
-log "suite at full sizes"
-mkdir -p "$out/cands"
-for f in problems/level*/*/solutions/*.cu; do
-  case "$(basename "$f")" in bad_*) continue ;; esac
-  dest="$out/cands/$(dirname "${f#problems/}")"
-  mkdir -p "$dest" && cp "$f" "$dest/"
-done
-# --jobs 4: each job holds a `full` region (up to ~4 GiB) several times over on the host (inputs,
-# region, reference outputs); 16 at once could exhaust the machine's 128 GiB. Results are written as
-# they finish, so a run cut by the timeout still gives its table.
-timeout 240 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --jobs 4 --candidates "$out/cands" \
-  --out "$out/run" --seed 1 -q > "$out/eval.log" 2>&1
-log "eval exit $?"
-tail -3 "$out/eval.log"
-
-# 4b. An imported KernelBench suite whose archives the project's torch wrote (fetch-deps.sh), judged and timed
-# with this LibTorch: correct/wrong_answer as expected shows that it loads and runs those archives.
-kb_suite=.deps/kernelbench-fixture-suite
-if [[ -d "$kb_suite" ]]; then
-  log "imported KernelBench fixtures (archives written by the project's torch)"
-  timeout 120 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --jobs 4 --problems "$kb_suite" \
-    --candidates "$kb_suite" --out "$out/kb-run" --seed 1 -q > "$out/kb-eval.log" 2>&1
-  log "kernelbench eval exit $?"
-  tail -3 "$out/kb-eval.log"
+if command -v nvidia-smi > /dev/null; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader || true
+else
+  log "no nvidia-smi on this machine"
 fi
 
-# 4c. The agreement corpus (tests/agreement: kernels whose GPU verdict follows from a CUDA rule),
-# judged on this GPU and on the simulator side by side: the first run on a GPU measures agreement.
-log "agreement corpus: cuda and sim"
-for backend in cuda sim; do
-  timeout 90 "$cuset" eval --backend "$backend" --sizes small --trials 2 --max-timing-seconds 0.2 --jobs 4 \
-    --candidates tests/agreement --out "$out/agree-$backend" --seed 17 -q > "$out/agree-$backend.log" 2>&1
-  log "agreement $backend exit $?"
-done
-python3 - "$out" <<'PY'
-import json, os, re, sys
-out = sys.argv[1]
-def verdicts(backend):
-    path = os.path.join(out, f"agree-{backend}", "results.jsonl")
-    rows = [json.loads(l) for l in open(path) if l.strip()] if os.path.exists(path) else []
-    return {os.path.basename(r.get("origin", "")): r for r in rows}
-gpu, sim = verdicts("cuda"), verdicts("sim")
-print(f"{'agreement file':48} {'rule expects':15} {'GPU':15} {'sim':15} agree")
-agree = total = 0
-for root, _, files in sorted(os.walk("tests/agreement")):
-    for f in sorted(x for x in files if x.endswith(".cu")):
-        m = re.search(r"// @expect: (\w+)", open(os.path.join(root, f)).read())
-        want = m.group(1) if m else "?"
-        g = gpu.get(f, {}).get("verdict", "-"); s = sim.get(f, {}).get("verdict", "-")
-        total += 1; agree += g == s
-        verdict = "no GPU result" if g == "-" else "yes" if g == s else "NO  " + gpu.get(f, {}).get("reason", "")[:50]
-        print(f"{f:48} {want:15} {g:15} {s:15} {verdict}")
-print(f"sim agrees with the GPU on {agree}/{total}")
-PY
 
-# 5. The tables.
-for run_dir in "$out/run" "$out/kb-run"; do
-[[ -d "$run_dir" ]] || continue
-python3 - "$run_dir" <<'PY'
-import json, sys, statistics, os
-run = sys.argv[1]
-if not os.path.exists(os.path.join(run, "run.json")):
-    sys.exit("no evaluation results: see eval.log above")
-results = os.path.join(run, "results.jsonl")
-rows = [json.loads(l) for l in open(results) if l.strip()] if os.path.exists(results) else []
-info = json.load(open(os.path.join(run, "run.json")))
-dev = info.get("cuda", {}).get("device", {})
-print(f"device: {dev.get('name')}  SMs {dev.get('sm_count')}  measured D2D bandwidth {dev.get('measured_bandwidth_gbs', 0):.0f} GB/s "
-      f"(theoretical {dev.get('theoretical_bandwidth_gbs', 0):.0f})  references on {info.get('cuda', {}).get('references_on')}")
-print(f"{'problem':34} {'verdict':15} {'ref us':>10} {'cand us':>10} {'speedup':>8} {'spread':>7}")
-for r in rows:
-    t = r.get("timing", {})
-    cand = t.get("median_ms"); ref = t.get("reference_median_ms")
-    s = t.get("samples_ms") or []
-    spread = statistics.pstdev(s) / statistics.mean(s) if len(s) > 1 and statistics.mean(s) > 0 else float("nan")
-    f = lambda v: f"{v * 1000:10.1f}" if v else f"{'-':>10}"
-    sp = f"{t['speedup']:8.2f}" if "speedup" in t else f"{'-':>8}"
-    print(f"{r['problem']:34} {r['verdict']:15} {f(ref)} {f(cand)} {sp} {spread:7.2%}  {r.get('reason', '')[:60]}")
-PY
-done
+# 2. The stages, each in its own process under its own limit.
+run_stage() {
+  local name="$1" limit="$2"
+  log "stage $name (limit ${limit} s)"
+  timeout --kill-after=10 "$limit" bash "$self" --stage "$name"
+  local rc=$?
+  if [[ $rc == 124 || $rc == 137 ]]; then log "stage $name: out of time after ${limit} s"; else log "stage $name: exit $rc"; fi
+  return $rc
+}
+if run_stage build 150; then
+  run_stage gpu_tests 60
+  run_stage suite 150
+  run_stage agreement 100
+  run_stage kernelbench 90
+else
+  log "no usable build: the other stages need cuset"
+fi
 log "done"

@@ -31,3 +31,23 @@ else
   echo "no $cuset: build first to carry the imported KernelBench fixtures (check.sh skips that step)"
 fi
 
+# 20 real KernelBench level-1 solutions that compile CUDA (CUDA-L1's, ../shared/kernelbench-solutions,
+# GPL-3.0: carried to the device as test data in the ignored .deps, never committed) and the problems
+# they answer, imported here from ../shared/kernelbench: check.sh's `kernelbench` stage judges and times
+# them on the GPU.
+shared="$root/../shared"
+if [[ -x "$cuset" && -d "$shared/kernelbench-solutions/cuda-l1/level1" && -d "$shared/kernelbench/KernelBench" ]]; then
+  solutions="$root/.deps/kernelbench-l1-solutions"
+  rm -rf "$solutions" "$root/.deps/kernelbench-l1-suite"
+  mkdir -p "$solutions"
+  only=()
+  for f in $(grep -l load_inline "$shared"/kernelbench-solutions/cuda-l1/level1/*.py | head -20); do
+    n=$((10#$(basename "$f" .py)))
+    cp "$f" "$solutions/level_1_problem_${n}_sample_0_kernel.py"
+    only+=("level1/$n")
+  done
+  "$cuset" import kernelbench "$shared/kernelbench" --out "$root/.deps/kernelbench-l1-suite" --levels 1 --only "${only[@]}" --jobs 2 --quiet
+  du -sh "$solutions" "$root/.deps/kernelbench-l1-suite"
+else
+  echo "no $cuset or ../shared: the kernelbench stage of check.sh runs the fixtures only"
+fi

@@ -300,6 +300,15 @@ std::string candidateDetail(const EvalResult& r, std::size_t index) {
     if (!r.referenceTimingSamplesMs.empty()) h += fmt::format("<dt>reference</dt><dd>median {:.4g} ms</dd>", medianOf(r.referenceTimingSamplesMs));
     if (auto s = speedupOf(r)) h += fmt::format("<dt>speedup</dt><dd>{:.3f}x</dd>", *s);
     if (r.peakFraction) h += fmt::format("<dt>peak fraction</dt><dd>{:.1f}% of the speed-of-light bound</dd>", 100.0 * *r.peakFraction);
+    if (!r.kernelbenchTimingSamplesMs.empty()) {
+      // KernelBench's own measurement of the same iterations, beside CuSeT's (--kernelbench-timing).
+      std::string kb = fmt::format("mean {:.4g} ms over {} trials ({:.3f}x CuSeT's median)", meanOf(r.kernelbenchTimingSamplesMs),
+                                   r.kernelbenchTimingSamplesMs.size(), meanOf(r.kernelbenchTimingSamplesMs) / medianOf(r.timingSamplesMs));
+      if (!r.kernelbenchReferenceTimingSamplesMs.empty())
+        kb += fmt::format("; reference mean {:.4g} ms", meanOf(r.kernelbenchReferenceTimingSamplesMs));
+      if (auto s = kernelbenchSpeedupOf(r)) kb += fmt::format("; speedup {:.3f}x", *s);
+      h += fmt::format("<dt>KernelBench's timing (cuda_event)</dt><dd>{}</dd>", kb);
+    }
     for (const auto& f : r.flags) h += fmt::format("<dt>flag</dt><dd class=\"flag\">{}</dd>", esc(f));
   }
   h += "</dl>";

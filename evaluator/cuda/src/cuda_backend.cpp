@@ -279,8 +279,12 @@ void runCudaBackend(const Problem& problem, const LaunchPlan& plan, const Compil
   result.timingKind = timing.value("kind", "cuda_events");
   result.timingSamplesMs = timing.value("samples_ms", std::vector<double>{});
   // The reference is timed only where LibTorch has CUDA; without it there is no speedup to report.
+  if (pool.options().kernelbenchTiming) result.kernelbenchTimingSamplesMs = timing.value("event_samples_ms", std::vector<double>{});
   if (timing.contains("reference")) {
     result.referenceTimingSamplesMs = timing["reference"].value("samples_ms", std::vector<double>{});
+    if (pool.options().kernelbenchTiming) {
+      result.kernelbenchReferenceTimingSamplesMs = timing["reference"].value("event_samples_ms", std::vector<double>{});
+    }
     for (const auto& p : timing["reference"].value("problems", std::vector<std::string>{})) log::warn("{}: reference timing: {}", result.problem, p);
   }
   for (const auto& p : timing.value("problems", std::vector<std::string>{})) log::warn("{} sample {}: timing: {}", result.problem, result.sample, p);

@@ -87,6 +87,9 @@ nlohmann::json GpuMeasurement::finish(std::size_t launchesPerIteration) {
           {"clocks", clocks},
           {"throttled", throttle_ != 0},
           {"samples_ms", gpuMs},
+          // The same iterations as KernelBench's cuda_event method times them: events recorded on the
+          // worker's stream around the work, so a kernel on another stream is not in them (CUPTI's are).
+          {"event_samples_ms", eventMs_},
           {"stop", stop_ ? std::string(stopReasonName(*stop_)) : "incomplete"},
           {"median_ms", gpu.median},
           {"rel_stddev", gpu.relStddev()},

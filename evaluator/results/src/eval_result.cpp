@@ -1,6 +1,7 @@
 #include "cuset/evaluator/results/eval_result.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "cuset/common/error.hpp"
@@ -68,11 +69,51 @@ nlohmann::json toJson(const EvalResult& r) {
     }
     if (auto s = speedupOf(r)) j["timing"]["speedup"] = jsonDouble(*s);
     if (r.peakFraction) j["timing"]["peak_fraction"] = jsonDouble(*r.peakFraction);
+    if (!r.kernelbenchTimingSamplesMs.empty()) j["timing"]["kernelbench"] = kernelbenchTimingJson(r);
   }
   return j;
 }
 
 bool isGpuTiming(std::string_view kind) { return kind.starts_with("cuda"); }
+
+double meanOf(const std::vector<double>& samples) {
+  if (samples.empty()) return 0.0;
+  double sum = 0.0;
+  for (double s : samples) sum += s;
+  return sum / static_cast<double>(samples.size());
+}
+
+std::optional<double> kernelbenchSpeedupOf(const EvalResult& r) {
+  if (r.verdict != Verdict::correct) return std::nullopt;
+  const double candidate = meanOf(r.kernelbenchTimingSamplesMs), reference = meanOf(r.kernelbenchReferenceTimingSamplesMs);
+  if (!(candidate > 0.0) || !(reference > 0.0)) return std::nullopt;
+  return reference / candidate;
+}
+
+nlohmann::json kernelbenchTimingJson(const EvalResult& r) {
+  // KernelBench's runtime_stats: the mean (its `runtime`), std, min, max and the number of trials.
+  auto stats = [](const std::vector<double>& s) {
+    const double mean = meanOf(s);
+    double var = 0.0;
+    for (double x : s) var += (x - mean) * (x - mean);
+    return nlohmann::json{{"mean_ms", jsonDouble(mean)},
+                          {"std_ms", jsonDouble(s.size() > 1 ? std::sqrt(var / static_cast<double>(s.size() - 1)) : 0.0)},
+                          {"min_ms", jsonDouble(*std::min_element(s.begin(), s.end()))},
+                          {"max_ms", jsonDouble(*std::max_element(s.begin(), s.end()))},
+                          {"trials", s.size()}};
+  };
+  nlohmann::json k = {
+      {"method", "cuda_event"}, {"samples_ms", jsonDoubles(r.kernelbenchTimingSamplesMs)}, {"candidate", stats(r.kernelbenchTimingSamplesMs)}};
+  if (!r.kernelbenchReferenceTimingSamplesMs.empty()) {
+    k["reference_samples_ms"] = jsonDoubles(r.kernelbenchReferenceTimingSamplesMs);
+    k["reference"] = stats(r.kernelbenchReferenceTimingSamplesMs);
+  }
+  if (auto s = kernelbenchSpeedupOf(r)) k["speedup"] = jsonDouble(*s);
+  // KernelBench's candidate time over CuSeT's: below 1 where its events miss work CUPTI counts (a kernel
+  // on another stream) or count less of it.
+  if (const double cuset = medianOf(r.timingSamplesMs); cuset > 0.0) k["ratio_to_cuset"] = jsonDouble(meanOf(r.kernelbenchTimingSamplesMs) / cuset);
+  return k;
+}
 
 double medianOf(std::vector<double> samples) {
   if (samples.empty()) return 0.0;
@@ -118,6 +159,11 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
       if (auto ref = t->find("reference_samples_ms"); ref != t->end())
         r.referenceTimingSamplesMs = doublesFromJson(*ref, "timing.reference_samples_ms");
       if (auto pf = t->find("peak_fraction"); pf != t->end() && !pf->is_null()) r.peakFraction = doubleFromJson(*pf, "timing.peak_fraction");
+      if (auto kb = t->find("kernelbench"); kb != t->end() && kb->is_object()) {
+        r.kernelbenchTimingSamplesMs = doublesFromJson(kb->at("samples_ms"), "timing.kernelbench.samples_ms");
+        if (auto ref = kb->find("reference_samples_ms"); ref != kb->end())
+          r.kernelbenchReferenceTimingSamplesMs = doublesFromJson(*ref, "timing.kernelbench.reference_samples_ms");
+      }
     }
     if (auto f = j.find("flags"); f != j.end()) r.flags = f->get<std::vector<std::string>>();
     if (auto f = j.find("sizes"); f != j.end()) r.sizes = f->get<std::vector<std::string>>();

@@ -113,8 +113,10 @@ struct FakeGpuRun {
     c.cuda.minSeconds = 0.05;
     c.cuda.maxSeconds = 0.3;
     c.cuda.trialTimeout = std::chrono::milliseconds(3000);
+    c.cuda.kernelbenchTiming = kernelbenchTiming;
     return runEvaluation(c);
   }
+  bool kernelbenchTiming = false;  // --kernelbench-timing
 
   nlohmann::json runRecord() const { return nlohmann::json::parse(test::readText(dir / "run" / "run.json")); }
 };
@@ -153,7 +155,7 @@ TEST(CudaBackendOnFakeDriver, JudgesTimesAndSurvivesEveryKind) {
 // the same addresses. The module keeps its globals across launches, as on a GPU, so a kernel can tell
 // correctness trials (2 here, plus the determinism rerun) from timing by counting launches.
 TEST(CudaBackendOnFakeDriver, TimedSamplesAreJudgedToo) {
-  const FakeGpuRun fake(
+  FakeGpuRun fake(
       {
           {"relu_timed_good", "if (i < n) y[i] = fmaxf(x[i], 0.0f);", Verdict::correct, ""},
           // Works for its first four launches (the trials and the timing run's first launch), idles after.
@@ -171,6 +173,7 @@ TEST(CudaBackendOnFakeDriver, TimedSamplesAreJudgedToo) {
       "",
       "__device__ int cuset_fake_launches_a;\n__device__ int cuset_fake_launches_b;\n__device__ const float* cuset_fake_seen;\n"
       "__device__ float cuset_fake_cache[64000];\n");
+  fake.kernelbenchTiming = true;
   const EvalRunSummary s = fake.evaluate();
   ASSERT_EQ(s.results.size(), fake.list.size());
   for (std::size_t i = 0; i < fake.list.size(); ++i) {
@@ -178,6 +181,16 @@ TEST(CudaBackendOnFakeDriver, TimedSamplesAreJudgedToo) {
     EXPECT_EQ(verdictName(r.verdict), verdictName(fake.list[i].expected)) << fake.list[i].name << ": " << r.reason;
     EXPECT_NE(r.reason.find(fake.list[i].reasonNeedle), std::string::npos) << fake.list[i].name << ": " << r.reason;
   }
+  // --kernelbench-timing: KernelBench's cuda_event measurement of the same iterations beside CuSeT's
+  // (with the events timer the two are the same samples; with CUPTI, CUPTI's busy times are CuSeT's).
+  const EvalResult& good = s.results[0];
+  ASSERT_FALSE(good.timingSamplesMs.empty());
+  EXPECT_EQ(good.kernelbenchTimingSamplesMs, good.timingSamplesMs);
+  const nlohmann::json line = toJson(good);
+  EXPECT_EQ(line["timing"]["kernelbench"]["method"], "cuda_event");
+  EXPECT_EQ(line["timing"]["kernelbench"]["candidate"]["trials"], good.timingSamplesMs.size());
+  EXPECT_TRUE(line["timing"]["kernelbench"].contains("ratio_to_cuset"));
+  EXPECT_TRUE(s.results[1].kernelbenchTimingSamplesMs.empty());  // not correct: not timed
 }
 
 TEST(CudaBackendOnFakeDriver, AGpuNewerThanNvrtcGetsPtx) {

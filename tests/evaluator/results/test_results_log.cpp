@@ -88,6 +88,8 @@ TEST(EvalResult, EveryFieldRoundTripsThroughTheFileWithNaNAndInfinities) {
     r.timingKind = round % 2 ? "cuda_cupti" : "cpu_simulator";
     r.timingSamplesMs = numbers();
     r.referenceTimingSamplesMs = numbers();
+    if (round % 2) r.kernelbenchTimingSamplesMs = numbers();
+    if (round % 4 == 1) r.kernelbenchReferenceTimingSamplesMs = numbers();
     if (round % 4) r.peakFraction = number();
     r.flags = {"speedup_above_10x"};
     r.sizes = round % 2 ? std::vector<std::string>{"small", "large"} : std::vector<std::string>{"full"};

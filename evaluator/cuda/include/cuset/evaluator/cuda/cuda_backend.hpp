@@ -31,6 +31,9 @@ struct CudaOptions {
   double maxSeconds = 15.0;
   std::chrono::milliseconds trialTimeout{60000};
   std::optional<int> device;  // the worker's GPU among the visible ones (default: the first)
+  // Also report KernelBench's own cuda_event measurement of the same timed iterations (candidate and
+  // reference), beside CuSeT's (EvalResult::kernelbenchTiming).
+  bool kernelbenchTiming = false;
 };
 
 class WorkerProcess;

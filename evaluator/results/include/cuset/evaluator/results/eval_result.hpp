@@ -78,6 +78,10 @@ struct EvalResult {
   std::string timingKind;  // empty: not timed
   std::vector<double> timingSamplesMs;
   std::vector<double> referenceTimingSamplesMs;
+  // KernelBench's cuda_event measurement of the same timed iterations (--kernelbench-timing): CUDA
+  // events on the worker's stream around each forward, after the same L2 flush; KernelBench reports
+  // their mean. Empty unless asked for and timed on a GPU.
+  std::vector<double> kernelbenchTimingSamplesMs, kernelbenchReferenceTimingSamplesMs;
   // Measured time against the problem's speed-of-light bound (bound / median; 1.0 is the bound),
   // as KernelBench-Hard scores kernels; absent without a cost or a GPU timing.
   std::optional<double> peakFraction;
@@ -94,7 +98,14 @@ struct EvalResult {
 bool isGpuTiming(std::string_view kind);
 // reference median / candidate median for a correct candidate timed on a GPU; nullopt otherwise.
 std::optional<double> speedupOf(const EvalResult& result);
-double medianOf(std::vector<double> samples);  // 0 for no samples
+double medianOf(std::vector<double> samples);       // 0 for no samples
+double meanOf(const std::vector<double>& samples);  // 0 for no samples
+// KernelBench's speedup from its own measurement (reference mean / candidate mean) for a correct
+// candidate with --kernelbench-timing samples; nullopt otherwise.
+std::optional<double> kernelbenchSpeedupOf(const EvalResult& result);
+// The `timing.kernelbench` object of results.jsonl: KernelBench's runtime_stats for the candidate and
+// the reference, its speedup, and its candidate time over CuSeT's.
+nlohmann::json kernelbenchTimingJson(const EvalResult& result);
 
 nlohmann::json toJson(const EvalResult& result);
 // Throws cuset::Error when a required field is missing or has the wrong type.
