@@ -8,6 +8,7 @@
 #include "cuset/evaluator/cuda/cuda_driver.hpp"
 #include "cuset/evaluator/cuda/nvml_clock_monitor.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/problem/torch_reference.hpp"
 #include "test_util.hpp"
 
 namespace cuset {
@@ -33,6 +34,17 @@ TEST(CudaDriver, StickyErrorsEndTheWorker) {
   EXPECT_TRUE(CudaDriver::isSticky(CUDA_ERROR_LAUNCH_FAILED));
   EXPECT_FALSE(CudaDriver::isSticky(CUDA_ERROR_INVALID_VALUE));
   EXPECT_FALSE(CudaDriver::isSticky(CUDA_ERROR_OUT_OF_MEMORY));
+}
+
+// A worker on a driver of its own ($CUSET_LIBCUDA: the fake) never hands its memory to LibTorch's CUDA,
+// which runs on the process's libcuda.so.1 (issue #62: host-memory "device" pointers on a GPU machine).
+TEST(CudaDriver, LibTorchSharesOnlyTheProcesssOwnDriver) {
+  ::setenv("CUSET_LIBCUDA", "/opt/some/other/libcuda.so", 1);
+  EXPECT_FALSE(CudaDriver::sharedWithLibTorch());
+  ::setenv("CUSET_LIBCUDA", "", 1);
+  EXPECT_EQ(CudaDriver::sharedWithLibTorch(), TorchReference::cudaAvailable());
+  ::unsetenv("CUSET_LIBCUDA");
+  EXPECT_EQ(CudaDriver::sharedWithLibTorch(), TorchReference::cudaAvailable());
 }
 
 TEST(CudaBackend, ArchitectureFollowsTheDevice) {

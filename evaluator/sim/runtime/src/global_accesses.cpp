@@ -20,18 +20,28 @@ void GlobalAccesses::watch(const std::vector<WatchedBuffer>& buffers) {
   buffers_.clear();
   records_.clear();
   overwrites_.clear();
-  base_ = 0;
-  if (buffers.empty()) return;
-  std::uintptr_t begin = UINTPTR_MAX, end = 0;
+  std::size_t total = 0;
   for (const WatchedBuffer& b : buffers) {
-    begin = std::min(begin, reinterpret_cast<std::uintptr_t>(b.begin));
-    end = std::max(end, reinterpret_cast<std::uintptr_t>(b.begin) + b.bytes);
+    if (b.bytes == 0) continue;
+    buffers_.push_back({reinterpret_cast<std::uintptr_t>(b.begin), b.bytes, 0, b.role, b.name});
+    total += b.bytes;
   }
-  if (end <= begin || end - begin > kMaxWatchedBytes) return;  // too large to watch: unchecked, as before
-  base_ = begin;
-  for (const WatchedBuffer& b : buffers) buffers_.push_back({reinterpret_cast<std::uintptr_t>(b.begin) - begin, b.bytes, b.role, b.name});
-  records_.assign(end - begin, Record{});
+  if (total > kMaxWatchedBytes) buffers_.clear();  // too large to watch: unchecked, as before
+  std::sort(buffers_.begin(), buffers_.end(), [](const Buffer& a, const Buffer& b) { return a.begin < b.begin; });
+  std::size_t first = 0;
+  for (Buffer& b : buffers_) {
+    b.first = first;
+    first += b.bytes;
+  }
+  records_.assign(first, Record{});
   launch_ = 0;
+}
+
+const GlobalAccesses::Buffer* GlobalAccesses::bufferAt(std::uintptr_t address) const {
+  auto it = std::upper_bound(buffers_.begin(), buffers_.end(), address, [](std::uintptr_t a, const Buffer& b) { return a < b.begin; });
+  if (it == buffers_.begin()) return nullptr;
+  --it;
+  return address - it->begin < it->bytes ? &*it : nullptr;
 }
 
 void GlobalAccesses::start(const LaunchSpec& spec, const LaunchOptions& options) {
@@ -54,13 +64,13 @@ std::string GlobalAccesses::threadName(std::uint32_t block, std::uint32_t thread
                 thread % blockDim_[0], thread / blockDim_[0] % blockDim_[1], thread / (blockDim_[0] * blockDim_[1]));
 }
 
-std::string GlobalAccesses::place(std::size_t offset) const {
+std::string GlobalAccesses::place(std::size_t index) const {
   for (const Buffer& b : buffers_) {
-    if (offset >= b.offset && offset < b.offset + b.bytes) {
-      return format("byte %zu of %s '%s' (%zu bytes)", offset - b.offset, b.role.c_str(), b.name.c_str(), b.bytes);
+    if (index >= b.first && index < b.first + b.bytes) {
+      return format("byte %zu of %s '%s' (%zu bytes)", index - b.first, b.role.c_str(), b.name.c_str(), b.bytes);
     }
   }
-  return format("byte %zu of the trial's memory", offset);
+  return format("byte %zu of the trial's memory", index);
 }
 
 // As codeAddress (shared_accesses.cpp): a return address, one byte back, for the evaluator's addr2line.
@@ -90,8 +100,10 @@ bool GlobalAccesses::ordered(const GlobalAccessor& who, std::uint32_t block, std
 }
 
 void GlobalAccesses::access(const GlobalAccessor& who, std::uintptr_t address, std::size_t size, bool write, const void* pc) {
-  if (address + size <= base_ || address >= base_ + records_.size()) return;
-  const std::size_t first = address < base_ ? 0 : address - base_, end = std::min(address + size - base_, records_.size());
+  const Buffer* buffer = bufferAt(address);
+  if (buffer == nullptr) return;
+  // The bytes of this buffer the access covers (one reaching past its end is another check's finding).
+  const std::size_t first = buffer->first + (address - buffer->begin), end = buffer->first + std::min(address - buffer->begin + size, buffer->bytes);
   const std::uint32_t me = who.block + 1;
   const std::uint32_t here = pcOffset(pc);
   for (std::size_t b = first; b < end; ++b) {
@@ -125,7 +137,8 @@ void GlobalAccesses::access(const GlobalAccessor& who, std::uintptr_t address, s
     const bool overRead =
         !overWrite && !(r.readBlock == me && r.readThread == who.thread) && !ordered(who, r.readBlock, r.readThread, r.readEpoch, r.readWarpEpoch);
     if ((overWrite || overRead) && overwrites_.size() < kMaxOverwrites) {
-      overwrites_.try_emplace(b, Overwrite{*reinterpret_cast<const std::uint8_t*>(base_ + b), overRead, static_cast<std::uint16_t>(who.thread),
+      const std::uintptr_t at = buffer->begin + (b - buffer->first);
+      overwrites_.try_emplace(b, Overwrite{at, *reinterpret_cast<const std::uint8_t*>(at), overRead, static_cast<std::uint16_t>(who.thread),
                                            overWrite ? r.writeThread : r.readThread, who.block, overWrite ? r.writeBlock : r.readBlock, here,
                                            overWrite ? r.writePc : r.readPc});
     }
@@ -142,7 +155,7 @@ std::string GlobalAccesses::finish() {
   const Overwrite* found = nullptr;
   std::size_t at = 0;
   for (const auto& [offset, o] : overwrites_) {
-    if (*reinterpret_cast<const std::uint8_t*>(base_ + offset) == o.before) continue;  // the same value stored again
+    if (*reinterpret_cast<const std::uint8_t*>(o.address) == o.before) continue;  // the same value stored again
     if (found == nullptr || offset < at) {
       found = &o;
       at = offset;

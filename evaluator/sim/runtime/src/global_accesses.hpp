@@ -40,7 +40,7 @@ class GlobalAccesses {
 
   void watch(const std::vector<WatchedBuffer>& buffers);
   bool watching() const { return !records_.empty(); }
-  bool watches(std::uintptr_t address) const { return address >= base_ && address - base_ < records_.size(); }
+  bool watches(std::uintptr_t address) const { return bufferAt(address) != nullptr; }
   // Before and after each checked launch; finish returns the race it found (empty: none).
   void start(const LaunchSpec& spec, const LaunchOptions& options);
   std::string finish();
@@ -59,6 +59,7 @@ class GlobalAccesses {
   static constexpr std::uint16_t kSeveralThreads = 0xFFFFu;  // no thread of a block (at most 1024) has this index
   // A write over another thread's access, kept until the launch ends: a race if the byte then differs.
   struct Overwrite {
+    std::uintptr_t address;
     std::uint8_t before;  // the byte before the write
     bool overRead;        // over another thread's read (else its write)
     std::uint16_t thread, otherThread;
@@ -69,17 +70,19 @@ class GlobalAccesses {
   std::string describe(std::uint32_t block, std::uint32_t otherBlock, std::uint32_t otherThread, std::size_t offset, const char* what,
                        std::uint32_t pc, std::uint32_t otherPc) const;
   std::string threadName(std::uint32_t block, std::uint32_t thread) const;
-  std::string place(std::size_t offset) const;
+  std::string place(std::size_t index) const;  // a record's byte, named by its buffer
   std::uint32_t pcOffset(const void* pc) const;
 
+  // A watched buffer, its bytes' records from records_[first] on (buffers need not be adjacent).
   struct Buffer {
-    std::size_t offset, bytes;
+    std::uintptr_t begin = 0;
+    std::size_t bytes = 0, first = 0;
     std::string role, name;
   };
-  std::uintptr_t base_ = 0;
-  std::vector<Buffer> buffers_;
+  const Buffer* bufferAt(std::uintptr_t address) const;
+  std::vector<Buffer> buffers_;  // by address
   std::vector<Record> records_;
-  std::unordered_map<std::size_t, Overwrite> overwrites_;  // by byte offset: the first over each byte
+  std::unordered_map<std::size_t, Overwrite> overwrites_;  // by record index: the first over each byte
   std::uint32_t launch_ = 0;
   bool acrossBlocks_ = true;
   std::uintptr_t libraryBase_ = 0;
