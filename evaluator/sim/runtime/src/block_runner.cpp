@@ -66,7 +66,13 @@ class StackPool {
 
 struct PoolAllocator {
   StackPool* pool;
-  bctx::stack_context allocate() { return pool->take(); }
+  Lane* lane;  // told its stack's bounds
+  bctx::stack_context allocate() {
+    bctx::stack_context s = pool->take();
+    lane->stackBottom = static_cast<char*>(s.sp) - s.size;
+    lane->stackSize = s.size;
+    return s;
+  }
   void deallocate(bctx::stack_context& s) noexcept { pool->give(s); }
 };
 
@@ -141,6 +147,7 @@ bool BlockRunner::run(const LaunchSpec& spec, const LaunchOptions& options, cons
     l.runner = this;
     l.state = Lane::State::ready;
     l.loadCount = l.nextLoad = 0;
+    l.toScheduler = StackSwitch{};  // this lane's fiber is new: no fake stack of its own yet
   }
   return fiberMode_ ? runFibers(spec, options) : runPlain(spec);
 }
@@ -168,6 +175,7 @@ bool BlockRunner::runFibers(const LaunchSpec& spec, const LaunchOptions& options
   const std::size_t n = std::size_t{spec.block[0]} * spec.block[1] * spec.block[2];
   auto body = [&spec](Lane& lane) {
     return [&spec, &lane](bctx::fiber&& scheduler) {
+      lane.toScheduler.finish(&lane.schedulerBottom, &lane.schedulerSize);  // a fresh stack: the scheduler's is the one left
       lane.scheduler = std::move(scheduler);
       try {
         spec.kernel->invoke(spec.args);
@@ -180,6 +188,7 @@ bool BlockRunner::runFibers(const LaunchSpec& spec, const LaunchOptions& options
         lane.runner->fail(lane, std::string("uncaught exception: ") + e.what());
       }
       lane.state = Lane::State::done;
+      lane.toScheduler.startLast(lane.schedulerBottom, lane.schedulerSize);  // this stack ends here
       return std::move(lane.scheduler);
     };
   };
@@ -190,7 +199,7 @@ bool BlockRunner::runFibers(const LaunchSpec& spec, const LaunchOptions& options
   for (std::size_t k = 0; k < n; ++k) {
     Lane& lane = lanes_[options.reverseThreadOrder ? n - 1 - k : k];
     try {
-      lane.fiber = bctx::fiber(std::allocator_arg, PoolAllocator{stacks_.get()}, body(lane));
+      lane.fiber = bctx::fiber(std::allocator_arg, PoolAllocator{stacks_.get(), &lane}, body(lane));
     } catch (const SimTrap& t) {
       fail(lane, t.message);
       return abandon();

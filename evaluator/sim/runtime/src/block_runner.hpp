@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "cuset_sim/runtime.hpp"
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>  // before the hidden region: these are the sanitizer runtime's
+#endif
 
 #pragma GCC visibility push(hidden)
 namespace cuset_sim::detail {
@@ -37,12 +40,40 @@ void check_tail_read(const void* address, std::size_t size);
 class BlockRunner;
 class StackPool;
 
+// AddressSanitizer must be told of every switch between stacks (Boost.Context's fcontext fibers do not
+// tell it): without, a CUDA thread's exception or its stack's shadow reads as memory corruption. A
+// no-op in other builds.
+#if defined(__SANITIZE_ADDRESS__)
+struct StackSwitch {
+  const void* bottom = nullptr;  // the stack switched to
+  std::size_t size = 0;
+  void* fakeStack = nullptr;
+  void start(const void* toBottom, std::size_t toSize) { __sanitizer_start_switch_fiber(&fakeStack, toBottom, toSize); }
+  void startLast(const void* toBottom, std::size_t toSize) { __sanitizer_start_switch_fiber(nullptr, toBottom, toSize); }
+  void finish(const void** fromBottom = nullptr, std::size_t* fromSize = nullptr) {
+    __sanitizer_finish_switch_fiber(fakeStack, fromBottom, fromSize);
+  }
+};
+#else
+struct StackSwitch {
+  void start(const void*, std::size_t) {}
+  void startLast(const void*, std::size_t) {}
+  void finish(const void** = nullptr, std::size_t* = nullptr) {}
+};
+#endif
+
 struct Lane {
   enum class State { ready, warp, block, until, stepped, done };  // stepped: at a shared-memory access, in lockstep
   ThreadContext ctx{};
   BlockRunner* runner = nullptr;
   bctx::fiber fiber;      // this thread, while suspended
   bctx::fiber scheduler;  // where this thread yields to
+  // Both stacks' bounds, for AddressSanitizer's switch annotations (StackSwitch).
+  const void* stackBottom = nullptr;
+  std::size_t stackSize = 0;
+  const void* schedulerBottom = nullptr;
+  std::size_t schedulerSize = 0;
+  StackSwitch toFiber, toScheduler;
   State state = State::ready;
   // the collective it waits in
   WarpOp op = WarpOp::sync;
@@ -117,7 +148,9 @@ class BlockRunner {
   bool runFibers(const LaunchSpec& spec, const LaunchOptions& options);
   void resume(Lane& lane) {
     tls_thread = &lane.ctx;
+    lane.toFiber.start(lane.stackBottom, lane.stackSize);
     lane.fiber = std::move(lane.fiber).resume();
+    lane.toFiber.finish();
     tls_thread = nullptr;
   }
   // Completes what can complete; returns the lanes to resume (empty: deadlock or error).
@@ -172,7 +205,9 @@ inline Lane& currentLane(const char* what) {
 // Suspends the lane until the scheduler resumes it.
 inline void yield(Lane& lane) {
   if (lane.loadCount > 0) lane.runner->settleLoads(lane, true);
+  lane.toScheduler.start(lane.schedulerBottom, lane.schedulerSize);
   lane.scheduler = std::move(lane.scheduler).resume();
+  lane.toScheduler.finish();
   tls_thread = &lane.ctx;
 }
 
