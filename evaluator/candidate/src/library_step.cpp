@@ -34,7 +34,11 @@ Expected<LibraryArg> argFromJson(const nlohmann::json& j, std::size_t depth);
 
 Expected<LibraryArg> objectArg(const nlohmann::json& j) {
   if (j.size() != 1) return fail(fmt::format("an argument this harness cannot read: {}", j.dump()));
-  const auto& [key, v] = *j.items().begin();
+  // Not `*j.items().begin()`: that binds to the proxy value inside a temporary iterator, dead at the
+  // end of the statement (AddressSanitizer: stack-use-after-scope, issue #62's sanitizer job).
+  const auto first = j.begin();
+  const std::string& key = first.key();
+  const nlohmann::json& v = first.value();
   if (key == "tensor") {
     auto view = tensorViewFromJson(v);
     if (!view) return fail(view.error());
