@@ -28,7 +28,7 @@ for stage in ("build", "gpu_tests", "suite", "agreement", "kernelbench"):
         failures.append(f"stage {stage} did not start")
     if not re.search(rf"stage {stage}: (exit \d+|out of time)", out):
         failures.append(f"stage {stage} did not report its end")
-for needed in ("stage build: exit 0", "sim agrees with the GPU on", "] done"):
+for needed in ("stage build: exit 0", "dry run: driver and CUPTI tests passed", "sim agrees with the GPU on", "] done"):
     if needed not in out:
         failures.append(f"no '{needed}' in the output")
 # The suite stage's table or its one line saying the GPU run left nothing.
