@@ -14,7 +14,8 @@
 #                      problem | verdict | reference us | candidate us | speedup | relative spread
 #   agreement  (100 s) the agreement corpus judged on the GPU and on the simulator side by side
 #   kernelbench (90 s) KernelBench fixtures (archives the project's torch wrote) and 20 KernelBench
-#                      level-1 solutions (.deps, from fetch-deps.sh) judged and timed on the GPU
+#                      level-1 solutions (.deps, from fetch-deps.sh) judged and timed on the GPU, by
+#                      CuSeT and by KernelBench's own cuda_event method side by side (--kernelbench-timing)
 #
 # Here (once per session): bash benchmarks/device/fetch-deps.sh    (fills .deps/)
 # Then, with the device tool: run  bash benchmarks/device/check.sh   carrying [".deps"]
@@ -109,7 +110,7 @@ stage_kernelbench() {
     ran=1
     rm -rf "$out/$name"
     timeout 40 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --jobs 4 --problems "$suite" \
-      --candidates "$cands" --out "$out/$name" --seed 1 -q > "$out/$name.log" 2>&1
+      --candidates "$cands" --out "$out/$name" --seed 1 --kernelbench-timing -q > "$out/$name.log" 2>&1
     log "$name exit $?"
     tail -3 "$out/$name.log"
     python3 benchmarks/device/check_tables.py suite "$out/$name"
