@@ -76,10 +76,11 @@ struct PoolAllocator {
   void deallocate(bctx::stack_context& s) noexcept { pool->give(s); }
 };
 
-std::string threadName(const ThreadContext& c) {
-  return format("block (%u,%u,%u) thread (%u,%u,%u)", c.block->blockIdx.x, c.block->blockIdx.y, c.block->blockIdx.z, c.threadIdx.x, c.threadIdx.y,
-                c.threadIdx.z);
-}
+std::string blockName(uint3 b) { return format("block (%u,%u,%u)", b.x, b.y, b.z); }
+
+std::string threadName(uint3 block, uint3 thread) { return blockName(block) + format(" thread (%u,%u,%u)", thread.x, thread.y, thread.z); }
+
+std::string threadName(const ThreadContext& c) { return threadName(c.block->blockIdx, c.threadIdx); }
 
 StaticShared StaticShared::of(const KernelEntry& kernel) {
   struct Search {

@@ -107,6 +107,12 @@ struct Lane {
 
 // "block (x,y,z) thread (x,y,z)", for error messages.
 std::string threadName(const ThreadContext& c);
+// "block (x,y,z)" and "block (x,y,z) thread (x,y,z)", from coordinates (the race checks' other thread).
+std::string blockName(uint3 block);
+std::string threadName(uint3 block, uint3 thread);
+// A code address as the race checks report it: `@pc:0xOFFSET@`, OFFSET the return address's offset in
+// the candidate's library, which the evaluator (outside the sandbox) turns into a source line; 0: unknown.
+std::string codeOffset(std::size_t returnAddressOffset);
 
 // Where a candidate library's `__shared__` variables are: its thread-local block (the prelude makes
 // them thread_local), by TLS module id, found once per launch from the kernel's code address.

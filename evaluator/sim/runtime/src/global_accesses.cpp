@@ -59,9 +59,11 @@ std::uint32_t GlobalAccesses::pcOffset(const void* pc) const {
   return libraryBase_ != 0 && p > libraryBase_ && p - libraryBase_ < 0xFFFFFFFFu ? static_cast<std::uint32_t>(p - libraryBase_) : 0;
 }
 
+uint3 GlobalAccesses::blockIndex(std::uint32_t block) const { return {block % grid_[0], block / grid_[0] % grid_[1], block / (grid_[0] * grid_[1])}; }
+
 std::string GlobalAccesses::threadName(std::uint32_t block, std::uint32_t thread) const {
-  return format("block (%u,%u,%u) thread (%u,%u,%u)", block % grid_[0], block / grid_[0] % grid_[1], block / (grid_[0] * grid_[1]),
-                thread % blockDim_[0], thread / blockDim_[0] % blockDim_[1], thread / (blockDim_[0] * blockDim_[1]));
+  return detail::threadName(blockIndex(block),
+                            uint3{thread % blockDim_[0], thread / blockDim_[0] % blockDim_[1], thread / (blockDim_[0] * blockDim_[1])});
 }
 
 std::string GlobalAccesses::place(std::size_t index) const {
@@ -73,15 +75,11 @@ std::string GlobalAccesses::place(std::size_t index) const {
   return format("byte %zu of the trial's memory", index);
 }
 
-// As codeAddress (shared_accesses.cpp): a return address, one byte back, for the evaluator's addr2line.
-static std::string codeOffset(std::uint32_t offset) { return offset == 0 ? "at an unknown place" : format("@pc:0x%x@", offset - 1); }
-
 std::string GlobalAccesses::describe(std::uint32_t block, std::uint32_t otherBlock, std::uint32_t otherThread, std::size_t offset, const char* what,
                                      std::uint32_t pc, std::uint32_t otherPc) const {
-  const std::string other = otherBlock == kMany ? std::string("other blocks' threads")
-                            : otherThread == kSeveralThreads
-                                ? "other threads of " + threadName(otherBlock - 1, 0).substr(0, threadName(otherBlock - 1, 0).find(" thread"))
-                                : threadName(otherBlock - 1, otherThread);
+  const std::string other = otherBlock == kMany              ? std::string("other blocks' threads")
+                            : otherThread == kSeveralThreads ? "other threads of " + blockName(blockIndex(otherBlock - 1))
+                                                             : threadName(otherBlock - 1, otherThread);
   const char* order =
       otherBlock == kMany || otherBlock - 1 != block ? "nothing orders two blocks of one launch" : "no __syncthreads between the two accesses";
   // "a race in global memory" is what the evaluator recognises (sim_backend.hpp's kGlobalMemoryRace).

@@ -69,6 +69,7 @@ class GlobalAccesses {
   bool ordered(const GlobalAccessor& who, std::uint32_t block, std::uint16_t thread, std::uint32_t epoch, std::uint32_t warpEpoch) const;
   std::string describe(std::uint32_t block, std::uint32_t otherBlock, std::uint32_t otherThread, std::size_t offset, const char* what,
                        std::uint32_t pc, std::uint32_t otherPc) const;
+  uint3 blockIndex(std::uint32_t block) const;  // of a linear block index in this launch's grid
   std::string threadName(std::uint32_t block, std::uint32_t thread) const;
   std::string place(std::size_t index) const;  // a record's byte, named by its buffer
   std::uint32_t pcOffset(const void* pc) const;

@@ -49,13 +49,16 @@ void BlockRunner::startSharedAccesses(const LaunchOptions& options, const Static
   }
 }
 
-// A return address in the candidate's library as `@pc:0xOFFSET@` (its offset in the library file), which
-// the evaluator, outside the sandbox, turns into a source line (sim_backend's sourceLinesOf).
+std::string codeOffset(std::size_t returnAddressOffset) {
+  // A return address is the instruction after the call: one byte back is inside the access's line.
+  return returnAddressOffset == 0 ? "at an unknown place" : format("@pc:0x%zx@", returnAddressOffset - 1);
+}
+
+// A return address in the candidate's library, by its offset in the library file.
 std::string codeAddress(const void* pc) {
   Dl_info info{};
-  if (pc == nullptr || dladdr(pc, &info) == 0 || info.dli_fbase == nullptr) return "at an unknown place";
-  // A return address is the instruction after the call: one byte back is inside the access's line.
-  return format("@pc:0x%zx@", static_cast<std::size_t>(static_cast<const char*>(pc) - static_cast<const char*>(info.dli_fbase)) - 1);
+  if (pc == nullptr || dladdr(pc, &info) == 0 || info.dli_fbase == nullptr) return codeOffset(0);
+  return codeOffset(static_cast<std::size_t>(static_cast<const char*>(pc) - static_cast<const char*>(info.dli_fbase)));
 }
 
 std::string BlockRunner::describeSharedByte(std::size_t offset) const {
@@ -150,7 +153,10 @@ bool BlockRunner::checkAccess(Lane& lane, std::uintptr_t address, std::size_t si
     }
     if (what != nullptr) {
       std::string otherName;
-      if (other != kManyReaders) otherName = threadName(lanes_[other - 1].ctx).substr(threadName(lanes_[other - 1].ctx).find("thread") + 7);
+      if (other != kManyReaders) {
+        const uint3 t = lanes_[other - 1].ctx.threadIdx;
+        otherName = format("(%u,%u,%u)", t.x, t.y, t.z);
+      }
       const std::string barrier = lastBarrierLine_ >= 0 ? format("the last __syncthreads completed was at line %d", lastBarrierLine_)
                                                         : std::string("no __syncthreads has completed in this block");
       // "a race in shared memory" is what the evaluator recognises (sim_backend.hpp's kSharedMemoryRace).
