@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -176,7 +177,8 @@ class BlockRunner {
   void startSharedAccesses(const LaunchOptions& options, const StaticShared& statics);
   // Checks one access for a race; false when it is in neither shared memory nor watched global memory.
   bool checkAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write, const void* pc);
-  bool inShared(std::uintptr_t address) const;
+  // The byte's offset in the block's shared memory (static bytes first), nullopt outside it.
+  std::optional<std::size_t> sharedOffset(std::uintptr_t address) const;
   std::string describeSharedByte(std::size_t offset) const;
   SharedAccesses sharedAccesses_ = SharedAccesses::unchecked;
   std::uintptr_t staticShared_ = 0;

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "block_runner.hpp"
 #include "global_accesses.hpp"
@@ -68,7 +69,7 @@ std::string BlockRunner::describeSharedByte(std::size_t offset) const {
 
 void BlockRunner::sharedAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write, const void* pc) {
   if (sharedAccesses_ == SharedAccesses::lockstep) {
-    if (!fiberMode_ || !inShared(address)) return;
+    if (!fiberMode_ || !sharedOffset(address)) return;
     lane.state = Lane::State::stepped;
     yield(lane);
     return;
@@ -103,21 +104,19 @@ void BlockRunner::settleLoads(Lane& lane, bool forget) {
   if (forget) lane.loadCount = lane.nextLoad = 0;
 }
 
-bool BlockRunner::inShared(std::uintptr_t address) const {
+std::optional<std::size_t> BlockRunner::sharedOffset(std::uintptr_t address) const {
   const auto dynamic = reinterpret_cast<std::uintptr_t>(info_.dynamicShared);
-  return (address >= staticShared_ && address < staticShared_ + staticSharedBytes_) ||
-         (info_.dynamicSharedBytes > 0 && address >= dynamic && address < dynamic + info_.dynamicSharedBytes);
+  if (address >= staticShared_ && address < staticShared_ + staticSharedBytes_) return address - staticShared_;
+  if (info_.dynamicSharedBytes > 0 && address >= dynamic && address < dynamic + info_.dynamicSharedBytes) {
+    return staticSharedBytes_ + (address - dynamic);
+  }
+  return std::nullopt;
 }
 
 bool BlockRunner::checkAccess(Lane& lane, std::uintptr_t address, std::size_t size, bool write, const void* pc) {
   // Where in the block's shared memory, if there at all (else a global access, global_accesses.cpp).
-  std::size_t offset;
-  const auto dynamic = reinterpret_cast<std::uintptr_t>(info_.dynamicShared);
-  if (address >= staticShared_ && address < staticShared_ + staticSharedBytes_) {
-    offset = address - staticShared_;
-  } else if (info_.dynamicSharedBytes > 0 && address >= dynamic && address < dynamic + info_.dynamicSharedBytes) {
-    offset = staticSharedBytes_ + (address - dynamic);
-  } else {
+  const std::optional<std::size_t> shared = sharedOffset(address);
+  if (!shared) {
     GlobalAccesses& global = globalAccesses();
     if (!global.watches(address)) return false;
     const std::uint32_t block = info_.blockIdx.x + info_.gridDim.x * (info_.blockIdx.y + info_.gridDim.y * info_.blockIdx.z);
@@ -131,8 +130,8 @@ bool BlockRunner::checkAccess(Lane& lane, std::uintptr_t address, std::size_t si
   auto unordered = [&](std::uint32_t other, std::uint32_t epoch, std::uint32_t otherWarpEpoch) {
     return other != 0 && other != me && epoch == epoch_ && ((other - 1) / 32 != warp || otherWarpEpoch == warpEpoch);
   };
-  const std::size_t end = std::min(offset + size, accesses_.size());
-  for (std::size_t b = offset; b < end; ++b) {
+  const std::size_t end = std::min(*shared + size, accesses_.size());
+  for (std::size_t b = *shared; b < end; ++b) {
     AccessRecord& r = accesses_[b];
     if (r.block != info_.serial) r = AccessRecord{info_.serial};
     std::uint32_t other = 0;
