@@ -108,6 +108,9 @@ void addBackendOptions(CLI::App* eval, EvalOptions& o) {
   eval->add_flag("--kernelbench-timing", o.config.cuda.kernelbenchTiming,
                  "cuda: also report KernelBench's own cuda_event measurement of the same timed iterations (candidate and reference: "
                  "its mean, std, min, max, speedup) beside CuSeT's, and their ratio");
+  eval->add_flag("--retime-reference", o.config.cuda.retimeReference,
+                 "cuda: time the reference with every candidate, replacing the timing this machine keeps per (problem, GPU, driver, "
+                 "LibTorch) in the cache");
   eval->add_option("--timer", o.config.cuda.timer, "cuda: cupti (GPU busy time of every kernel) or events (CUDA events)")
       ->check(CLI::IsMember({"cupti", "events"}))
       ->capture_default_str();

@@ -4,7 +4,10 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <chrono>
+#include <ctime>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -99,6 +102,21 @@ bool publishFileOnce(const fs::path& temporary, const fs::path& destination) {
   // A file system without hard links: the old replacing rename, still atomic.
   fs::rename(temporary, destination);
   return true;
+}
+
+std::string pathComponentOf(std::string_view name) {
+  std::string out;
+  for (const char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
+  return out.empty() || out == "." || out == ".." ? std::string("unnamed") : out;
+}
+
+std::string utcTimestamp() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
 }
 
 fs::path defaultCacheDir() {

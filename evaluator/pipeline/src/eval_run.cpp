@@ -166,7 +166,9 @@ BackendChoice chooseBackend(const EvalConfig& config) {
   choice.arch = config.arch;
   if (config.backend == BackendKind::cuda || config.backend == BackendKind::automatic) {
     try {
-      choice.cuda = std::make_unique<CudaDevices>(config.cuda, config.devices);
+      CudaOptions cuda = config.cuda;
+      if (config.useCache && cuda.referenceTimingDir.empty()) cuda.referenceTimingDir = cacheRoot(config) / "reference-timing";
+      choice.cuda = std::make_unique<CudaDevices>(cuda, config.devices);
       choice.devices = choice.cuda->probe();
       choice.device = choice.cuda->firstDevice();
       if (config.backend == BackendKind::automatic) choice.reason = fmt::format("a usable GPU: {}", choice.device.value("name", "unnamed device"));

@@ -30,9 +30,8 @@ bool kernelBenchCompiled(const EvalResult& r) {
   return r.verdict != Verdict::compile_error && r.verdict != Verdict::invalid_submission;
 }
 
-ordered_json runtimeStats(const EvalResult& r, const KernelBenchHardware& hardware, const std::string& device) {
-  if (!isGpuTiming(r.timingKind) || r.timingSamplesMs.empty()) return ordered_json::object();
-  const auto& s = r.timingSamplesMs;
+// KernelBench's get_timing_stats of `s` (milliseconds).
+ordered_json timingStats(const std::vector<double>& s, const KernelBenchHardware& hardware, const std::string& device) {
   const double mean = std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size());
   double var = 0.0;
   for (double x : s) var += (x - mean) * (x - mean);
@@ -43,6 +42,33 @@ ordered_json runtimeStats(const EvalResult& r, const KernelBenchHardware& hardwa
           {"num_trials", s.size()},
           {"hardware", hardware.name},
           {"device", device}};
+}
+
+ordered_json runtimeStats(const EvalResult& r, const KernelBenchHardware& hardware, const std::string& device) {
+  if (!isGpuTiming(r.timingKind) || r.timingSamplesMs.empty()) return ordered_json::object();
+  return timingStats(r.timingSamplesMs, hardware, device);
+}
+
+// The reference timings of the run as KernelBench's baseline file
+// (results/timing/<hardware>/baseline_time_torch.json: {"level1": {"19_ReLU.py": runtime_stats}}), from
+// its own cuda_event samples where --kernelbench-timing took them, else CuSeT's: a baseline of this
+// machine that a later run's --kernelbench-baseline, or KernelBench's own analysis, reads. Empty
+// without GPU reference timings.
+ordered_json baselineFromRun(const ProblemSuite& suite, const std::vector<EvalResult>& results, const KernelBenchHardware& hardware) {
+  ordered_json out = ordered_json::object();
+  std::map<std::string, const EvalResult*> byProblem;  // the first timed result of each problem
+  for (const auto& r : results) {
+    if (r.verdict == Verdict::correct && isGpuTiming(r.timingKind) && !r.referenceTimingSamplesMs.empty()) byProblem.try_emplace(r.problem, &r);
+  }
+  for (const auto& [id, r] : byProblem) {
+    const ProblemOrigin* o = kernelBenchOrigin(suite, id);
+    if (!o) continue;
+    const auto& samples = r->kernelbenchReferenceTimingSamplesMs.empty() ? r->referenceTimingSamplesMs : r->kernelbenchReferenceTimingSamplesMs;
+    ordered_json stats = timingStats(samples, hardware, fmt::format("cuda:{}", r->device.value_or(0)));
+    stats["method"] = r->kernelbenchReferenceTimingSamplesMs.empty() ? r->timingKind : std::string("cuda_event");
+    out[fmt::format("level{}", o->level)][fs::path(o->file).filename().string()] = stats;
+  }
+  return out;
 }
 
 ordered_json metadataOf(const EvalResult& r, const KernelBenchHardware& hardware, const std::string& device) {
@@ -233,6 +259,12 @@ std::vector<fs::path> writeKernelBenchResultFiles(const fs::path& runDir, const 
     if (const ProblemOrigin* o = kernelBenchOrigin(suite, r.problem)) byLevel[o->level].push_back(r);
   }
   std::vector<fs::path> written;
+  if (const ordered_json baseline = baselineFromRun(suite, results, hardware); !baseline.empty()) {
+    const fs::path file = runDir / "timing" / pathComponentOf(hardware.name) / "baseline_time_torch.json";
+    fs::create_directories(file.parent_path());
+    writeFileAtomic(file, baseline.dump(2) + "\n");
+    written.push_back(file);
+  }
   for (const auto& [level, levelResults] : byLevel) {
     const fs::path dir = byLevel.size() == 1 ? runDir : runDir / "kernelbench" / fmt::format("level{}", level);
     fs::create_directories(dir);

@@ -66,6 +66,7 @@ nlohmann::json toJson(const EvalResult& r) {
     if (!r.referenceTimingSamplesMs.empty()) {
       j["timing"]["reference_samples_ms"] = jsonDoubles(r.referenceTimingSamplesMs);
       j["timing"]["reference_median_ms"] = jsonDouble(medianOf(r.referenceTimingSamplesMs));
+      if (!r.referenceTimingKeptFrom.empty()) j["timing"]["reference_measured_at"] = r.referenceTimingKeptFrom;
     }
     if (auto s = speedupOf(r)) j["timing"]["speedup"] = jsonDouble(*s);
     if (r.peakFraction) j["timing"]["peak_fraction"] = jsonDouble(*r.peakFraction);
@@ -158,6 +159,7 @@ EvalResult evalResultFromJson(const nlohmann::json& j) {
       r.timingSamplesMs = doublesFromJson(t->at("samples_ms"), "timing.samples_ms");
       if (auto ref = t->find("reference_samples_ms"); ref != t->end())
         r.referenceTimingSamplesMs = doublesFromJson(*ref, "timing.reference_samples_ms");
+      r.referenceTimingKeptFrom = t->value("reference_measured_at", "");
       if (auto pf = t->find("peak_fraction"); pf != t->end() && !pf->is_null()) r.peakFraction = doubleFromJson(*pf, "timing.peak_fraction");
       if (auto kb = t->find("kernelbench"); kb != t->end() && kb->is_object()) {
         r.kernelbenchTimingSamplesMs = doublesFromJson(kb->at("samples_ms"), "timing.kernelbench.samples_ms");

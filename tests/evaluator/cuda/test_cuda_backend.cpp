@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "cuset/evaluator/cuda/cuda_backend.hpp"
 #include "cuset/evaluator/cuda/cuda_driver.hpp"
 #include "cuset/evaluator/cuda/nvml_clock_monitor.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/problem/torch_reference.hpp"
 #include "test_util.hpp"
 
@@ -85,6 +87,76 @@ TEST(CudaBackend, JudgesAndTimesARealKernel) {
       EXPECT_GE(r.timingSamplesMs.size(), 10u);
     }
   }
+}
+
+}  // namespace
+}  // namespace cuset
+
+namespace cuset {
+namespace {
+
+// The reference's timing kept per (problem, size set, GPU, driver, LibTorch, timing rule): what one run
+// measured, a later run on the same kind of machine finds; anything else in the key is a miss.
+TEST(ReferenceTimingCache, KeepsOneMeasurementPerProblemAndMachineKind) {
+  const test::TempDir dir;
+  std::filesystem::copy(std::filesystem::path(CUSET_PROBLEMS_DIR) / "level1" / "relu", dir / "relu");
+  const Problem relu = loadProblem(dir / "relu");
+  const nlohmann::json device = {{"name", "NVIDIA H100 80GB HBM3"}, {"driver_version", 13000}, {"l2_bytes", 50 << 20}};
+  const CudaOptions options;
+  const nlohmann::json timing = {
+      {"kind", "cuda_cupti"}, {"samples_ms", {1.5, 1.25}}, {"event_samples_ms", {1.75, 1.5}}, {"problems", nlohmann::json::array()}};
+
+  ReferenceTimingCache cache(dir / "kept");
+  const ReferenceTimingKey key = referenceTimingKey(cache, relu, "full", options, device);
+  EXPECT_EQ(key.problem, "level1/relu");
+  EXPECT_FALSE(cache.find(key));
+  cache.store(key, timing);
+  ASSERT_TRUE(std::filesystem::exists(cache.fileFor(key)));
+  EXPECT_EQ(cache.fileFor(key).parent_path().filename(), "NVIDIA_H100_80GB_HBM3");  // KernelBench's results/timing/<hardware>/
+
+  // Another process of a later run: found on disk, with when it was measured.
+  ReferenceTimingCache later(dir / "kept");
+  const auto found = later.find(referenceTimingKey(later, relu, "full", options, device));
+  ASSERT_TRUE(found);
+  EXPECT_EQ((*found)["samples_ms"], timing["samples_ms"]);
+  EXPECT_EQ((*found)["event_samples_ms"], timing["event_samples_ms"]);
+  EXPECT_FALSE((*found)["measured_at"].get<std::string>().empty());
+
+  // Another GPU, driver, LibTorch, size set or timing rule is another measurement.
+  auto differs = [&](nlohmann::json d, const std::string& sizeSet, const CudaOptions& o) {
+    ReferenceTimingCache fresh(dir / "kept");
+    return !fresh.find(referenceTimingKey(fresh, relu, sizeSet, o, d));
+  };
+  nlohmann::json otherGpu = device, otherDriver = device;
+  otherGpu["name"] = "NVIDIA H200";
+  otherDriver["driver_version"] = 13010;
+  CudaOptions otherRule;
+  otherRule.timer = "events";
+  EXPECT_TRUE(differs(otherGpu, "full", options));
+  EXPECT_TRUE(differs(otherDriver, "full", options));
+  EXPECT_TRUE(differs(device, "small", options));
+  EXPECT_TRUE(differs(device, "full", otherRule));
+  ReferenceTimingKey otherTorch = key;
+  otherTorch.torch = "0.0.1";
+  EXPECT_FALSE(later.find(otherTorch));
+
+  // An edited problem is another reference.
+  test::writeText(dir / "relu" / "problem.yaml", test::readText(dir / "relu" / "problem.yaml") + "\n# edited\n");
+  EXPECT_TRUE(differs(device, "full", options));
+
+  // A damaged entry is a miss (timed again), never an error; the next measurement replaces it.
+  test::writeText(cache.fileFor(key), "{ not json");
+  ReferenceTimingCache damaged(dir / "kept");
+  EXPECT_FALSE(damaged.find(key));
+  damaged.store(key, timing);
+  ReferenceTimingCache repaired(dir / "kept");
+  EXPECT_TRUE(repaired.find(key));
+
+  // Without a folder: kept for the process only.
+  ReferenceTimingCache memory{std::filesystem::path()};
+  EXPECT_TRUE(memory.fileFor(key).empty());
+  memory.store(key, timing);
+  EXPECT_TRUE(memory.find(key));
 }
 
 }  // namespace

@@ -7,12 +7,14 @@
 
 #include <cstdlib>
 #include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "cuset/common/subprocess.hpp"
 #include "cuset/evaluator/compile/sim_compiler.hpp"
 #include "cuset/evaluator/translate/kernelbench_translator.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/problem/problem_suite.hpp"
 #include "test_util.hpp"
 
 namespace cuset {
@@ -95,6 +97,19 @@ struct FakeGpuRun {
     test::writeText(dir / "batch.jsonl", batch);
   }
 
+  // The run's timing options (a key part of the reference's kept timing, reference_timing_cache.hpp).
+  CudaOptions cudaOptions(bool time = true) const {
+    CudaOptions o;
+    o.timer = "events";
+    o.time = time;
+    o.minSeconds = 0.05;
+    o.maxSeconds = 0.3;
+    o.trialTimeout = std::chrono::milliseconds(3000);
+    o.kernelbenchTiming = kernelbenchTiming;
+    o.retimeReference = retimeReference;
+    return o;
+  }
+
   EvalRunSummary evaluate(const std::string& runName = "run", bool time = true, std::vector<int> devices = {}, std::size_t jobs = 1) const {
     EvalConfig c;
     c.problemsDir = CUSET_PROBLEMS_DIR;
@@ -108,17 +123,13 @@ struct FakeGpuRun {
     c.trials = 2;
     c.seed = 3;
     c.showProgress = false;
-    c.cuda.timer = "events";
-    c.cuda.time = time;
-    c.cuda.minSeconds = 0.05;
-    c.cuda.maxSeconds = 0.3;
-    c.cuda.trialTimeout = std::chrono::milliseconds(3000);
-    c.cuda.kernelbenchTiming = kernelbenchTiming;
+    c.cuda = cudaOptions(time);
     return runEvaluation(c);
   }
   bool kernelbenchTiming = false;  // --kernelbench-timing
+  bool retimeReference = false;    // --retime-reference
 
-  nlohmann::json runRecord() const { return nlohmann::json::parse(test::readText(dir / "run" / "run.json")); }
+  nlohmann::json runRecord(const std::string& runName = "run") const { return nlohmann::json::parse(test::readText(dir / runName / "run.json")); }
 };
 
 TEST(CudaBackendOnFakeDriver, JudgesTimesAndSurvivesEveryKind) {
@@ -191,6 +202,88 @@ TEST(CudaBackendOnFakeDriver, TimedSamplesAreJudgedToo) {
   EXPECT_EQ(line["timing"]["kernelbench"]["candidate"]["trials"], good.timingSamplesMs.size());
   EXPECT_TRUE(line["timing"]["kernelbench"].contains("ratio_to_cuset"));
   EXPECT_TRUE(s.results[1].kernelbenchTimingSamplesMs.empty());  // not correct: not timed
+}
+
+// The timing loop as the driver sees it (the fake's trace, CUSET_FAKE_CUDA_TRACE): every timed sample
+// starts with a write of twice the L2 and a reset of persisting lines, and every kernel it runs is on
+// the stream its events are recorded on, so no launch of the candidate escapes the timed window.
+TEST(CudaBackendOnFakeDriver, EverySampleStartsFromACleanL2OnTheTimedStream) {
+  const FakeGpuRun fake({cases()[0]});
+  const std::filesystem::path trace = fake.dir / "driver-trace.txt";
+  ::setenv("CUSET_FAKE_CUDA_TRACE", trace.c_str(), 1);
+  const EvalRunSummary s = fake.evaluate();
+  ::unsetenv("CUSET_FAKE_CUDA_TRACE");
+  ASSERT_EQ(s.results.size(), 1u);
+  const EvalResult& r = s.results[0];
+  ASSERT_EQ(r.verdict, Verdict::correct) << r.reason;
+  const std::size_t samples = r.timingSamplesMs.size();
+  ASSERT_GE(samples, 1u);
+
+  const std::string flush = "memset bytes=" + std::to_string(2 << 20);  // the fake reports a 1 MiB L2
+  std::size_t flushes = 0, timedLaunches = 0, cleanStarts = 0;
+  bool flushed = false, reset = false;
+  std::set<std::string> streams;
+  std::istringstream lines(test::readText(trace));
+  for (std::string line; std::getline(lines, line);) {
+    if (line == flush) {
+      ++flushes;
+      flushed = true;
+      reset = false;
+    } else if (line == "reset_persisting_l2") {
+      reset = flushed;
+    } else if (flushes > 0 && line.starts_with("event ")) {
+      streams.insert(line.substr(line.find("stream=")));
+    } else if (flushes > 0 && line.starts_with("launch relu_good ")) {
+      ++timedLaunches;
+      cleanStarts += flushed && reset;
+      flushed = reset = false;
+      streams.insert(line.substr(line.find("stream=")));
+    }
+  }
+  EXPECT_EQ(flushes, samples);
+  EXPECT_EQ(cleanStarts, samples);
+  EXPECT_EQ(timedLaunches, samples + 1);  // and the sample on fresh inputs
+  EXPECT_EQ(streams.size(), 1u) << "launches and events on different streams";
+}
+
+// The reference's timing is kept per (problem, GPU, driver, LibTorch, timing rule) and reused by later
+// candidates and runs (reference_timing_cache.hpp). The fake has no LibTorch CUDA to time a reference,
+// so the test keeps one itself: 1000 ms against a kernel of a few milliseconds is a speedup far above
+// 10x, which KernelBench calls excessive, and so does CuSeT's finding.
+TEST(CudaBackendOnFakeDriver, AKeptReferenceTimingGivesTheSpeedupAndAbove10xIsAFinding) {
+  FakeGpuRun fake({cases()[0]});
+  fake.kernelbenchTiming = true;
+  const EvalRunSummary first = fake.evaluate("first");
+  ASSERT_EQ(first.results.at(0).verdict, Verdict::correct) << first.results[0].reason;
+  EXPECT_FALSE(speedupOf(first.results[0]));  // nothing could time the reference
+  EXPECT_TRUE(first.results[0].flags.empty());
+
+  const nlohmann::json device = fake.runRecord("first")["cuda"]["device"];
+  ReferenceTimingCache cache(fake.dir / "cache" / "reference-timing");
+  const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
+  const ReferenceTimingKey key = referenceTimingKey(cache, *suite.find("level1/relu"), "small", fake.cudaOptions(), device);
+  cache.store(
+      key,
+      {{"kind", "cuda_events"}, {"samples_ms", {1000.0, 1000.0}}, {"event_samples_ms", {1000.0, 1000.0}}, {"problems", nlohmann::json::array()}});
+
+  const EvalRunSummary second = fake.evaluate("second");
+  const EvalResult& r = second.results.at(0);
+  ASSERT_EQ(r.verdict, Verdict::correct) << r.reason;
+  ASSERT_TRUE(speedupOf(r));
+  EXPECT_GT(*speedupOf(r), 10.0);
+  EXPECT_EQ(r.flags, std::vector<std::string>{"speedup_above_10x"});
+  EXPECT_FALSE(r.referenceTimingKeptFrom.empty());
+  const nlohmann::json line = toJson(r);
+  EXPECT_EQ(line["timing"]["reference_median_ms"], 1000.0);
+  EXPECT_TRUE(line["timing"].contains("reference_measured_at"));
+  EXPECT_GT(line["timing"]["kernelbench"]["speedup"].get<double>(), 10.0);  // KernelBench's mean over mean, from the same kept samples
+  EXPECT_NE(test::readText(fake.dir / "second" / "results.jsonl").find("\"speedup_above_10x\""), std::string::npos);
+
+  // --retime-reference: measured again (here: cannot be), never the kept one.
+  fake.retimeReference = true;
+  const EvalRunSummary third = fake.evaluate("third");
+  EXPECT_FALSE(speedupOf(third.results.at(0)));
+  EXPECT_TRUE(third.results[0].referenceTimingKeptFrom.empty());
 }
 
 TEST(CudaBackendOnFakeDriver, AGpuNewerThanNvrtcGetsPtx) {
@@ -274,11 +367,17 @@ TEST(CudaBackendOnFakeDriver, KernelBenchSolutionsRunTheirPlans) {
            "m = load_inline(name='" +
            kernel +
            "', cpp_sources='torch::Tensor run(torch::Tensor x);', cuda_sources=src, functions=['run'])\n"
-           "class ModelNew(nn.Module):\n    def forward(self, x):\n        return " +
+           "class ModelNew(nn.Module):\n    def forward(self, x):\n" +
            forward + "\n";
   };
-  const std::vector<std::pair<std::string, std::string>> solutions = {{"kb_relu_pure", solution("kb_relu_pure", "m.run(x)")},
-                                                                      {"kb_relu_library", solution("kb_relu_library", "m.run(x * 1.0) + 0.0")}};
+  // The third launches on a stream of its own, which KernelBench's events (on the current stream) do
+  // not see: the plan runs every launch on the worker's one stream, so it is timed with the rest.
+  const std::vector<std::pair<std::string, std::string>> solutions = {
+      {"kb_relu_pure", solution("kb_relu_pure", "        return m.run(x)")},
+      {"kb_relu_library", solution("kb_relu_library", "        return m.run(x * 1.0) + 0.0")},
+      {"kb_relu_side_stream", solution("kb_relu_side_stream",
+                                       "        side = torch.cuda.Stream()\n        with torch.cuda.stream(side):\n            y = m.run(x)\n"
+                                       "        torch.cuda.current_stream().wait_stream(side)\n        return y")}};
   test::TempDir translations;
   const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
   const Problem& relu = *suite.find("level1/relu");
@@ -293,8 +392,11 @@ TEST(CudaBackendOnFakeDriver, KernelBenchSolutionsRunTheirPlans) {
     batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", "kb"}, {"source", solutions[i].second}}.dump() + "\n";
   }
   const FakeGpuRun fake(device, names, batch);
+  const std::filesystem::path trace = fake.dir / "driver-trace.txt";
+  ::setenv("CUSET_FAKE_CUDA_TRACE", trace.c_str(), 1);
   const EvalRunSummary s = fake.evaluate();
-  ASSERT_EQ(s.results.size(), 2u);
+  ::unsetenv("CUSET_FAKE_CUDA_TRACE");
+  ASSERT_EQ(s.results.size(), 3u);
   const EvalResult& pure = s.results[0];
   const EvalResult& library = s.results[1];
   EXPECT_EQ(pure.verdict, Verdict::correct) << pure.reason;
@@ -305,6 +407,20 @@ TEST(CudaBackendOnFakeDriver, KernelBenchSolutionsRunTheirPlans) {
   EXPECT_FALSE(library.libraryOps.empty());
   EXPECT_TRUE(library.timingKind.empty());  // library steps ran on the host: judged, not timed
   EXPECT_NE(std::find(library.flags.begin(), library.flags.end(), "not_timed_library_steps_on_host"), library.flags.end());
+  const EvalResult& side = s.results[2];
+  EXPECT_EQ(side.verdict, Verdict::correct) << side.reason;
+  EXPECT_EQ(side.timingKind, "cuda_events");
+  std::set<std::string> streams;  // of the timing runs (from the first L2 flush on: one worker process)
+  std::size_t sideLaunches = 0;
+  bool timing = false;
+  std::istringstream lines(test::readText(trace));
+  for (std::string line; std::getline(lines, line);) {
+    timing = timing || line == "memset bytes=" + std::to_string(2 << 20);
+    if (timing && (line.starts_with("event ") || line.starts_with("launch kb_relu_"))) streams.insert(line.substr(line.find("stream=")));
+    sideLaunches += timing && line.starts_with("launch kb_relu_side_stream ");
+  }
+  EXPECT_GT(sideLaunches, side.timingSamplesMs.size());
+  EXPECT_EQ(streams.size(), 1u) << "a launch ran outside the timed stream";
 }
 
 }  // namespace

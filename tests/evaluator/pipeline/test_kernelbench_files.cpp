@@ -147,5 +147,41 @@ TEST(KernelBenchFiles, WritesOneLevelInTheRunFolderAndABaselineAnalysis) {
   EXPECT_EQ(analysis["summary"]["correct_count"], 1);
 }
 
+// A GPU run's reference timings become a KernelBench baseline of that machine
+// (timing/<hardware>/baseline_time_torch.json, its results/timing/ format), which a later run's
+// --kernelbench-baseline reads: the same speedups as live, without timing the references again.
+TEST(KernelBenchFiles, AGpuRunWritesItsReferenceTimingsAsABaselineALaterRunReads) {
+  test::TempDir dir;
+  const ProblemSuite suite = importedSuite(dir);
+  EvalResult timed = result("level1/kb2_op", 0, Verdict::correct);
+  timed.timingKind = "cuda_cupti";
+  timed.timingSamplesMs = {2.0, 2.0};
+  timed.referenceTimingSamplesMs = {6.0, 6.0};
+  timed.kernelbenchReferenceTimingSamplesMs = {7.0, 9.0};  // KernelBench's own method, where taken, is its baseline
+  EvalResult untimed = result("level1/kb10_op", 0, Verdict::wrong_answer);
+  const KernelBenchHardware hardware{.name = "NVIDIA H100 80GB HBM3", .gpu = true};
+  const auto files = writeKernelBenchResultFiles(dir.path() / "first", suite, {timed, untimed}, KernelBenchRunOptions{}, hardware);
+  const fs::path baseline = dir.path() / "first" / "timing" / "NVIDIA_H100_80GB_HBM3" / "baseline_time_torch.json";
+  ASSERT_NE(std::find(files.begin(), files.end(), baseline), files.end());
+  const auto written = nlohmann::json::parse(test::readText(baseline));
+  ASSERT_EQ(written["level1"].size(), 1u);  // only problems whose reference was timed
+  EXPECT_DOUBLE_EQ(written["level1"]["2_Op.py"]["mean"].get<double>(), 8.0);
+  EXPECT_EQ(written["level1"]["2_Op.py"]["num_trials"], 2);
+  EXPECT_EQ(written["level1"]["2_Op.py"]["hardware"], "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(written["level1"]["2_Op.py"]["method"], "cuda_event");
+
+  KernelBenchRunOptions later;
+  later.baseline = baseline;
+  writeKernelBenchResultFiles(dir.path() / "second", suite, {timed, untimed}, later, hardware);
+  const auto analysis = nlohmann::json::parse(test::readText(dir.path() / "second" / "analysis_results.json"));
+  EXPECT_DOUBLE_EQ(analysis["speedup_metrics"]["geometric_mean_speedup"].get<double>(), 4.0);  // 8 ms / 2 ms
+  EXPECT_EQ(analysis["not_in_baseline"], nlohmann::json::array({"10_Op.py"}));
+
+  // Nothing timed on a GPU: no baseline file.
+  const auto simulated = writeKernelBenchResultFiles(dir.path() / "sim", suite, {untimed}, KernelBenchRunOptions{}, KernelBenchHardware{});
+  EXPECT_FALSE(fs::exists(dir.path() / "sim" / "timing"));
+  EXPECT_EQ(simulated.size(), 1u);
+}
+
 }  // namespace
 }  // namespace cuset

@@ -88,6 +88,7 @@ TEST(EvalResult, EveryFieldRoundTripsThroughTheFileWithNaNAndInfinities) {
     r.timingKind = round % 2 ? "cuda_cupti" : "cpu_simulator";
     r.timingSamplesMs = numbers();
     r.referenceTimingSamplesMs = numbers();
+    if (round % 3 == 1) r.referenceTimingKeptFrom = "2026-12-06T08:00:00Z";
     if (round % 2) r.kernelbenchTimingSamplesMs = numbers();
     if (round % 4 == 1) r.kernelbenchReferenceTimingSamplesMs = numbers();
     if (round % 4) r.peakFraction = number();
@@ -114,6 +115,7 @@ TEST(EvalResult, EveryFieldRoundTripsThroughTheFileWithNaNAndInfinities) {
     EXPECT_TRUE(sameDouble(back.timings.runMs, r.timings.runMs));
     EXPECT_TRUE(sameDoubles(back.timingSamplesMs, r.timingSamplesMs));
     EXPECT_TRUE(sameDoubles(back.referenceTimingSamplesMs, r.referenceTimingSamplesMs));
+    EXPECT_EQ(back.referenceTimingKeptFrom, r.referenceTimingKeptFrom);
     EXPECT_EQ(back.peakFraction.has_value(), r.peakFraction.has_value());
     if (r.peakFraction) EXPECT_TRUE(sameDouble(*back.peakFraction, *r.peakFraction));
     ASSERT_TRUE(back.kernelbench);

@@ -25,6 +25,13 @@ bool publishFileOnce(const std::filesystem::path& temporary, const std::filesyst
 // Writes all of `data` to `fd`, retrying short writes and EINTR; throws cuset::Error naming `path`.
 void writeAll(int fd, std::string_view data, const std::filesystem::path& path);
 
+// `name` as one path component: letters, digits, '-' and '.' kept, anything else '_' (a GPU's name as a
+// folder, as KernelBench's results/timing/<hardware>/ are).
+std::string pathComponentOf(std::string_view name);
+
+// Now, as records and cache entries stamp themselves: 2026-11-29T16:24:40Z.
+std::string utcTimestamp();
+
 // $XDG_CACHE_HOME/cuset, else $HOME/.cache/cuset, else a folder under the system temp directory.
 std::filesystem::path defaultCacheDir();
 

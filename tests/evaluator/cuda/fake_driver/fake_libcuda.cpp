@@ -13,7 +13,9 @@
 // so the supervisor must send PTX), CUSET_FAKE_CUDA_DRIVER_VERSION (13000), CUSET_FAKE_CUDA_DEVICES
 // (1; 0 makes cuInit report CUDA_ERROR_NO_DEVICE; CUDA_VISIBLE_DEVICES narrows them as on a real driver),
 // CUSET_FAKE_CUDA_MAX_MODULES (no limit; more loaded
-// modules than this is CUDA_ERROR_OUT_OF_MEMORY, to show that a worker unloads what it no longer uses).
+// modules than this is CUDA_ERROR_OUT_OF_MEMORY, to show that a worker unloads what it no longer uses),
+// CUSET_FAKE_CUDA_TRACE (a file: one line per launch, event record, memset and persisting-L2 reset, in
+// call order, so tests can see what the timing loop issues around each sample).
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
@@ -80,6 +82,23 @@ std::pair<int, int> computeCapability() {
   int major = 9, minor = 0;
   if (v && *v) std::sscanf(v, "%d.%d", &major, &minor);
   return {major, minor};
+}
+
+// Appends one line to $CUSET_FAKE_CUDA_TRACE, if set (callers hold the state's mutex).
+template <class... Args>
+void trace(const char* format, Args... args) {
+  static FILE* file = [] {
+    const char* path = std::getenv("CUSET_FAKE_CUDA_TRACE");
+    return path && *path ? std::fopen(path, "a") : nullptr;
+  }();
+  if (!file) return;
+  if constexpr (sizeof...(args) == 0) {
+    std::fputs(format, file);
+  } else {
+    std::fprintf(file, format, args...);
+  }
+  std::fputc('\n', file);
+  std::fflush(file);
 }
 
 #define FAKE_GUARD()                                           \
@@ -244,7 +263,11 @@ CUresult fakeCtxSynchronize() {
   FAKE_GUARD();
   return CUDA_SUCCESS;  // every call below finishes before it returns
 }
-CUresult fakeCtxResetPersistingL2Cache() { return CUDA_SUCCESS; }
+CUresult fakeCtxResetPersistingL2Cache() {
+  FAKE_GUARD();
+  trace("reset_persisting_l2");
+  return CUDA_SUCCESS;
+}
 
 CUresult fakeModuleLoadDataEx(CUmodule* module, const void* image, unsigned, CUjit_option*, void**) {
   FAKE_GUARD();
@@ -306,9 +329,10 @@ CUresult fakeFuncSetAttribute(CUfunction f, CUfunction_attribute attribute, int 
   return CUDA_SUCCESS;
 }
 
-CUresult fakeLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream,
-                          void** params, void** extra) {
+CUresult fakeLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                          CUstream stream, void** params, void** extra) {
   FAKE_GUARD();
+  trace("launch %s stream=%p", f ? f->entry->name : "(null)", static_cast<void*>(stream));
   if (!f || extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (bx * by * bz > 1024 || bx * by * bz == 0) return CUDA_ERROR_INVALID_VALUE;
   if (shared > static_cast<unsigned>(f->maxDynamicShared)) return CUDA_ERROR_INVALID_VALUE;
@@ -361,6 +385,7 @@ CUresult fakeMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes
 
 CUresult fakeMemsetD8(CUdeviceptr dst, unsigned char value, std::size_t bytes) {
   FAKE_GUARD();
+  trace("memset bytes=%zu", bytes);
   std::memset(reinterpret_cast<void*>(dst), value, bytes);
   return CUDA_SUCCESS;
 }
@@ -391,8 +416,9 @@ CUresult fakeEventCreate(CUevent* event, unsigned) {
   return CUDA_SUCCESS;
 }
 
-CUresult fakeEventRecord(CUevent event, CUstream) {
+CUresult fakeEventRecord(CUevent event, CUstream stream) {
   FAKE_GUARD();
+  trace("event stream=%p", static_cast<void*>(stream));
   if (!state().events.count(event)) return CUDA_ERROR_INVALID_HANDLE;
   event->at = std::chrono::steady_clock::now();  // work before it on the stream has already finished
   event->recorded = true;

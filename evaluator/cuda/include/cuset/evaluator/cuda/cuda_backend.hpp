@@ -5,6 +5,7 @@
 // is then timed by the worker (CUPTI, else CUDA events) with the stopping rule of cuset_timing.
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include "cuset/evaluator/correctness/correctness_trials.hpp"
 #include "cuset/evaluator/correctness/reference_cache.hpp"
 #include "cuset/evaluator/correctness/trial_run.hpp"
+#include "cuset/evaluator/cuda/reference_timing_cache.hpp"
 #include "cuset/evaluator/results/eval_result.hpp"
 
 namespace cuset {
@@ -34,6 +36,10 @@ struct CudaOptions {
   // Also report KernelBench's own cuda_event measurement of the same timed iterations (candidate and
   // reference), beside CuSeT's (EvalResult::kernelbenchTiming).
   bool kernelbenchTiming = false;
+  // Where the reference's timings are kept between runs (reference_timing_cache.hpp); empty: this
+  // process only. `retimeReference`: measure it again for every candidate, replacing what is kept.
+  std::filesystem::path referenceTimingDir;
+  bool retimeReference = false;
 };
 
 class WorkerProcess;
@@ -64,6 +70,9 @@ class CudaWorkerPool {
 
   const CudaOptions& options() const { return options_; }
   const nlohmann::json& device() const { return device_; }
+  // What the worker's measurements follow: the timer, the stopping rule and the L2 flush's size.
+  static nlohmann::json timingRule(const CudaOptions& options, const nlohmann::json& device);
+  ReferenceTimingCache& referenceTimings() { return referenceTimings_; }
   int deviceCount() const { return deviceCount_; }  // visible to this worker, from probe()
 
  private:
@@ -72,6 +81,7 @@ class CudaWorkerPool {
   std::mutex mutex_;
   nlohmann::json device_;
   int deviceCount_ = 0;
+  ReferenceTimingCache referenceTimings_;
 };
 
 // One worker per GPU of the node (`cuset eval --devices`). A candidate is judged and timed entirely
@@ -111,6 +121,11 @@ class CudaDevices {
   std::mutex mutex_;
   std::condition_variable freed_;
 };
+
+// The key under which the reference of `problem` at `sizeSet` is timed on `device` (a worker's
+// description) with `options`' rule and this build's LibTorch.
+ReferenceTimingKey referenceTimingKey(ReferenceTimingCache& cache, const Problem& problem, const std::string& sizeSet, const CudaOptions& options,
+                                      const nlohmann::json& device);
 
 // Runs `plan` (the launch plan for options.sizeSet): sets the verdict (as the sim backend does), then
 // GPU timing for correct candidates, flagging a time below the problem's speed of light as

@@ -4,9 +4,10 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "cuset/common/file_util.hpp"  // utcTimestamp
+
 namespace cuset {
 
 nlohmann::json describeEnvironment();
-std::string utcTimestamp();  // 2026-11-29T16:24:40Z
 
 }  // namespace cuset

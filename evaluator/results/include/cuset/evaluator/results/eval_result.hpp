@@ -78,6 +78,9 @@ struct EvalResult {
   std::string timingKind;  // empty: not timed
   std::vector<double> timingSamplesMs;
   std::vector<double> referenceTimingSamplesMs;
+  // When the reference's samples were measured by an earlier candidate or run (the reference-timing
+  // cache) rather than with this candidate: that measurement's time; empty otherwise.
+  std::string referenceTimingKeptFrom;
   // KernelBench's cuda_event measurement of the same timed iterations (--kernelbench-timing): CUDA
   // events on the worker's stream around each forward, after the same L2 flush; KernelBench reports
   // their mean. Empty unless asked for and timed on a GPU.
