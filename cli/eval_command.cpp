@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "cuset/common/resources.hpp"
 #include "cuset/evaluator/importer/kernelbench_suite_cache.hpp"
 #include "cuset/evaluator/pipeline/eval_pipeline.hpp"
 #include "cuset/evaluator/pipeline/eval_summary_format.hpp"
@@ -32,6 +33,7 @@ struct EvalOptions {
 
 // What is judged against what: the suite (or a KernelBench checkout) and the candidates.
 void addInputOptions(CLI::App* eval, EvalOptions& o) {
+  o.config.problemsDir = defaultProblemsDir();  // ./problems in a checkout, else the installed suite
   CLI::Option* problems = eval->add_option("--problems", o.config.problemsDir, "Problem suite folder")->capture_default_str();
   eval->add_option("--candidates", o.config.candidatesPath,
                    "JSONL file of candidates, a folder of .cu / .py files, or a KernelBench run folder (level_L_problem_P_sample_S_kernel.py)")

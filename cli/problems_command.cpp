@@ -5,6 +5,7 @@
 #include <random>
 
 #include "commands.hpp"
+#include "cuset/common/resources.hpp"
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/progress.hpp"
@@ -63,6 +64,7 @@ const Problem& problemNamed(const ProblemSuite& suite, const ProblemsConfig& con
 }
 
 void addProblemsDir(ProblemsConfig& config, CLI::App* sub) {
+  config.problemsDir = defaultProblemsDir().string();  // ./problems in a checkout, else the installed suite
   sub->add_option("--problems", config.problemsDir, "Problem suite folder")->capture_default_str();
 }
 

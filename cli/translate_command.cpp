@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "cuset/common/resources.hpp"
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/evaluator/candidate/candidate.hpp"
@@ -21,6 +22,7 @@ void registerTranslateCommand(CLI::App& app, CommandContext& context) {
     bool noCache = false;
   };
   auto o = std::make_shared<Options>();
+  o->problems = defaultProblemsDir();
   CLI::App* cmd = app.add_subcommand("translate", "Show the launch plan a KernelBench solution (ModelNew + load_inline) translates to");
   cmd->add_option("solution", o->solution, "The solution: a .py file, or a model's response with a ```python block")->required();
   cmd->add_option("--problem", o->problem, "The problem it solves (level1/kb19_relu)")->required();

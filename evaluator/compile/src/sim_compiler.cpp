@@ -15,6 +15,7 @@
 #include "cuset/common/hash.hpp"
 #include "cuset/common/subprocess.hpp"
 #include "cuset/common/log.hpp"
+#include "cuset/common/resources.hpp"
 #include "cuset/evaluator/compile/cubin_symbols.hpp"
 #include "cuset/evaluator/compile/dynamic_symbols.hpp"
 #include "cuset/evaluator/compile/load_time_code.hpp"
@@ -22,18 +23,14 @@
 #include "prelude_pch.hpp"
 #include "source_scan.hpp"
 
-#ifndef CUSET_SIM_INCLUDE_DIR
-#error "CUSET_SIM_INCLUDE_DIR must be defined by the build"
-#endif
-
 namespace fs = std::filesystem;
 
 namespace cuset {
 namespace {
 
-fs::path fromEnv(const char* name, const char* fallback) {
+fs::path fromEnv(const char* name, const fs::path& fallback) {
   const char* v = std::getenv(name);
-  return (v && *v) ? fs::path(v) : fs::path(fallback);
+  return (v && *v) ? fs::path(v) : fallback;
 }
 
 // Marks a cached failure that is a refusal of the source rather than a compiler error.
@@ -96,8 +93,9 @@ using detail::lineAt;
 }  // namespace
 
 SimToolchain SimToolchain::fromBuild() {
-  return SimToolchain{fromEnv("CUSET_SIM_CXX", CUSET_SIM_CXX), fromEnv("CUSET_SIM_INCLUDE", CUSET_SIM_INCLUDE_DIR),
-                      fromEnv("CUSET_CUDA_INCLUDE", CUSET_CUDA_INCLUDE_DIR), fromEnv("CUSET_SIM_LIBDIR", CUSET_SIM_LIBRARY_DIR)};
+  const Resources& r = resources();
+  return SimToolchain{fromEnv("CUSET_SIM_CXX", r.path("cxx")), fromEnv("CUSET_SIM_INCLUDE", r.path("sim_include")),
+                      fromEnv("CUSET_CUDA_INCLUDE", r.path("cuda_include")), fromEnv("CUSET_SIM_LIBDIR", r.path("sim_library_dir"))};
 }
 
 namespace {

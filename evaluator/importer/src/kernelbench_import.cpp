@@ -17,6 +17,7 @@
 #include "cuset/common/progress.hpp"
 #include "cuset/common/subprocess.hpp"
 #include "cuset/common/thread_pool.hpp"
+#include "cuset/common/resources.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/suite/problem_check.hpp"
 
@@ -33,7 +34,7 @@ std::string pythonProgram(const KernelBenchImportOptions& o) { return pythonWith
 fs::path tracerScript(const KernelBenchImportOptions& o) {
   if (!o.tracer.empty()) return o.tracer;
   if (const char* env = std::getenv("CUSET_KERNELBENCH_TRACER"); env && *env) return env;
-  return CUSET_KERNELBENCH_TRACER;
+  return resources().path("kb_tracer");
 }
 
 // The KernelBench commit: a git checkout's HEAD, else "commit <hex>" in its README, else unknown.

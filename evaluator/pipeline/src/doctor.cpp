@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <sstream>
 
+#include "cuset/common/resources.hpp"
 #include "cuset/common/subprocess.hpp"
 #include "cuset/evaluator/compile/sim_compiler.hpp"
 #include "cuset/evaluator/cuda/cuda_driver.hpp"
@@ -43,6 +44,16 @@ void buildChecks(const nlohmann::json& env, std::vector<DoctorCheck>& out) {
                       fmt::format("LibTorch {}, {} build", env["libtorch"].get<std::string>(), libtorchHasCuda() ? "CUDA" : "CPU-only")));
   out.push_back(check("build", "cuda toolkit", true, true,
                       fmt::format("CUDA {} headers; NVRTC {} at run time", env["cuda_toolkit"].get<std::string>(), env["nvrtc"].get<std::string>())));
+  // Where its own files come from: an install (relative to its prefix) or a build folder (resources.hpp).
+  try {
+    const Resources& r = resources();
+    out.push_back(check("build", "files", true, true,
+                        r.installed() ? fmt::format("installed: {}", r.file().parent_path().parent_path().parent_path().string())
+                                      : fmt::format("build folder: {}", r.file().parent_path().string())));
+  } catch (const std::exception& e) {
+    out.push_back(
+        check("build", "files", false, true, e.what(), "run an installed cuset (cmake --install build --prefix P) or the one in its build folder"));
+  }
 }
 
 void backendChecks(const nlohmann::json& env, std::vector<DoctorCheck>& out) {
@@ -97,7 +108,8 @@ void sandboxChecks(std::vector<DoctorCheck>& out) {
 }
 
 void pythonChecks(std::vector<DoctorCheck>& out) {
-  const std::string python = pythonWithTorch();
+  const PythonChoice choice = choosePython();
+  const std::string& python = choice.path;
   const char* fix = "bash scripts/install-deps.sh (makes the pinned .venv), or set CUSET_PYTHON to a Python with torch 2.x";
   SubprocessResult r;
   try {
@@ -113,10 +125,10 @@ void pythonChecks(std::vector<DoctorCheck>& out) {
   std::string prefix, torch;
   std::getline(lines, prefix);
   std::getline(lines, torch);
-  out.push_back(check(
-      "python", "environment", r.ok(), true,
-      r.ok() ? fmt::format("{} (prefix {}): torch {}", python, prefix, torch) : fmt::format("{} cannot import torch: {}", python, lastLine(r.output)),
-      fix));
+  out.push_back(check("python", "environment", r.ok(), true,
+                      r.ok() ? fmt::format("{} ({}; prefix {}): torch {}", python, choice.why, prefix, torch)
+                             : fmt::format("{} ({}) cannot import torch: {}", python, choice.why, lastLine(r.output)),
+                      fix));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/log.hpp"
+#include "cuset/common/resources.hpp"
 
 extern char** environ;
 
@@ -29,9 +30,8 @@ std::string workerExecutable() {
   const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
   const std::string self = n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
   if (std::filesystem::path(self).filename() == "cuset") return self;
-#ifdef CUSET_BUILD_WORKER
-  if (std::filesystem::exists(CUSET_BUILD_WORKER)) return CUSET_BUILD_WORKER;
-#endif
+  // A test or benchmark linking the evaluator: the cuset its build or install made.
+  if (const auto built = resources().pathIfAny("cuset"); !built.empty() && std::filesystem::exists(built)) return built.string();
   throw makeError("cannot find the cuset executable for helper processes (set CUSET_WORKER to its path)");
 }
 

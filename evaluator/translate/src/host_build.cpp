@@ -13,6 +13,7 @@
 #include "cuset/common/hash.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/subprocess.hpp"
+#include "cuset/common/resources.hpp"
 #include "cuset/evaluator/candidate/source_policy.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
 
@@ -119,18 +120,19 @@ std::string undeclaredNote(const std::string& log, const Extension& extension, c
 // are not there to ask (an installed cuset without torch's headers).
 std::optional<bool> realHeadersRefuse(const std::string& source, bool cudaSources, const std::string& line, const fs::path& folder,
                                       std::chrono::milliseconds timeout) {
-  const fs::path torch = CUSET_TRANSLATE_TORCH_INCLUDE, python = CUSET_TRANSLATE_PYTHON_INCLUDE;
+  const Resources& files = resources();
+  const fs::path torch = files.pathIfAny("torch_include"), python = files.pathIfAny("python_include");
   std::error_code ec;
   if (!fs::exists(torch / "torch" / "extension.h", ec) || !fs::exists(python / "Python.h", ec)) return std::nullopt;
-  const std::string shim = CUSET_TRANSLATE_SHIM_INCLUDE;
+  const std::string shim = files.path("kb_standin_include").string();
   const std::string prelude = cudaSources ? "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n#include \"" + shim +
                                                 "/cuset_kb/nvcc_host.hpp\"\n#include \"" + shim + "/cuset_kb/launch.hpp\"\n"
                                           : std::string("#include <torch/extension.h>\n");
   const fs::path file = folder / (cudaSources ? "real-cuda.cpp" : "real-main.cpp");
   writeFileAtomic(file, prelude + "#line 1 \"" + (cudaSources ? "cuda_sources" : "cpp_sources") + "\"\n" + source);
   const SubprocessResult r = runSubprocess(
-      {CUSET_TRANSLATE_CXX, "-std=gnu++20", "-fsyntax-only", "-w", "-fmax-errors=1", "-I" + torch.string(),
-       "-I" + (torch / "torch" / "csrc" / "api" / "include").string(), "-I" + python.string(), "-I" + std::string(CUSET_TRANSLATE_CUDA_INCLUDE),
+      {files.path("cxx").string(), "-std=gnu++20", "-fsyntax-only", "-w", "-fmax-errors=1", "-I" + torch.string(),
+       "-I" + (torch / "torch" / "csrc" / "api" / "include").string(), "-I" + python.string(), "-I" + files.path("cuda_include").string(),
        "-DTORCH_API_INCLUDE_EXTENSION_H", "-DTORCH_EXTENSION_NAME=cuset_check", file.string()},
       timeout);
   if (r.timedOut) return std::nullopt;
@@ -158,14 +160,15 @@ std::string hostIncludeRefusal(const std::string& source) {
 namespace {
 
 std::vector<std::string> compileFlags() {
-  return {CUSET_TRANSLATE_CXX,
+  const Resources& r = resources();
+  return {r.path("cxx").string(),
           "-std=gnu++20",
           "-fPIC",
           "-O0",
           "-w",
           "-fmax-errors=5",
-          "-I" + std::string(CUSET_TRANSLATE_SHIM_INCLUDE),
-          "-I" + std::string(CUSET_TRANSLATE_CUDA_INCLUDE)};
+          "-I" + r.path("kb_standin_include").string(),
+          "-I" + r.path("cuda_include").string()};
 }
 
 }  // namespace
@@ -299,8 +302,8 @@ HostBuild compileHostLibrary(const Extension& extension, const std::string& host
     // host code calls would bind to that library before the stand-in linked into its own. -Bsymbolic
     // binds every call to the stand-in when linking, and --no-undefined makes a call to anything else (a
     // CUDA API the stand-in lacks) a link error here instead of a call into the real runtime.
-    run = runSubprocess({CUSET_TRANSLATE_CXX, "-shared", (folder / "main.cpp.o").string(), (folder / "cuda.cpp.o").string(),
-                         CUSET_TRANSLATE_SHIM_LIBRARY, "-Wl,-Bsymbolic", "-Wl,--no-undefined", "-o", b.library.string()},
+    run = runSubprocess({resources().path("cxx").string(), "-shared", (folder / "main.cpp.o").string(), (folder / "cuda.cpp.o").string(),
+                         resources().path("kb_standin_library").string(), "-Wl,-Bsymbolic", "-Wl,--no-undefined", "-o", b.library.string()},
                         timeout);
   }
   b.log = run.output;

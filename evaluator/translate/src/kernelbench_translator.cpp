@@ -17,6 +17,7 @@
 #include "cuset/common/hash.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/subprocess.hpp"
+#include "cuset/common/resources.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
 #include "cuset/evaluator/compile/nvrtc_compiler.hpp"
 #include "cuset/evaluator/sandbox/restricted_process.hpp"
@@ -122,6 +123,24 @@ json problemSpec(const Problem& p, const TranslatorOptions& options) {
   return spec;
 }
 
+// The translator's own files, where this build or install keeps them (resources.hpp).
+struct TranslatorFiles {
+  fs::path recorder;           // kernelbench_solution.py, beside the rest of the recorder
+  fs::path kernelbenchPython;  // the importer's Python (the problem-file loader the recorder imports)
+  fs::path standinInclude;     // the torch and CUDA runtime stand-in headers
+  fs::path standinLibrary;     // their library, linked into every host build
+  fs::path restrictLibrary;    // libcuset_restrict.so, which the recorder's children restrict themselves with
+};
+
+const TranslatorFiles& files() {
+  static const TranslatorFiles f = [] {
+    const Resources& r = resources();
+    return TranslatorFiles{r.path("kb_recorder"), r.path("kb_python"), r.path("kb_standin_include"), r.path("kb_standin_library"),
+                           r.path("restrict_library")};
+  }();
+  return f;
+}
+
 // The recorder's scripts, the importer's loader, the torch stand-in and its library: a change to any is a new translator.
 std::string translatorDigest() {
   ContentHasher h;
@@ -129,16 +148,16 @@ std::string translatorDigest() {
   h.add("cuset-kb-translate-v12");  // v11: construction compared; PYBIND11_MODULE with functions=[...] fails; "not a member of torch" asks the real
                                     // headers
   // Of the importer, only what the recorder imports: its problem-file loader (and einops by definition).
-  for (const char* file : {"kb_problem_file.py", "einops_polyfill.py"}) h.add(readFile(fs::path(CUSET_TRANSLATE_KB_LIB) / file));
+  for (const char* file : {"kb_problem_file.py", "einops_polyfill.py"}) h.add(readFile(files().kernelbenchPython / file));
   std::vector<fs::path> headers;
-  for (const fs::path& folder : {fs::path(CUSET_TRANSLATE_SHIM_INCLUDE), fs::path(CUSET_TRANSLATE_RECORDER).parent_path()}) {
+  for (const fs::path& folder : {files().standinInclude, files().recorder.parent_path()}) {
     for (const auto& e : fs::recursive_directory_iterator(folder)) {
       if (e.is_regular_file() && e.path().extension() != ".pyc") headers.push_back(e.path());
     }
   }
   std::sort(headers.begin(), headers.end());
   for (const auto& f : headers) h.add(f.string()).add(readFile(f));
-  h.add(readFile(CUSET_TRANSLATE_SHIM_LIBRARY));
+  h.add(readFile(files().standinLibrary));
   return h.digest().hex();
 }
 
@@ -164,10 +183,10 @@ std::vector<fs::path> recorderReadable(const std::string& python) {
                                     "/sys",
                                     "/dev",
                                     "/bin",
-                                    fs::path(CUSET_TRANSLATE_RECORDER).parent_path(),
-                                    CUSET_TRANSLATE_KB_LIB,
-                                    CUSET_TRANSLATE_SHIM_LIBRARY,
-                                    CUSET_TRANSLATE_RESTRICT_LIBRARY};
+                                    files().recorder.parent_path(),
+                                    files().kernelbenchPython,
+                                    files().standinLibrary,
+                                    files().restrictLibrary};
   std::error_code ec;
   if (const fs::path named = fs::absolute(python, ec); !ec && named.has_parent_path()) readable.push_back(named.parent_path().parent_path());
   if (const fs::path real = fs::canonical(python, ec); !ec) readable.push_back(real.parent_path().parent_path());
@@ -239,14 +258,14 @@ class Session {
     const std::string python = pythonWithTorch(options_.python);
     RestrictedCommand c;
     c.argv = {python,
-              CUSET_TRANSLATE_RECORDER,
+              files().recorder.string(),
               mode,
               "--solution",
               (folder_ / "solution.py").string(),
               "--problem",
               (folder_ / "problem.json").string(),
               "--kb-lib",
-              CUSET_TRANSLATE_KB_LIB,
+              files().kernelbenchPython.string(),
               "--result-fd",
               "3"};
     if (!extensions.empty()) c.argv.insert(c.argv.end(), {"--extensions", extensions.string()});
@@ -430,7 +449,8 @@ KernelBenchTranslator::KernelBenchTranslator(TranslatorOptions options) : option
     // beneath the work root; it runs no candidate code itself.
     const std::string python = pythonWithTorch(options_.python);
     RestrictedCommand server;
-    server.argv = {python, CUSET_TRANSLATE_RECORDER, "serve", "--kb-lib", CUSET_TRANSLATE_KB_LIB, "--restrict-lib", CUSET_TRANSLATE_RESTRICT_LIBRARY};
+    server.argv = {python,           files().recorder.string(),       "serve", "--kb-lib", files().kernelbenchPython.string(),
+                   "--restrict-lib", files().restrictLibrary.string()};
     server.environment = recorderEnvironment(workRoot_);
     server.readable = recorderReadable(python);
     server.readable.push_back(workRoot_);

@@ -19,9 +19,14 @@ struct SubprocessResult {
 };
 
 // The project's one Python interpreter (the one with torch): `preferred` when given, else
-// $CUSET_PYTHON, else the one this binary was built with (CMake's CUSET_PYTHON: the checkout's .venv
-// that scripts/install-deps.sh makes) while it exists, else python3 on PATH.
+// $CUSET_PYTHON, else the one the build or install recorded (resources.hpp: CMake's CUSET_PYTHON, the
+// .venv scripts/install-deps.sh makes) while it exists, else python3 on PATH.
 std::string pythonWithTorch(const std::string& preferred = {});
+// The same choice with the reason for it ("$CUSET_PYTHON", "recorded by the install", ...), for doctor.
+struct PythonChoice {
+  std::string path, why;
+};
+PythonChoice choosePython();
 
 // Throws cuset::Error only when the program cannot be started at all. With `cancel`, the child runs in
 // a process group of its own, and the group (the child and whatever it started) is killed at the time
