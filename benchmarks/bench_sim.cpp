@@ -24,7 +24,7 @@
 
 #include "cuset/common/file_util.hpp"
 #include "cuset/evaluator/compile/sim_compiler.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/evaluator/pipeline/solution_check.hpp"
 #include "cuset/evaluator/sandbox/sim_library.hpp"
 #include "recording_reporter.hpp"

@@ -9,17 +9,19 @@
 #include "cuset/evaluator/compile/nvrtc_worker.hpp"
 #include "cuset/evaluator/cuda/cuda_worker.hpp"
 #include "cuset/evaluator/pipeline/reference_check.hpp"
+#include "cuset/evaluator/sandbox/process_roles.hpp"
 #include "cuset/evaluator/sandbox/sandbox.hpp"
 
 int main(int argc, char** argv) {
   // A write past a file-size limit (RLIMIT_FSIZE, a quota) then fails with EFBIG, which the code
   // reports naming the file, instead of SIGXFSZ killing the process mid-write.
   ::signal(SIGXFSZ, SIG_IGN);
-  // Sandbox workers re-execute this binary; they take no user options (DESIGN §4 "Sandbox").
-  // Their arguments come from WorkerProcess: [--memory-bytes N] [--payload-fd FD].
-  if (argc >= 2 && std::string_view(argv[1]) == "__nvrtc-worker") return cuset::runNvrtcWorker();
-  if (argc >= 2 && std::string_view(argv[1]) == "__reference-worker") return cuset::runReferenceWorker();
-  if (argc >= 2 && (std::string_view(argv[1]) == "__worker" || std::string_view(argv[1]) == "__cuda-worker")) {
+  // Helper processes re-execute this binary (process_roles.hpp); they take no user options (DESIGN §4
+  // "Sandbox"). Their arguments come from WorkerProcess: [--memory-bytes N] [--payload-fd FD] [--device D].
+  const std::string_view role = argc >= 2 ? std::string_view(argv[1]) : std::string_view();
+  if (role == cuset::kNvrtcWorkerRole.name) return cuset::runNvrtcWorker();
+  if (role == cuset::kReferenceWorkerRole.name) return cuset::runReferenceWorker();
+  if (role == cuset::kSimWorkerRole.name || role == cuset::kCudaWorkerRole.name) {
     std::optional<std::size_t> memoryBytes;
     std::optional<int> payloadFd;
     std::optional<int> device;
@@ -29,7 +31,7 @@ int main(int argc, char** argv) {
       if (key == "--payload-fd") payloadFd = std::stoi(argv[i + 1]);
       if (key == "--device") device = std::stoi(argv[i + 1]);
     }
-    if (std::string_view(argv[1]) == "__cuda-worker") return cuset::runCudaWorker(payloadFd, device);
+    if (role == cuset::kCudaWorkerRole.name) return cuset::runCudaWorker(payloadFd, device);
     if (memoryBytes) return cuset::runSandboxWorker(*memoryBytes, payloadFd);
   }
   cuset::cli::CommandContext context;

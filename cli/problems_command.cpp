@@ -9,7 +9,7 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/progress.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/evaluator/pipeline/reference_check.hpp"
 #include "cuset/evaluator/pipeline/solution_check.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"

@@ -12,7 +12,7 @@
 #include "cuset/common/hash.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/log.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/models/endpoint_generation.hpp"
 #include "cuset/reports/leaderboard_report.hpp"

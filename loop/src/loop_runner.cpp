@@ -15,7 +15,7 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/log.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/loop/work_eta.hpp"
 #include "stage_ledger.hpp"
 #include "cuset/reports/loop_report.hpp"

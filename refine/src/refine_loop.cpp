@@ -15,7 +15,7 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/log.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/reports/refine_report.hpp"
 #include "cuset/reports/report_writer.hpp"
 

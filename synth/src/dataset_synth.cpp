@@ -17,7 +17,7 @@
 #include "cuset/common/log.hpp"
 #include "cuset/common/version.hpp"
 #include "cuset/evaluator/candidate/candidate.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/synth/op_family.hpp"
 #include "cuset/trainer/problem_prompt.hpp"

@@ -11,7 +11,7 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/log.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -10,7 +10,7 @@
 #include <regex>
 
 #include "cuset/evaluator/compile/sim_compiler.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/evaluator/pipeline/solution_check.hpp"
 #include "test_util.hpp"
 

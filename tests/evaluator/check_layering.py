@@ -30,8 +30,14 @@ STAGE_USES = {
     "sim_backend": {"sandbox", "compile", "correctness", "results", "candidate", "problem"},
     "cuda": {"sandbox", "correctness", "compile", "timing", "results", "candidate", "problem"},
     "translate": {"problem", "candidate", "results", "sandbox", "compile"},
-    "pipeline": {"problem", "timing", "suite", "candidate", "compile", "results", "correctness", "sandbox", "sim_backend", "cuda", "translate"},
+    # The pipeline names no candidate form: frontends implement its seam (candidate_frontend.hpp).
+    "pipeline": {"problem", "timing", "suite", "candidate", "compile", "results", "correctness", "sandbox", "sim_backend", "cuda"},
+    "manifest": {"pipeline", "candidate", "problem", "results", "correctness"},
+    "kernelbench": {"pipeline", "translate", "candidate", "problem", "results", "correctness", "sim_backend", "suite", "timing"},
     "importer": {"problem", "suite"},
+    # The composition: the one folder that names every frontend.
+    "evaluation": {"pipeline", "manifest", "kernelbench", "translate", "importer", "problem", "timing", "suite", "candidate", "compile",
+                   "results", "correctness", "sandbox", "sim_backend", "cuda"},
 }
 # Python folders whose modules another folder's Python may import (besides its own): the recorder reads
 # problem files with the importer's loader until both live in evaluator/kernelbench/python.

@@ -12,6 +12,7 @@
    runs `cuset doctor`, judges a bundled manifest solution and a KernelBench solution (ModelNew +
    load_inline), both correct. Where mount namespaces are refused, the same runs happen with the trees
    in place and the test says so.
+4. `cpack -G DEB` makes a package of the same install (cuset, its resource file, the recorder).
 """
 import json
 import os
@@ -147,6 +148,18 @@ def main():
             if not correct:
                 fail(f"cuset eval ({name}): no correct verdict: " + "; ".join(f"{x['verdict']}: {x['reason']}" for x in results))
             print(f"{name}: {len(correct)} of {len(results)} correct ({'hidden trees' if hide else 'trees in place'})")
+        deb = work / "deb"
+        r = subprocess.run(["cpack", "-G", "DEB", "--config", str(pathlib.Path(build) / "CPackConfig.cmake"), "-B", str(deb)],
+                           capture_output=True, text=True)
+        packages = list(deb.glob("cuset_*.deb"))
+        if r.returncode != 0 or len(packages) != 1:
+            fail(f"cpack -G DEB made no package:\n{r.stdout}\n{r.stderr}")
+        listing = subprocess.run(["dpkg-deb", "-c", str(packages[0])], capture_output=True, text=True).stdout
+        for wanted in ("./opt/cuset/bin/cuset", "./opt/cuset/share/cuset/resources.json",
+                       "./opt/cuset/share/cuset/python/recorder/kernelbench_solution.py"):
+            if wanted not in listing:
+                fail(f"{packages[0].name} lacks {wanted}")
+        print(f"{packages[0].name}: {packages[0].stat().st_size // 1024} KiB")
         print("PASS")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -10,6 +10,7 @@
 #include "cuset/evaluator/compile/nvrtc_worker.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/sandbox/worker_process.hpp"
+#include "cuset/evaluator/sandbox/process_roles.hpp"
 
 namespace cuset {
 namespace detail {
@@ -28,7 +29,8 @@ Expected<RawCompile> NvrtcHelperPool::compile(std::string_view source, const std
     }
   }
   // Through the pipe: sources and cubins are kilobytes.
-  if (!helper) helper = std::make_unique<WorkerProcess>(std::vector<std::string>{"__nvrtc-worker"}, false, WorkerEnvironment::minimal);
+  if (!helper)
+    helper = std::make_unique<WorkerProcess>(std::vector<std::string>{std::string(kNvrtcWorkerRole.name)}, false, WorkerEnvironment::minimal);
   sandbox::Message request;
   request.header = {{"op", "compile"}, {"options", options}, {"names", names}, {"cubin", cubin}};
   request.payload.assign(reinterpret_cast<const std::byte*>(source.data()), reinterpret_cast<const std::byte*>(source.data()) + source.size());

@@ -19,6 +19,7 @@
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/sandbox/worker_process.hpp"
 #include "cuset/evaluator/timing/speed_of_light.hpp"
+#include "cuset/evaluator/sandbox/process_roles.hpp"
 
 namespace cuset {
 namespace {
@@ -43,7 +44,7 @@ DevicePeaks peaksOf(const nlohmann::json& device) {
 namespace {
 
 std::vector<std::string> workerArguments(const CudaOptions& o) {
-  std::vector<std::string> args = {"__cuda-worker"};
+  std::vector<std::string> args = {std::string(kCudaWorkerRole.name)};
   if (o.device) args.insert(args.end(), {"--device", std::to_string(*o.device)});
   return args;
 }

@@ -12,11 +12,7 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/hash.hpp"
 #include "cuset/common/text_excerpt.hpp"
-#include "cuset/evaluator/candidate/launch_manifest.hpp"
-#include "cuset/evaluator/candidate/kernelbench_static_check.hpp"
 #include "cuset/evaluator/candidate/launch_plan.hpp"
-#include "cuset/evaluator/candidate/plan_validator.hpp"
-#include "cuset/evaluator/candidate/source_policy.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
 #include "cuset/evaluator/correctness/reference_cache.hpp"
 #include "cuset/evaluator/problem/large_sizes.hpp"
@@ -72,7 +68,8 @@ std::optional<BackendKind> parseBackend(std::string_view name) {
 namespace {
 
 // Why NVRTC's output cannot run, as a verdict: nullopt when it can.
-std::optional<std::pair<Verdict, std::string>> compileFailure(const CompileOutput& compiled, const std::string& log, const std::string& form) {
+// `launcher`: what names the kernels in this form ("manifest names", "the host code launches").
+std::optional<std::pair<Verdict, std::string>> compileFailure(const CompileOutput& compiled, const std::string& log, std::string_view launcher) {
   switch (compiled.status) {
     case CompileOutput::Status::compileError:
       return std::pair{Verdict::compile_error, firstErrorLine(log)};
@@ -81,58 +78,12 @@ std::optional<std::pair<Verdict, std::string>> compileFailure(const CompileOutpu
       for (const auto& n : compiled.missingKernels) names += fmt::format("{}'{}'", names.empty() ? "" : ", ", n);
       return std::pair{Verdict::invalid_submission, fmt::format("{} kernel(s) {} that the compiled module does not define as __global__ "
                                                                 "(check the name, extern \"C\", or template arguments)",
-                                                                form == "kernelbench" ? "the host code launches" : "manifest names", names)};
+                                                                launcher, names)};
     }
     case CompileOutput::Status::ok:
       break;
   }
   return std::nullopt;
-}
-
-// A verdict reached before anything runs.
-struct EarlyVerdict {
-  Verdict verdict;
-  std::string reason;
-};
-
-// A `/*@cuset` candidate: its manifest resolved for every size set.
-std::variant<CandidatePlan, EarlyVerdict> planFromManifestCandidate(const Candidate& candidate, const Problem& problem) {
-  auto manifest = parseLaunchManifest(candidate.source, problem);
-  if (!manifest) return EarlyVerdict{Verdict::invalid_submission, manifest.error()};
-  if (auto include = disallowedInclude(candidate.source)) return EarlyVerdict{Verdict::invalid_submission, *include};
-  CandidatePlan plan{"manifest", candidate.source, manifest->kernelNames(), {}};
-  for (const auto& set : problem.sizeSets) {
-    auto p = planFromManifest(*manifest, set.sizes);
-    if (!p) return EarlyVerdict{Verdict::invalid_submission, fmt::format("manifest: with sizes '{}': {}", set.name, p.error())};
-    if (auto v = validatePlan(*p, problemBuffers(problem, set.sizes))) {
-      return EarlyVerdict{Verdict::invalid_submission, fmt::format("manifest: with sizes '{}': {}", set.name, v->message)};
-    }
-    plan.plans[set.name] = std::move(*p);
-  }
-  return plan;
-}
-
-// A KernelBench solution: its Python and host code recorded, in the restricted helper, into plans.
-std::variant<CandidatePlan, EarlyVerdict> planFromKernelBenchCandidate(const Candidate& candidate, const Problem& problem,
-                                                                       const EvalServices& services, EvalResult& r,
-                                                                       std::optional<EarlyVerdict>& standing,
-                                                                       std::vector<ConstructionDifference>& construction) {
-  if (!services.translator) return EarlyVerdict{Verdict::unsupported, "KernelBench solutions are not translated in this run"};
-  Translation t = services.translator->translate(problem, candidate.source);
-  r.timings.translateMs = t.milliseconds;
-  if (!t.log.empty()) r.compileLog = "--- translation ---\n" + t.log;
-  if (!t.ok()) {
-    // A translation ends in a plan or in a failure: never in a verdict that only trials may give.
-    if (isSuccess(*t.verdict)) {
-      return EarlyVerdict{Verdict::invalid_submission,
-                          fmt::format("the translation reported '{}' without running anything", verdictName(*t.verdict))};
-    }
-    return EarlyVerdict{*t.verdict, t.reason};
-  }
-  if (t.standing) standing = EarlyVerdict{t.standing->verdict, t.standing->reason};
-  construction = std::move(t.construction);
-  for (const auto& c : construction) r.flags.push_back("initialisation_differs:" + c.parameter);
-  return std::move(t.plan);
 }
 
 // Trials (and timing, on a GPU) on the run's backend; fills the verdict into `r`.
@@ -197,54 +148,6 @@ void checkAtLargeSizes(const Problem& problem, const CandidatePlan& plan, const 
   }
 }
 
-// KernelBench's conclusion for a candidate that never reached the trials: a build that fails fails
-// there too (compiled: false), an exception in __init__ or forward is its runtime error; what stopped it
-// here for CuSeT's own reasons (the sandbox, a limit, the simulator) cannot tell what KernelBench would say.
-KernelBenchCheck kernelBenchCheckBeforeTrials(Verdict verdict, const std::string& reason) {
-  switch (verdict) {
-    case Verdict::compile_error:
-      return {.compiled = false, .correct = false, .issue = "compilation_error: " + reason};
-    case Verdict::runtime_error:
-    case Verdict::wrong_answer:
-      return {.compiled = true, .correct = false, .issue = "runtime_error: " + reason};
-    default:
-      return {.compiled = verdict != Verdict::invalid_submission,
-              .issue = "not reproduced: " + (reason.empty() ? "nothing was run (compile-only backend)" : reason)};
-  }
-}
-
-// KernelBench's check runs ModelNew as its own __init__ left it, against Model as its own left it: a
-// parameter the plan reads that starts elsewhere fails there whatever the kernels do. Predicted from the
-// two constructions (kb_construction.py), not run: the trials bind both models to the same weights.
-// Returns whether it decided the prediction.
-bool predictConstructionFailure(const std::vector<ConstructionDifference>& construction, KernelBenchCheck& k) {
-  if (construction.empty() || !k.correct || !*k.correct) return false;
-  std::vector<std::string> which;
-  for (const auto& c : construction) which.push_back(fmt::format("'{}' ({})", c.parameter, c.how));
-  k.correct = false;
-  k.issue =
-      fmt::format("correctness_issue: KernelBench's construction starts ModelNew's parameters elsewhere than Model's: {}", fmt::join(which, "; "));
-  return true;
-}
-
-// KernelBench's tolerance for its precision option (eval.py's get_tolerance_for_precision; v0.1's 1e-2
-// for float32 where the user's KernelBench has it).
-Tolerance kernelBenchTolerance(const KernelBenchRunOptions& kb) {
-  return kb.precision == "fp32" ? Tolerance{kb.float32Tolerance, kb.float32Tolerance} : Tolerance{1e-2, 1e-2};
-}
-
-// KernelBench's static checker on a KernelBench solution; the reason to refuse it when its strict
-// findings count (--kernelbench-static strict).
-std::optional<std::string> recordStaticFindings(const Candidate& candidate, const KernelBenchRunOptions& kb, EvalResult& r) {
-  std::string strict;
-  for (auto& f : kernelBenchStaticFindings(candidate.source, kb.precision)) {
-    if (f.strict) strict += fmt::format("{}{} ({})", strict.empty() ? "" : "; ", f.message, f.check);
-    r.staticFindings.push_back({std::move(f.check), std::move(f.message), f.strict});
-  }
-  if (kb.staticChecks != "strict" || strict.empty()) return std::nullopt;
-  return "KernelBench's static checker rejects it (--kernelbench-static strict): " + strict;
-}
-
 EvalResult resultShell(const Candidate& candidate, BackendKind backend) {
   EvalResult r;
   r.problem = candidate.problemId;
@@ -259,30 +162,11 @@ EvalResult resultShell(const Candidate& candidate, BackendKind backend) {
 
 }  // namespace
 
-GpuClass kernelBenchGpu(const KernelBenchRunOptions& options, const std::string& arch) {
-  if (options.gpu == "auto") return gpuClassOfArch(arch.empty() ? "sm_90" : arch);
-  if (auto gpu = parseGpuClass(options.gpu)) return *gpu;
-  throw makeError("--kernelbench-gpu '{}': expected auto, none, volta, turing, ampere, ada, hopper or blackwell", options.gpu);
-}
-
-std::string kernelBenchDisagreement(const EvalResult& r) {
-  if (!r.kernelbench || !r.kernelbench->correct) return {};
-  const KernelBenchCheck& k = *r.kernelbench;
-  const bool cuset = r.verdict == Verdict::correct;
-  if (*k.correct == cuset) return {};
-  // The GPU's TF32 convolutions decide it: against the exact reference the same trials agree with CuSeT.
-  if (k.correctAgainstExact && *k.correctAgainstExact == cuset) return "tf32_reference";
-  // A race between threads of a block that lockstep execution, as a GPU's warps run, hides.
-  if (*k.correct && r.verdict == Verdict::runtime_error && namesSharedMemoryRace(r.reason)) {
-    return "race_hidden_by_lockstep";
+const CandidateFrontend* frontendFor(const std::vector<const CandidateFrontend*>& frontends, const Candidate& candidate) {
+  for (const CandidateFrontend* f : frontends) {
+    if (f->recognises(candidate)) return f;
   }
-  if (*k.correct) {
-    // KernelBench passes what CuSeT's own checks stop: fences and guard bands, canaries, input mutation,
-    // shared-memory poison, reversed thread order, the determinism rerun, the sandbox.
-    return "cuset_checks";
-  }
-  // CuSeT passes what KernelBench's trials fail: its tolerance and seeded inputs, or memory it leaves zero.
-  return "kernelbench_trials";
+  return nullptr;
 }
 
 // The stages in order; evaluateCandidate bounds what it says.
@@ -305,33 +189,28 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
   }
   if (services.remote) return services.remote->judge(candidate, *problem, std::move(r));
 
-  static const KernelBenchRunOptions kDefaults;
-  const KernelBenchRunOptions& kb = services.kernelbench ? *services.kernelbench : kDefaults;
-  r.form = isKernelBenchSolution(candidate.source) ? "kernelbench" : "manifest";
-  const bool kernelBenchCheck =
-      kb.check == "always" || (kb.check == "auto" && (r.form == "kernelbench" || (problem->origin && problem->origin->suite == "kernelbench")));
-  std::optional<EarlyVerdict> standing;  // the verdict the plan gets whatever its trials show
-  std::vector<ConstructionDifference> construction;
+  const CandidateFrontend* frontend = frontendFor(services.frontends, candidate);
+  if (frontend == nullptr) return finish(Verdict::invalid_submission, "no candidate form of this run reads it");
+  r.form = std::string(frontend->form());
+  const std::unique_ptr<SecondOpinion> opinion =
+      services.secondOpinions ? services.secondOpinions->forCandidate(candidate, *problem, r.form) : nullptr;
+  FrontendPlan planned;
   auto finishEarly = [&](Verdict v, std::string reason) {
-    if (kernelBenchCheck) r.kernelbench = kernelBenchCheckBeforeTrials(v, reason);
-    // Nothing ran (compile-only, a problem this backend cannot judge): what the recording showed stands.
-    if (standing && (v == Verdict::compiled || v == Verdict::unsupported)) return finish(standing->verdict, standing->reason);
+    if (opinion) opinion->withoutTrials(v, reason, r);
+    // Nothing ran (compile-only, a problem this backend cannot judge): what the frontend showed stands.
+    if (planned.standing && (v == Verdict::compiled || v == Verdict::unsupported)) return finish(planned.standing->verdict, planned.standing->reason);
     return finish(v, std::move(reason));
   };
-  if (r.form == "kernelbench") {
-    if (auto refused = recordStaticFindings(candidate, kb, r)) return finishEarly(Verdict::invalid_submission, std::move(*refused));
-  }
-  auto planned = r.form == "kernelbench" ? planFromKernelBenchCandidate(candidate, *problem, services, r, standing, construction)
-                                         : planFromManifestCandidate(candidate, *problem);
+  planned = frontend->plan(candidate, *problem, r);
   r.timings.manifestMs = msSince(start) - r.timings.translateMs;
-  if (auto* early = std::get_if<EarlyVerdict>(&planned)) return finishEarly(early->verdict, std::move(early->reason));
-  const CandidatePlan& plan = std::get<CandidatePlan>(planned);
+  if (!planned.ok()) return finishEarly(planned.early.verdict, std::move(planned.early.reason));
+  const CandidatePlan& plan = *planned.plan;
   r.libraryOps = plan.libraryOps();
 
   CompileOutput compiled = services.nvrtc.compile(plan.deviceSource, plan.kernelNames);
   r.timings.compileMs = compiled.milliseconds;
   r.compileCacheHit = compiled.cacheHit;
-  const auto failure = compileFailure(compiled, compiled.log, r.form);
+  const auto failure = compileFailure(compiled, compiled.log, frontend->launcher());
   r.compileLog += std::move(compiled.log);
   if (failure) return finishEarly(failure->first, failure->second);
   if (auto refused = refusedLaunch(plan.plans, compiled.resources, services.correctness.sizeSet))
@@ -342,27 +221,21 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
   }
   try {
     CorrectnessOptions options = services.correctness;
-    if (kernelBenchCheck) {
-      options.kernelbench = {.trials = kb.checkTrials, .tolerance = kernelBenchTolerance(kb), .gpu = kernelBenchGpu(kb, services.arch)};
-    }
+    if (opinion) opinion->configureTrials(options);
     runOnBackend(*problem, plan, compiled, services, options, r);
     if (r.verdict == Verdict::correct || r.trials > 0) r.sizes = {options.sizeSet};
     checkAtLargeSizes(*problem, plan, services, options, r);
-    // The backend's own refusals before any trial (the simulator's host build) come back without one.
-    if (kernelBenchCheck && !r.kernelbench) r.kernelbench = kernelBenchCheckBeforeTrials(r.verdict, r.reason);
-    if (standing) {
-      // The recording showed it (a library step writes an input): the trials ran for KernelBench's check.
+    if (opinion) opinion->afterBackend(r);
+    if (const auto& standing = planned.standing) {
+      // The frontend showed it (a recorded library step writes an input): the trials ran for the second opinion.
       const bool told = r.verdict == Verdict::correct || r.verdict == standing->verdict;
       const std::string trials = told ? "" : fmt::format(" (its trials: {}: {})", verdictName(r.verdict), r.reason);
       r.verdict = standing->verdict;
       r.reason = standing->reason + trials;
     }
-    // Why the two verdicts differ, once CuSeT's is final (a standing verdict included: a race between
-    // streams KernelBench's check passes is CuSeT's own check).
-    if (r.kernelbench) {
-      const bool construction_decides = predictConstructionFailure(construction, *r.kernelbench);
-      r.kernelbench->disagreement = construction_decides && r.verdict == Verdict::correct ? "initialisation" : kernelBenchDisagreement(r);
-    }
+    // What the second opinion concludes once CuSeT's verdict is final (a standing verdict included: a
+    // race between streams KernelBench's check passes is CuSeT's own check).
+    if (opinion) opinion->conclude(planned, r);
   } catch (const ReferenceFailure& e) {
     // A reference that fails on these inputs (the check at the start passed it on others): the
     // problem's candidates cannot be judged, the rest of the run can.

@@ -15,6 +15,7 @@
 #include "cuset/evaluator/problem/torch_reference.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/sandbox/worker_process.hpp"
+#include "cuset/evaluator/sandbox/process_roles.hpp"
 
 namespace cuset {
 
@@ -49,7 +50,7 @@ std::vector<std::string> askHelper(WorkerProcess& helper, const std::filesystem:
 std::map<std::string, std::string> findBrokenReferences(const std::filesystem::path& problemsDir, const std::set<std::string>& ids,
                                                         const std::string& sizeSet, std::uint64_t seed, std::chrono::milliseconds timeout) {
   std::map<std::string, std::string> broken;
-  WorkerProcess helper({"__reference-worker"}, false);
+  WorkerProcess helper({std::string(kReferenceWorkerRole.name)}, false);
   for (const auto& id : ids) {
     const auto failures = askHelper(helper, problemsDir, id, sizeSet, seed, false, timeout, nullptr);
     if (failures.empty()) continue;
@@ -62,7 +63,7 @@ std::map<std::string, std::string> findBrokenReferences(const std::filesystem::p
 std::vector<ProblemCheckResult> checkProblemsIsolated(const std::filesystem::path& problemsDir, const std::vector<std::string>& ids,
                                                       std::uint64_t seed, std::chrono::milliseconds timeout, const std::function<void()>& afterEach) {
   std::vector<ProblemCheckResult> results;
-  WorkerProcess helper({"__reference-worker"}, false);
+  WorkerProcess helper({std::string(kReferenceWorkerRole.name)}, false);
   for (const auto& id : ids) {
     ProblemCheckResult r;
     r.id = id;

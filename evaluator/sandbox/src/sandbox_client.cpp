@@ -8,6 +8,7 @@
 #include "cuset/evaluator/sandbox/sandbox.hpp"
 #include "cuset/evaluator/sandbox/sandbox_protocol.hpp"
 #include "cuset/evaluator/sandbox/worker_process.hpp"
+#include "cuset/evaluator/sandbox/process_roles.hpp"
 #include "buffer_fences.hpp"
 
 namespace cuset {
@@ -17,7 +18,8 @@ class SandboxWorker {
  public:
   explicit SandboxWorker(const SandboxLimits& limits)
       : limits_(limits),
-        process_({"__worker", "--memory-bytes", std::to_string(limits.memoryBytes)}, limits.sharedPayload, WorkerEnvironment::minimal) {}
+        process_({std::string(kSimWorkerRole.name), "--memory-bytes", std::to_string(limits.memoryBytes)}, limits.sharedPayload,
+                 WorkerEnvironment::minimal) {}
 
   SimJobResult run(SimJob& job) {
     sandbox::Message request;

@@ -8,7 +8,7 @@
 #include "cuset/evaluator/cuda/cuda_backend.hpp"
 #include "cuset/evaluator/cuda/cuda_driver.hpp"
 #include "cuset/evaluator/cuda/nvml_clock_monitor.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/problem/torch_reference.hpp"
 #include "test_util.hpp"

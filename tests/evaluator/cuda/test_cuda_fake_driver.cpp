@@ -13,7 +13,7 @@
 #include "cuset/common/subprocess.hpp"
 #include "cuset/evaluator/compile/sim_compiler.hpp"
 #include "cuset/evaluator/translate/kernelbench_translator.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "test_util.hpp"
 

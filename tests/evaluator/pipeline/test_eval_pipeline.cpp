@@ -5,7 +5,7 @@
 
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "test_util.hpp"
 
 namespace cuset {

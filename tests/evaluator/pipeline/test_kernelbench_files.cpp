@@ -2,8 +2,8 @@
 // scripts (eval_from_generations.py, benchmark_eval_analysis.py) write and read them.
 #include <gtest/gtest.h>
 
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
-#include "cuset/evaluator/pipeline/kernelbench_files.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_files.hpp"
 #include "cuset/evaluator/results/estimators.hpp"
 #include "test_util.hpp"
 

@@ -81,6 +81,16 @@ struct CandidatePlan {
   std::vector<std::string> libraryOps() const;  // over every size set
 };
 
+// One of a candidate's parameters that its own construction starts from other values than the
+// reference's weight it stands for (a ModelNew built as KernelBench builds it: seed 42, Model, seed 42,
+// ModelNew, no weights copied). CuSeT's trials bind both to the same weights; a judge that builds each
+// as it is sees other outputs. A finding, never CuSeT's verdict.
+struct ConstructionDifference {
+  std::string parameter;  // the candidate's name for it
+  std::string weight;     // the reference's weight it is bound to
+  std::string how;        // "the same values in another order", "0 everywhere, where Model's lie in ..."
+};
+
 // A manifest's launches for concrete sizes, with its workspace as zeroed scratch; checks the launch
 // limits as resolveLaunches did.
 Expected<LaunchPlan> planFromManifest(const LaunchManifest& manifest, const SizeBindings& sizes);

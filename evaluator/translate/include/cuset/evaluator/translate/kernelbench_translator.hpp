@@ -26,14 +26,6 @@ namespace cuset {
 // Whether `source` is a KernelBench solution (Python defining ModelNew) rather than CUDA C++.
 bool isKernelBenchSolution(std::string_view source);
 
-// One of ModelNew's parameters that KernelBench's construction (seed 42, Model, seed 42, ModelNew, no
-// weights copied) starts from other values than Model's weight it stands for (kb_construction.py).
-struct ConstructionDifference {
-  std::string parameter;  // ModelNew's name
-  std::string weight;     // the problem's (Model's) weight it is bound to
-  std::string how;        // "the same values in another order", "0 everywhere, where Model's lie in ..."
-};
-
 struct Translation {
   // Empty: a plan. Else the verdict the solution gets without running.
   std::optional<Verdict> verdict;

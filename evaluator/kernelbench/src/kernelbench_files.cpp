@@ -1,4 +1,4 @@
-#include "cuset/evaluator/pipeline/kernelbench_files.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_files.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/json_util.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_options.hpp"
 #include "cuset/evaluator/results/estimators.hpp"
 
 namespace fs = std::filesystem;

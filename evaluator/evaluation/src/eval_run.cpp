@@ -16,8 +16,8 @@
 #include "cuset/common/progress.hpp"
 #include "cuset/common/thread_pool.hpp"
 #include "cuset/evaluator/problem/large_sizes.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
-#include "cuset/evaluator/pipeline/kernelbench_files.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_files.hpp"
 #include "cuset/evaluator/pipeline/reference_check.hpp"
 #include "cuset/evaluator/pipeline/run_environment.hpp"
 #include "cuset/evaluator/problem/torch_reference.hpp"
@@ -119,7 +119,9 @@ EvalHarness::EvalHarness(const EvalConfig& config, const BackendChoice& backend)
                config.useCache ? cacheRoot(config) / "nvrtc" : fs::path()),
       references(backend.kind == BackendKind::cuda && TorchReference::cudaAvailable()),
       jobs(workerCount(config)),
-      translator(translatorOptions(config, backend.kind, jobs, compiler)) {
+      translator(translatorOptions(config, backend.kind, jobs, compiler)),
+      kernelbench(&translator, config.kernelbench),
+      kernelbenchCheck(config.kernelbench, backend.arch) {
   if (backend.kind == BackendKind::sim) {
     // The worker loads each library from disk, so --no-cache gives the run a folder of its own, removed
     // when the run ends, instead of no folder. The precompiled prelude is toolchain state, not a
@@ -328,10 +330,9 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
           CorrectnessOptions{.seed = run.seed, .trials = config.trials, .sizeSet = harness.sizeSet, .raceCheckCorrect = config.raceCheck == "all"},
       .cuda = backend.cuda.get(),
       .unjudgeable = &harness.unjudgeable,
-      .translator = &harness.translator,
-      .kernelbench = &config.kernelbench,
-      .remote = config.remote.get(),
-      .arch = backend.arch};
+      .frontends = {&harness.kernelbench, &harness.manifest},
+      .secondOpinions = &harness.kernelbenchCheck,
+      .remote = config.remote.get()};
   nlohmann::json record = startRunRecord(config, suite, batch, backend, run, harness);
 
   EvalRunSummary summary;

@@ -9,12 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuset/evaluator/kernelbench/kernelbench_options.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/results/eval_result.hpp"
 
 namespace cuset {
-
-struct KernelBenchRunOptions;
 
 // What a GPU run names in KernelBench's `hardware` and `device` fields.
 struct KernelBenchHardware {

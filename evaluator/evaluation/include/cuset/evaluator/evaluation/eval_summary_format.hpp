@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <string>
 
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
 
 namespace cuset {
 

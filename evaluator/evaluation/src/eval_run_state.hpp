@@ -1,6 +1,6 @@
 #pragma once
 // The state one `cuset eval` run passes from phase to phase (eval_run.cpp), and the run.json record
-// built from it (run_record.cpp). Private to cuset_evaluator.
+// built from it (run_record.cpp). Private to the composition (evaluator/evaluation/).
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -12,7 +12,10 @@
 #include <vector>
 
 #include "cuset/common/file_util.hpp"
-#include "cuset/evaluator/pipeline/eval_pipeline.hpp"
+#include "cuset/evaluator/evaluation/evaluation.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_frontend.hpp"
+#include "cuset/evaluator/manifest/manifest_frontend.hpp"
+#include "cuset/evaluator/translate/kernelbench_translator.hpp"
 #include "cuset/evaluator/results/results_log.hpp"
 
 namespace cuset::detail {
@@ -55,6 +58,11 @@ struct EvalHarness {
   std::unique_ptr<SimCompiler> simCompiler;
   std::unique_ptr<SandboxPool> sandbox;
   KernelBenchTranslator translator;
+  // The candidate forms this run reads, KernelBench's before the manifest form (which takes the rest),
+  // and KernelBench's check as the second opinion.
+  KernelBenchFrontend kernelbench;
+  ManifestFrontend manifest;
+  KernelBenchCheckSource kernelbenchCheck;
   std::string sizeSet;
   // problem id -> why its candidates cannot be judged in this run (the reference fails; no size set)
   std::map<std::string, std::string> unjudgeable;

@@ -1,4 +1,4 @@
-#include "cuset/evaluator/pipeline/eval_summary_format.hpp"
+#include "cuset/evaluator/evaluation/eval_summary_format.hpp"
 
 #include <fmt/format.h>
 
