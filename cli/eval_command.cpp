@@ -7,7 +7,7 @@
 
 #include "commands.hpp"
 #include "cuset/common/resources.hpp"
-#include "cuset/evaluator/importer/kernelbench_suite_cache.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_suite_cache.hpp"
 #include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/evaluator/evaluation/eval_summary_format.hpp"
 #include "cuset/evaluator/pipeline/run_environment.hpp"

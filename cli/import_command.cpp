@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "cuset/evaluator/importer/kernelbench_import.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_import.hpp"
 
 namespace cuset::cli {
 

@@ -7,7 +7,7 @@
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/hash.hpp"
-#include "cuset/evaluator/translate/kernelbench_translator.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_translator.hpp"
 #include "cuset/service/service_client.hpp"
 #include "cuset/service/token_file.hpp"
 

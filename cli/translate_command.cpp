@@ -9,7 +9,7 @@
 #include "cuset/common/file_util.hpp"
 #include "cuset/evaluator/candidate/candidate.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
-#include "cuset/evaluator/translate/kernelbench_translator.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_translator.hpp"
 
 namespace cuset::cli {
 

@@ -35,12 +35,12 @@ file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/cuset-resources.json" CONTENT "{
 ${_external},
     \"sim_include\": \"${_src}/evaluator/sim/runtime/include\",
     \"sim_library_dir\": \"$<TARGET_FILE_DIR:cuset_sim>\",
-    \"kb_standin_include\": \"${_src}/evaluator/translate/shim/include\",
-    \"kb_standin_library\": \"$<TARGET_FILE:cuset_kb_shim>\",
+    \"kb_standin_include\": \"${_src}/evaluator/kernelbench/standin/include\",
+    \"kb_standin_library\": \"$<TARGET_FILE:cuset_kb_standin>\",
     \"restrict_library\": \"$<TARGET_FILE:cuset_restrict>\",
-    \"kb_recorder\": \"${_src}/evaluator/translate/python/kernelbench_solution.py\",
-    \"kb_python\": \"${_src}/evaluator/importer/python\",
-    \"kb_tracer\": \"${_src}/evaluator/importer/python/kernelbench_trace.py\",
+    \"kb_recorder\": \"${_src}/evaluator/kernelbench/python/kernelbench_solution.py\",
+    \"kb_python\": \"${_src}/evaluator/kernelbench/python\",
+    \"kb_tracer\": \"${_src}/evaluator/kernelbench/python/kernelbench_trace.py\",
     \"kb_prompt_script\": \"${_src}/trainer/python/kernelbench_prompt.py\",
     \"problems\": \"${_src}/problems\"${_build_assets}
   }
@@ -55,9 +55,9 @@ ${_external},
     \"sim_include\": \"${CUSET_INSTALL_INCLUDEDIR}/sim\",
     \"sim_library_dir\": \"${CUSET_INSTALL_LIBDIR}\",
     \"kb_standin_include\": \"${CUSET_INSTALL_INCLUDEDIR}/kernelbench-standins\",
-    \"kb_standin_library\": \"${CUSET_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:cuset_kb_shim>\",
+    \"kb_standin_library\": \"${CUSET_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:cuset_kb_standin>\",
     \"restrict_library\": \"${CUSET_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:cuset_restrict>\",
-    \"kb_recorder\": \"${CUSET_INSTALL_DATADIR}/python/recorder/kernelbench_solution.py\",
+    \"kb_recorder\": \"${CUSET_INSTALL_DATADIR}/python/kernelbench/kernelbench_solution.py\",
     \"kb_python\": \"${CUSET_INSTALL_DATADIR}/python/kernelbench\",
     \"kb_tracer\": \"${CUSET_INSTALL_DATADIR}/python/kernelbench/kernelbench_trace.py\",
     \"kb_prompt_script\": \"${CUSET_INSTALL_DATADIR}/python/prompts/kernelbench_prompt.py\",
@@ -73,13 +73,11 @@ get_filename_component(_cuset_nvrtc_dir "${_cuset_nvrtc_location}" DIRECTORY)
 set_target_properties(cuset PROPERTIES INSTALL_RPATH "$ORIGIN/../${CUSET_INSTALL_LIBDIR};${TORCH_INSTALL_PREFIX}/lib;${_cuset_nvrtc_dir}")
 install(TARGETS cuset RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT cuset)
 install(TARGETS cuset_sim cuset_restrict LIBRARY DESTINATION ${CUSET_INSTALL_LIBDIR} COMPONENT cuset)
-install(TARGETS cuset_kb_shim ARCHIVE DESTINATION ${CUSET_INSTALL_LIBDIR} COMPONENT cuset)
+install(TARGETS cuset_kb_standin ARCHIVE DESTINATION ${CUSET_INSTALL_LIBDIR} COMPONENT cuset)
 install(FILES "${CMAKE_BINARY_DIR}/install/resources.json" DESTINATION ${CUSET_INSTALL_DATADIR} COMPONENT cuset)
 install(DIRECTORY "${_src}/evaluator/sim/runtime/include/" DESTINATION ${CUSET_INSTALL_INCLUDEDIR}/sim COMPONENT cuset)
-install(DIRECTORY "${_src}/evaluator/translate/shim/include/" DESTINATION ${CUSET_INSTALL_INCLUDEDIR}/kernelbench-standins COMPONENT cuset)
-install(DIRECTORY "${_src}/evaluator/translate/python/" DESTINATION ${CUSET_INSTALL_DATADIR}/python/recorder COMPONENT cuset
-        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
-install(DIRECTORY "${_src}/evaluator/importer/python/" DESTINATION ${CUSET_INSTALL_DATADIR}/python/kernelbench COMPONENT cuset
+install(DIRECTORY "${_src}/evaluator/kernelbench/standin/include/" DESTINATION ${CUSET_INSTALL_INCLUDEDIR}/kernelbench-standins COMPONENT cuset)
+install(DIRECTORY "${_src}/evaluator/kernelbench/python/" DESTINATION ${CUSET_INSTALL_DATADIR}/python/kernelbench COMPONENT cuset
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 install(FILES "${_src}/trainer/python/kernelbench_prompt.py" DESTINATION ${CUSET_INSTALL_DATADIR}/python/prompts COMPONENT cuset)
 install(DIRECTORY "${_src}/problems/" DESTINATION ${CUSET_INSTALL_DATADIR}/problems COMPONENT cuset)

@@ -29,19 +29,19 @@ STAGE_USES = {
     "sim": set(),
     "sim_backend": {"sandbox", "compile", "correctness", "results", "candidate", "problem"},
     "cuda": {"sandbox", "correctness", "compile", "timing", "results", "candidate", "problem"},
-    "translate": {"problem", "candidate", "results", "sandbox", "compile"},
     # The pipeline names no candidate form: frontends implement its seam (candidate_frontend.hpp).
     "pipeline": {"problem", "timing", "suite", "candidate", "compile", "results", "correctness", "sandbox", "sim_backend", "cuda"},
     "manifest": {"pipeline", "candidate", "problem", "results", "correctness"},
-    "kernelbench": {"pipeline", "translate", "candidate", "problem", "results", "correctness", "sim_backend", "suite", "timing"},
-    "importer": {"problem", "suite"},
+    # KernelBench's room: its translator (below the pipeline: candidate, problem, results, sandbox,
+    # compile), its importer (problem, suite), and its frontend and check (the pipeline's seam).
+    "kernelbench": {"pipeline", "candidate", "problem", "results", "correctness", "sim_backend", "suite", "timing", "sandbox", "compile"},
     # The composition: the one folder that names every frontend.
-    "evaluation": {"pipeline", "manifest", "kernelbench", "translate", "importer", "problem", "timing", "suite", "candidate", "compile",
+    "evaluation": {"pipeline", "manifest", "kernelbench", "problem", "timing", "suite", "candidate", "compile",
                    "results", "correctness", "sandbox", "sim_backend", "cuda"},
 }
-# Python folders whose modules another folder's Python may import (besides its own): the recorder reads
-# problem files with the importer's loader until both live in evaluator/kernelbench/python.
-PY_USES = {"translate/python": {"importer/python"}}
+# Python folders whose modules another folder's Python may import (besides its own): none; KernelBench's
+# recorder and importer share evaluator/kernelbench/python.
+PY_USES = {}
 MAX_SOURCES_PER_FOLDER = 15
 PY_IMPORT = re.compile(r'^\s*(?:from\s+([A-Za-z_][\w]*)[\w.]*\s+import|import\s+([A-Za-z_][\w]*))')
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]cuset/evaluator/([a-z_]+)/')

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Which torch/CUDA names a load_inline build declares, for each header a solution may include: the
 real torch headers (the project's torch, compiled with g++ as load_inline's cpp_sources are) against
-the recorder's stand-in (evaluator/translate/shim), in the same two translation units load_inline
+the recorder's stand-in (evaluator/kernelbench/standin), in the same two translation units load_inline
 makes (docs/kernelbench-solutions.md "The build environment"):
 
   cpp_sources   `#include <torch/extension.h>` first (load_inline prepends it)

@@ -7,7 +7,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "evaluator", "importer", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "evaluator", "kernelbench", "python"))
 import kb_problem_file as kb  # noqa: E402
 import kernelbench_trace as trace  # noqa: E402
 

@@ -15,7 +15,7 @@
 #include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/evaluator/kernelbench/kernelbench_frontend.hpp"
 #include "cuset/evaluator/manifest/manifest_frontend.hpp"
-#include "cuset/evaluator/translate/kernelbench_translator.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_translator.hpp"
 #include "cuset/evaluator/results/results_log.hpp"
 
 namespace cuset::detail {

@@ -6,7 +6,7 @@
 #include "cuset/common/error.hpp"
 #include "cuset/evaluator/candidate/kernelbench_static_check.hpp"
 #include "cuset/evaluator/sim_backend/sim_backend.hpp"
-#include "cuset/evaluator/translate/kernelbench_translator.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_translator.hpp"
 
 namespace cuset {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "cuset/common/subprocess.hpp"
 #include "cuset/evaluator/compile/sim_compiler.hpp"
-#include "cuset/evaluator/translate/kernelbench_translator.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_translator.hpp"
 #include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "test_util.hpp"

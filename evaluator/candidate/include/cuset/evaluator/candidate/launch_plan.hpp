@@ -3,7 +3,7 @@
 // set, the scratch buffers beside the problem's inputs and outputs, and the ordered steps: kernel
 // launches and library steps (a LibTorch op on buffers, run by the harness on the backend's device).
 // A `/*@cuset` manifest becomes one (planFromManifest); a KernelBench solution is recorded into one
-// (evaluator/translate/).
+// (evaluator/kernelbench/).
 #include <array>
 #include <map>
 #include <cstdint>

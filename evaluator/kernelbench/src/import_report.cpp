@@ -4,7 +4,7 @@
 #include <map>
 
 #include "cuset/common/error.hpp"
-#include "cuset/evaluator/importer/kernelbench_import.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_import.hpp"
 
 namespace cuset {
 

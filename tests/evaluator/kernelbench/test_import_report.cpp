@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "cuset/common/error.hpp"
-#include "cuset/evaluator/importer/kernelbench_import.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_import.hpp"
 
 namespace cuset {
 namespace {

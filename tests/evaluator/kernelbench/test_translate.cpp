@@ -13,9 +13,9 @@
 #include "cuset/common/subprocess.hpp"
 #include "cuset/evaluator/candidate/library_call.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
-#include "cuset/evaluator/translate/cuda_source_split.hpp"
-#include "cuset/evaluator/translate/kernelbench_translator.hpp"
-#include "cuset/evaluator/translate/recorded_plan.hpp"
+#include "cuset/evaluator/kernelbench/cuda_source_split.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_translator.hpp"
+#include "cuset/evaluator/kernelbench/recorded_plan.hpp"
 #include "test_util.hpp"
 
 namespace cuset {

@@ -19,7 +19,7 @@
 #include "cuset/evaluator/candidate/launch_plan.hpp"
 #include "cuset/evaluator/problem/problem.hpp"
 #include "cuset/common/file_util.hpp"
-#include "cuset/evaluator/translate/recorded_plan.hpp"
+#include "cuset/evaluator/kernelbench/recorded_plan.hpp"
 
 namespace cuset {
 

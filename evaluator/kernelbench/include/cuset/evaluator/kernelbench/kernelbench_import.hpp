@@ -4,7 +4,7 @@
 // inputs drawn fresh every trial, with a `small` size set for the simulator and KernelBench's own sizes
 // as `full` (a network no simulator-sized set fits gets a CPU-sized `medium`, or `full` alone: the
 // simulator answers `unsupported` for it). Problems whose reference KernelBench ships degenerate or
-// stochastic are imported flagged (`defect:`). A Python child process (evaluator/importer/python/kernelbench_trace.py) traces one file;
+// stochastic are imported flagged (`defect:`). A Python child process (evaluator/kernelbench/python/kernelbench_trace.py) traces one file;
 // this side writes problem.yaml, runs `cuset problems check` on it, and keeps the import report.
 #include <chrono>
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "cuset/evaluator/translate/recorded_plan.hpp"
+#include "cuset/evaluator/kernelbench/recorded_plan.hpp"
 
 #include <fmt/format.h>
 

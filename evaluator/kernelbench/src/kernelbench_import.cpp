@@ -1,4 +1,4 @@
-#include "cuset/evaluator/importer/kernelbench_import.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_import.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

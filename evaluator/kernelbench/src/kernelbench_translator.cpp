@@ -1,6 +1,6 @@
 // KernelBench solutions into launch plans (kernelbench_translator.hpp): the recorder run twice in a
 // restricted process, the host build between the runs, and the recording checked and cached.
-#include "cuset/evaluator/translate/kernelbench_translator.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_translator.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,10 +21,10 @@
 #include "cuset/evaluator/compile/compiler_log.hpp"
 #include "cuset/evaluator/compile/nvrtc_compiler.hpp"
 #include "cuset/evaluator/sandbox/restricted_process.hpp"
-#include "cuset/evaluator/translate/cuda_source_split.hpp"
+#include "cuset/evaluator/kernelbench/cuda_source_split.hpp"
 #include "host_build.hpp"
 #include "warm_recorder.hpp"
-#include "cuset/evaluator/translate/recorded_plan.hpp"
+#include "cuset/evaluator/kernelbench/recorded_plan.hpp"
 #include "cuset/evaluator/problem/large_sizes.hpp"
 
 namespace fs = std::filesystem;
@@ -141,14 +141,13 @@ const TranslatorFiles& files() {
   return f;
 }
 
-// The recorder's scripts, the importer's loader, the torch stand-in and its library: a change to any is a new translator.
+// KernelBench's Python (the recorder's and the importer's: one folder), the torch stand-ins and their library: a
+// change to any is a new translator.
 std::string translatorDigest() {
   ContentHasher h;
   // The C++ half of the translator (splitter, host build, device check): bumped when what it makes changes.
   h.add("cuset-kb-translate-v12");  // v11: construction compared; PYBIND11_MODULE with functions=[...] fails; "not a member of torch" asks the real
                                     // headers
-  // Of the importer, only what the recorder imports: its problem-file loader (and einops by definition).
-  for (const char* file : {"kb_problem_file.py", "einops_polyfill.py"}) h.add(readFile(files().kernelbenchPython / file));
   std::vector<fs::path> headers;
   for (const fs::path& folder : {files().standinInclude, files().recorder.parent_path()}) {
     for (const auto& e : fs::recursive_directory_iterator(folder)) {

@@ -1,4 +1,4 @@
-#include "cuset/evaluator/translate/cuda_source_split.hpp"
+#include "cuset/evaluator/kernelbench/cuda_source_split.hpp"
 
 #include <algorithm>
 #include <cctype>

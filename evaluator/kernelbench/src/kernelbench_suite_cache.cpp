@@ -1,4 +1,4 @@
-#include "cuset/evaluator/importer/kernelbench_suite_cache.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_suite_cache.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include "cuset/common/hash.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/log.hpp"
-#include "cuset/evaluator/importer/kernelbench_import.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_import.hpp"
 
 namespace fs = std::filesystem;
 
