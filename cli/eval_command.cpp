@@ -9,10 +9,10 @@
 #include "cuset/common/resources.hpp"
 #include "cuset/evaluator/kernelbench/kernelbench_suite_cache.hpp"
 #include "cuset/evaluator/evaluation/evaluation.hpp"
+#include "cuset/evaluator/kernelbench/service_judge.hpp"
 #include "cuset/evaluator/evaluation/eval_summary_format.hpp"
 #include "cuset/evaluator/pipeline/run_environment.hpp"
 #include "cuset/reports/report_writer.hpp"
-#include "service_judge.hpp"
 
 namespace cuset::cli {
 

@@ -10,7 +10,7 @@ limits), twice:
   capture   executes the file with a load_inline that only keeps the sources it is given, and prints
             them: the evaluator splits them into device code (for NVRTC and the simulator) and host
             code, which it builds against a shape-only stand-in of the torch extension API
-            (shim/include/cuset_kb/torch.hpp) into one library per extension;
+            (standin/include/cuset_kb/torch.hpp) into one library per extension;
   record    executes the file again with a load_inline that loads those libraries, builds ModelNew
             per size set of the problem (on the meta device), binds its parameters to the problem's
             weights, and runs forward on tensors that have shapes and no data. Every torch op is

@@ -1,13 +1,14 @@
 #pragma once
 // `cuset eval --server URL`: the RemoteJudge that sends each candidate to a running `cuset serve`
-// (docs/serve.md "cuset eval --server").
+// (docs/serve.md "cuset eval --server"). KernelBench's: the service speaks KernelGYM's API, which takes
+// KernelBench solutions and Model files.
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include "cuset/evaluator/pipeline/remote_judge.hpp"
 
-namespace cuset::cli {
+namespace cuset {
 
 struct ServiceJudgeOptions {
   std::string url;
@@ -23,4 +24,4 @@ struct ServiceJudgeOptions {
 // Checks the server answers (/health) before the run starts; throws cuset::Error naming it otherwise.
 std::shared_ptr<const RemoteJudge> makeServiceJudge(const ServiceJudgeOptions& options);
 
-}  // namespace cuset::cli
+}  // namespace cuset

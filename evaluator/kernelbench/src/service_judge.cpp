@@ -1,4 +1,4 @@
-#include "service_judge.hpp"
+#include "cuset/evaluator/kernelbench/service_judge.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include "cuset/service/service_client.hpp"
 #include "cuset/service/token_file.hpp"
 
-namespace cuset::cli {
+namespace cuset {
 namespace {
 
 // A task that ended before it was judged: its reference did not import (unsupported, as a local run
@@ -91,4 +91,4 @@ std::shared_ptr<const RemoteJudge> makeServiceJudge(const ServiceJudgeOptions& o
   return std::make_shared<ServiceJudge>(options, std::move(client), health.value("backend", "?"));
 }
 
-}  // namespace cuset::cli
+}  // namespace cuset
