@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "cuset/service/serve.hpp"
+#include "cuset/common/resources.hpp"
 
 namespace cuset::cli {
 namespace {
@@ -33,7 +34,7 @@ void addRunnerOptions(CLI::App* cmd, service::RunnerOptions& runner, RunnerFlags
 
 void finishRunnerOptions(service::RunnerOptions& runner, const RunnerFlags& flags) {
   runner.stateDir = std::filesystem::absolute(flags.state);
-  runner.cuset = std::filesystem::read_symlink("/proc/self/exe");
+  runner.cuset = executablePath();
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ fs::path Resources::path(std::string_view key) const {
 fs::path executablePath() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : self;
+  if (ec) throw makeError("cannot tell which executable this is (/proc/self/exe: {})", ec.message());
+  return self;
 }
 
 namespace {

@@ -13,6 +13,7 @@
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/log.hpp"
+#include "cuset/common/resources.hpp"
 
 extern char** environ;
 
@@ -57,7 +58,7 @@ int launchLocal(const LaunchOptions& o) {
     throw makeError("--node-rank {} of --nnodes {}: expected 0 <= rank < nodes", o.nodeRank, o.nnodes);
   if (o.masterPort < 1 || o.masterPort > 65535) throw makeError("--master-port {}: expected 1 to 65535", o.masterPort);
   if (o.command.empty()) throw Error("cuset launch: give the subcommand to run after --, e.g. `cuset launch --nproc 2 -- train --config c.yaml`");
-  const std::string binary = o.binary.empty() ? std::filesystem::read_symlink("/proc/self/exe").string() : o.binary.string();
+  const std::string binary = o.binary.empty() ? executablePath().string() : o.binary.string();
   // Only `train` divides its work by rank; any other subcommand would run N whole copies, and N copies
   // writing one run folder race each other.
   if (o.binary.empty() && o.command.front() != "train" && o.nproc * o.nnodes > 1) {

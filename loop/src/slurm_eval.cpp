@@ -10,6 +10,7 @@
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/json_util.hpp"
+#include "cuset/common/resources.hpp"
 #include "slurm_script.hpp"
 
 namespace fs = std::filesystem;
@@ -38,7 +39,7 @@ SlurmSubmission submitSlurmEval(const SlurmEvalOptions& o) {
   const fs::path out = fs::absolute(o.outDir);
   const fs::path slurmDir = out / "slurm";
   const fs::path workDir = o.workDir.empty() ? fs::current_path() : fs::absolute(o.workDir);
-  const fs::path binary = o.cuset.empty() ? fs::read_symlink("/proc/self/exe") : fs::absolute(o.cuset);
+  const fs::path binary = o.cuset.empty() ? executablePath() : fs::absolute(o.cuset);
 
   // The plan: a rerun keeps its seed and must keep its arguments.
   json plan = {{"shards", o.shards}, {"eval_args", o.evalArgs}};

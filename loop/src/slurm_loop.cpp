@@ -5,6 +5,7 @@
 
 #include "cuset/loop/loop_runner.hpp"
 #include "slurm_script.hpp"
+#include "cuset/common/resources.hpp"
 
 namespace fs = std::filesystem;
 
@@ -13,7 +14,7 @@ namespace cuset {
 SlurmLoopSubmission submitSlurmLoop(const LoopConfig& config, const SlurmLoopOptions& o) {
   const fs::path slurmDir = fs::absolute(config.outDir) / "slurm";
   const fs::path workDir = o.workDir.empty() ? fs::current_path() : fs::absolute(o.workDir);
-  const std::string binary = shellQuote((o.cuset.empty() ? fs::read_symlink("/proc/self/exe") : fs::absolute(o.cuset)).string());
+  const std::string binary = shellQuote((o.cuset.empty() ? executablePath() : fs::absolute(o.cuset)).string());
   const std::string loop = binary + " loop " + quoteAll(o.loopArgs);
 
   // What is left, from the stage markers (a changed setting is the same error a local loop gives).

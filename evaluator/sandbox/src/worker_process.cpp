@@ -26,10 +26,7 @@ namespace {
 // benchmark linking the evaluator), which must never re-execute itself as a worker.
 std::string workerExecutable() {
   if (const char* env = std::getenv("CUSET_WORKER"); env && *env) return env;
-  char path[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  const std::string self = n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
-  if (std::filesystem::path(self).filename() == "cuset") return self;
+  if (const std::filesystem::path self = executablePath(); self.filename() == "cuset") return self.string();
   // A test or benchmark linking the evaluator: the cuset its build or install made.
   if (const auto built = resources().pathIfAny("cuset"); !built.empty() && std::filesystem::exists(built)) return built.string();
   throw makeError("cannot find the cuset executable for helper processes (set CUSET_WORKER to its path)");

@@ -33,7 +33,7 @@ class Resources {
 
 // This process's resources, found once (see above); throws cuset::Error listing where it looked.
 const Resources& resources();
-// The running executable (/proc/self/exe).
+// The running executable (/proc/self/exe); throws cuset::Error when it cannot be read.
 std::filesystem::path executablePath();
 // `problems` in the working directory when there is one (a checkout), else the installed suite.
 std::filesystem::path defaultProblemsDir();
