@@ -363,7 +363,6 @@ void readConstruction(const json& recorded, Translation& t) {
 // The recorded plans checked against the problem, one per size set.
 void finishPlans(Translation& t, const Problem& problem, const TranslatorOptions& options) {
   if (!t.ok()) return;
-  t.plan.form = "kernelbench";
   for (const auto& set : problem.sizeSets) {
     if (!records(options, set.name)) continue;
     if (!t.recorded.contains(set.name)) {

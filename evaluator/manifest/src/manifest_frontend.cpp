@@ -17,7 +17,7 @@ FrontendPlan ManifestFrontend::plan(const Candidate& candidate, const Problem& p
   auto manifest = parseLaunchManifest(candidate.source, problem);
   if (!manifest) return refuse(manifest.error());
   if (auto include = disallowedInclude(candidate.source)) return refuse(*include);
-  CandidatePlan plan{"manifest", candidate.source, manifest->kernelNames(), {}};
+  CandidatePlan plan{candidate.source, manifest->kernelNames(), {}};
   for (const auto& set : problem.sizeSets) {
     auto p = planFromManifest(*manifest, set.sizes);
     if (!p) return refuse(fmt::format("manifest: with sizes '{}': {}", set.name, p.error()));

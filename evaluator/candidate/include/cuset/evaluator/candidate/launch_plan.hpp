@@ -74,7 +74,6 @@ struct LaunchPlan {
 // A candidate as the backends see it: its device code and a launch plan per size set of its problem,
 // whichever form it came in.
 struct CandidatePlan {
-  std::string form;                             // "manifest" or "kernelbench"
   std::string deviceSource;                     // what NVRTC and the simulator compile
   std::vector<std::string> kernelNames;         // every kernel any plan launches
   std::map<std::string, LaunchPlan> plans;      // size set -> plan
