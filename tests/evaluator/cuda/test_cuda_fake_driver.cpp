@@ -129,6 +129,21 @@ struct FakeGpuRun {
   bool kernelbenchTiming = false;  // --kernelbench-timing
   bool retimeReference = false;    // --retime-reference
 
+  // evaluate() with the fake driver's trace on (CUSET_FAKE_CUDA_TRACE); `timing` receives its lines from
+  // the first L2 flush on: the timing runs, all in one worker process, so stream handles compare.
+  EvalRunSummary evaluateTraced(std::vector<std::string>& timing) const {
+    const std::filesystem::path trace = dir / "driver-trace.txt";
+    ::setenv("CUSET_FAKE_CUDA_TRACE", trace.c_str(), 1);
+    EvalRunSummary s = evaluate();
+    ::unsetenv("CUSET_FAKE_CUDA_TRACE");
+    std::istringstream lines(test::readText(trace));
+    for (std::string line; std::getline(lines, line);) {
+      if (!timing.empty() || line == kFlushLine) timing.push_back(line);
+    }
+    return s;
+  }
+  static inline const std::string kFlushLine = "memset bytes=" + std::to_string(2 << 20);  // twice the fake's 1 MiB L2
+
   nlohmann::json runRecord(const std::string& runName = "run") const { return nlohmann::json::parse(test::readText(dir / runName / "run.json")); }
 };
 
@@ -209,31 +224,27 @@ TEST(CudaBackendOnFakeDriver, TimedSamplesAreJudgedToo) {
 // the stream its events are recorded on, so no launch of the candidate escapes the timed window.
 TEST(CudaBackendOnFakeDriver, EverySampleStartsFromACleanL2OnTheTimedStream) {
   const FakeGpuRun fake({cases()[0]});
-  const std::filesystem::path trace = fake.dir / "driver-trace.txt";
-  ::setenv("CUSET_FAKE_CUDA_TRACE", trace.c_str(), 1);
-  const EvalRunSummary s = fake.evaluate();
-  ::unsetenv("CUSET_FAKE_CUDA_TRACE");
+  std::vector<std::string> trace;
+  const EvalRunSummary s = fake.evaluateTraced(trace);
   ASSERT_EQ(s.results.size(), 1u);
   const EvalResult& r = s.results[0];
   ASSERT_EQ(r.verdict, Verdict::correct) << r.reason;
   const std::size_t samples = r.timingSamplesMs.size();
   ASSERT_GE(samples, 1u);
 
-  const std::string flush = "memset bytes=" + std::to_string(2 << 20);  // the fake reports a 1 MiB L2
   std::size_t flushes = 0, timedLaunches = 0, cleanStarts = 0;
   bool flushed = false, reset = false;
   std::set<std::string> streams;
-  std::istringstream lines(test::readText(trace));
-  for (std::string line; std::getline(lines, line);) {
-    if (line == flush) {
+  for (const std::string& line : trace) {
+    if (line == FakeGpuRun::kFlushLine) {
       ++flushes;
       flushed = true;
       reset = false;
     } else if (line == "reset_persisting_l2") {
       reset = flushed;
-    } else if (flushes > 0 && line.starts_with("event ")) {
+    } else if (line.starts_with("event ")) {
       streams.insert(line.substr(line.find("stream=")));
-    } else if (flushes > 0 && line.starts_with("launch relu_good ")) {
+    } else if (line.starts_with("launch relu_good ")) {
       ++timedLaunches;
       cleanStarts += flushed && reset;
       flushed = reset = false;
@@ -392,10 +403,8 @@ TEST(CudaBackendOnFakeDriver, KernelBenchSolutionsRunTheirPlans) {
     batch += nlohmann::json{{"problem", "level1/relu"}, {"sample", i}, {"model", "kb"}, {"source", solutions[i].second}}.dump() + "\n";
   }
   const FakeGpuRun fake(device, names, batch);
-  const std::filesystem::path trace = fake.dir / "driver-trace.txt";
-  ::setenv("CUSET_FAKE_CUDA_TRACE", trace.c_str(), 1);
-  const EvalRunSummary s = fake.evaluate();
-  ::unsetenv("CUSET_FAKE_CUDA_TRACE");
+  std::vector<std::string> trace;
+  const EvalRunSummary s = fake.evaluateTraced(trace);
   ASSERT_EQ(s.results.size(), 3u);
   const EvalResult& pure = s.results[0];
   const EvalResult& library = s.results[1];
@@ -410,14 +419,11 @@ TEST(CudaBackendOnFakeDriver, KernelBenchSolutionsRunTheirPlans) {
   const EvalResult& side = s.results[2];
   EXPECT_EQ(side.verdict, Verdict::correct) << side.reason;
   EXPECT_EQ(side.timingKind, "cuda_events");
-  std::set<std::string> streams;  // of the timing runs (from the first L2 flush on: one worker process)
+  std::set<std::string> streams;
   std::size_t sideLaunches = 0;
-  bool timing = false;
-  std::istringstream lines(test::readText(trace));
-  for (std::string line; std::getline(lines, line);) {
-    timing = timing || line == "memset bytes=" + std::to_string(2 << 20);
-    if (timing && (line.starts_with("event ") || line.starts_with("launch kb_relu_"))) streams.insert(line.substr(line.find("stream=")));
-    sideLaunches += timing && line.starts_with("launch kb_relu_side_stream ");
+  for (const std::string& line : trace) {
+    if (line.starts_with("event ") || line.starts_with("launch kb_relu_")) streams.insert(line.substr(line.find("stream=")));
+    sideLaunches += line.starts_with("launch kb_relu_side_stream ");
   }
   EXPECT_GT(sideLaunches, side.timingSamplesMs.size());
   EXPECT_EQ(streams.size(), 1u) << "a launch ran outside the timed stream";
