@@ -5,7 +5,7 @@
 #include "commands.hpp"
 #include "endpoint_options.hpp"
 #include "cuset/common/error.hpp"
-#include "cuset/evaluator/candidate/kernelbench_run_folder.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_run_folder.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/models/endpoint_generation.hpp"
 #include "cuset/trainer/generation.hpp"
@@ -70,9 +70,9 @@ void registerGenerateCommand(CLI::App& app, CommandContext& context) {
   cmd->add_flag("--resume", e->resume, "Keep the finished samples of --out; request only the missing ones")->needs(endpoint);
   // KernelBench's layout: the JSONL (the generation's own record, which --resume reads) goes inside the
   // folder, and each sample's code beside it under KernelBench's file name.
-  auto writeLayout = [layout, o](const std::filesystem::path& folder, const std::string& model) {
+  auto writeLayout = [layout, o](const std::filesystem::path& folder, const std::string& modelName) {
     if (*layout != "kernelbench") return;
-    const KernelBenchRunFolderWrite w = writeKernelBenchRunFolder(readCandidates(o->outFile, model), ProblemSuite::load(o->problemsDir), folder);
+    const KernelBenchRunFolderWrite w = writeKernelBenchRunFolder(readCandidates(o->outFile, modelName), ProblemSuite::load(o->problemsDir), folder);
     fmt::print("kernelbench layout: {} file(s) in {}{}\n", w.written, folder.string(),
                w.skipped.empty() ? "" : fmt::format(", {} skipped:", w.skipped.size()));
     for (const auto& why : w.skipped) fmt::print("  {}\n", why);

@@ -118,7 +118,7 @@ add_library(cuset_xxhash INTERFACE)
 target_include_directories(cuset_xxhash INTERFACE ${XXHASH_INCLUDE_DIR})
 target_link_libraries(cuset_xxhash INTERFACE ${XXHASH_LIBRARY})
 
-# libseccomp: the system-call allow-list of sandboxed simulator workers.
+# libseccomp: the system-call allow-list of sandboxed simulator workers, and the recorder's filter (libcuset_restrict).
 find_path(SECCOMP_INCLUDE_DIR seccomp.h REQUIRED)
 find_library(SECCOMP_LIBRARY seccomp REQUIRED)
 

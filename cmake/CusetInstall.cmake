@@ -38,9 +38,8 @@ ${_external},
     \"kb_standin_include\": \"${_src}/evaluator/kernelbench/standin/include\",
     \"kb_standin_library\": \"$<TARGET_FILE:cuset_kb_standin>\",
     \"restrict_library\": \"$<TARGET_FILE:cuset_restrict>\",
-    \"kb_recorder\": \"${_src}/evaluator/kernelbench/python/kernelbench_solution.py\",
+    \"kb_entry\": \"${_src}/evaluator/kernelbench/python/cuset_kernelbench.py\",
     \"kb_python\": \"${_src}/evaluator/kernelbench/python\",
-    \"kb_tracer\": \"${_src}/evaluator/kernelbench/python/kernelbench_trace.py\",
     \"kb_prompt_script\": \"${_src}/trainer/python/kernelbench_prompt.py\",
     \"problems\": \"${_src}/problems\"${_build_assets}
   }
@@ -57,9 +56,8 @@ ${_external},
     \"kb_standin_include\": \"${CUSET_INSTALL_INCLUDEDIR}/kernelbench-standins\",
     \"kb_standin_library\": \"${CUSET_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:cuset_kb_standin>\",
     \"restrict_library\": \"${CUSET_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:cuset_restrict>\",
-    \"kb_recorder\": \"${CUSET_INSTALL_DATADIR}/python/kernelbench/kernelbench_solution.py\",
+    \"kb_entry\": \"${CUSET_INSTALL_DATADIR}/python/kernelbench/cuset_kernelbench.py\",
     \"kb_python\": \"${CUSET_INSTALL_DATADIR}/python/kernelbench\",
-    \"kb_tracer\": \"${CUSET_INSTALL_DATADIR}/python/kernelbench/kernelbench_trace.py\",
     \"kb_prompt_script\": \"${CUSET_INSTALL_DATADIR}/python/prompts/kernelbench_prompt.py\",
     \"problems\": \"${CUSET_INSTALL_DATADIR}/problems\"${_install_assets}
   }

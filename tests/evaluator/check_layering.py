@@ -22,21 +22,23 @@ STAGE_USES = {
     "compile": {"sandbox"},  # NVRTC in helper processes
     "suite": {"problem", "timing"},
     "results": {"candidate"},
-    "correctness": {"results", "candidate", "problem"},
-    "sandbox": {"correctness", "candidate", "results", "problem"},
+    # What runs a candidate's launches and how the run ended: below the sandbox that carries them.
+    "region": {"candidate", "problem"},
+    "correctness": {"region", "results", "candidate", "problem"},
+    "sandbox": {"region", "candidate", "problem"},
     # The simulator's runtime (sim/runtime: libcuset_sim.so, linked into candidates' host builds and run
     # inside the sandbox) includes no stage of the evaluator: nothing candidate code runs beside reaches up.
     "sim": set(),
-    "sim_backend": {"sandbox", "compile", "correctness", "results", "candidate", "problem"},
-    "cuda": {"sandbox", "correctness", "compile", "timing", "results", "candidate", "problem"},
+    "sim_backend": {"region", "sandbox", "compile", "correctness", "results", "candidate", "problem"},
+    "cuda": {"region", "sandbox", "correctness", "compile", "timing", "results", "candidate", "problem"},
     # The pipeline names no candidate form: frontends implement its seam (candidate_frontend.hpp).
-    "pipeline": {"problem", "timing", "suite", "candidate", "compile", "results", "correctness", "sandbox", "sim_backend", "cuda"},
-    "manifest": {"pipeline", "candidate", "problem", "results", "correctness"},
+    "pipeline": {"region", "problem", "timing", "suite", "candidate", "compile", "results", "correctness", "sandbox", "sim_backend", "cuda"},
+    "manifest": {"region", "pipeline", "candidate", "problem", "results", "correctness"},
     # KernelBench's room: its translator (below the pipeline: candidate, problem, results, sandbox,
     # compile), its importer (problem, suite), and its frontend and check (the pipeline's seam).
-    "kernelbench": {"pipeline", "candidate", "problem", "results", "correctness", "sim_backend", "suite", "timing", "sandbox", "compile"},
+    "kernelbench": {"region", "pipeline", "candidate", "problem", "results", "correctness", "sim_backend", "suite", "timing", "sandbox", "compile"},
     # The composition: the one folder that names every frontend.
-    "evaluation": {"pipeline", "manifest", "kernelbench", "problem", "timing", "suite", "candidate", "compile",
+    "evaluation": {"region", "pipeline", "manifest", "kernelbench", "problem", "timing", "suite", "candidate", "compile",
                    "results", "correctness", "sandbox", "sim_backend", "cuda"},
 }
 # Python folders whose modules another folder's Python may import (besides its own): none; KernelBench's

@@ -156,7 +156,7 @@ def main():
             fail(f"cpack -G DEB made no package:\n{r.stdout}\n{r.stderr}")
         listing = subprocess.run(["dpkg-deb", "-c", str(packages[0])], capture_output=True, text=True).stdout
         for wanted in ("./opt/cuset/bin/cuset", "./opt/cuset/share/cuset/resources.json",
-                       "./opt/cuset/share/cuset/python/kernelbench/kernelbench_solution.py"):
+                       "./opt/cuset/share/cuset/python/kernelbench/cuset_kernelbench.py"):
             if wanted not in listing:
                 fail(f"{packages[0].name} lacks {wanted}")
         print(f"{packages[0].name}: {packages[0].stat().st_size // 1024} KiB")

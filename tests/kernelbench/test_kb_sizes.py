@@ -9,7 +9,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "evaluator", "kernelbench", "python"))
 import kb_problem_file as kb  # noqa: E402
-import kernelbench_trace as trace  # noqa: E402
+import kb_tracer as trace  # noqa: E402
 
 failures = []
 

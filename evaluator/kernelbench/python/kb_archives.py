@@ -1,4 +1,4 @@
-"""The reference archives an import writes (kernelbench_trace.py): the Model scripted or traced with
+"""The reference archives an import writes (kb_tracer.py): the Model scripted or traced with
 its parameters as explicit inputs, the input transform traced, and an archive run as the harness runs it.
 """
 import copy

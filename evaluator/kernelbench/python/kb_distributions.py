@@ -1,4 +1,4 @@
-"""What a KernelBench problem's tensors are drawn from, for its import (kernelbench_trace.py).
+"""What a KernelBench problem's tensors are drawn from, for its import (kb_tracer.py).
 
 get_inputs's random draws recorded (distribution and arguments) and replayed with given tensors, and
 each parameter's and buffer's init: the default init of the layer it belongs to, never its values.

@@ -3,8 +3,8 @@
 A problem file executed with its module-level integer constants optionally replaced (the size knobs),
 in an environment where the files written for a GPU load on the CPU and on the meta device: `.cuda()`
 is a no-op, torch 1.13's missing meta kernel and functions are supplied, einops by its definition when
-it is not installed. `kernelbench_trace.py` (the importer) builds on it, and the translator's recorder
-(kernelbench_solution.py, in the same folder) imports it; the translation cache key covers the whole
+it is not installed. `kb_tracer.py` (the importer) builds on it, and the translator's recorder
+(kb_recorder.py, in the same folder) imports it; the translation cache key covers the whole
 folder.
 """
 import ast

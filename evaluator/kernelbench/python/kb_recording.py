@@ -1,5 +1,5 @@
 """Tensors with shapes and no data, and the recorder every torch op of a solution goes to
-(kernelbench_solution.py): factories and views become buffers and views, every other op a library
+(kb_recorder.py): factories and views become buffers and views, every other op a library
 step, and the host build's launches kernel steps.
 
 The recording has two phases, as KernelBench runs a solution: `ModelNew(...)` (init) and `forward`.

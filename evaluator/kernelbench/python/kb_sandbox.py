@@ -1,4 +1,4 @@
-"""The sandbox's second layer inside the recorder (kernelbench_solution.py): the result channel, the
+"""The sandbox's second layer inside the recorder (kb_recorder.py): the result channel, the
 audit hooks that name what a solution tried, and the seccomp filter installed before it runs. The
 restricted process around it (no writes, Landlock, limits) is runRestricted's (restricted_process.cpp).
 """
@@ -94,48 +94,13 @@ def install_audit_hook(allowed_libraries, readable, scratch=None):
     sys.addaudithook(hook)
 
 
-def install_seccomp():
-    """No network, no new processes, no tracing of others; threads are allowed (torch starts them)."""
-    lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
-    lib.seccomp_init.restype = ctypes.c_void_p
-    lib.seccomp_init.argtypes = [ctypes.c_uint32]
-    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
-    lib.seccomp_load.argtypes = [ctypes.c_void_p]
-    kill, allow = 0x80000000, 0x7FFF0000  # SCMP_ACT_KILL_PROCESS, SCMP_ACT_ALLOW
-
-    def errno_action(e):
-        return 0x00050000 | e  # SCMP_ACT_ERRNO
-
-    ctx = lib.seccomp_init(allow)
-    if not ctx:
-        raise RuntimeError("seccomp_init failed")
-
-    class Cmp(ctypes.Structure):
-        _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
-
-    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(Cmp)]
-
-    def rule(action, name, *cmps):
-        nr = lib.seccomp_syscall_resolve_name(name.encode())
-        if nr < 0:
-            return
-        array = (Cmp * len(cmps))(*cmps) if cmps else None
-        if lib.seccomp_rule_add_array(ctx, action, nr, len(cmps), array) != 0:
-            raise RuntimeError(f"seccomp rule for {name} failed")
-
-    for name in ("socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "fork", "vfork", "execve", "execveat",
-                 "ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
-                 "init_module", "finit_module", "delete_module", "kexec_load", "reboot", "swapon", "swapoff", "bpf",
-                 "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd", "io_uring_setup", "open_by_handle_at",
-                 "name_to_handle_at", "personality"):
-        rule(kill, name)
-    # clone without CLONE_THREAD is a new process; clone3 passes its flags in memory, so it answers
-    # ENOSYS and glibc falls back to clone.
-    CLONE_THREAD = 0x00010000
-    rule(kill, "clone", Cmp(0, 7, CLONE_THREAD, 0))  # SCMP_CMP_MASKED_EQ: (flags & CLONE_THREAD) == 0
-    rule(errno_action(38), "clone3")
-    pid = os.getpid()
-    for name in ("kill", "tgkill"):
-        rule(kill, name, Cmp(0, 1, pid, 0))  # SCMP_CMP_NE: another process
-    if lib.seccomp_load(ctx) != 0:
-        raise RuntimeError("seccomp_load failed")
+def install_seccomp(restrict_library):
+    """No network, no new processes, no tracing or signalling of others; threads are allowed (torch
+    starts them). The filter is the C++ one (cuset_restrict_syscalls in libcuset_restrict.so,
+    restrict_child.cpp): the project restricts processes in one place."""
+    lib = ctypes.CDLL(restrict_library)
+    lib.cuset_restrict_syscalls.argtypes = [ctypes.c_char_p, ctypes.c_ulong]
+    lib.cuset_restrict_syscalls.restype = ctypes.c_int
+    why = ctypes.create_string_buffer(512)
+    if lib.cuset_restrict_syscalls(why, len(why)) != 0:
+        raise RuntimeError(f"the seccomp filter was not installed: {why.value.decode(errors='replace')}")

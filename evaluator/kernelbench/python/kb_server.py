@@ -1,6 +1,6 @@
 """The recorder kept warm (warm_recorder.hpp; docs/kernelbench-solutions.md, "Kept warm").
 
-`kernelbench_solution.py serve` imports torch and everything a recording loads once, says it is ready,
+`cuset_kernelbench.py serve` imports torch and everything a recording loads once, says it is ready,
 then answers requests, one JSON line each on stdin, with one JSON line each on descriptor 3. A request
 runs in a fresh fork of this process, which first restricts itself exactly as runRestricted restricts
 a process it starts (cuset_restrict_self from libcuset_restrict: the request's Landlock trees and

@@ -1,4 +1,4 @@
-"""CUDA streams and events as a KernelBench solution uses them, recorded (kernelbench_solution.py).
+"""CUDA streams and events as a KernelBench solution uses them, recorded (kb_recorder.py).
 
 Each step of the recording is stamped with the stream it was issued on and a vector clock: the steps
 of one stream are ordered; an event recorded on one stream and waited on by another, `wait_stream`,

@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cuset/common/error.hpp"
-#include "cuset/evaluator/candidate/kernelbench_static_check.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_static_check.hpp"
 #include "cuset/evaluator/sim_backend/sim_backend.hpp"
 #include "cuset/evaluator/kernelbench/kernelbench_translator.hpp"
 

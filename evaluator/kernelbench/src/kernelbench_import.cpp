@@ -31,12 +31,6 @@ using SourceFile = KernelBenchSourceFile;
 
 std::string pythonProgram(const KernelBenchImportOptions& o) { return pythonWithTorch(o.python); }
 
-fs::path tracerScript(const KernelBenchImportOptions& o) {
-  if (!o.tracer.empty()) return o.tracer;
-  if (const char* env = std::getenv("CUSET_KERNELBENCH_TRACER"); env && *env) return env;
-  return resources().path("kb_tracer");
-}
-
 // The KernelBench commit: a git checkout's HEAD, else "commit <hex>" in its README, else unknown.
 std::string findCommit(const fs::path& root) {
   const fs::path head = root / ".git" / "HEAD";
@@ -267,10 +261,10 @@ ImportedProblem importOne(const SourceFile& f, const KernelBenchImportOptions& o
   fs::remove_all(work);
   fs::create_directories(work);
   const SubprocessResult run =
-      runSubprocess({pythonProgram(o), tracerScript(o).string(), "--file", f.path.string(), "--out", work.string(), "--trace-memory-gib",
-                     fmt::format("{}", o.traceMemoryGiB), "--small-max-mib", fmt::format("{}", o.smallMaxMiB), "--small-max-gflop",
-                     fmt::format("{}", o.smallMaxGflop), "--medium-max-mib", fmt::format("{}", o.mediumMaxMiB), "--medium-max-gflop",
-                     fmt::format("{}", o.mediumMaxGflop)},
+      runSubprocess({pythonProgram(o), resources().path("kb_entry").string(), "trace", "--file", f.path.string(), "--out", work.string(),
+                     "--trace-memory-gib", fmt::format("{}", o.traceMemoryGiB), "--small-max-mib", fmt::format("{}", o.smallMaxMiB),
+                     "--small-max-gflop", fmt::format("{}", o.smallMaxGflop), "--medium-max-mib", fmt::format("{}", o.mediumMaxMiB),
+                     "--medium-max-gflop", fmt::format("{}", o.mediumMaxGflop)},
                     std::chrono::duration_cast<std::chrono::milliseconds>(o.timeoutPerFile));
   const fs::path resultFile = work / "import.json";
   if (!run.ok() || !fs::is_regular_file(resultFile)) {

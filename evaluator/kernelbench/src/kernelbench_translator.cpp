@@ -125,8 +125,8 @@ json problemSpec(const Problem& p, const TranslatorOptions& options) {
 
 // The translator's own files, where this build or install keeps them (resources.hpp).
 struct TranslatorFiles {
-  fs::path recorder;           // kernelbench_solution.py, beside the rest of the recorder
-  fs::path kernelbenchPython;  // the importer's Python (the problem-file loader the recorder imports)
+  fs::path entry;              // cuset_kernelbench.py, the one entry point of KernelBench's Python
+  fs::path kernelbenchPython;  // its folder: the recorder, the importer's problem-file loader it imports
   fs::path standinInclude;     // the torch and CUDA runtime stand-in headers
   fs::path standinLibrary;     // their library, linked into every host build
   fs::path restrictLibrary;    // libcuset_restrict.so, which the recorder's children restrict themselves with
@@ -135,7 +135,7 @@ struct TranslatorFiles {
 const TranslatorFiles& files() {
   static const TranslatorFiles f = [] {
     const Resources& r = resources();
-    return TranslatorFiles{r.path("kb_recorder"), r.path("kb_python"), r.path("kb_standin_include"), r.path("kb_standin_library"),
+    return TranslatorFiles{r.path("kb_entry"), r.path("kb_python"), r.path("kb_standin_include"), r.path("kb_standin_library"),
                            r.path("restrict_library")};
   }();
   return f;
@@ -149,7 +149,7 @@ std::string translatorDigest() {
   h.add("cuset-kb-translate-v12");  // v11: construction compared; PYBIND11_MODULE with functions=[...] fails; "not a member of torch" asks the real
                                     // headers
   std::vector<fs::path> headers;
-  for (const fs::path& folder : {files().standinInclude, files().recorder.parent_path()}) {
+  for (const fs::path& folder : {files().standinInclude, files().kernelbenchPython}) {
     for (const auto& e : fs::recursive_directory_iterator(folder)) {
       if (e.is_regular_file() && e.path().extension() != ".pyc") headers.push_back(e.path());
     }
@@ -162,7 +162,7 @@ std::string translatorDigest() {
 
 // The restricted environment of a recorder run whose folder (HOME, torch's cache) is `home`.
 std::vector<std::string> recorderEnvironment(const fs::path& home) {
-  // torch._dynamo's import (kernelbench_solution.py loads it) asks for a cache folder: named, and one
+  // torch._dynamo's import (kb_recorder.py loads it) asks for a cache folder: named, and one
   // that exists, it is neither looked up as a user (a passwd lookup opens a socket), nor probed by
   // writing a temporary file, nor made.
   return {"PATH=/usr/bin:/bin",        "HOME=" + home.string(), "USER=cuset",       "TORCHINDUCTOR_CACHE_DIR=" + home.string(),
@@ -170,22 +170,12 @@ std::vector<std::string> recorderEnvironment(const fs::path& home) {
           "OMP_NUM_THREADS=1"};
 }
 
-// What every recorder run may read besides its own folder: the system, the recorder, the importer's
-// loader, the stand-in's library, and the Python prefix as named (a virtual environment, whose
+// What every recorder run may read besides its own folder: the system, KernelBench's Python (the
+// recorder and the importer's loader), the stand-in's library, the restrict library, and the Python prefix as named (a virtual environment, whose
 // site-packages hold torch) and as resolved (the base interpreter a venv's bin/python links to).
 std::vector<fs::path> recorderReadable(const std::string& python) {
-  std::vector<fs::path> readable = {"/usr",
-                                    "/lib",
-                                    "/lib64",
-                                    "/etc",
-                                    "/proc",
-                                    "/sys",
-                                    "/dev",
-                                    "/bin",
-                                    files().recorder.parent_path(),
-                                    files().kernelbenchPython,
-                                    files().standinLibrary,
-                                    files().restrictLibrary};
+  std::vector<fs::path> readable = {
+      "/usr", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev", "/bin", files().kernelbenchPython, files().standinLibrary, files().restrictLibrary};
   std::error_code ec;
   if (const fs::path named = fs::absolute(python, ec); !ec && named.has_parent_path()) readable.push_back(named.parent_path().parent_path());
   if (const fs::path real = fs::canonical(python, ec); !ec) readable.push_back(real.parent_path().parent_path());
@@ -257,7 +247,7 @@ class Session {
     const std::string python = pythonWithTorch(options_.python);
     RestrictedCommand c;
     c.argv = {python,
-              files().recorder.string(),
+              files().entry.string(),
               mode,
               "--solution",
               (folder_ / "solution.py").string(),
@@ -266,7 +256,9 @@ class Session {
               "--kb-lib",
               files().kernelbenchPython.string(),
               "--result-fd",
-              "3"};
+              "3",
+              "--restrict-lib",
+              files().restrictLibrary.string()};
     if (!extensions.empty()) c.argv.insert(c.argv.end(), {"--extensions", extensions.string()});
     c.environment = recorderEnvironment(folder_);
     // A solution that makes its own build folder (os.makedirs, tempfile) writes there, and nowhere else.
@@ -447,7 +439,7 @@ KernelBenchTranslator::KernelBenchTranslator(TranslatorOptions options) : option
     // beneath the work root; it runs no candidate code itself.
     const std::string python = pythonWithTorch(options_.python);
     RestrictedCommand server;
-    server.argv = {python,           files().recorder.string(),       "serve", "--kb-lib", files().kernelbenchPython.string(),
+    server.argv = {python,           files().entry.string(),          "serve", "--kb-lib", files().kernelbenchPython.string(),
                    "--restrict-lib", files().restrictLibrary.string()};
     server.environment = recorderEnvironment(workRoot_);
     server.readable = recorderReadable(python);

@@ -1,6 +1,6 @@
 #pragma once
 // The KernelBench recorder kept warm (docs/kernelbench.md, "Translation speed"): one restricted Python
-// process that has imported torch once (kernelbench_solution.py `serve`) and runs each request in a
+// process that has imported torch once (`cuset_kernelbench.py serve`) and runs each request in a
 // fresh fork of itself. The fork restricts itself exactly as runRestricted restricts a process it
 // starts (cuset_restrict_self: the request's Landlock trees and scratch folder, file-size, core and
 // memory limits) before the recorder's own seccomp filter and audit hooks, so a request gets

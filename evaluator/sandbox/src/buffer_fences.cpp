@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "cuset/evaluator/correctness/device_region.hpp"
+#include "cuset/evaluator/region/device_region.hpp"
 #include "cuset_sim/runtime.hpp"
 
 namespace cuset::detail {

@@ -9,7 +9,7 @@
 #include <span>
 #include <string>
 
-#include "cuset/evaluator/correctness/device_region.hpp"
+#include "cuset/evaluator/region/device_region.hpp"
 
 namespace cuset::detail {
 

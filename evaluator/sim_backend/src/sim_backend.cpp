@@ -13,7 +13,7 @@
 #include "cuset/common/subprocess.hpp"
 #include "cuset/evaluator/compile/compiler_log.hpp"
 #include "cuset/evaluator/correctness/correctness_trials.hpp"
-#include "cuset/evaluator/correctness/device_region.hpp"
+#include "cuset/evaluator/region/device_region.hpp"
 #include "cuset/evaluator/problem/input_generator.hpp"
 #include "cuset/evaluator/problem/torch_reference.hpp"
 #include "cuset/evaluator/candidate/library_call.hpp"

@@ -1,5 +1,5 @@
 // The recorder's host-side library (cuset_kb/torch.hpp): linked into every solution's host build, it
-// turns tensor operations and launches into JSON requests to the recorder (kernelbench_solution.py),
+// turns tensor operations and launches into JSON requests to the recorder (kb_recorder.py),
 // which loads the build with ctypes and answers through the callback it registers.
 #include <dlfcn.h>
 #include <cmath>

@@ -3,7 +3,7 @@
 // (not formatted: macro lists that stand for ATen's generated declarations, several to a line, on
 // which clang-format 14 reaches no fixed point)
 // A shape-only stand-in for the torch C++ extension API, for the host code of a KernelBench solution
-// (docs/kernelbench.md). A Tensor here is a handle to a tensor of the recorder (kernelbench_solution.py)
+// (docs/kernelbench.md). A Tensor here is a handle to a tensor of the recorder (kb_recorder.py)
 // with its shape, strides, dtype and place in a buffer; it has no data. Every operation on it is asked
 // of the recorder, which records it as a library step (or, for views and factories, as buffers), and
 // every <<<...>>> launch is recorded with its geometry and arguments. `data_ptr<T>()` gives an address

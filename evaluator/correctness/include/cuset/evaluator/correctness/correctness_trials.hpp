@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "cuset/evaluator/correctness/device_region.hpp"
+#include "cuset/evaluator/region/device_region.hpp"
 #include "cuset/evaluator/correctness/reference_cache.hpp"
-#include "cuset/evaluator/correctness/trial_run.hpp"
+#include "cuset/evaluator/region/trial_run.hpp"
 #include "cuset/evaluator/problem/float32_numerics.hpp"
 #include "cuset/evaluator/problem/problem.hpp"
 #include "cuset/evaluator/results/eval_result.hpp"

@@ -18,7 +18,7 @@
 #include "cuset/evaluator/compile/nvrtc_compiler.hpp"
 #include "cuset/evaluator/correctness/correctness_trials.hpp"
 #include "cuset/evaluator/correctness/reference_cache.hpp"
-#include "cuset/evaluator/correctness/trial_run.hpp"
+#include "cuset/evaluator/region/trial_run.hpp"
 #include "cuset/evaluator/cuda/reference_timing_cache.hpp"
 #include "cuset/evaluator/results/eval_result.hpp"
 

@@ -4,7 +4,7 @@
 // inputs drawn fresh every trial, with a `small` size set for the simulator and KernelBench's own sizes
 // as `full` (a network no simulator-sized set fits gets a CPU-sized `medium`, or `full` alone: the
 // simulator answers `unsupported` for it). Problems whose reference KernelBench ships degenerate or
-// stochastic are imported flagged (`defect:`). A Python child process (evaluator/kernelbench/python/kernelbench_trace.py) traces one file;
+// stochastic are imported flagged (`defect:`). A Python child process (evaluator/kernelbench/python/cuset_kernelbench.py trace) traces one file;
 // this side writes problem.yaml, runs `cuset problems check` on it, and keeps the import report.
 #include <chrono>
 #include <cstddef>
@@ -24,7 +24,6 @@ struct KernelBenchImportOptions {
   std::vector<std::string> only;  // "level1/19", "19_ReLU", "level1/19_ReLU.py": re-import just these
   std::size_t jobs = 0;           // 0: hardware threads
   std::string python;             // empty: pythonWithTorch() ($CUSET_PYTHON, else the build's)
-  std::filesystem::path tracer;   // empty: the script next to this library's sources ($CUSET_KERNELBENCH_TRACER)
   std::string commit;             // empty: from KB_ROOT's git checkout or README
   double traceMemoryGiB = 4.0;    // the most a real (non-meta) run or trace at the full size may allocate
   // The scaled-down size sets' bounds (inputs + parameters + outputs, forward flops): `small` is the

@@ -37,12 +37,12 @@ inline constexpr ProcessRole kReferenceWorkerRole{"__reference-worker", "pipelin
 // Records a KernelBench solution's Python and host code into launch plans: a warm fork server whose
 // children restrict themselves before the solution runs, or one process per run.
 inline constexpr ProcessRole kRecorderRole{
-    "kernelbench_solution.py (record, serve)", "translate (kernelbench_translator.cpp, warm_recorder.cpp)",
+    "cuset_kernelbench.py capture|record|serve", "translate (kernelbench_translator.cpp, warm_recorder.cpp)",
     "runRestricted: rlimits, Landlock from a parent-made ruleset, no network, a private scratch folder; each child also loads "
-    "libcuset_restrict.so and installs the seccomp filter before the solution's code, and audit hooks name what it tried",
+    "libcuset_restrict.so and installs its seccomp filter (cuset_restrict_syscalls) before the solution's code, and audit hooks name what it tried",
     "a JSON result on fd 3; the server: one JSON request per line, one result per child"};
 // Traces a KernelBench problem file into a problem suite (cuset import kernelbench).
-inline constexpr ProcessRole kTracerRole{"kernelbench_trace.py", "importer (kernelbench_import.cpp)",
+inline constexpr ProcessRole kTracerRole{"cuset_kernelbench.py trace", "importer (kernelbench_import.cpp)",
                                          "a child process per file under a time limit; the files are the user's own KernelBench checkout",
                                          "command-line arguments in, problem folders and a JSON report out"};
 

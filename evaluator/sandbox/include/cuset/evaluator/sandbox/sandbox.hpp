@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "cuset/evaluator/candidate/launch_plan.hpp"
-#include "cuset/evaluator/correctness/device_region.hpp"
-#include "cuset/evaluator/correctness/trial_run.hpp"
+#include "cuset/evaluator/region/device_region.hpp"
+#include "cuset/evaluator/region/trial_run.hpp"
 
 namespace cuset {
 

@@ -2,7 +2,7 @@
 // every buffer right against an inaccessible page, after it or before it.
 #include <gtest/gtest.h>
 
-#include "cuset/evaluator/correctness/device_region.hpp"
+#include "cuset/evaluator/region/device_region.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 
 namespace cuset {

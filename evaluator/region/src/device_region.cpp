@@ -1,4 +1,4 @@
-#include "cuset/evaluator/correctness/device_region.hpp"
+#include "cuset/evaluator/region/device_region.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Turns one KernelBench problem file into the pieces of a CuSeT problem (docs/kernelbench.md).
 
-Run by `cuset import kernelbench`, once per file, never at evaluation time. It writes into --out:
+Run as `cuset_kernelbench.py trace` by `cuset import kernelbench`, once per file, never at evaluation time. It writes into --out:
   reference.pt            the Model as a TorchScript archive (scripted: valid for every size set), or
   reference_<set>.pt      a trace per size set when scripting fails (traces bake sizes in);
   inputs_<set>.pt         a traced input transform when get_inputs post-processes its draws;
@@ -744,6 +743,3 @@ def main():
     with open(os.path.join(args.out, "import.json"), "w") as f:
         json.dump(result, f, indent=1)
 
-
-if __name__ == "__main__":
-    main()

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "cuset/evaluator/candidate/candidate.hpp"
-#include "cuset/evaluator/candidate/kernelbench_run_folder.hpp"
-#include "cuset/evaluator/candidate/kernelbench_static_check.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_run_folder.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_static_check.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "test_util.hpp"
 

@@ -1,4 +1,4 @@
-#include "cuset/evaluator/candidate/kernelbench_static_check.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_static_check.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,8 +1,8 @@
-#!/usr/bin/env python3
-"""Records what a KernelBench solution does, on shapes only (docs/kernelbench.md).
+"""Records what a KernelBench solution does, on shapes only (docs/kernelbench.md); started as
+`cuset_kernelbench.py capture|record|serve`.
 
 A KernelBench solution is a Python file defining ModelNew, whose CUDA source strings are compiled by
-torch.utils.cpp_extension.load_inline. The evaluator never runs it: it runs this script, in a
+torch.utils.cpp_extension.load_inline. The evaluator never runs it: it runs this module, in a
 restricted child (`runRestricted` / the warm recorder's forked children, `libcuset_restrict.so`: Landlock,
 seccomp, no network, no new processes, writes only in a private scratch folder, time and memory
 limits), twice:
@@ -349,7 +349,7 @@ def main():
     ap.add_argument("--kb-lib", required=True)
     ap.add_argument("--extensions", default=None)
     ap.add_argument("--result-fd", type=int, required=True)
-    ap.add_argument("--no-seccomp", action="store_true")
+    ap.add_argument("--restrict-lib", required=True, help="libcuset_restrict.so, whose seccomp filter the recording installs")
     ap.add_argument("--scratch", default=None, help="the private folder the solution may write in (its build folders)")
     args = ap.parse_args()
     RESULT["fd"] = args.result_fd
@@ -377,8 +377,7 @@ def main():
     # Everything this script needs is loaded: from here on the solution runs.
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # the solution's prints go nowhere
-    if not args.no_seccomp:
-        install_seccomp()
+    install_seccomp(args.restrict_lib)
     readable = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.dirname(torch.__file__)),
                 os.path.dirname(os.path.abspath(args.solution)), os.devnull, "/dev/urandom", "/proc/self"}
     readable |= {os.path.abspath(p) for p in sys.path if p}
@@ -425,7 +424,7 @@ def main():
 def serve():
     """The warm recorder (kb_server.py): everything main() loads, loaded once, then a fork per request."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["serve"])
+    ap.add_argument("mode", choices=["serve"])  # cuset_kernelbench.py serve
     ap.add_argument("--kb-lib", required=True)
     ap.add_argument("--restrict-lib", required=True)
     args = ap.parse_args()
@@ -442,6 +441,3 @@ def serve():
     import kb_server  # noqa: E402
     kb_server.serve(args.restrict_lib, main)
 
-
-if __name__ == "__main__":
-    serve() if sys.argv[1:2] == ["serve"] else main()

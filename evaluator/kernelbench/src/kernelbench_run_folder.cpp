@@ -1,4 +1,4 @@
-#include "cuset/evaluator/candidate/kernelbench_run_folder.hpp"
+#include "cuset/evaluator/kernelbench/kernelbench_run_folder.hpp"
 
 #include <fmt/format.h>
 
