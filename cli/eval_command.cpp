@@ -76,6 +76,11 @@ void addKernelBenchOptions(CLI::App* eval, EvalOptions& o) {
                    "KernelBench's float32 tolerance (atol = rtol): 1e-4 today, 1e-2 in KernelBench v0/v0.1 (default: read from "
                    "--kernelbench's eval.py, else 1e-4)")
       ->check(CLI::PositiveNumber);
+  eval->add_option("--backend-lang", o.config.kernelbench.backendLang,
+                   "KernelBench's backend option, the language its solutions are written in: auto (triton where a solution defines "
+                   "a @triton.jit kernel, cuda otherwise), cuda or triton; picks the form and the static checker's rules")
+      ->check(CLI::IsMember({"auto", "cuda", "triton"}))
+      ->capture_default_str();
   eval->add_option("--kernelbench-static", o.config.kernelbench.staticChecks,
                    "KernelBench's static checker: record (findings in results.jsonl) or strict (its strict findings are invalid_submission)")
       ->check(CLI::IsMember({"record", "strict"}))

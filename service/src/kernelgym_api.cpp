@@ -76,8 +76,9 @@ Expected<nlohmann::json> validateTaskRequest(const nlohmann::json& body, const S
   }
   auto backend = text(body, "backend", 16, false, "cuda");
   if (!backend) return backend;
-  if (*backend != "cuda" && *backend != "sim" && *backend != "gpu") {
-    return fail(fmt::format("'backend' must be \"cuda\" (a CUDA kernel, on the server's backend), \"sim\" or \"gpu\", not {}", backend->dump()));
+  if (*backend != "cuda" && *backend != "triton" && *backend != "sim" && *backend != "gpu") {
+    return fail(fmt::format("'backend' must be \"cuda\" or \"triton\" (a CUDA or Triton kernel, on the server's backend), \"sim\" or \"gpu\", not {}",
+                            backend->dump()));
   }
   out["backend"] = *backend;
   for (const auto& [field, fallback, lo, hi] :

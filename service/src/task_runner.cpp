@@ -126,6 +126,8 @@ std::pair<TaskState, nlohmann::json> TaskRunner::run(const TaskRecord& task, con
                                       "--out",
                                       out.string(),
                                       "--quiet"};
+  // KernelGYM's "triton": the kernel is Triton, judged on the server's backend.
+  if (asked == "triton") command.insert(command.end(), {"--backend-lang", "triton"});
   if (!options_.devices.empty()) command.insert(command.end(), {"--devices", std::to_string(options_.devices[worker % options_.devices.size()])});
   const SubprocessResult r = runSubprocess(command, timeout, 1 << 20, &cancel);
   std::pair<TaskState, nlohmann::json> outcome;

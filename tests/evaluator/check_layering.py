@@ -37,8 +37,10 @@ STAGE_USES = {
     # KernelBench's room: its translator (below the pipeline: candidate, problem, results, sandbox,
     # compile), its importer (problem, suite), and its frontend and check (the pipeline's seam).
     "kernelbench": {"region", "pipeline", "candidate", "problem", "results", "correctness", "sim_backend", "suite", "timing", "sandbox", "compile"},
+    # KernelBench's backend="triton" form: a frontend that uses KernelBench's room (static checker, recorder).
+    "triton": {"pipeline", "kernelbench", "candidate", "problem", "results", "correctness", "region"},
     # The composition: the one folder that names every frontend.
-    "evaluation": {"region", "pipeline", "manifest", "kernelbench", "problem", "timing", "suite", "candidate", "compile",
+    "evaluation": {"region", "pipeline", "manifest", "kernelbench", "triton", "problem", "timing", "suite", "candidate", "compile",
                    "results", "correctness", "sandbox", "sim_backend", "cuda"},
 }
 # Python folders whose modules another folder's Python may import (besides its own): none; KernelBench's

@@ -52,8 +52,10 @@ for r in results:
     got_ops = r.get("library_ops", [])
     if r["verdict"] != verdict:
         failures.append(f"{name}: {r['verdict']} ({r['reason'][:200]}), expected {verdict}")
-    if r.get("form") != "kernelbench":
-        failures.append(f"{name}: read as form {r.get('form')!r}, not as a KernelBench solution")
+    # `# form: F` among the next lines: the frontend that must read it (default: KernelBench's CUDA form).
+    form = next((line[len("# form: "):].strip() for line in r["source"].splitlines()[1:4] if line.startswith("# form: ")), "kernelbench")
+    if r.get("form") != form:
+        failures.append(f"{name}: read as form {r.get('form')!r}, not {form!r}")
     if library and sorted(got_ops) != sorted(library.split(",")):
         failures.append(f"{name}: library ops {got_ops}, expected {library.split(',')}")
     if pure and got_ops:

@@ -24,6 +24,7 @@ reference = open(os.path.join(source, "tests/data/kernelbench_fixture/KernelBenc
 fixtures = os.path.join(source, "tests/data/kernelbench_modelnew/level1/kb1_rectifier")
 good = open(os.path.join(fixtures, "single_kernel.py")).read()
 wrong = open(os.path.join(fixtures, "buggy_slope.py")).read()
+triton_kernel = open(os.path.join(fixtures, "triton_relu.py")).read()
 KERNELGYM_FIELDS = service_client.KERNELGYM_FIELDS
 checker = service_client.Checker()
 need = checker.need
@@ -57,6 +58,11 @@ need(body.get("metadata", {}).get("verdict") == "correct" and body.get("decoy_ke
 status, body, _ = call(server, "POST", "/evaluate", task("wrong-1", wrong))
 need(status == 200 and body.get("correctness") is False and body.get("error_code") == "CORRECTNESS_ERROR"
      and body["metadata"]["verdict"] == "wrong_answer", f"a wrong solution is a correctness error: {body}")
+# KernelGYM's "backend": "triton": accepted, and judged as the Triton form says (not yet run:
+# unsupported, never the kernel's fault nor a sandbox violation).
+status, triton_body, _ = call(server, "POST", "/evaluate", dict(task("triton-1", triton_kernel), backend="triton"))
+need(status == 200 and triton_body.get("metadata", {}).get("verdict") == "unsupported" and triton_body.get("error_code") == "UNSUPPORTED_ERROR"
+     and "Triton" in triton_body["metadata"].get("reason", ""), f"a Triton kernel is accepted and unsupported, saying why: {status} {triton_body}")
 # The same task id again returns the stored result (even with other code), unless force_refresh.
 status, again, _ = call(server, "POST", "/evaluate", task("wrong-1", good))
 need(again == body, "the same task id returns its stored result")

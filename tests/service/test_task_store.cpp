@@ -251,6 +251,9 @@ TEST(KernelGymRequest, DefaultsAndOneMessageNamingTheField) {
   EXPECT_EQ((*ok)["backend"], "cuda");
   EXPECT_EQ((*ok)["priority"], "normal");
   EXPECT_EQ((*ok)["force_refresh"], false);
+  const auto triton = validateTaskRequest({{"task_id", "t"}, {"kernel_code", "k"}, {"reference_code", "r"}, {"backend", "triton"}}, limits);
+  ASSERT_TRUE(triton) << triton.error();
+  EXPECT_EQ((*triton)["backend"], "triton");
   const struct {
     nlohmann::json body;
     std::string needle;
@@ -258,7 +261,7 @@ TEST(KernelGymRequest, DefaultsAndOneMessageNamingTheField) {
       {{{"kernel_code", "k"}, {"reference_code", "r"}}, "'task_id' is required"},
       {{{"task_id", "t"}, {"kernel_code", 3}, {"reference_code", "r"}}, "'kernel_code' must be a string"},
       {{{"task_id", "t"}, {"kernel_code", "k"}, {"reference_code", "r"}, {"timeout", 0}}, "'timeout' must be in [1, 3600]"},
-      {{{"task_id", "t"}, {"kernel_code", "k"}, {"reference_code", "r"}, {"backend", "triton"}}, "'backend'"},
+      {{{"task_id", "t"}, {"kernel_code", "k"}, {"reference_code", "r"}, {"backend", "cute"}}, "'backend'"},
       {{{"task_id", "t"}, {"kernel_code", "k"}, {"reference_code", "r"}, {"entry_point", "Other"}}, "'entry_point'"},
       {{{"task_id", "t"}, {"kernel_code", "k"}, {"reference_code", "r"}, {"force_refresh", 1}}, "'force_refresh' must be a boolean"},
   };

@@ -120,6 +120,7 @@ EvalHarness::EvalHarness(const EvalConfig& config, const BackendChoice& backend)
       references(backend.kind == BackendKind::cuda && TorchReference::cudaAvailable()),
       jobs(workerCount(config)),
       translator(translatorOptions(config, backend.kind, jobs, compiler)),
+      triton(config.kernelbench),
       kernelbench(&translator, config.kernelbench),
       kernelbenchCheck(config.kernelbench, backend.arch) {
   if (backend.kind == BackendKind::sim) {
@@ -330,7 +331,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
           CorrectnessOptions{.seed = run.seed, .trials = config.trials, .sizeSet = harness.sizeSet, .raceCheckCorrect = config.raceCheck == "all"},
       .cuda = backend.cuda.get(),
       .unjudgeable = &harness.unjudgeable,
-      .frontends = {&harness.kernelbench, &harness.manifest},
+      .frontends = {&harness.triton, &harness.kernelbench, &harness.manifest},
       .secondOpinions = &harness.kernelbenchCheck,
       .remote = config.remote.get()};
   nlohmann::json record = startRunRecord(config, suite, batch, backend, run, harness);

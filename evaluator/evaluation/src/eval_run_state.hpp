@@ -17,6 +17,7 @@
 #include "cuset/evaluator/manifest/manifest_frontend.hpp"
 #include "cuset/evaluator/kernelbench/kernelbench_translator.hpp"
 #include "cuset/evaluator/results/results_log.hpp"
+#include "cuset/evaluator/triton/triton_frontend.hpp"
 
 namespace cuset::detail {
 
@@ -58,8 +59,9 @@ struct EvalHarness {
   std::unique_ptr<SimCompiler> simCompiler;
   std::unique_ptr<SandboxPool> sandbox;
   KernelBenchTranslator translator;
-  // The candidate forms this run reads, KernelBench's before the manifest form (which takes the rest),
-  // and KernelBench's check as the second opinion.
+  // The candidate forms this run reads, Triton's and KernelBench's before the manifest form (which
+  // takes the rest), and KernelBench's check as the second opinion.
+  TritonFrontend triton;
   KernelBenchFrontend kernelbench;
   ManifestFrontend manifest;
   KernelBenchCheckSource kernelbenchCheck;

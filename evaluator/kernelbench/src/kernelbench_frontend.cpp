@@ -47,18 +47,6 @@ Tolerance kernelBenchTolerance(const KernelBenchRunOptions& kb) {
   return kb.precision == "fp32" ? Tolerance{kb.float32Tolerance, kb.float32Tolerance} : Tolerance{1e-2, 1e-2};
 }
 
-// KernelBench's static checker on a KernelBench solution; the reason to refuse it when its strict
-// findings count (--kernelbench-static strict).
-std::optional<std::string> recordStaticFindings(const Candidate& candidate, const KernelBenchRunOptions& kb, EvalResult& r) {
-  std::string strict;
-  for (auto& f : kernelBenchStaticFindings(candidate.source, kb.precision)) {
-    if (f.strict) strict += fmt::format("{}{} ({})", strict.empty() ? "" : "; ", f.message, f.check);
-    r.staticFindings.push_back({std::move(f.check), std::move(f.message), f.strict});
-  }
-  if (kb.staticChecks != "strict" || strict.empty()) return std::nullopt;
-  return "KernelBench's static checker rejects it (--kernelbench-static strict): " + strict;
-}
-
 class KernelBenchCheckOpinion final : public SecondOpinion {
  public:
   KernelBenchCheckOpinion(const KernelBenchRunOptions& options, const std::string& arch) : options_(options), arch_(arch) {}
@@ -88,6 +76,21 @@ class KernelBenchCheckOpinion final : public SecondOpinion {
 };
 
 }  // namespace
+
+std::string kernelBenchBackendLang(const KernelBenchRunOptions& options, std::string_view source) {
+  if (options.backendLang != "auto") return options.backendLang;
+  return hasTritonKernel(source) ? "triton" : "cuda";
+}
+
+std::optional<std::string> recordKernelBenchStaticFindings(const Candidate& candidate, const KernelBenchRunOptions& kb, EvalResult& r) {
+  std::string strict;
+  for (auto& f : kernelBenchStaticFindings(candidate.source, kb.precision, kernelBenchBackendLang(kb, candidate.source))) {
+    if (f.strict) strict += fmt::format("{}{} ({})", strict.empty() ? "" : "; ", f.message, f.check);
+    r.staticFindings.push_back({std::move(f.check), std::move(f.message), f.strict});
+  }
+  if (kb.staticChecks != "strict" || strict.empty()) return std::nullopt;
+  return "KernelBench's static checker rejects it (--kernelbench-static strict): " + strict;
+}
 
 GpuClass kernelBenchGpu(const KernelBenchRunOptions& options, const std::string& arch) {
   if (options.gpu == "auto") return gpuClassOfArch(arch.empty() ? "sm_90" : arch);
@@ -122,7 +125,7 @@ bool KernelBenchFrontend::recognises(const Candidate& candidate) const { return 
 
 FrontendPlan KernelBenchFrontend::plan(const Candidate& candidate, const Problem& problem, EvalResult& r) const {
   FrontendPlan out;
-  if (auto refused = recordStaticFindings(candidate, options_, r)) {
+  if (auto refused = recordKernelBenchStaticFindings(candidate, options_, r)) {
     out.early = {Verdict::invalid_submission, std::move(*refused)};
     return out;
   }

@@ -138,9 +138,20 @@ std::string cudaImplementationMissing(const Code& code) {
   return {};
 }
 
+constexpr const char* kTritonKernel = R"(@triton\.(jit|autotune))";
+
+// KernelBench's check_triton_impl: a @triton.jit or @triton.autotune kernel that uses tl.* operations.
+std::string tritonImplementationMissing(const Code& code) {
+  if (!matches(code, kTritonKernel)) return "Missing @triton.jit or @triton.autotune";
+  if (!matches(code, R"(\btl\.\w+)")) return "No tl.* operations found in Triton kernel";
+  return {};
+}
+
 }  // namespace
 
-std::vector<KernelBenchStaticFinding> kernelBenchStaticFindings(std::string_view source, std::string_view precision) {
+bool hasTritonKernel(std::string_view source) { return matches(codeLines(source), kTritonKernel); }
+
+std::vector<KernelBenchStaticFinding> kernelBenchStaticFindings(std::string_view source, std::string_view precision, std::string_view backend) {
   const Code code = codeLines(source);
   std::vector<KernelBenchStaticFinding> out;
   auto add = [&](const char* check, std::string message, bool strict) {
@@ -170,7 +181,12 @@ std::vector<KernelBenchStaticFinding> kernelBenchStaticFindings(std::string_view
   } else if (matches(code, R"(torch\.Tensor\.__new__)")) {
     add("lazy_eval", "Uses direct tensor construction (potential lazy tensor hack)", true);
   }
-  add("cuda_impl", cudaImplementationMissing(code), true);
+  // The backend's implementation check (KernelBench's BACKEND_IMPL_CHECK).
+  if (backend == "triton") {
+    add("triton_impl", tritonImplementationMissing(code), true);
+  } else {
+    add("cuda_impl", cudaImplementationMissing(code), true);
+  }
   // Warnings (KernelBench's WARNING_CHECKS).
   if (matches(code, R"(torch\.nn\.(?!(Module|parameter|Parameter|ParameterList|ParameterDict|ModuleList|ModuleDict|init)\b))")) {
     add("pytorch_wrap", "Uses torch.nn compute layer (only containers, Parameter, init allowed)", false);
@@ -185,9 +201,9 @@ std::vector<KernelBenchStaticFinding> kernelBenchStaticFindings(std::string_view
   }
   if (precision == "fp32" &&
       anyMatch(code, {R"(__float2half(_rn)?\s*\()", R"(\(\s*__half\s*\)\s*[\w\->\.]+)", R"(static_cast\s*<\s*(__half|half)\s*>\s*\()",
-                      R"(NumericConverter\s*<\s*half_t\s*,\s*float\s*>)", R"(LinearCombination\s*<\s*half_t)",
-                      R"(type_convert\s*<\s*half_t\s*>\s*\()", R"(\.half\s*\()", R"(\.float16\s*\()", R"(\.to\s*\(\s*torch\.(float16|half)\b)",
-                      R"(\.to\s*\(\s*dtype\s*=\s*torch\.(float16|half)\b)"})) {
+                      R"(tl\.astype\s*\(\s*[^,]+,\s*tl\.float16\s*\))", R"(NumericConverter\s*<\s*half_t\s*,\s*float\s*>)",
+                      R"(LinearCombination\s*<\s*half_t)", R"(type_convert\s*<\s*half_t\s*>\s*\()", R"(tk::half\s*\()", R"(\.half\s*\()",
+                      R"(\.float16\s*\()", R"(\.to\s*\(\s*torch\.(float16|half)\b)", R"(\.to\s*\(\s*dtype\s*=\s*torch\.(float16|half)\b)"})) {
     add("precision_downgrade", "Precision downgrade detected: required FP32 but code uses FP16", false);
   }
   return out;

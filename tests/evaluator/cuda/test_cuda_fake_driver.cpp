@@ -343,7 +343,9 @@ TEST(CudaBackendOnFakeDriver, SeveralDevicesEachJudgeCandidates) {
     EXPECT_EQ(verdictName(r.verdict), verdictName(list[i].expected)) << list[i].name << ": " << r.reason;
     ASSERT_TRUE(r.device.has_value()) << list[i].name;
     used.insert(*r.device);
-    if (r.verdict == Verdict::correct) EXPECT_FALSE(r.timingSamplesMs.empty());
+    if (r.verdict == Verdict::correct) {
+      EXPECT_FALSE(r.timingSamplesMs.empty());
+    }
   }
   EXPECT_EQ(used, (std::set<int>{0, 1})) << "both devices judged candidates";
   const auto run = nlohmann::json::parse(test::readText(fake.dir / "two" / "run.json"));

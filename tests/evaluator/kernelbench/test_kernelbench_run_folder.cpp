@@ -85,9 +85,9 @@ TEST(KernelBenchRunFolder, GenerateWritesKernelBenchFileNames) {
   EXPECT_EQ(test::readText(dir.path() / "run" / "level_1_problem_19_sample_4_kernel.py"), "class ModelNew: pass\n");
 }
 
-std::vector<std::string> checks(const std::string& source, const char* precision = "fp32") {
+std::vector<std::string> checks(const std::string& source, const char* precision = "fp32", const char* backend = "cuda") {
   std::vector<std::string> out;
-  for (const auto& f : kernelBenchStaticFindings(source, precision)) out.push_back(f.check + (f.strict ? "!" : ""));
+  for (const auto& f : kernelBenchStaticFindings(source, precision, backend)) out.push_back(f.check + (f.strict ? "!" : ""));
   return out;
 }
 
@@ -118,6 +118,29 @@ TEST(KernelBenchStaticChecker, CommentsAreCutAsKernelBenchCutsThem) {
   EXPECT_TRUE(checks(kKernel + "# try: the old version used torch.matmul\n// pass\n").empty());
   // The nn containers and Parameter are allowed; a word containing "pass" is not the statement.
   EXPECT_TRUE(checks(kKernel + "w = torch.nn.Parameter(x)\nm = torch.nn.ModuleList()\nbypassed = 1\n").empty());
+}
+
+const std::string kTritonKernel = R"(import triton
+import triton.language as tl
+@triton.jit
+def k(y_ptr, BLOCK: tl.constexpr):
+    tl.store(y_ptr + tl.arange(0, BLOCK), 0.0)
+)";
+
+TEST(KernelBenchStaticChecker, TheTritonBackendHasItsOwnImplementationCheck) {
+  EXPECT_TRUE(checks(kTritonKernel, "fp32", "triton").empty());
+  // A CUDA solution under backend="triton" misses Triton's kernel, and a Triton one under "cuda" CUDA's.
+  EXPECT_EQ(checks(kKernel, "fp32", "triton"), std::vector<std::string>{"triton_impl!"});
+  EXPECT_EQ(checks(kTritonKernel, "fp32", "cuda"), std::vector<std::string>{"cuda_impl!"});
+  EXPECT_EQ(checks("import triton\n@triton.jit\ndef k(y):\n    return y\n", "fp32", "triton"), std::vector<std::string>{"triton_impl!"});
+  EXPECT_EQ(checks(kTritonKernel + "    v = tl.astype(x, tl.float16)\n", "fp32", "triton"), std::vector<std::string>{"precision_downgrade"});
+}
+
+TEST(KernelBenchStaticChecker, ATritonKernelIsOneItsDecoratorDefines) {
+  EXPECT_TRUE(hasTritonKernel(kTritonKernel));
+  EXPECT_TRUE(hasTritonKernel("@triton.autotune(configs=[], key=[])\n@triton.jit\ndef k(x): pass\n"));
+  EXPECT_FALSE(hasTritonKernel(kKernel));
+  EXPECT_FALSE(hasTritonKernel("import triton\n# @triton.jit was tried and dropped\n"));
 }
 
 TEST(KernelBenchStaticChecker, AHugeLineDoesNotExhaustTheStack) {

@@ -19,8 +19,8 @@ struct ServeLimits {
 };
 
 // A task request with every field present and of its type: task_id, kernel_code, reference_code,
-// backend ("cuda" as KernelGYM means it: a CUDA kernel, judged on the server's backend; "sim" or
-// "gpu" to choose), num_correct_trials, num_perf_trials, num_warmup, timeout (seconds), priority
+// backend ("cuda" or "triton" as KernelGYM means them: a CUDA or Triton kernel, judged on the server's
+// backend; "sim" or "gpu" to choose, for a CUDA kernel), num_correct_trials, num_perf_trials, num_warmup, timeout (seconds), priority
 // (low|normal|high), entry_point ("ModelNew"), force_refresh. An unknown field is an error too: a
 // misspelt option must not pass silently. `taskIdRequired` false: a missing task_id is drawn.
 Expected<nlohmann::json> validateTaskRequest(const nlohmann::json& body, const ServeLimits& limits, bool taskIdRequired = true);

@@ -4,7 +4,9 @@
 // reproduced beside CuSeT's verdict as a second opinion, for its solutions and for every candidate of a
 // problem imported from KernelBench (docs/kernelbench.md).
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "cuset/evaluator/kernelbench/kernelbench_options.hpp"
 #include "cuset/evaluator/pipeline/candidate_frontend.hpp"
@@ -40,6 +42,14 @@ class KernelBenchCheckSource final : public SecondOpinionSource {
   KernelBenchRunOptions options_;
   std::string arch_;
 };
+
+// KernelBench's `backend` option for a solution: the run's --backend-lang, or with "auto" "triton"
+// where the source defines a Triton kernel and "cuda" otherwise.
+std::string kernelBenchBackendLang(const KernelBenchRunOptions& options, std::string_view source);
+
+// KernelBench's static checker on a solution, with the rules of its backend: its findings recorded in
+// `r`; the reason to refuse it when its strict findings count (--kernelbench-static strict).
+std::optional<std::string> recordKernelBenchStaticFindings(const Candidate& candidate, const KernelBenchRunOptions& options, EvalResult& r);
 
 // Why KernelBench's reproduced check and CuSeT's verdict differ on `result`, or "" where they agree or
 // KernelBench's was not reproduced (docs/kernelbench.md "Why the two verdicts differ").

@@ -24,6 +24,10 @@ struct KernelBenchRunOptions {
   // KernelBench's float32 tolerance (atol = rtol; half types keep 1e-2): 1e-4 in today's KernelBench,
   // 1e-2 in v0 and v0.1 (--kernelbench-tolerance, or read from --kernelbench's eval.py).
   double float32Tolerance = 1e-4;
+  // KernelBench's `backend` option (--backend-lang): the language its solutions are written in, which
+  // picks the static checker's implementation rule and the frontend. "auto": Triton where a solution
+  // defines a @triton.jit / @triton.autotune kernel, CUDA otherwise; "cuda"; "triton".
+  std::string backendLang = "auto";
   std::string staticChecks = "record";  // record: findings only; strict: its strict findings are invalid_submission
   std::filesystem::path baseline;       // KernelBench's baseline timing JSON: fast_p and the geometric-mean speedup
   std::vector<int> passAtK{1};          // pass_at_k_results.json's k values
