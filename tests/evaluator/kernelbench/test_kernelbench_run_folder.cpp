@@ -2,6 +2,9 @@
 // static checker reproduced (docs/kernelbench.md "Replacing eval_from_generations.py").
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "cuset/evaluator/candidate/candidate.hpp"
 #include "cuset/evaluator/kernelbench/kernelbench_run_folder.hpp"
 #include "cuset/evaluator/kernelbench/kernelbench_static_check.hpp"
@@ -141,6 +144,40 @@ TEST(KernelBenchStaticChecker, ATritonKernelIsOneItsDecoratorDefines) {
   EXPECT_TRUE(hasTritonKernel("@triton.autotune(configs=[], key=[])\n@triton.jit\ndef k(x): pass\n"));
   EXPECT_FALSE(hasTritonKernel(kKernel));
   EXPECT_FALSE(hasTritonKernel("import triton\n# @triton.jit was tried and dropped\n"));
+}
+
+// The published corpora (../shared, skipped without it): every solution its labels call a Triton ModelNew
+// is read as Triton (of the other two, one defines Triton kernels without a ModelNew, one neither), every
+// file of a KernelBench Triton run folder is, and no CUDA solution is.
+TEST(KernelBenchStaticChecker, ThePublishedSolutionsAreReadInTheirOwnLanguage) {
+  const fs::path shared = fs::path(CUSET_SOURCE_DIR) / ".." / "shared";
+  const fs::path llmkernel = shared / "triton-solutions" / "llmkernel";
+  if (!fs::exists(llmkernel / "labels_derived.jsonl") || !fs::exists(shared / "kernelbench-solutions")) GTEST_SKIP() << "no ../shared corpora";
+  std::ifstream labels(llmkernel / "labels_derived.jsonl");
+  int triton = 0, other = 0;
+  for (std::string line; std::getline(labels, line);) {
+    const auto label = nlohmann::json::parse(line);
+    const bool isTriton = label.at("is_triton_modelnew").get<bool>();
+    if (isTriton) {
+      EXPECT_TRUE(hasTritonKernel(test::readText(llmkernel / label.at("kernel").get<std::string>()))) << label.at("kernel");
+    }
+    (isTriton ? triton : other) += 1;
+  }
+  EXPECT_GT(triton, 1000);
+  EXPECT_LE(other, 2);
+  int runFolder = 0, cuda = 0;
+  for (const auto& e : fs::recursive_directory_iterator(shared / "triton-solutions" / "kernelbench-l2-kimi-grok")) {
+    if (e.path().extension() != ".py") continue;
+    EXPECT_TRUE(hasTritonKernel(test::readText(e.path()))) << e.path();
+    ++runFolder;
+  }
+  for (const auto& e : fs::recursive_directory_iterator(shared / "kernelbench-solutions")) {
+    if (e.path().extension() != ".py") continue;
+    EXPECT_FALSE(hasTritonKernel(test::readText(e.path()))) << e.path();
+    ++cuda;
+  }
+  EXPECT_EQ(runFolder, 200);
+  EXPECT_GE(cuda, 250);
 }
 
 TEST(KernelBenchStaticChecker, AHugeLineDoesNotExhaustTheStack) {
