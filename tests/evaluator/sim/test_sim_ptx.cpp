@@ -612,6 +612,71 @@ TEST_F(SimPtx, AlignedInstructionsNeedTheWholeWarp) {
   EXPECT_NE(outcome.error.find("reached by only part of the warp"), std::string::npos) << outcome.error;
 }
 
+// Division and the float functions Triton's PTX uses (issue #64: div, rem, ex2, rsqrt, sqrt in its
+// level-1 kernels), against the host's exact answers.
+TEST_F(SimPtx, DivisionRemainderAndFloatFunctions) {
+  SimModule m(R"(extern "C" __global__ void k(const int* in, int* q, float* f, double* d) {
+  const int a = in[0], b = in[1];
+  int r;
+  unsigned u;
+  long long w;
+  asm("div.s32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); q[0] = r;
+  asm("rem.s32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); q[1] = r;
+  asm("div.u32 %0, %1, %2;" : "=r"(u) : "r"(0xfffffff0u), "r"(16u)); q[2] = static_cast<int>(u);
+  asm("rem.u32 %0, %1, %2;" : "=r"(u) : "r"(1000u), "r"(7u)); q[3] = static_cast<int>(u);
+  asm("div.s32 %0, %1, %2;" : "=r"(r) : "r"(INT_MIN), "r"(-1)); q[4] = r;
+  asm("div.s64 %0, %1, %2;" : "=l"(w) : "l"(-9000000000ll), "l"(4ll)); q[5] = static_cast<int>(w);
+  float x;
+  asm("div.rn.f32 %0, %1, %2;" : "=f"(x) : "f"(1.0f), "f"(3.0f)); f[0] = x;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(x) : "f"(10.0f), "f"(4.0f)); f[1] = x;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(x) : "f"(3.5f)); f[2] = x;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(x) : "f"(-2.0f)); f[3] = x;
+  asm("lg2.approx.f32 %0, %1;" : "=f"(x) : "f"(8.0f)); f[4] = x;
+  asm("sqrt.rn.f32 %0, %1;" : "=f"(x) : "f"(2.0f)); f[5] = x;
+  asm("rsqrt.approx.f32 %0, %1;" : "=f"(x) : "f"(4.0f)); f[6] = x;
+  asm("rcp.rn.f32 %0, %1;" : "=f"(x) : "f"(8.0f)); f[7] = x;
+  double y;
+  asm("div.rn.f64 %0, %1, %2;" : "=d"(y) : "d"(1.0), "d"(3.0)); d[0] = y;
+  asm("sqrt.rn.f64 %0, %1;" : "=d"(y) : "d"(2.0)); d[1] = y;
+})",
+              {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog << m.unsupported;
+  std::vector<int> in = {-17, 5}, q(6, 0);
+  std::vector<float> f(8, -1.0f);
+  std::vector<double> d(2, -1.0);
+  int *pin = in.data(), *pq = q.data();
+  float* pf = f.data();
+  double* pd = d.data();
+  const auto outcome = m.launch("k", dim3(1), dim3(1), {&pin, &pq, &pf, &pd});
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(q, (std::vector<int>{-3, -2, static_cast<int>(0xfffffff0u / 16u), 1000 % 7, INT_MIN, static_cast<int>(-9000000000ll / 4)}));
+  EXPECT_EQ(f[0], 1.0f / 3.0f);
+  EXPECT_EQ(f[1], 2.5f);
+  EXPECT_EQ(f[2], std::exp2f(3.5f));
+  EXPECT_EQ(f[3], 0.25f);
+  EXPECT_EQ(f[4], 3.0f);
+  EXPECT_EQ(f[5], std::sqrt(2.0f));
+  EXPECT_EQ(f[6], 0.5f);
+  EXPECT_EQ(f[7], 0.125f);
+  EXPECT_EQ(d[0], 1.0 / 3.0);
+  EXPECT_EQ(d[1], std::sqrt(2.0));
+}
+
+TEST_F(SimPtx, AnIntegerDivisionByZeroStopsTheKernelNamingIt) {
+  SimModule m(R"(extern "C" __global__ void k(const int* in, int* q) {
+  int r;
+  asm("div.s32 %0, %1, %2;" : "=r"(r) : "r"(in[0]), "r"(in[1]));
+  q[0] = r;
+})",
+              {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog << m.unsupported;
+  std::vector<int> in = {7, 0}, q(1, 0);
+  int *pin = in.data(), *pq = q.data();
+  const auto outcome = m.launch("k", dim3(1), dim3(1), {&pin, &pq});
+  EXPECT_FALSE(outcome.ok);
+  EXPECT_NE(outcome.error.find("integer division by zero"), std::string::npos) << outcome.error;
+}
+
 TEST_F(SimPtx, PtxTheSimulatorLacksIsUnsupportedNamingTheInstruction) {
   for (const auto& [body, named] : std::vector<std::pair<std::string, std::string>>{
            {R"(asm volatile("wgmma.fence.sync.aligned;");)", "wgmma.fence.sync.aligned"},
@@ -619,6 +684,7 @@ TEST_F(SimPtx, PtxTheSimulatorLacksIsUnsupportedNamingTheInstruction) {
            {R"(unsigned r; asm("prmt.b32.f4e %0, %1, %2, 0x3210;" : "=r"(r) : "r"(1), "r"(2)); y[0] = r;)", "only the default mode"},
            {R"(asm volatile("{\n bra DONE;\n DONE:\n}");)", "bra DONE"},
            {R"(float v; asm("ld.local.f32 %0, [%1];" : "=f"(v) : "l"(y)); y[0] = v;)", "the .local state space"},
+           {R"(float v; asm("div.rz.f32 %0, %1, %2;" : "=f"(v) : "f"(y[0]), "f"(y[1])); y[0] = v;)", "directed rounding"},
        }) {
     SimModule m("extern \"C\" __global__ void k(float* y) {\n  " + body + "\n}\n", {"k"});
     EXPECT_FALSE(m.ok()) << body;

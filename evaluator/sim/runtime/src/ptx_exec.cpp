@@ -451,6 +451,18 @@ class Thread {
           return out(std::fmax(x, y));
         case Op::neg:
           return single ? bits(-f32(a)) : bits(-x);
+        case Op::div:
+          return single ? bits(f32(a) / f32(b)) : bits(x / y);
+        case Op::ex2:
+          return single ? bits(std::exp2f(f32(a))) : bits(std::exp2(x));
+        case Op::lg2:
+          return single ? bits(std::log2f(f32(a))) : bits(std::log2(x));
+        case Op::sqrt:
+          return single ? bits(std::sqrt(f32(a))) : bits(std::sqrt(x));
+        case Op::rsqrt:
+          return single ? bits(1.0f / std::sqrt(f32(a))) : bits(1.0 / std::sqrt(x));
+        case Op::rcp:
+          return single ? bits(1.0f / f32(a)) : bits(1.0 / x);
         default:
           fail(in, "not defined for floating-point types");
       }
@@ -480,6 +492,15 @@ class Thread {
       case Op::shr:
         if (isSigned(t)) return static_cast<std::uint64_t>(sa >> std::min<std::uint64_t>(b, static_cast<std::uint64_t>(w - 1))) & maskOf(w);
         return b >= static_cast<std::uint64_t>(w) ? 0 : a >> b;
+      case Op::div:
+      case Op::rem: {
+        // A GPU returns an unspecified value; here, as a division by zero in the kernel's C++ would, it
+        // stops the kernel (the host would trap). The one overflow, MIN / -1, wraps as the GPU's does.
+        if (b == 0) fail(in, "integer division by zero");
+        if (!isSigned(t)) return (in.op == Op::div ? a / b : a % b) & maskOf(w);
+        if (sb == -1) return in.op == Op::div ? (~a + 1) & maskOf(w) : 0;
+        return static_cast<std::uint64_t>(in.op == Op::div ? sa / sb : sa % sb) & maskOf(w);
+      }
       case Op::mul:
       case Op::mad: {
         const Int128 p = isSigned(t) ? Int128{sa} * sb : static_cast<Int128>(static_cast<UInt128>(a) * b);

@@ -505,6 +505,10 @@ class Parser {
     } else if (base == "add" || base == "sub" || base == "min" || base == "max" || base == "and" || base == "or" || base == "xor" || base == "shl" ||
                base == "shr" || base == "neg" || base == "not" || base == "fma" || base == "mad" || base == "mul") {
       decodeArithmetic(base, mods, in);
+    } else if (base == "div" || base == "rem") {
+      decodeDivision(base, mods, in);
+    } else if (base == "ex2" || base == "lg2" || base == "sqrt" || base == "rsqrt" || base == "rcp") {
+      decodeFloatFunction(base, mods, in);
     } else if (base == "setp") {
       in.op = Op::setp;
       static const std::map<std::string_view, Cmp> kCmp = {{"eq", Cmp::eq}, {"ne", Cmp::ne}, {"lt", Cmp::lt}, {"le", Cmp::le}, {"gt", Cmp::gt},
@@ -746,6 +750,36 @@ class Parser {
     if (in.op == Op::mad && isFloat(in.type)) in.op = Op::fma;
     const std::size_t sources = (in.op == Op::neg || in.op == Op::not_) ? 1 : (in.op == Op::fma || in.op == Op::mad) ? 3 : 2;
     need(in, sources + 1);
+  }
+
+  // div and rem: integer quotient and remainder; div of f32 and f64 (.rn, .full, .approx: the host's
+  // correctly rounded quotient, which .full and .approx are within 2 ulp of on a GPU).
+  void decodeDivision(std::string_view base, std::vector<std::string_view>& mods, Instr& in) {
+    in.op = base == "div" ? Op::div : Op::rem;
+    typed(in, mods, {"rn", "full", "approx", "ftz", "rz", "rm", "rp"});
+    directedRounding(in, mods);
+    if (isFloat(in.type) && (in.op == Op::rem || (in.type != Type::f32 && in.type != Type::f64))) unsupported(in.text, "type");
+    if (bitsOf(in.type) < 16 && !isFloat(in.type)) unsupported(in.text, "type");
+    need(in, 3);
+  }
+
+  // ex2, lg2 (.approx), sqrt, rsqrt, rcp of f32 and f64: the host's libm (the GPU's .approx forms are
+  // within their ISA bounds of it; .ftz's flushing of subnormals is not modelled).
+  void decodeFloatFunction(std::string_view base, std::vector<std::string_view>& mods, Instr& in) {
+    static const std::map<std::string_view, Op> kOps = {
+        {"ex2", Op::ex2}, {"lg2", Op::lg2}, {"sqrt", Op::sqrt}, {"rsqrt", Op::rsqrt}, {"rcp", Op::rcp}};
+    in.op = kOps.at(base);
+    typed(in, mods, {"approx", "rn", "ftz", "full", "rz", "rm", "rp"});
+    directedRounding(in, mods);
+    if (in.type != Type::f32 && in.type != Type::f64) unsupported(in.text, "type");
+    need(in, 2);
+  }
+
+  // Rounding toward zero or an infinity is not modelled for these: the host rounds to nearest.
+  void directedRounding(const Instr& in, const std::vector<std::string_view>& mods) {
+    if (isFloat(in.type) && std::any_of(mods.begin(), mods.end(), [](std::string_view m) { return m == "rz" || m == "rm" || m == "rp"; })) {
+      unsupported(in.text, "directed rounding");
+    }
   }
 
   Program& program_;

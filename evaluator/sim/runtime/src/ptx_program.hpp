@@ -104,6 +104,13 @@ enum class Op : unsigned char {
   atom,
   red,
   stmatrix,
+  div,
+  rem,
+  ex2,
+  lg2,
+  sqrt,
+  rsqrt,
+  rcp,
 };
 
 enum class Space : unsigned char { generic, global, shared };
