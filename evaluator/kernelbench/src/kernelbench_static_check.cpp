@@ -157,7 +157,7 @@ std::vector<KernelBenchStaticFinding> kernelBenchStaticFindings(std::string_view
   auto add = [&](const char* check, std::string message, bool strict) {
     if (!message.empty()) out.push_back({check, std::move(message), strict});
   };
-  // Strict (KernelBench's STRICT_CHECKS and the CUDA backend's implementation check).
+  // Strict (KernelBench's STRICT_CHECKS and the backend's implementation check).
   if (anyMatch(code, {R"(\btry\s*:)", R"(\bexcept\s*:)", R"(\bexcept\s+\w+)"})) {
     add("code_bypass", "Contains try-except block (potential fallback bypass)", true);
   } else if (matches(code, R"(\bpass\b)")) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "landlock.hpp"
+#include "seccomp_context.hpp"
 
 namespace {
 
@@ -77,11 +78,12 @@ namespace {
 // modules, BPF, perf, keyrings, io_uring and file handles. clone3 passes its flags in memory, which a
 // filter cannot read: it answers ENOSYS, and glibc falls back to clone, whose flags it can.
 int installEscapeFilter(std::string& why) {
-  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-  if (filter == nullptr) {
+  const cuset::detail::SeccompContext context(seccomp_init(SCMP_ACT_ALLOW));
+  if (!context) {
     why = "seccomp_init failed";
     return ENOMEM;
   }
+  scmp_filter_ctx filter = context.get();
   int rc = 0;
   // A call this architecture does not have is left out; a rule libseccomp refuses fails the whole filter.
   auto rule = [&](std::uint32_t action, const char* name, std::initializer_list<scmp_arg_cmp> compare) {
@@ -138,7 +140,6 @@ int installEscapeFilter(std::string& why) {
     rc = seccomp_load(filter);
     if (rc != 0) why = std::string("seccomp_load: ") + std::strerror(-rc);
   }
-  seccomp_release(filter);
   return rc;
 }
 

@@ -34,6 +34,7 @@
 #include "buffer_fences.hpp"
 #include "landlock.hpp"
 #include "module_state.hpp"
+#include "seccomp_context.hpp"
 #include "slow_watch.hpp"
 
 namespace cuset {
@@ -85,8 +86,9 @@ enum class Stage { loading, running };
 // under an allow-list too, so code the loader runs (SimCompiler refuses libraries that have any) can
 // only read files, which Landlock narrows to the library itself where the kernel has it.
 void installFilter(Stage stage, pid_t self) {
-  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_TRAP);
-  if (filter == nullptr) throw std::runtime_error("seccomp_init failed");
+  const detail::SeccompContext context(seccomp_init(SCMP_ACT_TRAP));
+  if (!context) throw std::runtime_error("seccomp_init failed");
+  scmp_filter_ctx filter = context.get();
   allowRunning(filter, self);
   if (stage == Stage::loading) {
     // seccomp: for the running filter, which only ever takes more away.
@@ -101,7 +103,6 @@ void installFilter(Stage stage, pid_t self) {
   seccomp_attr_set(filter, SCMP_FLTATR_CTL_TSYNC, 1);
   seccomp_attr_set(filter, SCMP_FLTATR_CTL_NNP, 0);  // set once by the child itself: prctl is not on the list
   const int rc = seccomp_load(filter);
-  seccomp_release(filter);
   if (rc != 0) throw std::runtime_error(std::string("seccomp_load failed: ") + std::strerror(-rc));
 }
 
@@ -446,10 +447,9 @@ int inChild(Attempt attempt) {
 SandboxSupport probeSandboxSupport() {
   SandboxSupport s;
   const int seccompError = inChild([] {
-    scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-    if (filter == nullptr) return ENOMEM;
-    const int rc = seccomp_load(filter);
-    seccomp_release(filter);
+    const detail::SeccompContext filter(seccomp_init(SCMP_ACT_ALLOW));
+    if (!filter) return ENOMEM;
+    const int rc = seccomp_load(filter.get());
     return rc == 0 ? 0 : -rc;
   });
   s.seccomp = seccompError == 0;
