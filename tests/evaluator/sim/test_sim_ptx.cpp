@@ -725,5 +725,47 @@ __device__ unsigned f() {
   EXPECT_FALSE(out.collectives);
 }
 
+// Whole kernel bodies (Triton's PTX) branch: loops, early exits, lanes that diverge and meet again at a
+// warp collective, and register files far larger than an asm statement's.
+TEST_F(SimPtx, BranchesLoopsEarlyExitsAndLargeRegisterFiles) {
+  SimModule m(R"(extern "C" __global__ void k(const int* n, int* out) {
+  int sum = 0;
+  asm volatile("{ .reg .pred %%p<2>; .reg .b32 %%r<300>;\n"
+      "mov.u32 %%r0, 0; mov.u32 %%r299, 0;\n"
+      "LOOP:\n"
+      "add.s32 %%r299, %%r299, %%r0; add.s32 %%r0, %%r0, 1;\n"
+      "setp.lt.s32 %%p0, %%r0, %1;\n"
+      "@%%p0 bra LOOP;\n"
+      "mov.u32 %0, %%r299; }" : "=r"(sum) : "r"(n[0]));
+  out[0] = sum;
+  int odd = 0;
+  asm volatile("{ .reg .pred %%p; .reg .b32 %%t, %%l;\n"
+      "mov.u32 %%l, %%laneid; and.b32 %%t, %%l, 1; setp.eq.u32 %%p, %%t, 0;\n"
+      "mov.u32 %0, 100;\n"
+      "@%%p bra.uni EVEN;\n"
+      "mov.u32 %0, %%l;\n"
+      "EVEN:\n"
+      "shfl.sync.bfly.b32 %0, %0, 1, 31, -1; }" : "=r"(odd));
+  out[1 + threadIdx.x] = odd;
+  if (threadIdx.x == 0) {
+    asm volatile("{ st.global.u32 [%0], 7; ret; st.global.u32 [%0], 8; }" :: "l"(out + 33) : "memory");
+  }
+})",
+              {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog << m.unsupported;
+  std::vector<int> n = {10}, out(34, -1);
+  int *pn = n.data(), *po = out.data();
+  const auto outcome = m.launch("k", dim3(1), dim3(32), {&pn, &po});
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(out[0], 45);
+  for (int lane = 0; lane < 32; ++lane) EXPECT_EQ(out[1 + lane], lane % 2 == 0 ? lane + 1 : 100) << lane;
+  EXPECT_EQ(out[33], 7);
+}
+
+TEST_F(SimPtx, ABranchToAnUndefinedLabelIsNamed) {
+  SimModule m(R"(extern "C" __global__ void k(int* out) { asm volatile("{ bra NOWHERE; }"); out[0] = 1; })", {"k"});
+  EXPECT_FALSE(m.ok());
+  EXPECT_NE(m.unsupported.find("undefined label"), std::string::npos) << m.unsupported << m.compileLog;
+}
 }  // namespace
 }  // namespace cuset

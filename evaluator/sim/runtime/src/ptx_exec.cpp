@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "block_runner.hpp"
 #include "ptx_program.hpp"
@@ -280,9 +282,16 @@ class Thread {
   Thread(const Program& p, std::uint64_t* file) : p_(p), file_(file), ctx_(*tls_thread) {}
 
   void run() {
-    for (const Instr& in : p_.code) {
+    for (std::size_t pc = 0; pc < p_.code.size();) {
+      const Instr& in = p_.code[pc++];
       if (in.guard >= 0 && ((file_[in.guard] != 0) == in.guardNegated)) continue;
-      step(in);
+      if (in.op == Op::bra) {
+        pc = in.target;
+      } else if (in.op == Op::exit) {
+        return;
+      } else {
+        step(in);
+      }
     }
   }
 
@@ -646,6 +655,9 @@ class Thread {
       case Op::trap:
         fail(in, "trap");
         break;
+      case Op::bra:
+      case Op::exit:
+        break;  // run() moves the program counter
       case Op::atom:
       case Op::red:
         atomic(in);
@@ -1032,7 +1044,16 @@ std::string warpCompute(WarpOp op, LaneSlot* const slots[32], unsigned group) {
 namespace cuset_sim {
 
 void ptx_run(const char* text, int operands, int extended, int line, std::uint64_t* registers) {
-  ptx::Thread(ptx::programFor(text, operands, extended, line), registers).run();
+  const ptx::Program& program = ptx::programFor(text, operands, extended, line);
+  if (program.registers <= ptx::kCallerRegisters) {
+    ptx::Thread(program, registers).run();
+    return;
+  }
+  // The caller holds only the operands (ptx_check says so): a register file of the program's size here.
+  std::vector<std::uint64_t> file(static_cast<std::size_t>(program.registers), 0);
+  std::copy(registers, registers + operands, file.begin());
+  ptx::Thread(program, file.data()).run();
+  std::copy(file.begin(), file.begin() + operands, registers);
 }
 
 }  // namespace cuset_sim

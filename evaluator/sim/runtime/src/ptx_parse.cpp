@@ -172,6 +172,7 @@ class Parser {
       ++closes;
       s = trim(s.substr(0, s.size() - 1));
     }
+    s = labels(s);
     if (!s.empty()) {
       if (s.front() == '.') {
         directive(s);
@@ -182,10 +183,32 @@ class Parser {
     for (int i = 0; i < closes; ++i) scope('}');
   }
 
+  // Points every branch at its label, once all statements are read (a branch may jump forward).
+  void resolveBranches() {
+    for (const auto& [index, name] : branches_) {
+      const auto it = labels_.find(name);
+      if (it == labels_.end()) fail(Kind::unsupported, "inline PTX `" + program_.code[index].text + "` branches to an undefined label");
+      program_.code[index].target = it->second;
+    }
+  }
+
  private:
   [[noreturn]] void fail(Kind kind, std::string message) { throw Failure{kind, std::move(message)}; }
   [[noreturn]] void unsupported(std::string_view what, std::string_view why = {}) {
     fail(Kind::unsupported, "inline PTX `" + std::string(what) + "` is not simulated" + (why.empty() ? "" : " (" + std::string(why) + ")"));
+  }
+
+  // Takes the labels (`name:`) that open a statement, each naming the next instruction's index.
+  std::string_view labels(std::string_view s) {
+    for (;;) {
+      std::size_t i = 0;
+      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_' || s[i] == '$')) ++i;
+      if (i == 0 || i >= s.size() || s[i] != ':' || std::isdigit(static_cast<unsigned char>(s[0]))) return s;
+      if (!labels_.emplace(std::string(s.substr(0, i)), program_.code.size()).second) {
+        fail(Kind::unsupported, "inline PTX defining label `" + std::string(s.substr(0, i)) + "` twice");
+      }
+      s = trim(s.substr(i + 1));
+    }
   }
 
   void scope(char c) {
@@ -219,13 +242,13 @@ class Parser {
       int count = 0;
       const std::string_view digits = name.substr(angle + 1, name.size() - angle - 2);
       std::from_chars(digits.data(), digits.data() + digits.size(), count);
-      if (count <= 0 || count > 64 || name.back() != '>') fail(Kind::unsupported, "inline PTX register range `" + std::string(name) + "`");
+      if (count <= 0 || count > kMaxRegisters || name.back() != '>') fail(Kind::unsupported, "inline PTX register range `" + std::string(name) + "`");
       for (int i = 0; i < count; ++i) declare(std::string(name.substr(0, angle)) + std::to_string(i), *type);
     }
   }
 
   void declare(std::string name, Type type) {
-    if (program_.registers >= 256) fail(Kind::unsupported, "inline PTX declaring more than 256 registers");
+    if (program_.registers >= kMaxRegisters) fail(Kind::unsupported, "PTX declaring more than " + std::to_string(kMaxRegisters) + " registers");
     scopes_.back()[std::move(name)] = program_.registers++;
     types_.resize(static_cast<std::size_t>(program_.registers), Type::none);
     types_.back() = type;
@@ -364,7 +387,6 @@ class Parser {
       s = end == std::string_view::npos ? std::string_view() : trim(s.substr(end));
       if (s.empty()) fail(Kind::unsupported, "inline PTX `" + in.text + "`: a guard without an instruction");
     }
-    if (!s.empty() && s.back() == ':') unsupported(s, "labels and branches");
     const std::size_t end = s.find_first_of(" \t\n");
     const std::string_view opcode = s.substr(0, end);
     std::vector<std::string_view> mods = split(opcode, '.');
@@ -372,6 +394,17 @@ class Parser {
     mods.erase(mods.begin());
     if (!isPtxOpcode(base) || (mods.empty() && !bareOpcode(base))) {
       fail(Kind::not_ptx, "`" + std::string(opcode) + "` is not a PTX instruction");
+    }
+    if (base == "bra" || base == "ret" || base == "exit") {
+      // bra[.uni] label; ret[.uni]; exit. Branches diverge lanes freely: each simulated thread has its own
+      // program counter, and warp collectives check that the lanes they wait for meet at one instruction.
+      if (!std::all_of(mods.begin(), mods.end(), [](std::string_view m) { return m == "uni"; })) unsupported(in.text, "modifier");
+      in.op = base == "bra" ? Op::bra : Op::exit;
+      const std::string_view target = end == std::string_view::npos ? std::string_view() : trim(s.substr(end));
+      if ((in.op == Op::bra) == target.empty()) unsupported(in.text, "operands");
+      if (in.op == Op::bra) branches_.emplace_back(program_.code.size(), std::string(target));
+      program_.code.push_back(std::move(in));
+      return;
     }
     if (end != std::string_view::npos) {
       for (std::string_view o : split(s.substr(end), ',')) in.operands.push_back(operand(o, in.text));
@@ -782,7 +815,11 @@ class Parser {
     }
   }
 
+  static constexpr int kMaxRegisters = 1 << 16;
+
   Program& program_;
+  std::map<std::string, std::size_t> labels_;                  // name: index of the instruction it precedes
+  std::vector<std::pair<std::size_t, std::string>> branches_;  // bra's index, its label
   std::vector<std::map<std::string, int>> scopes_;
   std::vector<Type> types_;  // of each register; none for the asm's operands
 };
@@ -831,13 +868,14 @@ PtxCheck parse(std::string_view text, int operands, bool extended, Program& prog
         start = i + 1;
       }
     }
+    parser.resolveBranches();
   } catch (const Failure& f) {
     check.kind = f.kind;
     check.message = f.message;
     program.code.clear();
     return check;
   }
-  check.registers = program.registers;
+  check.registers = program.registers > kCallerRegisters ? operands : program.registers;
   check.collectives = program.collectives;
   if (program.code.empty()) {
     check.kind = Kind::not_ptx;  // nothing to run: an empty asm("") is left to the host compiler

@@ -111,6 +111,8 @@ enum class Op : unsigned char {
   sqrt,
   rsqrt,
   rcp,
+  bra,   // to `target`
+  exit,  // ret/exit: the thread's program ends
 };
 
 enum class Space : unsigned char { generic, global, shared };
@@ -141,8 +143,13 @@ struct Instr {
   ShflMode shfl{};
   MulMode mul = MulMode::lo;
   AtomicOp atomic = AtomicOp::add;  // atom/red
+  std::size_t target = 0;           // bra: the index of the instruction after its label
   std::vector<Operand> operands;
 };
+
+// Programs declaring more registers than this get their register file from the runtime, not from the
+// caller's stack array: a whole kernel's body (Triton's PTX) declares thousands.
+constexpr int kCallerRegisters = 256;
 
 struct Program {
   std::vector<Instr> code;

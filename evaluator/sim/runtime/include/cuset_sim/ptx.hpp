@@ -23,7 +23,7 @@ struct PtxCheck {
   enum class Kind { simulated, not_ptx, unsupported };
   Kind kind = Kind::simulated;
   std::string message;       // not_ptx / unsupported: why, naming the instruction
-  int registers = 0;         // slots the program needs (operands first)
+  int registers = 0;         // slots the caller provides (operands first; only those where the program has hundreds)
   bool collectives = false;  // reaches a barrier or warp collective: the block needs fibers
 };
 
