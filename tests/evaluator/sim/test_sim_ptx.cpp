@@ -682,7 +682,6 @@ TEST_F(SimPtx, PtxTheSimulatorLacksIsUnsupportedNamingTheInstruction) {
            {R"(asm volatile("wgmma.fence.sync.aligned;");)", "wgmma.fence.sync.aligned"},
            {R"(unsigned r; asm("bfind.u32 %0, %1;" : "=r"(r) : "r"(1)); y[0] = r;)", "bfind.u32"},
            {R"(unsigned r; asm("prmt.b32.f4e %0, %1, %2, 0x3210;" : "=r"(r) : "r"(1), "r"(2)); y[0] = r;)", "only the default mode"},
-           {R"(asm volatile("{\n bra DONE;\n DONE:\n}");)", "bra DONE"},
            {R"(float v; asm("ld.local.f32 %0, [%1];" : "=f"(v) : "l"(y)); y[0] = v;)", "the .local state space"},
            {R"(float v; asm("div.rz.f32 %0, %1, %2;" : "=f"(v) : "f"(y[0]), "f"(y[1])); y[0] = v;)", "directed rounding"},
        }) {
