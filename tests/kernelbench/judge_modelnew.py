@@ -62,8 +62,13 @@ for r in results:
         failures.append(f"{name}: marked with library ops {got_ops}, expected a pure kernel")
     # Optional lines after it: `# reason: TEXT` (the verdict's reason contains TEXT), `# flags: F1 F2` (the
     # result's flags are exactly these; `# flags:` alone: none), `# kernelbench: true|false [WHY]` (the
-    # predicted KernelBench verdict, and why it differs from CuSeT's).
-    for line in r["source"].splitlines()[1:4]:
+    # predicted KernelBench verdict, and why it differs from CuSeT's), `# error_at_least: X` / `# error_below: X`
+    # (the largest relative error of the trials' comparisons: a kernel's numerics, as TF32 against IEEE).
+    max_rel = max((c.get("max_rel_error", 0.0) for c in r.get("comparisons", [])), default=None)
+    for line in r["source"].splitlines()[1:6]:
+        for key, holds in (("# error_at_least: ", lambda x, y: x >= y), ("# error_below: ", lambda x, y: x < y)):
+            if line.startswith(key) and (max_rel is None or not holds(max_rel, float(line[len(key):]))):
+                failures.append(f"{name}: largest relative error {max_rel}, expected {line}")
         if line.startswith("# kernelbench: "):
             want = line[len("# kernelbench: "):].split()
             got = [str(r.get("kernelbench_correct")).lower()] + ([r["kernelbench"]["disagreement"]] if r.get("kernelbench", {}).get("disagreement") else [])

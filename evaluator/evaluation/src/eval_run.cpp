@@ -120,7 +120,7 @@ EvalHarness::EvalHarness(const EvalConfig& config, const BackendChoice& backend)
       references(backend.kind == BackendKind::cuda && TorchReference::cudaAvailable()),
       jobs(workerCount(config)),
       translator(translatorOptions(config, backend.kind, jobs, compiler)),
-      triton(config.kernelbench),
+      triton(&translator, config.kernelbench),
       kernelbench(&translator, config.kernelbench),
       kernelbenchCheck(config.kernelbench, backend.arch) {
   if (backend.kind == BackendKind::sim) {

@@ -41,6 +41,7 @@ import torch.nn as nn  # noqa: E402
 
 import kb_construction  # noqa: E402
 import kb_recording  # noqa: E402
+import kb_triton  # noqa: E402
 from kb_host import StopCapture, build_failure, patch_compile, patch_cuda_api, patch_extension_api  # noqa: E402
 from kb_recording import DTYPE_NAMES, DTYPES, OnRecordingDevice, Rec, Recording, view_json  # noqa: E402
 from kb_sandbox import RESULT, Verdict, finish, install_audit_hook, install_seccomp, unsupported  # noqa: E402
@@ -368,6 +369,7 @@ def main():
     captured = patch_extension_api(args.mode, built)
     patch_cuda_api()
     patch_compile()
+    kb_triton.patch_triton()
     kb_recording.mark_module_tensors()
     # torch 2.x imports torch._dynamo lazily, the first time one of its Python-implemented (meta) kernels
     # runs, and that import looks up and makes a cache folder (TORCHINDUCTOR_CACHE_DIR, which the
@@ -407,7 +409,7 @@ def main():
         # KernelBench's construction is compared once, at the size set with the fewest input elements.
         smallest = min(problem["size_sets"], key=lambda s: sum(math.prod(i["shape"]) for i in problem["size_sets"][s]["inputs"]))
         plans = {s: record_size_set(args.solution, source, problem, s, kb, compare_construction=s == smallest) for s in problem["size_sets"]}
-        finish({"status": "recorded", "plans": plans})
+        finish({"status": "recorded", "plans": plans, "triton": kb_triton.recorded_sources()})
     except Verdict as v:
         finish({"status": v.status, "reason": v.reason})
     except kb.Skip as s:

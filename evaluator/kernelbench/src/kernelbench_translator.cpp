@@ -232,6 +232,11 @@ class Session {
     json recorded = recorder("record", folder_ / "extensions.json", t);
     if (!t.ok()) return t;
     t.plan.deviceSource = std::string(kDevicePrelude) + launchedDeviceCode(deviceParts, recorded.at("plans"));
+    // The Triton form: each Triton kernel it launched, compiled to PTX and wrapped as CUDA (kb_triton.py).
+    if (const auto triton = recorded.find("triton"); triton != recorded.end() && triton->is_object()) {
+      t.plan.deviceSource += triton->value("device_source", std::string());
+      for (const auto& line : triton->value("log", json::array())) t.log += line.get<std::string>() + "\n";
+    }
     t.recorded = recorded.at("plans");
     return t;
   }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "cuset/evaluator/compile/sim_inline_ptx.hpp"
@@ -759,6 +760,44 @@ TEST_F(SimPtx, BranchesLoopsEarlyExitsAndLargeRegisterFiles) {
   EXPECT_EQ(out[0], 45);
   for (int lane = 0; lane < 32; ++lane) EXPECT_EQ(out[1 + lane], lane % 2 == 0 ? lane + 1 : 100) << lane;
   EXPECT_EQ(out[33], 7);
+}
+
+// mma.sync m16n8k8 with tf32 inputs, as Triton's tl.dot on float32 emits it on sm_80: the fragment
+// layout of the PTX ISA's table, and inputs whose low 13 bits the tensor cores ignore.
+TEST_F(SimPtx, Tf32MmaUsesTheIsaLayoutAndIgnoresTheLow13Bits) {
+  SimModule m(R"(extern "C" __global__ void k(const float* A, const float* B, float* D) {
+  const int lane = threadIdx.x, g = lane / 4, t = lane % 4;
+  const float a0 = A[g * 8 + t], a1 = A[(g + 8) * 8 + t], a2 = A[g * 8 + t + 4], a3 = A[(g + 8) * 8 + t + 4];
+  const float b0 = B[t * 8 + g], b1 = B[(t + 4) * 8 + g];
+  float d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+               : "r"(__float_as_uint(a0)), "r"(__float_as_uint(a1)), "r"(__float_as_uint(a2)), "r"(__float_as_uint(a3)),
+                 "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
+  D[g * 8 + 2 * t] = d0; D[g * 8 + 2 * t + 1] = d1; D[(g + 8) * 8 + 2 * t] = d2; D[(g + 8) * 8 + 2 * t + 1] = d3;
+})",
+              {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog << m.unsupported;
+  std::vector<float> A(16 * 8), B(8 * 8), D(16 * 8, -1.0f);
+  for (int i = 0; i < 16 * 8; ++i) A[i] = 1.0f + static_cast<float>(i % 7) / 8.0f + std::ldexp(1.0f, -20);  // bits below tf32's
+  for (int i = 0; i < 8 * 8; ++i) B[i] = static_cast<float>(i % 5) - 2.0f + std::ldexp(1.0f, -19);
+  auto tf32 = [](float x) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    u &= 0xffffe000u;
+    std::memcpy(&x, &u, 4);
+    return x;
+  };
+  float *pa = A.data(), *pb = B.data(), *pd = D.data();
+  const auto outcome = m.launch("k", dim3(1), dim3(32), {&pa, &pb, &pd});
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  for (int r = 0; r < 16; ++r) {
+    for (int c = 0; c < 8; ++c) {
+      float want = 0;
+      for (int k = 0; k < 8; ++k) want = std::fmaf(tf32(A[r * 8 + k]), tf32(B[k * 8 + c]), want);
+      EXPECT_EQ(D[r * 8 + c], want) << r << "," << c;
+    }
+  }
 }
 
 TEST_F(SimPtx, ABranchToAnUndefinedLabelIsNamed) {

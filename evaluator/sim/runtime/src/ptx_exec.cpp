@@ -19,6 +19,8 @@
 #include "block_runner.hpp"
 #include "ptx_program.hpp"
 
+extern "C" void cuset_sim_shared_access(std::uintptr_t address, std::size_t size, int write, const void* pc);  // shared_accesses.cpp
+
 namespace cuset_sim::ptx {
 
 namespace {
@@ -421,6 +423,9 @@ class Thread {
     if (reinterpret_cast<std::uintptr_t>(p) % total != 0)
       fail(in, format("misaligned address %p for a %zu-byte access", static_cast<void*>(p), total));
     if (load && in.space != Space::shared) detail::check_tail_read(p, total);
+    // As the host build's instrumentation hands C++ loads and stores over: the race checks (between the
+    // threads of a block, and between blocks in global memory) see the PTX's accesses too.
+    cuset_sim_shared_access(reinterpret_cast<std::uintptr_t>(p), total, load ? 0 : 1, &in);
     for (int i = 0; i < in.vec; ++i) {
       const int reg = data.kind == Operand::Kind::vector ? data.elements[static_cast<std::size_t>(i)] : data.reg;
       if (load) {
@@ -946,7 +951,17 @@ std::string matrixMultiply(LaneSlot* const slots[32]) {
     const LaneSlot& s = *slots[lane];
     const auto& ops = s.instr->operands;
     const int g = lane / 4, t = lane % 4;
-    if (K == 16) {
+    if (in.type2 == Type::tf32) {
+      // One element per register, its low 13 bits ignored as the tensor cores ignore them (Triton hands
+      // them raw float32; cvt.rna.tf32.f32 first would have rounded instead). Products of two tf32 values
+      // are exact in float32.
+      auto tf32 = [&](const Operand& o, int i) {
+        const int reg = o.elements[static_cast<std::size_t>(i)];
+        return f32((reg >= 0 ? s.file[reg] : 0) & 0xffffe000u);
+      };
+      for (int i = 0; i < 4; ++i) A[g + 8 * (i % 2)][t + 4 * (i / 2)] = tf32(ops[1], i);
+      for (int i = 0; i < 2; ++i) B[t + 4 * i][g] = tf32(ops[2], i);
+    } else if (K == 16) {
       for (int i = 0; i < 8; ++i) A[g + 8 * ((i / 2) % 2)][2 * t + i % 2 + 8 * (i / 4)] = element16(s, ops[1], i, in.type2);
       for (int i = 0; i < 4; ++i) B[2 * t + i % 2 + 8 * (i / 2)][g] = element16(s, ops[2], i, in.type2);
     } else {

@@ -743,15 +743,18 @@ class Parser {
         {".sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", {Type::f16, Type::f16, Type::f16, Type::none}},
         {".sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", {Type::f32, Type::f16, Type::f32, Type::none}},
         {".sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32", {Type::f32, Type::bf16, Type::f32, Type::none}},
-        {".sync.aligned.m16n8k8.row.col.f16.f16.f16.f16", {Type::f16, Type::f16, Type::f16, Type::none}}};
+        {".sync.aligned.m16n8k8.row.col.f16.f16.f16.f16", {Type::f16, Type::f16, Type::f16, Type::none}},
+        {".sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", {Type::f32, Type::tf32, Type::f32, Type::none}}};
     auto it = kForms.find(rest);
-    if (it == kForms.end()) unsupported(in.text, "of mma.sync, only m16n8k16 and m16n8k8 .row.col with f16/bf16 inputs are");
+    if (it == kForms.end()) unsupported(in.text, "of mma.sync, only m16n8k16 and m16n8k8 .row.col with f16/bf16 inputs, and m16n8k8 with tf32, are");
     in.type = it->second[0];
     in.type2 = it->second[1];
     in.type3 = it->second[2];
     in.k = rest.find("m16n8k16") != std::string::npos ? 16 : 8;
     need(in, 4);
-    const std::size_t dRegs = in.type == Type::f32 ? 4 : 2, aRegs = in.k == 16 ? 4 : 2, bRegs = in.k == 16 ? 2 : 1;
+    // A tf32 element fills a register; f16/bf16 pack two.
+    const std::size_t dRegs = in.type == Type::f32 ? 4 : 2, aRegs = in.k == 16 || in.type2 == Type::tf32 ? 4 : 2,
+                      bRegs = in.k == 16 || in.type2 == Type::tf32 ? 2 : 1;
     const std::size_t expected[4] = {dRegs, aRegs, bRegs, dRegs};
     for (int i = 0; i < 4; ++i) {
       const Operand& o = in.operands[i];

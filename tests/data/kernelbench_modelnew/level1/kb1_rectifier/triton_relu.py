@@ -1,8 +1,8 @@
-# expect: unsupported
+# expect: correct pure
 # form: triton
-# reason: a Triton solution (@triton.jit kernels)
 # A Triton ModelNew (KernelBench's backend="triton"): recognised as the Triton form, statically checked,
-# and `unsupported` until Triton launches run, never a sandbox violation for Triton's own start-up.
+# its launch recorded and compiled to PTX, run on the simulator; never a sandbox violation for Triton's
+# own start-up.
 import torch
 import torch.nn as nn
 import triton

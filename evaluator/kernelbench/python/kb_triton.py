@@ -1,0 +1,213 @@
+"""Triton launches of a recorded solution (the Triton form: docs/candidate-format.md, "The Triton form").
+
+`kernel[grid](...)` in a solution's forward does not run Triton's launcher here: `JITFunction.run` is
+replaced by one that specialises the kernel exactly as Triton's own binder does (dtypes, 16-byte
+divisibility of pointers and integers, integers equal to 1 as constants), compiles it for `sm_80` with
+Triton's compiler in this process and stops at PTX (the next stage, ptxas, is a new process, which the
+recording's sandbox forbids and the simulator does not need), and records the launch as a kernel step of
+the plan: grid after `meta`, 32 x num_warps threads, Triton's shared memory, pointer arguments bound to
+the plan's buffers, scalars with their types, the two scratch pointers Triton 3.x adds as null.
+
+The PTX becomes CUDA C++ the rest of the pipeline already runs: a `__global__` function with the PTX
+kernel's parameters whose body is that kernel's body as one inline-asm statement (`ld.param` turned into
+the statement's operands, Triton's `global_smem` into the block's dynamic shared memory). NVRTC compiles
+it, the simulator runs it with its out-of-bounds, race, uninitialised-read and fence checks.
+
+`triton.autotune` picks one configuration on the CPU: the first of those its pruning keeps (pre-hooks
+run as Triton runs them), recorded in the plan's log. Nothing here runs a kernel.
+"""
+import re
+
+import torch
+
+from kb_sandbox import unsupported
+
+try:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource, make_backend
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.jit import JITFunction, create_function_from_signature
+    from triton._C.libtriton import ir
+except ImportError:  # a torch without Triton: no solution can import it either
+    triton = None
+
+# Ampere: the newest target whose tensor-core instructions (mma.sync) the simulator runs; Hopper's wgmma
+# is not simulated, and its numerics (TF32 products for float32 tl.dot) are the same.
+ARCH = 80
+# The PTX ISA Triton would target with the ptxas it ships (12.9): given, so that nothing asks ptxas.
+PTX_VERSION = 88
+
+KERNELS = {}    # (kernel, signature, constexprs, attrs, options) -> compiled entry
+SOURCES = []    # the CUDA C++ of every compiled kernel, in compile order
+CHOICES = []    # autotune's choices, for the log
+
+
+def _backend():
+    return make_backend(GPUTarget("cuda", ARCH, 32))
+
+
+def _aligned_like(t):
+    """A CPU tensor whose data pointer has the recorded tensor's alignment on a GPU (allocations there
+    are 256-byte aligned; a view adds its byte offset): what Triton's binder specialises on."""
+    offset = t.storage_offset() * t.element_size() % 256
+    base = torch.empty(512 + t.element_size(), dtype=torch.uint8)
+    start = (-base.data_ptr()) % 256 + offset
+    return base[start:start + t.element_size()].view(t.dtype)
+
+
+def _compile(fn, signature, constexprs, attrs, options):
+    backend = _backend()
+    src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
+    opts = backend.parse_options(dict(options.__dict__, ptx_version=PTX_VERSION, **src.parse_options()))
+    metadata = {"target": GPUTarget("cuda", ARCH, 32), **opts.__dict__}
+    stages = {}
+    backend.add_stages(stages, opts, src.language)
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    module = src.make_ir(GPUTarget("cuda", ARCH, 32), opts, backend.get_codegen_implementation(opts), backend.get_module_map(), context)
+    for ext, stage in stages.items():
+        if ext == "cubin":
+            break
+        module = stage(module, metadata)
+    return module, metadata
+
+
+PARAM = re.compile(r"\.param\s+\.(\w+)(\s+\.ptr(?:\s+\.(?:global|shared|const|local))?)?(?:\s+\.align\s+\d+)?\s+(\w+)")
+C_TYPES = {"ptr": ("void*", "l"), "u64": ("unsigned long long", "l"), "b64": ("unsigned long long", "l"), "s64": ("long long", "l"),
+           "u32": ("unsigned int", "r"), "b32": ("unsigned int", "r"), "s32": ("int", "r"), "f32": ("float", "f"),
+           "f64": ("double", "d"), "u16": ("unsigned short", "h"), "b16": ("unsigned short", "h"), "u8": ("unsigned short", "h")}
+
+
+def cuda_of_ptx(ptx, name):
+    """The kernel of `ptx` as a CUDA C++ __global__ function named `name` (see the module's docstring)."""
+    entry = re.search(r"\.visible\s+\.entry\s+(\w+)\s*\((.*?)\)", ptx, re.S)
+    if entry is None:
+        raise unsupported("Triton's PTX has no kernel entry")
+    if re.search(r"^\s*(?:@%\w+\s+)?call\b", ptx, re.M):
+        raise unsupported("a Triton kernel that calls a function (device assert, printf, an external library) is not simulated")
+    # (PTX type, a pointer, name); a pointer is declared as one, so that the plan's checks see it
+    params = [(t, "ptr" if ptr else t, n) for t, ptr, n in PARAM.findall(entry.group(2))]
+    body_start = ptx.index("{", entry.end())
+    depth, i = 0, body_start
+    while True:
+        depth += {"{": 1, "}": -1}.get(ptx[i], 0)
+        if depth == 0:
+            break
+        i += 1
+    body = ptx[body_start + 1:i]
+    lines = []
+    for line in body.splitlines():
+        line = line.split("//", 1)[0].strip()
+        if not line or line.startswith((".loc", ".file", ".pragma")):
+            continue
+        lines.append(line)
+    body = "\n".join(lines).replace("%", "%%")
+    body = re.sub(r"\$(L__\w+)", r"\1", body)
+    operands = []
+    for n, (ptype, _, pname) in enumerate(params):
+        if ptype not in C_TYPES:
+            raise unsupported(f"a Triton kernel parameter of PTX type .{ptype}")
+        body = re.sub(r"ld\.param\.(\w+)\s+([^,]+),\s*\[" + re.escape(pname) + r"\]", rf"mov.\1 \2, %{n}", body)
+    smem = len(params)
+    uses_smem = "global_smem" in body
+    body = re.sub(r"\bglobal_smem\b", f"%{smem}", body)
+    if "ld.param" in body:
+        raise unsupported("Triton's PTX reads a kernel parameter the harness cannot bind")
+    args = ", ".join(f"{C_TYPES[t][0]} p{n}" for n, (_, t, _) in enumerate(params))
+    ins = [f'"{C_TYPES[t][1]}"(p{n})' for n, (_, t, _) in enumerate(params)]
+    code = f'extern "C" __global__ void {name}({args}) {{\n'
+    if uses_smem:
+        code += "  extern __shared__ __align__(16) unsigned char cuset_triton_smem[];\n"
+        ins.append('"r"(static_cast<unsigned>(__cvta_generic_to_shared(cuset_triton_smem)))')
+    text = "".join(f'    "{line}\\n"\n' for line in body.splitlines())
+    code += f"  asm volatile(\n    \"{{\\n\"\n{text}    \"}}\"\n    :: {', '.join(ins)} : \"memory\");\n}}\n"
+    return code, params
+
+
+def _scalar(value, ptype):
+    """A scalar argument as the plan holds it: little-endian bytes and a kind."""
+    import struct
+    if ptype == "f32":
+        return {"bytes": struct.pack("<f", float(value)).hex(), "kind": "float"}
+    if ptype == "f64":
+        return {"bytes": struct.pack("<d", float(value)).hex(), "kind": "float"}
+    size = {"u64": 8, "b64": 8, "s64": 8, "u32": 4, "b32": 4, "s32": 4, "u16": 2, "b16": 2, "u8": 2}[ptype]
+    return {"bytes": (int(value) & ((1 << (8 * size)) - 1)).to_bytes(size, "little").hex(), "kind": "int"}
+
+
+def launch(fn, args, kwargs, grid):
+    """Records one launch of the JITFunction `fn` (its run() replaced: see the module's docstring)."""
+    import kb_recording
+    from kb_recording import Rec
+    options_kwargs = {k: v for k, v in kwargs.items() if k not in fn.arg_names}
+    call_kwargs = {k: v for k, v in kwargs.items() if k in fn.arg_names}
+    bound = fn.signature.bind(*args, **call_kwargs)
+    bound.apply_defaults()
+    values = list(bound.arguments.values())
+    proxies = [_aligned_like(v) if isinstance(v, Rec) else v for v in values]
+    for v in values:
+        if isinstance(v, torch.Tensor) and not isinstance(v, Rec):
+            raise unsupported("a Triton kernel is given a tensor that is not one of the recording's (a CPU tensor?)")
+    backend = _backend()
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    bound_args, specialization, options = binder(*proxies, **options_kwargs)
+    options, signature, constexprs, attrs = fn._pack_args(backend, options_kwargs, bound_args, specialization, options)
+    key = (id(fn), tuple(signature.items()), tuple(sorted((str(k), repr(v)) for k, v in constexprs.items())),
+           tuple(sorted((str(k), repr(v)) for k, v in attrs.items())), repr(sorted(options.__dict__.items())))
+    if key not in KERNELS:
+        ptx, metadata = _compile(fn, signature, constexprs, attrs, options)
+        if metadata.get("global_scratch_size", 0) or metadata.get("profile_scratch_size", 0):
+            raise unsupported("a Triton kernel that needs global scratch memory is not simulated")
+        name = f"cuset_triton_{len(KERNELS)}_{metadata['name']}"
+        code, params = cuda_of_ptx(ptx, name)
+        SOURCES.append(code)
+        KERNELS[key] = {"name": name, "params": params, "shared": metadata["shared"], "threads": 32 * metadata["num_warps"]}
+    kernel = KERNELS[key]
+    meta = dict(zip(fn.arg_names, values))
+    meta.update(options_kwargs)
+    g = grid(meta) if callable(grid) else grid
+    g = [int(x) for x in (tuple(g) if isinstance(g, (tuple, list)) else (g,))] + [1, 1]
+    runtime = [v for v, (kind, _) in zip(values, specialization) if kind != "constexpr"]
+    plan_args = []
+    for n, (ptype, _, _) in enumerate(kernel["params"]):
+        if n >= len(runtime):
+            plan_args.append({"null": True})  # Triton 3.x's global and profile scratch pointers
+        elif isinstance(runtime[n], Rec):
+            t = runtime[n]
+            plan_args.append({"buffer": t.buffer.id, "byte_offset": t.meta.storage_offset() * t.element_size()})
+        elif runtime[n] is None:
+            plan_args.append({"null": True})
+        else:
+            plan_args.append(_scalar(runtime[n], ptype))
+    if min(g[:3]) <= 0:
+        return None  # an empty grid launches nothing (as on a GPU)
+    kb_recording.current().record_launch({"kernel": kernel["name"], "grid": g[:3], "block": [kernel["threads"], 1, 1],
+                                          "shared": kernel["shared"], "args": plan_args, "library": "triton"})
+    return None
+
+
+def autotuned(tuner, args, kwargs):
+    """Autotuner.run on the CPU: the first configuration its pruning keeps, deterministically."""
+    tuner.nargs = dict(zip(tuner.arg_names, args))
+    configs = tuner.prune_configs(kwargs) if len(tuner.configs) > 1 else tuner.configs
+    config = configs[0]
+    CHOICES.append(f"autotune {getattr(tuner.fn, '__name__', 'kernel')}: {config} (the first of {len(configs)} kept)")
+    full = {**tuner.nargs, **kwargs, **config.all_kwargs()}
+    if config.pre_hook:
+        config.pre_hook(full)
+    return tuner.fn.run(*args, **kwargs, **config.all_kwargs())
+
+
+def patch_triton():
+    """Replaces Triton's launch and autotuning with the recording's; a no-op without Triton."""
+    if triton is None:
+        return
+    JITFunction.run = lambda self, *args, grid, warmup, **kwargs: None if warmup else launch(self, args, kwargs, grid)
+    Autotuner.run = lambda self, *args, **kwargs: autotuned(self, args, kwargs)
+
+
+def recorded_sources():
+    """What the recording adds to the plan's device code and log."""
+    return {"device_source": "".join(SOURCES), "log": CHOICES}

@@ -1,0 +1,27 @@
+# expect: runtime_error
+# form: triton
+# reason: race
+# Every program stores its result at the first BLOCK elements too (a "fast path" that forgot its
+# offset): programs store different values to the same output without any ordering, which a GPU
+# resolves by whichever block runs last. The simulator reports the race between programs.
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offsets < n
+    x = tl.load(x_ptr + offsets, mask=inside)
+    tl.store(y_ptr + offsets, tl.maximum(x, 0.0), mask=inside)
+    tl.store(y_ptr + tl.arange(0, BLOCK), tl.maximum(x, 0.0), mask=inside)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        n = x.numel()
+        relu_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
+        return y
