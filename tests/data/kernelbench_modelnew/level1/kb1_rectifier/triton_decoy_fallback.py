@@ -1,4 +1,4 @@
-# expect: correct library: relu
+# expect: correct library: aten::relu
 # form: triton
 # A decoy (KernelGYM's name): a Triton kernel is defined, but forward answers with PyTorch's own relu
 # whenever the input is on the GPU, which it always is. Correct, and marked as not its own kernel.

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Triton solutions judged here against the GPU verdicts they came with (issue #64's measurement).
+
+The corpus is ../shared/triton-solutions/llmkernel: model-written KernelBench solutions whose ModelNew
+launches @triton.jit kernels, each labelled with that project's own GPU verdict (RTX 4090,
+torch.allclose(atol=1e-3, rtol=1e-2)) in labels_derived.jsonl. Per problem, up to N GPU-correct and N
+GPU-failed files are taken (in file order, so runs compare), laid out as candidates of the imported
+problem, judged with `cuset eval --backend-lang triton`, and counted per level in both directions.
+Every disagreement is classified:
+
+  harness        CuSeT could not judge it (unsupported, harness_error, a timeout on the simulator)
+  tolerance      GPU-correct, wrong here, but within the corpus's own tolerance (atol 1e-3 + rtol 1e-2),
+                 which is looser than KernelBench's 1e-4 for float32: the corpus's verdict, not a defect
+  drift          the solution does not fit the problem as ../shared/kernelbench has it now (shapes,
+                 signatures, init arguments changed since the corpus was made)
+  label          GPU-failed, correct here, and the corpus paired that label with the file by sort order
+                 (its README: "a few labels may be off")
+  defect         none of these: a defect of CuSeT or a true GPU-only failure; listed one by one
+
+usage: triton_agreement.py CUSET SUITE TRITON_ROOT OUT [--levels 1,2] [--per-problem 1] [--kernelbench-gpu ada]
+  SUITE        `cuset import kernelbench ../shared/kernelbench/KernelBench --levels 1,2`
+  TRITON_ROOT  ../shared/triton-solutions
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("cuset")
+ap.add_argument("suite")
+ap.add_argument("root")
+ap.add_argument("out")
+ap.add_argument("--levels", default="1,2")
+ap.add_argument("--per-problem", type=int, default=1, help="GPU-correct and GPU-failed files per problem, each")
+ap.add_argument("--kernelbench-gpu", default="ada", help="the GPU class kernelbench_correct predicts (the corpus ran on an RTX 4090)")
+ap.add_argument("--jobs", default="2")
+ap.add_argument("--reuse", action="store_true", help="judge only what the run folder lacks (cuset eval resumes)")
+args = ap.parse_args()
+
+levels = [int(x) for x in args.levels.split(",")]
+llm = os.path.join(args.root, "llmkernel")
+labels = [json.loads(line) for line in open(os.path.join(llm, "labels_derived.jsonl"))]
+chosen = collections.OrderedDict()  # candidate path -> label
+counts = collections.Counter()
+for label in labels:
+    m = re.match(r"results/level(\d+)/(\d+)_[^/]+/code/", label["kernel"])
+    if not m or int(m.group(1)) not in levels or not label.get("is_triton_modelnew") or label["correct"] is None:
+        continue
+    key = (label["kernel"].split("/code/")[0], label["correct"])
+    if counts[key] >= args.per_problem:
+        continue
+    counts[key] += 1
+    chosen[label["kernel"]] = label
+
+candidates = os.path.join(args.out, "candidates")
+if not args.reuse:
+    shutil.rmtree(candidates, ignore_errors=True)
+unmatched = []
+origin_of = {}
+for path, label in chosen.items():
+    level, stem = path.split("/")[1], path.split("/")[2]
+    number = int(stem.split("_")[0])
+    problems = {int(mm.group(1)): d for d in os.listdir(os.path.join(args.suite, level)) if (mm := re.match(r"kb(\d+)_", d))}
+    if number not in problems:
+        unmatched.append(path)
+        continue
+    folder = os.path.join(candidates, level, problems[number])
+    os.makedirs(folder, exist_ok=True)
+    name = f"{'gpu_correct' if label['correct'] else 'gpu_failed'}_{os.path.basename(path)}"
+    shutil.copy(os.path.join(llm, path), os.path.join(folder, name))
+    origin_of[name] = label
+if unmatched:
+    print(f"{len(unmatched)} solution(s) answer no problem of the suite (not imported or not simulable): {', '.join(unmatched[:5])}")
+
+run = os.path.join(args.out, "run")
+if not args.reuse:
+    shutil.rmtree(run, ignore_errors=True)
+start = time.time()
+p = subprocess.run([args.cuset, "eval", "--candidates", candidates, "--problems", args.suite, "--backend", "sim", "--backend-lang", "triton",
+                    "--out", run, "--seed", "7", "--kernelbench-gpu", args.kernelbench_gpu, "--jobs", args.jobs, "--quiet", "--max-rows", "0"],
+                   capture_output=True, text=True, errors="replace")
+wall = time.time() - start
+if not os.path.exists(os.path.join(run, "results.jsonl")):
+    sys.exit(f"cuset eval failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+results = [json.loads(line) for line in open(os.path.join(run, "results.jsonl")) if line.strip()]
+
+DRIFT = re.compile(r"has shape|the problem's is|takes \d+ positional|unexpected keyword|missing \d+ required|size mismatch|"
+                   r"shape '\[|must match the size|forward returns \d+ output|mat1 and mat2 shapes|Expected .*size", re.I)
+
+
+def within_corpus_tolerance(r):
+    cs = r.get("comparisons", [])
+    return bool(cs) and all(c.get("max_abs_error", 1e9) <= 1e-3 or c.get("max_rel_error", 1e9) <= 1e-2 for c in cs)
+
+
+def classify(r, label):
+    v = r["verdict"]
+    if v in ("unsupported", "harness_error", "timeout"):
+        return "harness"
+    if DRIFT.search(r.get("reason", "")):
+        return "drift"
+    if label["correct"] and v == "wrong_answer" and within_corpus_tolerance(r):
+        return "tolerance"
+    if not label["correct"] and label.get("match") == "order":
+        return "label"
+    return "defect"
+
+
+rows = collections.defaultdict(lambda: collections.Counter())
+disagreements = collections.defaultdict(lambda: collections.Counter())
+defects = []
+seconds = []
+for r in results:
+    label = origin_of.get(os.path.basename(r["origin"]))
+    if label is None:
+        continue
+    level = r["problem"].split("/")[0]
+    gpu = "GPU-correct" if label["correct"] else "GPU-failed"
+    rows[(level, gpu)][r["verdict"]] += 1
+    seconds.append(r.get("timings_ms", {}).get("total", 0) / 1000)
+    agrees = (r["verdict"] == "correct") == bool(label["correct"])
+    if not agrees:
+        why = classify(r, label)
+        disagreements[(level, gpu)][why] += 1
+        if why == "defect":
+            defects.append(f"{r['problem']} {os.path.basename(r['origin'])} ({gpu}): {r['verdict']}: {r.get('reason', '')[:220]}")
+
+print(f"{len(results)} Triton solutions judged in {wall:.0f} s (--per-problem {args.per_problem}, levels {args.levels})")
+for level in sorted({k[0] for k in rows}):
+    print(f"\n{level}\n")
+    print("| GPU verdict (corpus) | judged | agree | correct | wrong_answer | runtime_error | compile_error | unsupported | timeout | other | disagreements |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for gpu in ("GPU-correct", "GPU-failed"):
+        c = rows[(level, gpu)]
+        n = sum(c.values())
+        if n == 0:
+            continue
+        agree = c["correct"] if gpu == "GPU-correct" else n - c["correct"]
+        named = ("correct", "wrong_answer", "runtime_error", "compile_error", "unsupported", "timeout")
+        other = n - sum(c[k] for k in named)
+        why = ", ".join(f"{k} {v}" for k, v in sorted(disagreements[(level, gpu)].items())) or "-"
+        print(f"| {gpu} | {n} | {agree} ({100 * agree / n:.0f}%) | " + " | ".join(str(c[k]) for k in named) + f" | {other} | {why} |")
+if seconds:
+    seconds.sort()
+    print(f"\nper verdict (total, cold caches included): median {seconds[len(seconds) // 2]:.1f} s, p90 {seconds[int(0.9 * (len(seconds) - 1))]:.1f} s")
+if defects:
+    print("\nunclassified disagreements (defect: ours, or a failure only a GPU has):")
+    for d in defects:
+        print("  " + d)
