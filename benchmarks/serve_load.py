@@ -10,8 +10,13 @@ With --fleet W the same load goes through a fleet on loopback instead: redis-ser
 redis://... --jobs 0` and W `cuset worker` processes sharing the --jobs between them (docs/serve.md "A
 fleet"): the queue's cost beside the embedded one's on the same machine.
 
+With --triton DIR (../shared/triton-solutions/llmkernel) the same two phases follow with Triton solutions
+(`"backend": "triton"`, one GPU-correct level-1 solution per problem, as many as --requests): Triton's
+throughput beside CUDA's, on the same server.
+
 usage: serve_load.py CUSET [--clients 4] [--requests 24] [--jobs 2] [--fleet W] [--kernelbench ../shared/kernelbench]
-                           [--solutions ../shared/kernelbench-solutions/cuda-l1] [--work /tmp/serve-load]
+                           [--solutions ../shared/kernelbench-solutions/cuda-l1] [--triton ../shared/triton-solutions/llmkernel]
+                           [--work /tmp/serve-load]
 """
 import argparse
 import collections
@@ -35,6 +40,7 @@ ap.add_argument("--fleet", type=int, default=0, help="workers of a Redis fleet (
 here = os.path.dirname(os.path.abspath(__file__))
 ap.add_argument("--kernelbench", default=os.path.join(here, "../../shared/kernelbench"))
 ap.add_argument("--solutions", default=os.path.join(here, "../../shared/kernelbench-solutions/cuda-l1"))
+ap.add_argument("--triton", default=None, help="llmkernel's folder of Triton solutions: their phases follow CUDA's")
 ap.add_argument("--work", default="/tmp/serve-load")
 args = ap.parse_args()
 
@@ -50,6 +56,19 @@ for name in sorted(os.listdir(os.path.join(args.solutions, "level1"))):
 pairs = pairs[: args.requests]
 if not pairs:
     sys.exit(f"no level-1 solutions with references under {args.solutions} and {args.kernelbench}")
+triton_pairs = []
+if args.triton:
+    seen = set()
+    for line in open(os.path.join(args.triton, "labels_derived.jsonl")):
+        label = json.loads(line)
+        parts = label["kernel"].split("/")
+        if parts[1] != "level1" or not label["correct"] or not label.get("is_triton_modelnew"):
+            continue
+        number = int(parts[2].split("_")[0])
+        if number in references and number not in seen:
+            seen.add(number)
+            triton_pairs.append((number, open(os.path.join(args.triton, label["kernel"])).read(), references[number]))
+    triton_pairs = triton_pairs[: args.requests]
 
 shutil.rmtree(args.work, ignore_errors=True)
 os.makedirs(args.work)
@@ -88,12 +107,12 @@ def call(method, path, body=None):
         return e.code, json.loads(e.read() or b"null")
 
 
-def phase(name):
+def phase(name, pairs, backend="sim"):
     def one(item):
         i, (number, solution, reference) = item
-        task_id = f"{name}-{i}-{number}"
+        task_id = f"{name.replace(' ', '-')}-{i}-{number}"
         start = time.time()
-        status, body = call("POST", "/evaluate", {"task_id": task_id, "kernel_code": solution, "reference_code": reference, "backend": "sim",
+        status, body = call("POST", "/evaluate", {"task_id": task_id, "kernel_code": solution, "reference_code": reference, "backend": backend,
                                                   "timeout": 1800})
         return task_id, status, body, time.time() - start
 
@@ -119,8 +138,12 @@ queue_kind = f"a Redis fleet of {args.fleet} worker process(es)" if args.fleet e
 print(f"cuset serve on {url}: {len(pairs)} CUDA-L1 level-1 solutions, {args.clients} clients, {args.jobs} worker(s) on {queue_kind}, sim backend")
 print("| phase | requests | wall | evaluations/hour | p50 | p99 | lost | duplicated | verdicts |")
 print("|---|---|---|---|---|---|---|---|---|")
-phase("uncached")
-phase("repeated")
+phase("uncached", pairs)
+phase("repeated", pairs)
+if triton_pairs:
+    # Their references are mostly imported by now (the same level-1 problems): the Triton kernels are new.
+    phase("triton uncached", triton_pairs, "triton")
+    phase("triton repeated", triton_pairs, "triton")
 for p in [server, *reversed(helpers)]:
     p.send_signal(signal.SIGTERM)
     p.wait(timeout=60)

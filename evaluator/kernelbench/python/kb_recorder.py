@@ -308,8 +308,12 @@ def uncaught(e, what, solution_path):
     failed = build_failure(e)
     if failed is not None:
         return Verdict(failed.verdict, f"{failed.reason} (load_inline fails there too, and the solution does not catch it)")
-    msg = str(e).strip()
-    return Verdict("runtime_error", f"{what}{solution_line(e, solution_path)}: {type(e).__name__}: {msg.splitlines()[0][:300] if msg else ''}")
+    lines = [line for line in str(e).strip().splitlines() if line.strip()]
+    msg = lines[0][:300] if lines else ""
+    if len(lines) > 1 and msg.endswith(":"):
+        # Triton's CompilationError: "at 34:16:", the kernel's source, then what is wrong on the last line.
+        msg = f"{msg} {lines[-1].strip()[:300]}"
+    return Verdict("runtime_error", f"{what}{solution_line(e, solution_path)}: {type(e).__name__}: {msg}")
 
 
 def solution_line(e, solution_path):

@@ -108,9 +108,16 @@ void nameRace(const Problem& problem, const RegionLayout& layout, const Correctn
 
 // Whether the kernel orders its blocks itself (a flag after a fence, a lock, a grid-wide barrier), an
 // order the race check does not model: its global accesses are then compared within each block only.
+// PTX says it too (the Triton form's kernels, inline PTX): a GPU-scope fence, a compare-and-swap or an
+// exchange (tl.atomic_cas / tl.atomic_xchg spin locks, `atom.global.gpu.acq_rel.cas.b32`).
 bool ordersItsBlocks(std::string_view source) {
-  for (std::string_view marker : {"__threadfence", "atomicCAS", "atomicExch", "this_grid", "grid_group", "cuda::atomic", "atomic_ref"}) {
+  for (std::string_view marker : {"__threadfence", "atomicCAS", "atomicExch", "this_grid", "grid_group", "cuda::atomic", "atomic_ref",
+                                  "membar.gl", "fence.acq_rel.gpu", "fence.sc.gpu", "fence.acq_rel.sys", "fence.sc.sys"}) {
     if (source.find(marker) != std::string_view::npos) return true;
+  }
+  for (std::size_t at = source.find("atom."); at != std::string_view::npos; at = source.find("atom.", at + 5)) {
+    const std::string_view opcode = source.substr(at, source.find_first_of(" \t", at) - at);
+    if (opcode.find(".cas.") != std::string_view::npos || opcode.find(".exch.") != std::string_view::npos) return true;
   }
   return false;
 }

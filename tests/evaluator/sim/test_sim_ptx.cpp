@@ -800,6 +800,37 @@ TEST_F(SimPtx, Tf32MmaUsesTheIsaLayoutAndIgnoresTheLow13Bits) {
   }
 }
 
+// What Triton's reductions and NaN-aware comparisons emit: redux.sync over a warp, setp's unordered forms.
+TEST_F(SimPtx, ReduxSyncAndUnorderedComparisons) {
+  SimModule m(R"(extern "C" __global__ void k(const float* x, int* out) {
+  int sum, mx;
+  asm volatile("redux.sync.add.s32 %0, %1, -1;" : "=r"(sum) : "r"(static_cast<int>(threadIdx.x) - 10));
+  asm volatile("redux.sync.max.u32 %0, %1, -1;" : "=r"(mx) : "r"(threadIdx.x * 3u));
+  unsigned first;
+  asm volatile("ld.global.b32 { %0 }, [ %1 + 0 ];" : "=r"(first) : "l"(x));  // one register in braces: a scalar
+  if (threadIdx.x == 0) { out[0] = sum; out[1] = mx; out[6] = static_cast<int>(first); }
+  if (threadIdx.x < 4) {
+    int leu, nan, gt;
+    asm volatile("{ .reg .pred %%p; setp.leu.f32 %%p, %1, 0f00000000; selp.s32 %0, 1, 0, %%p; }" : "=r"(leu) : "f"(x[threadIdx.x]));
+    asm volatile("{ .reg .pred %%p; setp.nan.f32 %%p, %1, %1; selp.s32 %0, 1, 0, %%p; }" : "=r"(nan) : "f"(x[threadIdx.x]));
+    asm volatile("{ .reg .pred %%p; setp.gt.f32 %%p, %1, 0f00000000; selp.s32 %0, 1, 0, %%p; }" : "=r"(gt) : "f"(x[threadIdx.x]));
+    out[2 + threadIdx.x] = leu * 100 + nan * 10 + gt;
+  }
+})",
+              {"k"});
+  ASSERT_TRUE(m.ok()) << m.compileLog << m.unsupported;
+  std::vector<float> x = {-1.0f, 0.0f, 2.0f, std::nanf("")};
+  std::vector<int> out(7, -1);
+  float* px = x.data();
+  int* po = out.data();
+  const auto outcome = m.launch("k", dim3(1), dim3(32), {&px, &po});
+  ASSERT_TRUE(outcome.ok) << outcome.error;
+  EXPECT_EQ(out[0], 31 * 32 / 2 - 320);
+  EXPECT_EQ(out[1], 93);
+  EXPECT_EQ((std::vector<int>(out.begin() + 2, out.begin() + 6)), (std::vector<int>{100, 100, 1, 110}));
+  EXPECT_EQ(out[6], static_cast<int>(0xbf800000u));  // -1.0f's bits
+}
+
 TEST_F(SimPtx, ABranchToAnUndefinedLabelIsNamed) {
   SimModule m(R"(extern "C" __global__ void k(int* out) { asm volatile("{ bra NOWHERE; }"); out[0] = 1; })", {"k"});
   EXPECT_FALSE(m.ok());

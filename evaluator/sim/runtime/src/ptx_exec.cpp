@@ -539,8 +539,26 @@ class Thread {
     const std::uint64_t a = read(in.operands[1], t), b = read(in.operands[2], t);
     if (isFloat(t)) {
       const double x = toDouble(a, t), y = toDouble(b, t);
-      if (std::isnan(x) || std::isnan(y)) return false;  // the ordered comparisons
+      const bool unordered = std::isnan(x) || std::isnan(y);
+      if (in.cmp == Cmp::num || in.cmp == Cmp::nan) return unordered == (in.cmp == Cmp::nan);
+      if (in.cmp >= Cmp::equ && unordered) return true;
+      if (unordered) return false;  // the ordered comparisons
       switch (in.cmp) {
+        case Cmp::equ:
+          return x == y;
+        case Cmp::neu:
+          return x != y;
+        case Cmp::ltu:
+          return x < y;
+        case Cmp::leu:
+          return x <= y;
+        case Cmp::gtu:
+          return x > y;
+        case Cmp::geu:
+          return x >= y;
+        case Cmp::num:
+        case Cmp::nan:
+          break;
         case Cmp::eq:
           return x == y;
         case Cmp::ne:
@@ -578,8 +596,9 @@ class Thread {
       case Cmp::ge:
       case Cmp::hs:
         return sign ? sa >= sb : a >= b;
+      default:
+        return false;  // the unordered comparisons are of floats only (the parser's check)
     }
-    return false;
   }
 
   void collective(const Instr& in, WarpOp op, unsigned mask, LaneSlot& slot) {
@@ -605,6 +624,12 @@ class Thread {
       case Op::st:
         memory(in);
         break;
+      case Op::redux: {
+        LaneSlot slot{};
+        slot.a = static_cast<std::uint32_t>(read(ops[1], Type::b32));
+        collective(in, WarpOp::ptx_shfl, static_cast<unsigned>(read(ops[2], Type::b32)), slot);
+        break;
+      }
       case Op::shfl: {
         LaneSlot slot{};
         slot.a = static_cast<std::uint32_t>(read(ops[1], Type::b32));
@@ -834,6 +859,47 @@ class AsLane {
   ThreadContext* saved_;
 };
 
+// redux.sync over the lanes of `group`, every one of them given the result.
+std::string reduce(LaneSlot* const slots[32], unsigned group) {
+  const Instr& in = *slots[__builtin_ctz(group)]->instr;
+  const bool sign = in.type == Type::s32;
+  std::uint32_t r = 0;
+  bool first = true;
+  for (int lane = 0; lane < 32; ++lane) {
+    if (!(group & (1u << lane))) continue;
+    const std::uint32_t v = slots[lane]->a;
+    if (first) {
+      r = v;
+      first = false;
+      continue;
+    }
+    switch (in.atomic) {
+      case AtomicOp::add:
+        r += v;
+        break;
+      case AtomicOp::min:
+        r = sign ? static_cast<std::uint32_t>(std::min(static_cast<std::int32_t>(r), static_cast<std::int32_t>(v))) : std::min(r, v);
+        break;
+      case AtomicOp::max:
+        r = sign ? static_cast<std::uint32_t>(std::max(static_cast<std::int32_t>(r), static_cast<std::int32_t>(v))) : std::max(r, v);
+        break;
+      case AtomicOp::and_:
+        r &= v;
+        break;
+      case AtomicOp::or_:
+        r |= v;
+        break;
+      default:
+        r ^= v;
+        break;
+    }
+  }
+  for (int lane = 0; lane < 32; ++lane) {
+    if (group & (1u << lane)) slots[lane]->file[slots[lane]->instr->operands[0].reg] = r;
+  }
+  return {};
+}
+
 std::string shuffle(LaneSlot* const slots[32], unsigned group) {
   std::uint32_t result[32] = {};
   bool valid[32] = {};
@@ -1047,7 +1113,7 @@ std::string warpCompute(WarpOp op, LaneSlot* const slots[32], unsigned group) {
                     instr->text.c_str());
     }
   }
-  if (op == WarpOp::ptx_shfl) return shuffle(slots, group);
+  if (op == WarpOp::ptx_shfl) return instr->op == Op::redux ? reduce(slots, group) : shuffle(slots, group);
   if (group != 0xffffffffu) {
     return format("`%s` reached by only part of the warp (lanes 0x%08x): .aligned instructions need all 32 lanes", instr->text.c_str(), group);
   }

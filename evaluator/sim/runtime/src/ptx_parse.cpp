@@ -469,7 +469,8 @@ class Parser {
     const Operand& addr = in.operands[load ? 1 : 0];
     if (addr.kind != Operand::Kind::address) unsupported(in.text, "the address must be written [...]");
     if (in.vec > 1 && (data.kind != Operand::Kind::vector || static_cast<int>(data.elements.size()) != in.vec)) unsupported(in.text, "vector size");
-    if (in.vec == 1 && data.kind == Operand::Kind::vector) unsupported(in.text, "a vector without .v2/.v4");
+    // `{ %r1 }`, one register in braces, is a scalar access (as Triton writes its loads and stores).
+    if (in.vec == 1 && data.kind == Operand::Kind::vector && data.elements.size() != 1) unsupported(in.text, "a vector without .v2/.v4");
   }
 
   // ldmatrix/stmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans][.shared].b16: the address, and 1, 2 or 4
@@ -524,6 +525,17 @@ class Parser {
       memory(in, mods, false);
     } else if (base == "shfl") {
       decodeShfl(mods, in);
+    } else if (base == "redux") {
+      // redux.sync.<op>.<type> d, a, membermask: integer add/min/max/and/or/xor over the lanes of the mask.
+      static const std::map<std::string_view, AtomicOp> kOps = {{"add", AtomicOp::add}, {"min", AtomicOp::min}, {"max", AtomicOp::max},
+                                                                {"and", AtomicOp::and_}, {"or", AtomicOp::or_}, {"xor", AtomicOp::xor_}};
+      if (mods.size() != 3 || mods[0] != "sync" || !kOps.contains(mods[1])) unsupported(in.text, "only redux.sync.<op>.<type> is");
+      in.op = Op::redux;
+      in.atomic = kOps.at(mods[1]);
+      typed(in, {mods[2]}, {});
+      if (in.type != Type::u32 && in.type != Type::s32 && in.type != Type::b32) unsupported(in.text, "type");
+      need(in, 3);
+      program_.collectives = true;
     } else if (base == "bar" || base == "barrier") {
       decodeBarrier(mods, in);
     } else if (base == "cp") {
@@ -545,10 +557,13 @@ class Parser {
     } else if (base == "setp") {
       in.op = Op::setp;
       static const std::map<std::string_view, Cmp> kCmp = {{"eq", Cmp::eq}, {"ne", Cmp::ne}, {"lt", Cmp::lt}, {"le", Cmp::le}, {"gt", Cmp::gt},
-                                                           {"ge", Cmp::ge}, {"lo", Cmp::lo}, {"ls", Cmp::ls}, {"hi", Cmp::hi}, {"hs", Cmp::hs}};
+                                                           {"ge", Cmp::ge}, {"lo", Cmp::lo}, {"ls", Cmp::ls}, {"hi", Cmp::hi}, {"hs", Cmp::hs},
+                                                           {"equ", Cmp::equ}, {"neu", Cmp::neu}, {"ltu", Cmp::ltu}, {"leu", Cmp::leu},
+                                                           {"gtu", Cmp::gtu}, {"geu", Cmp::geu}, {"num", Cmp::num}, {"nan", Cmp::nan}};
       if (mods.size() != 2 || !kCmp.contains(mods[0])) unsupported(in.text, "only setp.<cmp>.<type> is");
       in.cmp = kCmp.at(mods[0]);
       typed(in, {mods[1]}, {});
+      if (in.cmp >= Cmp::equ && !isFloat(in.type)) unsupported(in.text, "an unordered comparison of integers");
       need(in, 3);
     } else if (base == "selp") {
       in.op = Op::selp;

@@ -111,13 +111,15 @@ enum class Op : unsigned char {
   sqrt,
   rsqrt,
   rcp,
-  bra,   // to `target`
-  exit,  // ret/exit: the thread's program ends
+  redux,  // redux.sync: a warp-wide reduction of u32/s32 values
+  bra,    // to `target`
+  exit,   // ret/exit: the thread's program ends
 };
 
 enum class Space : unsigned char { generic, global, shared };
 enum class Rounding : unsigned char { none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi };
-enum class Cmp : unsigned char { eq, ne, lt, le, gt, ge, lo, ls, hi, hs };
+// equ..geu: true where either operand is NaN, else as eq..ge; num: neither is NaN; nan: either is.
+enum class Cmp : unsigned char { eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan };
 enum class ShflMode : unsigned char { up, down, bfly, idx };
 enum class MulMode : unsigned char { lo, hi, wide };
 enum class AtomicOp : unsigned char { add, min, max, exch, cas, and_, or_, xor_, inc, dec };
