@@ -12,7 +12,9 @@ Every disagreement is classified:
   tolerance      GPU-correct, wrong here, but within the corpus's own tolerance (atol 1e-3 + rtol 1e-2),
                  which is looser than KernelBench's 1e-4 for float32: the corpus's verdict, not a defect
   drift          the solution does not fit the problem as ../shared/kernelbench has it now (shapes,
-                 signatures, init arguments changed since the corpus was made)
+                 dtypes, signatures, init arguments changed since the corpus was made; its own asserts)
+  sizes          the simulator's scaled sizes break an assumption the kernel makes at KernelBench's
+                 (a block size that must be a power of two, tl.dot's K >= 16): Triton refuses to compile
   label          GPU-failed, correct here, and the corpus paired that label with the file by sort order
                  (its README: "a few labels may be off")
   defect         none of these: a defect of CuSeT or a true GPU-only failure; listed one by one
@@ -91,7 +93,8 @@ if not os.path.exists(os.path.join(run, "results.jsonl")):
 results = [json.loads(line) for line in open(os.path.join(run, "results.jsonl")) if line.strip()]
 
 DRIFT = re.compile(r"has shape|the problem's is|takes \d+ positional|unexpected keyword|missing \d+ required|size mismatch|"
-                   r"shape '\[|must match the size|forward returns \d+ output|mat1 and mat2 shapes|Expected .*size", re.I)
+                   r"shape '\[|must match the size|forward returns \d+ output|mat1 and mat2 shapes|Expected .*size|AssertionError", re.I)
+SIZES = re.compile(r"CompilationError: .*(must be a power of 2|M >= \d+|N >= \d+|K >= \d+|numel .* exceeds)", re.I)
 
 
 def within_corpus_tolerance(r):
@@ -103,6 +106,8 @@ def classify(r, label):
     v = r["verdict"]
     if v in ("unsupported", "harness_error", "timeout"):
         return "harness"
+    if SIZES.search(r.get("reason", "")):
+        return "sizes"
     if DRIFT.search(r.get("reason", "")):
         return "drift"
     if label["correct"] and v == "wrong_answer" and within_corpus_tolerance(r):

@@ -109,7 +109,7 @@ def cuda_of_ptx(ptx, name):
     for n, (ptype, _, pname) in enumerate(params):
         if ptype not in C_TYPES:
             raise unsupported(f"a Triton kernel parameter of PTX type .{ptype}")
-        body = re.sub(r"ld\.param\.(\w+)\s+([^,]+),\s*\[" + re.escape(pname) + r"\]", rf"mov.\1 \2, %{n}", body)
+        body = re.sub(r"ld\.param\.(\w+)\s+([^,]+),\s*\[" + re.escape(pname) + r"\]", lambda m, n=n: _from_operand(m.group(1), m.group(2), n), body)
     smem = len(params)
     uses_smem = "global_smem" in body
     body = re.sub(r"\bglobal_smem\b", f"%{smem}", body)
@@ -124,6 +124,19 @@ def cuda_of_ptx(ptx, name):
     text = "".join(f'    "{line}\\n"\n' for line in body.splitlines())
     code += f"  asm volatile(\n    \"{{\\n\"\n{text}    \"}}\"\n    :: {', '.join(ins)} : \"memory\");\n}}\n"
     return code, params
+
+
+def _from_operand(load_type, register, n):
+    """`ld.param.<type> register, [param_n]` as an instruction reading operand %n: a mov, or a cvt where
+    the register is wider than the parameter (a load sign- or zero-extends; LLVM names 64-bit registers
+    %rd, 16-bit %rs)."""
+    width = int(re.sub(r"\D", "", load_type) or 0)
+    name = register.strip().lstrip("%")
+    reg_width = 64 if name.startswith("rd") else 16 if name.startswith("rs") else width
+    if reg_width == width or width == 0:
+        return f"mov.b{width} {register}, %{n}"
+    kind = "s" if load_type.startswith("s") else "u"
+    return f"cvt.{kind}{reg_width}.{kind}{width} {register}, %{n}"
 
 
 def _scalar(value, ptype):

@@ -424,8 +424,17 @@ class Thread {
       fail(in, format("misaligned address %p for a %zu-byte access", static_cast<void*>(p), total));
     if (load && in.space != Space::shared) detail::check_tail_read(p, total);
     // As the host build's instrumentation hands C++ loads and stores over: the race checks (between the
-    // threads of a block, and between blocks in global memory) see the PTX's accesses too.
-    cuset_sim_shared_access(reinterpret_cast<std::uintptr_t>(p), total, load ? 0 : 1, &in);
+    // threads of a block, and between blocks in global memory) see the PTX's accesses too. A store that
+    // leaves the bytes as they are is not handed over: Triton's reductions have every lane that holds a
+    // replicated value store it to the same shared address, which a GPU resolves to that same value.
+    std::uint64_t stored[4] = {};
+    for (int i = 0; !load && i < in.vec; ++i) {
+      const int reg = data.kind == Operand::Kind::vector ? data.elements[static_cast<std::size_t>(i)] : data.reg;
+      stored[i] = data.kind == Operand::Kind::vector ? (reg >= 0 ? file_[reg] : 0) : read(data, in.type);
+    }
+    bool unchanged = !load;
+    for (int i = 0; unchanged && i < in.vec; ++i) unchanged = std::memcmp(p + static_cast<std::size_t>(i) * bytes, &stored[i], bytes) == 0;
+    if (!unchanged) cuset_sim_shared_access(reinterpret_cast<std::uintptr_t>(p), total, load ? 0 : 1, &in);
     for (int i = 0; i < in.vec; ++i) {
       const int reg = data.kind == Operand::Kind::vector ? data.elements[static_cast<std::size_t>(i)] : data.reg;
       if (load) {
@@ -433,8 +442,7 @@ class Thread {
         std::memcpy(&v, p + static_cast<std::size_t>(i) * bytes, bytes);
         if (reg >= 0) file_[reg] = isSigned(in.type) ? static_cast<std::uint64_t>(signedValue(v, in.type)) : v;
       } else {
-        const std::uint64_t v = data.kind == Operand::Kind::vector ? (reg >= 0 ? file_[reg] : 0) : read(data, in.type);
-        std::memcpy(p + static_cast<std::size_t>(i) * bytes, &v, bytes);
+        std::memcpy(p + static_cast<std::size_t>(i) * bytes, &stored[i], bytes);
       }
     }
   }
@@ -1130,11 +1138,28 @@ void ptx_run(const char* text, int operands, int extended, int line, std::uint64
     ptx::Thread(program, registers).run();
     return;
   }
-  // The caller holds only the operands (ptx_check says so): a register file of the program's size here.
-  std::vector<std::uint64_t> file(static_cast<std::size_t>(program.registers), 0);
-  std::copy(registers, registers + operands, file.begin());
-  ptx::Thread(program, file.data()).run();
-  std::copy(file.begin(), file.begin() + operands, registers);
+  // The caller holds only the operands (ptx_check says so): a register file of the program's size here,
+  // from a pool of this host thread's that is never given back while the thread lives. Several fibers
+  // of one host thread are inside ptx_run at once (a barrier switches them), each holding its own file.
+  // Not malloc and free per run: glibc trimming a thread's heap reads /proc/sys/vm/overcommit_memory,
+  // a file the sandbox forbids, and the run would end as a sandbox violation.
+  struct File {
+    std::unique_ptr<std::uint64_t[]> slots;
+    std::size_t size = 0;
+  };
+  thread_local std::vector<File> spare;
+  const auto size = static_cast<std::size_t>(program.registers);
+  File file = spare.empty() ? File{} : std::move(spare.back());
+  if (!spare.empty()) spare.pop_back();
+  if (file.size < size) file = File{std::make_unique<std::uint64_t[]>(size), size};
+  std::fill_n(file.slots.get(), size, 0);
+  std::copy(registers, registers + operands, file.slots.get());
+  struct GiveBack {
+    File& file;
+    ~GiveBack() { spare.push_back(std::move(file)); }
+  } giveBack{file};
+  ptx::Thread(program, file.slots.get()).run();
+  std::copy(file.slots.get(), file.slots.get() + operands, registers);
 }
 
 }  // namespace cuset_sim
