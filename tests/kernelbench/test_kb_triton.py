@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""kb_triton (the Triton form's recording): Triton's PTX entry made into the CUDA kernel the plan runs
+(parameters as operands, narrower parameters widened, shared memory, labels, what is refused), and the
+stand-in tensors Triton's binder specialises on having the alignment a GPU's allocation would give."""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "evaluator", "kernelbench", "python"))
+import kb_triton  # noqa: E402
+from kb_sandbox import Verdict  # noqa: E402
+
+failures = []
+
+
+def check(what, ok, detail=""):
+    if not ok:
+        failures.append(f"{what}: {detail}")
+
+
+PTX = """
+.version 8.8
+.target sm_80
+.address_size 64
+.extern .shared .align 16 .b8 global_smem[];
+.visible .entry k(
+	.param .u64 .ptr .global .align 1 k_param_0,
+	.param .u32 k_param_1,
+	.param .f32 k_param_2,
+	.param .u64 .ptr .global .align 1 k_param_3
+)
+.reqntid 128
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<9>;
+	.reg .b64 	%rd<4>;
+	.loc	1 3 0                           // k.py:3:0
+$L__func_begin0:
+	ld.param.b64 	%rd1, [k_param_0];
+	ld.param.s32 	%rd2, [k_param_1];
+	ld.param.b32 	%r3, [k_param_2];
+	mov.u32 	%r1, %tid.x;
+	setp.lt.s32 	%p1, %r1, 4;
+	@%p1 bra 	$L__BB0_2;
+	mov.b32 	%r5, global_smem;
+	st.shared.b32 	[%r5], %r3;
+$L__BB0_2:
+	ret;
+$L__func_end0:
+}
+	.section	.debug_abbrev
+	{
+.b8 1
+	}
+"""
+
+code, params = kb_triton.cuda_of_ptx(PTX, "cuset_triton_0_k")
+check("parameters", [p[1] for p in params] == ["ptr", "u32", "f32", "ptr"], params)
+check("signature", 'extern "C" __global__ void cuset_triton_0_k(void* p0, unsigned int p1, float p2, void* p3)' in code, code[:200])
+check("a pointer is an l operand", '"l"(p0)' in code and '"f"(p2)' in code, code)
+check("ld.param of a pointer is a mov", "mov.b64 %%rd1, %0" in code, code)
+check("a 32-bit parameter into a 64-bit register is sign-extended", "cvt.s64.s32 %%rd2, %1" in code, code)
+check("a float parameter's bits", "mov.b32 %%r3, %2" in code, code)
+check("global_smem is the dynamic shared memory", "mov.b32 \t%%r5, %4" in code and "__cvta_generic_to_shared(cuset_triton_smem)" in code, code)
+check("labels lose their $", "L__BB0_2:" in code and "bra \tL__BB0_2" in code and "$L__" not in code, code)
+check("no debug information", ".loc" not in code and "debug_abbrev" not in code, code)
+check("no parameter read is left", "ld.param" not in code, code)
+
+for bad, why in [(PTX.replace("ret;", "call.uni __assertfail, (%rd1);\n\tret;"), "calls a function"),
+                 (PTX.replace("ld.param.b32 \t%r3, [k_param_2];", "ld.param.b32 \t%r3, [k_param_2+4];"), "reads a kernel parameter")]:
+    try:
+        kb_triton.cuda_of_ptx(bad, "k")
+        failures.append(f"PTX that {why} was accepted")
+    except Verdict as v:
+        check(f"PTX that {why}", v.status == "unsupported" and why.split()[0] in v.reason, v.reason)
+
+# Triton's binder specialises on data_ptr() % 16: a stand-in must have the GPU allocation's alignment
+# (256 bytes) plus the view's byte offset.
+base = torch.empty(1024, device="meta")
+for offset in (0, 1, 3, 4, 64):
+    view = base[offset:]
+    proxy = kb_triton._aligned_like(view)
+    check(f"alignment of a view at element {offset}", proxy.data_ptr() % 256 == offset * 4 % 256 and proxy.dtype == view.dtype,
+          (proxy.data_ptr() % 256, offset * 4))
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("kb_triton: ok")
