@@ -111,8 +111,8 @@ void nameRace(const Problem& problem, const RegionLayout& layout, const Correctn
 // PTX says it too (the Triton form's kernels, inline PTX): a GPU-scope fence, a compare-and-swap or an
 // exchange (tl.atomic_cas / tl.atomic_xchg spin locks, `atom.global.gpu.acq_rel.cas.b32`).
 bool ordersItsBlocks(std::string_view source) {
-  for (std::string_view marker : {"__threadfence", "atomicCAS", "atomicExch", "this_grid", "grid_group", "cuda::atomic", "atomic_ref",
-                                  "membar.gl", "fence.acq_rel.gpu", "fence.sc.gpu", "fence.acq_rel.sys", "fence.sc.sys"}) {
+  for (std::string_view marker : {"__threadfence", "atomicCAS", "atomicExch", "this_grid", "grid_group", "cuda::atomic", "atomic_ref", "membar.gl",
+                                  "fence.acq_rel.gpu", "fence.sc.gpu", "fence.acq_rel.sys", "fence.sc.sys"}) {
     if (source.find(marker) != std::string_view::npos) return true;
   }
   for (std::size_t at = source.find("atom."); at != std::string_view::npos; at = source.find("atom.", at + 5)) {

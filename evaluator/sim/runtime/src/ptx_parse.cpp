@@ -15,41 +15,6 @@
 
 namespace cuset_sim::ptx {
 
-int bitsOf(Type t) {
-  switch (t) {
-    case Type::b8:
-    case Type::u8:
-    case Type::s8:
-      return 8;
-    case Type::b16:
-    case Type::u16:
-    case Type::s16:
-    case Type::f16:
-    case Type::bf16:
-      return 16;
-    case Type::b32:
-    case Type::u32:
-    case Type::s32:
-    case Type::f32:
-    case Type::f16x2:
-    case Type::bf16x2:
-    case Type::tf32:
-      return 32;
-    case Type::b64:
-    case Type::u64:
-    case Type::s64:
-    case Type::f64:
-      return 64;
-    case Type::pred:
-      return 1;
-    case Type::none:
-      return 0;
-  }
-  return 0;
-}
-bool isSigned(Type t) { return t == Type::s8 || t == Type::s16 || t == Type::s32 || t == Type::s64; }
-bool isFloat(Type t) { return t == Type::f16 || t == Type::bf16 || t == Type::f32 || t == Type::f64 || t == Type::tf32; }
-
 namespace {
 
 using Kind = PtxCheck::Kind;
@@ -527,8 +492,8 @@ class Parser {
       decodeShfl(mods, in);
     } else if (base == "redux") {
       // redux.sync.<op>.<type> d, a, membermask: integer add/min/max/and/or/xor over the lanes of the mask.
-      static const std::map<std::string_view, AtomicOp> kOps = {{"add", AtomicOp::add}, {"min", AtomicOp::min}, {"max", AtomicOp::max},
-                                                                {"and", AtomicOp::and_}, {"or", AtomicOp::or_}, {"xor", AtomicOp::xor_}};
+      static const std::map<std::string_view, AtomicOp> kOps = {{"add", AtomicOp::add},  {"min", AtomicOp::min}, {"max", AtomicOp::max},
+                                                                {"and", AtomicOp::and_}, {"or", AtomicOp::or_},  {"xor", AtomicOp::xor_}};
       if (mods.size() != 3 || mods[0] != "sync" || !kOps.contains(mods[1])) unsupported(in.text, "only redux.sync.<op>.<type> is");
       in.op = Op::redux;
       in.atomic = kOps.at(mods[1]);
@@ -556,10 +521,10 @@ class Parser {
       decodeFloatFunction(base, mods, in);
     } else if (base == "setp") {
       in.op = Op::setp;
-      static const std::map<std::string_view, Cmp> kCmp = {{"eq", Cmp::eq}, {"ne", Cmp::ne}, {"lt", Cmp::lt}, {"le", Cmp::le}, {"gt", Cmp::gt},
-                                                           {"ge", Cmp::ge}, {"lo", Cmp::lo}, {"ls", Cmp::ls}, {"hi", Cmp::hi}, {"hs", Cmp::hs},
-                                                           {"equ", Cmp::equ}, {"neu", Cmp::neu}, {"ltu", Cmp::ltu}, {"leu", Cmp::leu},
-                                                           {"gtu", Cmp::gtu}, {"geu", Cmp::geu}, {"num", Cmp::num}, {"nan", Cmp::nan}};
+      static const std::map<std::string_view, Cmp> kCmp = {
+          {"eq", Cmp::eq},   {"ne", Cmp::ne},   {"lt", Cmp::lt},   {"le", Cmp::le},   {"gt", Cmp::gt},   {"ge", Cmp::ge},
+          {"lo", Cmp::lo},   {"ls", Cmp::ls},   {"hi", Cmp::hi},   {"hs", Cmp::hs},   {"equ", Cmp::equ}, {"neu", Cmp::neu},
+          {"ltu", Cmp::ltu}, {"leu", Cmp::leu}, {"gtu", Cmp::gtu}, {"geu", Cmp::geu}, {"num", Cmp::num}, {"nan", Cmp::nan}};
       if (mods.size() != 2 || !kCmp.contains(mods[0])) unsupported(in.text, "only setp.<cmp>.<type> is");
       in.cmp = kCmp.at(mods[0]);
       typed(in, {mods[1]}, {});

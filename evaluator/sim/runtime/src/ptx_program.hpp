@@ -12,9 +12,41 @@
 namespace cuset_sim::ptx {
 
 enum class Type : unsigned char { none, b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64, tf32, pred };
-int bitsOf(Type t);
-bool isSigned(Type t);
-bool isFloat(Type t);
+// Inline: the interpreter asks on every operand it reads.
+constexpr int bitsOf(Type t) {
+  switch (t) {
+    case Type::b8:
+    case Type::u8:
+    case Type::s8:
+      return 8;
+    case Type::b16:
+    case Type::u16:
+    case Type::s16:
+    case Type::f16:
+    case Type::bf16:
+      return 16;
+    case Type::b32:
+    case Type::u32:
+    case Type::s32:
+    case Type::f32:
+    case Type::f16x2:
+    case Type::bf16x2:
+    case Type::tf32:
+      return 32;
+    case Type::b64:
+    case Type::u64:
+    case Type::s64:
+    case Type::f64:
+      return 64;
+    case Type::pred:
+      return 1;
+    case Type::none:
+      return 0;
+  }
+  return 0;
+}
+constexpr bool isSigned(Type t) { return t == Type::s8 || t == Type::s16 || t == Type::s32 || t == Type::s64; }
+constexpr bool isFloat(Type t) { return t == Type::f16 || t == Type::bf16 || t == Type::f32 || t == Type::f64 || t == Type::tf32; }
 
 enum class Special : unsigned char {
   laneid,
