@@ -76,6 +76,27 @@ constexpr const char* kMaxThenOverwrite = R"(extern "C" __global__ void sub_max(
     y[c] = s[c];
   })";
 
+// One store instruction of a warp's lanes to one shared address is one store (one lane's value kept);
+// the same store by lanes of two warps, unordered, is a race.
+TEST_F(SimPrimitives, LanesOfAWarpStoringToOneAddressAtOnceAreOneStore) {
+  constexpr const char* kEveryLaneStores = R"(extern "C" __global__ void k(float* y) {
+    __shared__ float s[1];
+    s[0] = static_cast<float>(threadIdx.x);
+    __syncthreads();
+    y[threadIdx.x] = s[0];
+  })";
+  SimModule checked(kEveryLaneStores, {"k"}, {.sharedAccesses = true});
+  ASSERT_TRUE(checked.ok()) << checked.compileLog;
+  std::vector<float> y(64, -1.0f);
+  float* py = y.data();
+  const auto oneWarp = checked.launch("k", dim3(1), dim3(32), {&py}, 0, false, cuset_sim::SharedAccesses::raceCheck);
+  EXPECT_TRUE(oneWarp.ok) << oneWarp.error;
+  const auto twoWarps = checked.launch("k", dim3(1), dim3(64), {&py}, 0, false, cuset_sim::SharedAccesses::raceCheck);
+  EXPECT_FALSE(twoWarps.ok);
+  EXPECT_NE(twoWarps.error.find("thread (32,0,0): a race in shared memory: this thread writes bytes thread (31,0,0) also wrote"), std::string::npos)
+      << twoWarps.error;
+}
+
 TEST_F(SimPrimitives, ARaceInSharedMemoryIsNamedAndLockstepHidesIt) {
   std::vector<float> x(32), y(32, -1.0f);
   for (int i = 0; i < 32; ++i) x[i] = static_cast<float>((i * 7) % 32);  // max 31 at i = 9

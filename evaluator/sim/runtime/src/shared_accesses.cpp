@@ -137,7 +137,12 @@ bool BlockRunner::checkAccess(Lane& lane, std::uintptr_t address, std::size_t si
     std::uint32_t other = 0;
     const char* what = nullptr;
     const void* otherPc = nullptr;
-    if (unordered(r.writer, r.writeEpoch, r.writeWarpEpoch)) {
+    // Lanes of one warp storing to one address with one instruction (the same store, reached in the same
+    // warp epoch) are one store on a GPU, one lane's value kept: no race between them. Triton's
+    // reductions do it, every lane storing its copy of the warp's result, copies that FP fusion can make
+    // differ by an ulp.
+    const bool oneStore = write && r.writer != 0 && (r.writer - 1) / 32 == warp && r.writeWarpEpoch == warpEpoch && r.writePc == pc;
+    if (!oneStore && unordered(r.writer, r.writeEpoch, r.writeWarpEpoch)) {
       other = r.writer;
       otherPc = r.writePc;
       what = write ? "writes bytes thread %s also wrote" : "reads bytes thread %s wrote";
