@@ -39,12 +39,20 @@ ARCH = 80
 PTX_VERSION = 88
 
 KERNELS = {}    # (kernel, signature, constexprs, attrs, options) -> compiled entry
+BINDERS = {}    # id(kernel) -> Triton's binder for it (made once: it compiles a function)
 SOURCES = []    # the CUDA C++ of every compiled kernel, in compile order
 CHOICES = []    # autotune's choices, for the log
+_BACKEND = []   # Triton's CUDA backend for ARCH, made on first use
+
+
+def _target():
+    return GPUTarget("cuda", ARCH, 32)
 
 
 def _backend():
-    return make_backend(GPUTarget("cuda", ARCH, 32))
+    if not _BACKEND:
+        _BACKEND.append(make_backend(_target()))
+    return _BACKEND[0]
 
 
 def _aligned_like(t):
@@ -60,13 +68,13 @@ def _compile(fn, signature, constexprs, attrs, options):
     backend = _backend()
     src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
     opts = backend.parse_options(dict(options.__dict__, ptx_version=PTX_VERSION, **src.parse_options()))
-    metadata = {"target": GPUTarget("cuda", ARCH, 32), **opts.__dict__}
+    metadata = {"target": _target(), **opts.__dict__}
     stages = {}
     backend.add_stages(stages, opts, src.language)
     context = ir.context()
     ir.load_dialects(context)
     backend.load_dialects(context)
-    module = src.make_ir(GPUTarget("cuda", ARCH, 32), opts, backend.get_codegen_implementation(opts), backend.get_module_map(), context)
+    module = src.make_ir(_target(), opts, backend.get_codegen_implementation(opts), backend.get_module_map(), context)
     for ext, stage in stages.items():
         if ext == "cubin":
             break
@@ -105,7 +113,6 @@ def cuda_of_ptx(ptx, name):
         lines.append(line)
     body = "\n".join(lines).replace("%", "%%")
     body = re.sub(r"\$(L__\w+)", r"\1", body)
-    operands = []
     for n, (ptype, _, pname) in enumerate(params):
         if ptype not in C_TYPES:
             raise unsupported(f"a Triton kernel parameter of PTX type .{ptype}")
@@ -164,7 +171,9 @@ def launch(fn, args, kwargs, grid):
         if isinstance(v, torch.Tensor) and not isinstance(v, Rec):
             raise unsupported("a Triton kernel is given a tensor that is not one of the recording's (a CPU tensor?)")
     backend = _backend()
-    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    if id(fn) not in BINDERS:
+        BINDERS[id(fn)] = create_function_from_signature(fn.signature, fn.params, backend)
+    binder = BINDERS[id(fn)]
     bound_args, specialization, options = binder(*proxies, **options_kwargs)
     options, signature, constexprs, attrs = fn._pack_args(backend, options_kwargs, bound_args, specialization, options)
     key = (id(fn), tuple(signature.items()), tuple(sorted((str(k), repr(v)) for k, v in constexprs.items())),

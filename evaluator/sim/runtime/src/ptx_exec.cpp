@@ -551,38 +551,32 @@ class Thread {
       if (in.cmp == Cmp::num || in.cmp == Cmp::nan) return unordered == (in.cmp == Cmp::nan);
       if (in.cmp >= Cmp::equ && unordered) return true;
       if (unordered) return false;  // the ordered comparisons
-      switch (in.cmp) {
+      switch (in.cmp) {             // neither is NaN here: the unordered forms compare as the ordered ones
+        case Cmp::eq:
         case Cmp::equ:
           return x == y;
+        case Cmp::ne:
         case Cmp::neu:
           return x != y;
+        case Cmp::lt:
+        case Cmp::lo:
         case Cmp::ltu:
           return x < y;
+        case Cmp::le:
+        case Cmp::ls:
         case Cmp::leu:
           return x <= y;
+        case Cmp::gt:
+        case Cmp::hi:
         case Cmp::gtu:
           return x > y;
+        case Cmp::ge:
+        case Cmp::hs:
         case Cmp::geu:
           return x >= y;
         case Cmp::num:
         case Cmp::nan:
           break;
-        case Cmp::eq:
-          return x == y;
-        case Cmp::ne:
-          return x != y;
-        case Cmp::lt:
-        case Cmp::lo:
-          return x < y;
-        case Cmp::le:
-        case Cmp::ls:
-          return x <= y;
-        case Cmp::gt:
-        case Cmp::hi:
-          return x > y;
-        case Cmp::ge:
-        case Cmp::hs:
-          return x >= y;
       }
     }
     const bool sign = isSigned(t) && in.cmp != Cmp::lo && in.cmp != Cmp::ls && in.cmp != Cmp::hi && in.cmp != Cmp::hs;
@@ -867,40 +861,14 @@ class AsLane {
   ThreadContext* saved_;
 };
 
-// redux.sync over the lanes of `group`, every one of them given the result.
+// redux.sync over the lanes of `group`, every one of them given the result: the lanes' values folded
+// in lane order with the same integer operations atom/red apply.
 std::string reduce(LaneSlot* const slots[32], unsigned group) {
-  const Instr& in = *slots[__builtin_ctz(group)]->instr;
-  const bool sign = in.type == Type::s32;
-  std::uint32_t r = 0;
-  bool first = true;
-  for (int lane = 0; lane < 32; ++lane) {
-    if (!(group & (1u << lane))) continue;
-    const std::uint32_t v = slots[lane]->a;
-    if (first) {
-      r = v;
-      first = false;
-      continue;
-    }
-    switch (in.atomic) {
-      case AtomicOp::add:
-        r += v;
-        break;
-      case AtomicOp::min:
-        r = sign ? static_cast<std::uint32_t>(std::min(static_cast<std::int32_t>(r), static_cast<std::int32_t>(v))) : std::min(r, v);
-        break;
-      case AtomicOp::max:
-        r = sign ? static_cast<std::uint32_t>(std::max(static_cast<std::int32_t>(r), static_cast<std::int32_t>(v))) : std::max(r, v);
-        break;
-      case AtomicOp::and_:
-        r &= v;
-        break;
-      case AtomicOp::or_:
-        r |= v;
-        break;
-      default:
-        r ^= v;
-        break;
-    }
+  const int first = __builtin_ctz(group);
+  const Instr& in = *slots[first]->instr;
+  std::uint64_t r = slots[first]->a;
+  for (int lane = first + 1; lane < 32; ++lane) {
+    if (group & (1u << lane)) r = atomicResult(in, r, slots[lane]->a, 0);
   }
   for (int lane = 0; lane < 32; ++lane) {
     if (group & (1u << lane)) slots[lane]->file[slots[lane]->instr->operands[0].reg] = r;
