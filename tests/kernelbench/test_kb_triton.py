@@ -55,7 +55,9 @@ $L__func_end0:
 	}
 """
 
-code, params = kb_triton.cuda_of_ptx(PTX, "cuset_triton_0_k")
+kb_triton.TRANSLATE_TO_CPP = False
+code, params, interpreted = kb_triton.cuda_of_ptx(PTX, "cuset_triton_0_k")
+check("the interpreter form says why", "asked for" in interpreted, interpreted)
 check("parameters", [p[1] for p in params] == ["ptr", "u32", "f32", "ptr"], params)
 check("signature", 'extern "C" __global__ void cuset_triton_0_k(void* p0, unsigned int p1, float p2, void* p3)' in code, code[:200])
 check("a pointer is an l operand", '"l"(p0)' in code and '"f"(p2)' in code, code)
@@ -74,6 +76,27 @@ for bad, why in [(PTX.replace("ret;", "call.uni __assertfail, (%rd1);\n\tret;"),
         failures.append(f"PTX that {why} was accepted")
     except Verdict as v:
         check(f"PTX that {why}", v.status == "unsupported" and why.split()[0] in v.reason, v.reason)
+
+# The C++ form (kb_ptx_cpp; its instructions' meaning is test_kb_ptx_cpp.py's): the same parameters, each
+# ld.param an assignment with the same widening, the registers C++ variables, shared memory addressed
+# from the dynamic shared memory's base.
+kb_triton.TRANSLATE_TO_CPP = True
+code, params, interpreted = kb_triton.cuda_of_ptx(PTX, "cuset_triton_0_k")
+check("the C++ form is taken", interpreted == "" and "asm" not in code.split("#endif")[-1], interpreted)
+check("the C++ form's signature", 'extern "C" __global__ void cuset_triton_0_k(void* p0, unsigned int p1, float p2, void* p3)' in code, code)
+check("the C++ form's parameter reads", "v_rd1 = (unsigned long long)p0;" in code and "v_rd2 = ((unsigned long long)(((int)(p1))));" in code
+      and "v_r3 = ((unsigned)__float_as_uint(p2));" in code, code)
+check("the C++ form's branch", "if (v_p1) { goto L__BB0_2; }" in code and "L__BB0_2:;" in code, code)
+check("the C++ form's shared store", "v_r5 = ((unsigned)cuset_smem_base);" in code
+      and "*reinterpret_cast<unsigned*>((cuset_smem + (unsigned)(v_r5 - cuset_smem_base) + (0))) = v_r3;" in code, code)
+code, _, interpreted = kb_triton.cuda_of_ptx(PTX.replace("st.shared.b32", "st.volatile.shared.b32"), "k")
+check("an instruction the C++ form leaves to the interpreter", "memory-model" in interpreted and "asm volatile(" in code, interpreted)
+for bad in (PTX.replace("ret;", "call.uni __assertfail, (%rd1);\n\tret;"),):
+    try:
+        kb_triton.cuda_of_ptx(bad, "k")
+        failures.append("PTX that calls a function was accepted by the C++ form")
+    except Verdict as v:
+        check("PTX that calls a function, C++ form", v.status == "unsupported", v.reason)
 
 # Triton's binder specialises on data_ptr() % 16: a stand-in must have the GPU allocation's alignment
 # (256 bytes) plus the view's byte offset.

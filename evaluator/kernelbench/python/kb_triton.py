@@ -20,6 +20,7 @@ import re
 
 import torch
 
+from kb_ptx_cpp import HELPERS, Untranslatable, cpp_of_ptx
 from kb_sandbox import unsupported
 
 try:
@@ -38,10 +39,13 @@ ARCH = 80
 # The PTX ISA Triton would target with the ptxas it ships (12.9): given, so that nothing asks ptxas.
 PTX_VERSION = 88
 
+# Each kernel's PTX as C++, one statement per instruction (kb_ptx_cpp.py), where every instruction is one
+# it translates; False keeps every kernel on the simulator's PTX interpreter (tests compare the two).
+TRANSLATE_TO_CPP = True
 KERNELS = {}    # (kernel, signature, constexprs, attrs, options) -> compiled entry
 BINDERS = {}    # id(kernel) -> Triton's binder for it (made once: it compiles a function)
 SOURCES = []    # the CUDA C++ of every compiled kernel, in compile order
-CHOICES = []    # autotune's choices, for the log
+CHOICES = []    # the log: autotune's choices, kernels left to the PTX interpreter
 _BACKEND = []   # Triton's CUDA backend for ARCH, made on first use
 
 
@@ -89,7 +93,8 @@ C_TYPES = {"ptr": ("void*", "l"), "u64": ("unsigned long long", "l"), "b64": ("u
 
 
 def cuda_of_ptx(ptx, name):
-    """The kernel of `ptx` as a CUDA C++ __global__ function named `name` (see the module's docstring)."""
+    """The kernel of `ptx` as a CUDA C++ __global__ function named `name` (see the module's docstring),
+    its parameters, and "" or why it runs on the PTX interpreter rather than as translated C++."""
     entry = re.search(r"\.visible\s+\.entry\s+(\w+)\s*\((.*?)\)", ptx, re.S)
     if entry is None:
         raise unsupported("Triton's PTX has no kernel entry")
@@ -111,6 +116,13 @@ def cuda_of_ptx(ptx, name):
         if not line or line.startswith((".loc", ".file", ".pragma")):
             continue
         lines.append(line)
+    args = ", ".join(f"{C_TYPES[t][0]} p{n}" for n, (_, t, _) in enumerate(params))
+    interpreted = "the PTX interpreter is asked for"
+    if TRANSLATE_TO_CPP:
+        try:
+            return HELPERS + cpp_of_ptx(name, params, lines, args), params, ""
+        except Untranslatable as e:
+            interpreted = f"{name} runs on the simulator's PTX interpreter: {e} is not translated to C++"
     body = "\n".join(lines).replace("%", "%%")
     body = re.sub(r"\$(L__\w+)", r"\1", body)
     for n, (ptype, _, pname) in enumerate(params):
@@ -122,7 +134,6 @@ def cuda_of_ptx(ptx, name):
     body = re.sub(r"\bglobal_smem\b", f"%{smem}", body)
     if "ld.param" in body:
         raise unsupported("Triton's PTX reads a kernel parameter the harness cannot bind")
-    args = ", ".join(f"{C_TYPES[t][0]} p{n}" for n, (_, t, _) in enumerate(params))
     ins = [f'"{C_TYPES[t][1]}"(p{n})' for n, (_, t, _) in enumerate(params)]
     code = f'extern "C" __global__ void {name}({args}) {{\n'
     if uses_smem:
@@ -130,7 +141,7 @@ def cuda_of_ptx(ptx, name):
         ins.append('"r"(static_cast<unsigned>(__cvta_generic_to_shared(cuset_triton_smem)))')
     text = "".join(f'    "{line}\\n"\n' for line in body.splitlines())
     code += f"  asm volatile(\n    \"{{\\n\"\n{text}    \"}}\"\n    :: {', '.join(ins)} : \"memory\");\n}}\n"
-    return code, params
+    return code, params, interpreted
 
 
 def _from_operand(load_type, register, n):
@@ -183,7 +194,9 @@ def launch(fn, args, kwargs, grid):
         if metadata.get("global_scratch_size", 0) or metadata.get("profile_scratch_size", 0):
             raise unsupported("a Triton kernel that needs global scratch memory is not simulated")
         name = f"cuset_triton_{len(KERNELS)}_{metadata['name']}"
-        code, params = cuda_of_ptx(ptx, name)
+        code, params, interpreted = cuda_of_ptx(ptx, name)
+        if interpreted:
+            CHOICES.append(interpreted)
         SOURCES.append(code)
         KERNELS[key] = {"name": name, "params": params, "shared": metadata["shared"], "threads": 32 * metadata["num_warps"]}
     kernel = KERNELS[key]
