@@ -82,7 +82,11 @@ for bad, why in [(PTX.replace("ret;", "call.uni __assertfail, (%rd1);\n\tret;"),
 # from the dynamic shared memory's base.
 kb_triton.TRANSLATE_TO_CPP = True
 code, params, interpreted = kb_triton.cuda_of_ptx(PTX, "cuset_triton_0_k")
-check("the C++ form is taken", interpreted == "" and "asm" not in code.split("#endif")[-1], interpreted)
+sim_part, gpu_part = code.split("#else\n")
+check("the simulator's build takes the C++ form", interpreted == "" and sim_part.startswith("#ifdef CUSET_SIM_KERNEL_LIBRARY\n")
+      and "asm" not in sim_part.split("#endif")[-1], interpreted)
+check("NVRTC (a GPU) takes the PTX as Triton wrote it", "asm volatile(" in gpu_part and "mov.b64 %%rd1, %0" in gpu_part
+      and gpu_part.endswith("#endif\n"), gpu_part)
 check("the C++ form's signature", 'extern "C" __global__ void cuset_triton_0_k(void* p0, unsigned int p1, float p2, void* p3)' in code, code)
 check("the C++ form's parameter reads", "v_rd1 = (unsigned long long)p0;" in code and "v_rd2 = ((unsigned long long)(((int)(p1))));" in code
       and "v_r3 = ((unsigned)__float_as_uint(p2));" in code, code)

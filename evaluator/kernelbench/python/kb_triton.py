@@ -116,18 +116,13 @@ def cuda_of_ptx(ptx, name):
         if not line or line.startswith((".loc", ".file", ".pragma")):
             continue
         lines.append(line)
+    for ptype, _, _ in params:
+        if ptype not in C_TYPES:
+            raise unsupported(f"a Triton kernel parameter of PTX type .{ptype}")
     args = ", ".join(f"{C_TYPES[t][0]} p{n}" for n, (_, t, _) in enumerate(params))
-    interpreted = "the PTX interpreter is asked for"
-    if TRANSLATE_TO_CPP:
-        try:
-            return HELPERS + cpp_of_ptx(name, params, lines, args), params, ""
-        except Untranslatable as e:
-            interpreted = f"{name} runs on the simulator's PTX interpreter: {e} is not translated to C++"
     body = "\n".join(lines).replace("%", "%%")
     body = re.sub(r"\$(L__\w+)", r"\1", body)
     for n, (ptype, _, pname) in enumerate(params):
-        if ptype not in C_TYPES:
-            raise unsupported(f"a Triton kernel parameter of PTX type .{ptype}")
         body = re.sub(r"ld\.param\.(\w+)\s+([^,]+),\s*\[" + re.escape(pname) + r"\]", lambda m, n=n: _from_operand(m.group(1), m.group(2), n), body)
     smem = len(params)
     uses_smem = "global_smem" in body
@@ -141,7 +136,15 @@ def cuda_of_ptx(ptx, name):
         ins.append('"r"(static_cast<unsigned>(__cvta_generic_to_shared(cuset_triton_smem)))')
     text = "".join(f'    "{line}\\n"\n' for line in body.splitlines())
     code += f"  asm volatile(\n    \"{{\\n\"\n{text}    \"}}\"\n    :: {', '.join(ins)} : \"memory\");\n}}\n"
-    return code, params, interpreted
+    if not TRANSLATE_TO_CPP:
+        return code, params, "the PTX interpreter is asked for"
+    # Both shapes, one per compiler: the simulator's host build (which defines CUSET_SIM_KERNEL_LIBRARY)
+    # compiles the translation; NVRTC, for a GPU, the PTX as Triton wrote it.
+    try:
+        translated = cpp_of_ptx(name, params, lines, args)
+    except Untranslatable as e:
+        return code, params, f"{name} runs on the simulator's PTX interpreter: {e} is not translated to C++"
+    return f"#ifdef CUSET_SIM_KERNEL_LIBRARY\n{HELPERS}{translated}#else\n{code}#endif\n", params, ""
 
 
 def _from_operand(load_type, register, n):
