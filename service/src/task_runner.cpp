@@ -29,6 +29,35 @@ bool parseProblemId(const std::string& id, int& level, int& number) {
   return true;
 }
 
+// The start of the message of an import the machine interrupted: a task answered with it is not the
+// reference's failure (INTERNAL_ERROR, not VALIDATION_ERROR), and nothing about the reference is kept.
+constexpr std::string_view kImportInterrupted =
+    "the reference's import was interrupted (a fault of this machine, not of the reference; "
+    "nothing was remembered, send the task again): ";
+
+struct ImportOutcome {
+  std::string why;
+  bool transient = true;  // the machine's doing, not the reference's
+};
+
+// Why `cuset import` gave no problem: the tracer's verdict on the file when its report has one, else an
+// interruption (killed, out of time, or ended before its report).
+ImportOutcome importOutcome(const SubprocessResult& r, const fs::path& reportFile) {
+  if (r.timedOut) return {"the import ran past its time limit", true};
+  if (r.signal != 0) return {fmt::format("the import was killed by signal {}", r.signal), true};
+  ImportOutcome outcome{tail(r.output, 1500), true};
+  if (!fs::exists(reportFile)) return outcome;
+  try {
+    const auto report = nlohmann::json::parse(readFile(reportFile));
+    for (const auto& problem : report.value("problems", nlohmann::json::array())) {
+      outcome.why = problem.value("reason", outcome.why);
+      outcome.transient = problem.value("transient", false);
+    }
+  } catch (const std::exception&) {
+  }
+  return outcome;
+}
+
 }  // namespace
 
 TaskRunner::TaskRunner(RunnerOptions options) : options_(std::move(options)) {
@@ -54,14 +83,10 @@ Expected<TaskRunner::Problem> TaskRunner::imported(const std::string& reference,
   const fs::path dir = options_.stateDir / "references" / hash;
   const fs::path suite = dir / "suite";
   const fs::path failed = dir / "import-failed.txt";
-  std::shared_ptr<std::mutex> importing;
-  {
-    std::lock_guard lock(importsMu_);
-    auto& slot = imports_[hash];
-    if (!slot) slot = std::make_shared<std::mutex>();
-    importing = slot;
-  }
-  std::lock_guard lock(*importing);  // other references import meanwhile
+  fs::create_directories(dir);
+  // One import per reference among every thread and process sharing this state folder (workers of one
+  // machine share it); the others wait and find the suite, or the recorded failure.
+  const FileLock importing(dir / "import.lock");
   auto found = [&]() -> std::optional<Problem> {
     if (!fs::exists(suite / "level1")) return std::nullopt;
     for (const auto& e : fs::directory_iterator(suite / "level1")) {
@@ -74,29 +99,34 @@ Expected<TaskRunner::Problem> TaskRunner::imported(const std::string& reference,
   const fs::path source = dir / "src" / "KernelBench" / "level1" / "1_reference.py";
   fs::create_directories(source.parent_path());
   writeFileAtomic(source, reference);
-  const SubprocessResult r = runSubprocess({options_.cuset.string(), "import", "kernelbench", (dir / "src").string(), "--out", suite.string(),
-                                            "--levels", "1", "--jobs", "1", "--commit", "cuset-serve"},
-                                           options_.importTimeout, 1 << 20, &cancel);
-  if (r.cancelled) return fail("cancelled while its reference was imported");
-  if (auto p = found()) return *p;
-  std::string why = r.timedOut ? "the import ran past its time limit" : tail(r.output, 1500);
-  if (fs::exists(suite / "import-report.json")) {
-    try {
-      const auto report = nlohmann::json::parse(readFile(suite / "import-report.json"));
-      for (const auto& problem : report.value("problems", nlohmann::json::array())) why = problem.value("reason", why);
-    } catch (const std::exception&) {
+  // An import the machine interrupted (the tracer killed, a process gone, time up) says nothing about the
+  // reference: it is tried once more here, and never recorded as the reference's failure.
+  std::string interrupted;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const SubprocessResult r = runSubprocess({options_.cuset.string(), "import", "kernelbench", (dir / "src").string(), "--out", suite.string(),
+                                              "--levels", "1", "--jobs", "1", "--commit", "cuset-serve"},
+                                             options_.importTimeout, 1 << 20, &cancel);
+    if (r.cancelled) return fail("cancelled while its reference was imported");
+    if (auto p = found()) return *p;
+    const ImportOutcome outcome = importOutcome(r, suite / "import-report.json");
+    if (!outcome.transient) {
+      const std::string message = "reference_code does not import as a KernelBench problem: " + outcome.why;
+      writeFileAtomic(failed, message);  // the same reference fails the same way: not imported again
+      return fail(message);
     }
+    interrupted = outcome.why;
   }
-  const std::string message = "reference_code does not import as a KernelBench problem: " + why;
-  if (!r.timedOut) writeFileAtomic(failed, message);  // the same reference fails the same way: not imported again
-  return fail(message);
+  return fail(std::string(kImportInterrupted) + interrupted);
 }
 
 std::pair<TaskState, nlohmann::json> TaskRunner::run(const TaskRecord& task, const std::atomic<bool>& cancel, std::size_t worker) {
   const nlohmann::json& q = task.request;
   auto problem = problemFor(q.at("reference_code").get<std::string>(), cancel);
   if (cancel) return {TaskState::cancelled, failureResponse(task.id, "CANCELLED", "cancelled")};
-  if (!problem) return {TaskState::failed, failureResponse(task.id, "VALIDATION_ERROR", problem.error())};
+  if (!problem) {
+    const bool interrupted = problem.error().starts_with(kImportInterrupted);
+    return {TaskState::failed, failureResponse(task.id, interrupted ? "INTERNAL_ERROR" : "VALIDATION_ERROR", problem.error())};
+  }
 
   const fs::path work = options_.stateDir / "work" / task.id;
   std::error_code ec;

@@ -13,6 +13,7 @@ nlohmann::json importReportJson(const KernelBenchImportReport& report) {
   for (const auto& p : report.problems) {
     nlohmann::json e = {{"source", p.source}, {"status", p.status}, {"seconds", p.seconds}};
     if (!p.reason.empty()) e["reason"] = p.reason;
+    if (p.transient) e["transient"] = true;
     if (!p.id.empty()) e["id"] = p.id;
     if (!p.details.is_null()) e["details"] = p.details;
     problems.push_back(std::move(e));
@@ -39,6 +40,7 @@ KernelBenchImportReport importReportFromJson(const nlohmann::json& json, const s
       p.source = e.at("source").get<std::string>();
       p.status = e.at("status").get<std::string>();
       p.reason = e.value("reason", "");
+      p.transient = e.value("transient", false);
       p.id = e.value("id", "");
       p.seconds = e.value("seconds", 0.0);
       if (e.contains("details")) p.details = e.at("details");

@@ -270,6 +270,7 @@ ImportedProblem importOne(const SourceFile& f, const KernelBenchImportOptions& o
     std::string tail = run.output.size() > 400 ? run.output.substr(run.output.size() - 400) : run.output;
     r.reason = run.timedOut ? fmt::format("the tracer ran past {} s", o.timeoutPerFile.count())
                             : fmt::format("the tracer failed (exit {}, signal {}): {}", run.exitCode, run.signal, tail);
+    r.transient = true;
     return finish(r);
   }
   try {

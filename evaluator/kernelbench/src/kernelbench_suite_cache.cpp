@@ -45,8 +45,9 @@ fs::path kernelBenchSuiteOnFirstUse(const KernelBenchSuiteCacheOptions& options)
     if (file == files.end()) continue;
     const auto it = done.find(file->second.relative);
     // An imported problem keeps the KernelBench file it came from: one whose file changed since is
-    // imported again. A skipped file is not retried (its reason stands; remove the cache folder to retry).
-    if (it != done.end() && it->second.status != "imported") continue;
+    // imported again. A skipped file is not retried (its reason stands; remove the cache folder to retry),
+    // unless the tracer never judged it (killed, out of time): that was the machine, not the file.
+    if (it != done.end() && it->second.status != "imported" && !it->second.transient) continue;
     const fs::path kept = it == done.end() ? fs::path() : suite / it->second.id / "kernelbench_source.py";
     if (it != done.end() && fs::is_regular_file(kept) && readFile(kept) == readFile(file->second.path)) continue;
     const auto [level, number] = needed;

@@ -277,6 +277,7 @@ class Session {
     std::optional<RestrictedResult> warm = warm_ ? warm_->run(c) : std::nullopt;
     t.warmRuns += warm ? 1 : 0;
     const RestrictedResult r = warm ? std::move(*warm) : runRestricted(c);
+    t.interrupted = t.interrupted || r.timedOut || (r.signal != 0 && r.signal != SIGSYS && r.signal != SIGSEGV && r.signal != SIGBUS);
     if (r.timedOut)
       return fail(t, Verdict::timeout, fmt::format("the translation ({}) did not finish within {} s", mode, options_.timeout.count() / 1000.0)),
              json();
@@ -473,7 +474,9 @@ Translation KernelBenchTranslator::translate(const Problem& problem, std::string
   } else {
     const ScratchDir folder(workRoot_);
     t = Session(options_, warm_.get(), hostBuilds_.get(), problem, solution, folder.path()).run();
-    if (!cached.empty() && t.verdict != Verdict::timeout) {  // a timeout may be the machine's load: tried again next time
+    // A timeout may be the machine's load, a kill the machine's doing (the worker stopped, the OOM killer):
+    // tried again next time.
+    if (!cached.empty() && t.verdict != Verdict::timeout && !t.interrupted) {
       writeFileAtomic(cached, json{{"verdict", t.ok() ? std::string_view("plan") : verdictName(*t.verdict)},
                                    {"reason", t.reason},
                                    {"log", t.log.substr(0, 1 << 16)},

@@ -29,6 +29,10 @@ TEST(KernelBenchImport, ReportRoundTripsAndCountsImports) {
   EXPECT_TRUE(back.problems[2].simulable());
   EXPECT_FALSE(back.problems[3].simulable());
   EXPECT_TRUE(back.problems[0].simulable()) << "a report from before size_sets: small and full";
+  EXPECT_FALSE(back.problems[1].transient) << "the file's own failure: remembered";
+  KernelBenchImportReport interrupted;
+  interrupted.problems.push_back({"level1/98_KLDivLoss.py", "skipped", "the tracer failed (exit -1, signal 9): ", "", 0.5, {}, true});
+  EXPECT_TRUE(importReportFromJson(importReportJson(interrupted), "mem").problems.at(0).transient) << "an interrupted tracer: tried again";
   const auto counts = importCountsPerLevel(back);
   EXPECT_EQ(counts.at("all").flagged, 1u);
   EXPECT_EQ(counts.at("all").gpuOnly, 1u);

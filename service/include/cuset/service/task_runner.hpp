@@ -5,10 +5,8 @@
 // `cuset eval` in a process of its own (its sandbox, its limits; a cancelled task's process group is
 // killed). Nothing a request holds reaches a shell or names a path: files are named by the server.
 #include <atomic>
+#include <chrono>
 #include <filesystem>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -45,8 +43,6 @@ class TaskRunner {
   Expected<Problem> imported(const std::string& reference, const std::atomic<bool>& cancel);
 
   RunnerOptions options_;
-  std::mutex importsMu_;
-  std::map<std::string, std::shared_ptr<std::mutex>> imports_;  // per reference: the same one sent by many tasks is imported once
 };
 
 }  // namespace cuset::service

@@ -40,7 +40,10 @@ struct ImportedProblem {
   std::string reason;  // why skipped, or notes on an imported one
   std::string id;      // "level1/kb19_relu" when imported
   double seconds = 0.0;
-  nlohmann::json details;      // scaling, verification, reference kind, size_sets, defect {kind, reason}
+  nlohmann::json details;  // scaling, verification, reference kind, size_sets, defect {kind, reason}
+  // Skipped for a reason outside the file: the tracer was killed, ran past its time, or ended without a
+  // result. Such a file is imported again next time, never remembered as failing.
+  bool transient = false;
   std::string defect() const;  // the flagged defect's kind, or empty
   bool simulable() const;      // imported with a `small` size set
 };

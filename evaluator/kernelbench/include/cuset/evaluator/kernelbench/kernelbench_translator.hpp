@@ -36,6 +36,9 @@ struct Translation {
   double milliseconds = 0.0;
   bool cacheHit = false;
   int warmRuns = 0;  // recorder runs served by the warm recorder (the others started their own process)
+  // The recorder was stopped from outside (out of time, killed by a signal the solution does not cause by
+  // itself): the verdict stands for this run, but is not cached as the solution's.
+  bool interrupted = false;
   // With a plan: the verdict it gets whatever its trials show (a library step writes an input:
   // hack_suspected). The plan still runs, for KernelBench's check, which does not look.
   std::optional<PlanRefusal> standing;
