@@ -121,6 +121,8 @@ SHIM = r"""
 #define __device__
 #define __forceinline__ inline
 #define __trap() abort()
+#define CUSET_SIM_UNCHECKED
+namespace cuset_sim { [[noreturn]] inline void trap(const char*, int) { abort(); } }
 struct Dim { unsigned x, y, z; };
 static Dim threadIdx{0, 0, 0}, blockIdx{0, 0, 0}, blockDim{1, 1, 1}, gridDim{1, 1, 1};
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
@@ -180,7 +182,11 @@ def main():
     check("a guarded vector load", load.startswith("if (v_p1) { { const cuset_ptx_vec<unsigned, 4> cuset_v = *reinterpret_cast<const "
                                                    "cuset_ptx_vec<unsigned, 4>*>((reinterpret_cast<char*>(v_rd1) + (16)));"), load)
     shared = t.instruction("st.shared::cta.b32 [%r5+4], %r6;")
-    check("a shared store", "*reinterpret_cast<unsigned*>((cuset_smem + (unsigned)(v_r5 - cuset_smem_base) + (4))) = v_r6;" == shared, shared)
+    check("a shared store", "cuset_ptx_store_shared<unsigned>(static_cast<char*>(__cvta_shared_to_generic((unsigned)(v_r5 + (4)))), v_r6);"
+          == shared, shared)
+    shared = t.instruction("ld.shared.v2.b32 {%r1, %r2}, [global_smem+8];")
+    check("a shared vector load from global_smem", "*reinterpret_cast<const cuset_ptx_vec<unsigned, 2>*>(static_cast<char*>(__cvta_shared_to_generic("
+          "(unsigned)(((unsigned)cuset_smem_base) + (8)))));" in shared and t.uses_smem, shared)
     check("bar.sync 0 is __syncthreads", t.instruction("bar.sync 0;") == "__syncthreads();")
     for line, why in [("cvt.rn.f16x2.f32 %r1, %r2, %r3;", "f16x2"), ("shfl.sync.bfly.b32 %r1|%p1, %r2, 1, 31, -1;", "predicate"),
                       ("ld.volatile.global.b32 %r1, [%rd1];", "memory-model"), ("add.sat.s32 %r1, %r2, %r3;", "add.sat"),

@@ -92,7 +92,7 @@ check("the C++ form's parameter reads", "v_rd1 = (unsigned long long)p0;" in cod
       and "v_r3 = ((unsigned)__float_as_uint(p2));" in code, code)
 check("the C++ form's branch", "if (v_p1) { goto L__BB0_2; }" in code and "L__BB0_2:;" in code, code)
 check("the C++ form's shared store", "v_r5 = ((unsigned)cuset_smem_base);" in code
-      and "*reinterpret_cast<unsigned*>((cuset_smem + (unsigned)(v_r5 - cuset_smem_base) + (0))) = v_r3;" in code, code)
+      and "cuset_ptx_store_shared<unsigned>(static_cast<char*>(__cvta_shared_to_generic((unsigned)(v_r5 + (0)))), v_r3);" in code, code)
 code, _, interpreted = kb_triton.cuda_of_ptx(PTX.replace("st.shared.b32", "st.volatile.shared.b32"), "k")
 check("an instruction the C++ form leaves to the interpreter", "memory-model" in interpreted and "asm volatile(" in code, interpreted)
 for bad in (PTX.replace("ret;", "call.uni __assertfail, (%rd1);\n\tret;"),):

@@ -18,8 +18,10 @@ What a statement means is the PTX ISA's, written so that C++ cannot differ from 
   as operands, which the simulator's interpreter runs exactly as before;
 - branches are gotos, so each thread follows its own path as it does in the interpreter.
 Shared memory: Triton addresses it with 32-bit shared-window addresses starting at `global_smem`; the
-registers keep those addresses (the asm statements need them) and C++ accesses turn them into pointers
-into the block's dynamic shared memory.
+registers keep those addresses (the asm statements need them) and C++ accesses turn each into a pointer
+with `__cvta_shared_to_generic`, which checks it lies in the block's shared memory as the interpreter
+does. A shared store that leaves the bytes as they are is not a write the race check sees, as in the
+interpreter (Triton's reductions have every warp store the same replicated value to one address).
 """
 import re
 
@@ -75,6 +77,18 @@ template <class T> __device__ __forceinline__ T cuset_ptx_f2i(double v, int mode
   if (v <= lo) return T(-1) < T(0) ? T(T(1) << (sizeof(T) * 8 - 1)) : T(0);
   if (v >= hi) return T(-1) < T(0) ? T(~(T(1) << (sizeof(T) * 8 - 1))) : T(~T(0));
   return T(v);
+}
+// A shared-memory store as the simulator's interpreter makes one (ptx_exec.cpp): a store that leaves the
+// bytes as they are is not handed to the race check, since Triton's reductions have every warp store
+// its copy of one replicated value to the same address. Not inlined: the race report's line is the
+// caller's (the hook takes its return address).
+template <class T> __attribute__((noinline)) CUSET_SIM_UNCHECKED void cuset_ptx_store_shared(void* p, T v) {
+  if (reinterpret_cast<unsigned long long>(p) % alignof(T) != 0) ::cuset_sim::trap("st.shared: a misaligned address", -1);
+  if (__builtin_memcmp(p, &v, sizeof v) == 0) return;
+#if defined(__SANITIZE_ADDRESS__) && defined(CUSET_SIM_SHARED_ACCESSES)
+  CUSET_SIM_SHARED_ACCESS(reinterpret_cast<unsigned long long>(p), sizeof v, 1);
+#endif
+  __builtin_memcpy(p, &v, sizeof v);
 }
 #endif
 """
@@ -217,10 +231,8 @@ class Translator:
         if m is None:
             raise Untranslatable(f"the address {op}")
         base, off = m.group(1), _number(m.group(2)) if m.group(2) else 0
-        if space == "shared":
-            b = self.read(base, "u32")
-            self.uses_smem = True
-            return f"(cuset_smem + (unsigned)({b} - cuset_smem_base) + ({off}))"
+        if space == "shared":  # the window address, bounds-checked as the interpreter checks it
+            return f"static_cast<char*>(__cvta_shared_to_generic((unsigned)({self.read(base, 'u32')} + ({off}))))"
         if base in self.params:
             raise Untranslatable("an address of a kernel parameter")
         b = self.read(base, "u64")
@@ -308,6 +320,8 @@ class Translator:
         if vec == 1:
             if op == "ld":
                 return self.write(elements[0], t, f"*reinterpret_cast<const {ctype}*>({ptr})")
+            if space == "shared":
+                return f"cuset_ptx_store_shared<{ctype}>({ptr}, {self.read(elements[0], t)});"
             return f"*reinterpret_cast<{ctype}*>({ptr}) = {self.read(elements[0], t)};"
         vt = f"cuset_ptx_vec<{ctype}, {vec}>"
         if op == "ld":
@@ -315,7 +329,7 @@ class Translator:
             body += [self.write(e, t, f"cuset_v.v[{i}]") for i, e in enumerate(elements)]
         else:
             body = [f"{vt} cuset_v;"] + [f"cuset_v.v[{i}] = {self.read(e, t)};" for i, e in enumerate(elements)]
-            body.append(f"*reinterpret_cast<{vt}*>({ptr}) = cuset_v;")
+            body.append(f"cuset_ptx_store_shared<{vt}>({ptr}, cuset_v);" if space == "shared" else f"*reinterpret_cast<{vt}*>({ptr}) = cuset_v;")
         return "{ " + " ".join(body) + " }"
 
     def arithmetic(self, op, mods, ops, line):
@@ -550,7 +564,6 @@ class Translator:
         out = [f'extern "C" __global__ void {name}({signature}) {{']
         if self.uses_smem:
             out.append("  extern __shared__ __align__(16) unsigned char cuset_triton_smem[];")
-            out.append("  unsigned char* const cuset_smem = cuset_triton_smem;")
             out.append("  const unsigned cuset_smem_base = static_cast<unsigned>(__cvta_generic_to_shared(cuset_triton_smem));")
         for ctype, names in self.decls:
             for i in range(0, len(names), 16):
