@@ -88,8 +88,10 @@ if args.fleet:
     serve_args = ["--jobs", "0", "--queue", queue]
     for w in range(args.fleet):
         helpers.append(subprocess.Popen([args.cuset, "worker", "--queue", queue, "--backend", "sim", "--jobs", str(max(1, args.jobs // args.fleet)),
-                                         "--state", os.path.join(args.work, f"worker-{w}")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
-server = subprocess.Popen([args.cuset, "serve", "--port", "0", "--backend", "sim", "--rate", "0", *serve_args, "--state", os.path.join(args.work, "state")],
+                                         "--state", os.path.join(args.work, f"worker-{w}"),
+                                         "--reference-cache", os.path.join(args.work, "references")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+server = subprocess.Popen([args.cuset, "serve", "--port", "0", "--backend", "sim", "--rate", "0", *serve_args, "--state", os.path.join(args.work, "state"),
+                           "--reference-cache", os.path.join(args.work, "references")],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
 first = server.stdout.readline()
 if "listening on http://" not in first:

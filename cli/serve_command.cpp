@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "cuset/service/serve.hpp"
+#include "cuset/common/file_util.hpp"
 #include "cuset/common/resources.hpp"
 
 namespace cuset::cli {
@@ -14,6 +15,7 @@ namespace {
 // What judging a task needs, the same for the server's own workers and a fleet's.
 struct RunnerFlags {
   std::string state = "serve-state";
+  std::string referenceCache = (defaultCacheDir() / "references").string();
   double reclaimAfterSeconds = 60;
 };
 
@@ -26,7 +28,10 @@ void addRunnerOptions(CLI::App* cmd, service::RunnerOptions& runner, RunnerFlags
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--devices", runner.devices, "cuda: GPU ordinals the workers share, worker i on the i-th (round robin); default: every visible GPU")
       ->delimiter(',');
-  cmd->add_option("--state", flags.state, "Folder of imported references and work (and the embedded queue)")->capture_default_str();
+  cmd->add_option("--state", flags.state, "Folder of the tasks' work (and the embedded queue)")->capture_default_str();
+  cmd->add_option("--reference-cache", flags.referenceCache,
+                  "Folder of imported references, shared by every server and worker of this machine that names it (one imports each)")
+      ->capture_default_str();
   cmd->add_option("--reclaim-after", flags.reclaimAfterSeconds, "Redis queue: a task whose worker is silent this many seconds runs on another")
       ->capture_default_str()
       ->check(CLI::Range(3.0, 86400.0));
@@ -34,6 +39,7 @@ void addRunnerOptions(CLI::App* cmd, service::RunnerOptions& runner, RunnerFlags
 
 void finishRunnerOptions(service::RunnerOptions& runner, const RunnerFlags& flags) {
   runner.stateDir = std::filesystem::absolute(flags.state);
+  runner.referenceDir = std::filesystem::absolute(flags.referenceCache);
   runner.cuset = executablePath();
 }
 

@@ -61,7 +61,8 @@ ImportOutcome importOutcome(const SubprocessResult& r, const fs::path& reportFil
 }  // namespace
 
 TaskRunner::TaskRunner(RunnerOptions options) : options_(std::move(options)) {
-  fs::create_directories(options_.stateDir / "references");
+  if (options_.referenceDir.empty()) options_.referenceDir = options_.stateDir / "references";
+  fs::create_directories(options_.referenceDir);
   fs::create_directories(options_.stateDir / "work");
 }
 
@@ -80,7 +81,7 @@ Expected<TaskRunner::Problem> TaskRunner::problemFor(const std::string& referenc
 
 Expected<TaskRunner::Problem> TaskRunner::imported(const std::string& reference, const std::atomic<bool>& cancel) {
   const std::string hash = ContentHasher().add("kernelbench-reference-v1").add(reference).digest().hex();
-  const fs::path dir = options_.stateDir / "references" / hash;
+  const fs::path dir = options_.referenceDir / hash;
   const fs::path suite = dir / "suite";
   const fs::path failed = dir / "import-failed.txt";
   fs::create_directories(dir);

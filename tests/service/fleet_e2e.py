@@ -61,7 +61,8 @@ def redis(*args):
 
 def worker(name):
     return service_client.Process(cuset, os.path.join(work, f"{name}.log"), "worker", "--queue", queue, "--jobs", "1", "--backend", "sim",
-                                  "--state", os.path.join(work, name), "--reclaim-after", "3")
+                                  "--state", os.path.join(work, name), "--reference-cache", os.path.join(work, "references"),
+                                  "--reclaim-after", "3")
 
 
 def call(*args, **kwargs):

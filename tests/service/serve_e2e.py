@@ -33,6 +33,7 @@ need = checker.need
 class Server(service_client.Server):
     def __init__(self, *extra):
         super().__init__(cuset, os.path.join(work, "serve.log"), "--port", "0", "--backend", "sim", "--jobs", "2", "--devices", "0,1", "--state", os.path.join(work, "state"),
+                         "--reference-cache", os.path.join(work, "references"),
                          *extra)
 
 

@@ -2,8 +2,10 @@
 // never remembered as the reference's failure; one the reference itself fails is remembered.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include "../test_util.hpp"
 #include "cuset/common/file_util.hpp"
@@ -63,6 +65,32 @@ class ModelNew(nn.Module):
         return torch.relu(x)
 )";
 
+// Counts its executions where it may write (the import's tracer; not the judge's sandbox).
+constexpr const char* kReferenceCountingImports = R"(import os
+
+import torch
+import torch.nn as nn
+
+try:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "executions.log"), "a") as log:
+        log.write("x\n")
+except OSError:
+    pass
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x) + 1
+
+
+def get_inputs():
+    return [torch.randn(64, 256)]
+
+
+def get_init_inputs():
+    return []
+)";
+
 RunnerOptions optionsIn(const fs::path& state) {
   RunnerOptions o;
   o.stateDir = state;
@@ -110,6 +138,40 @@ TEST(TaskRunner, AReferenceThatDoesNotImportIsRememberedAsFailing) {
   EXPECT_EQ(readFile(remembered[0]), body.value("error_message", "")) << "the task's answer is the remembered one";
   const auto [again, second] = runner.run(taskFor("no-model-again", kReferenceWithoutModel), cancel);
   EXPECT_EQ(second.value("error_message", ""), body.value("error_message", ""));
+}
+
+std::size_t executionsUnder(const fs::path& references) {
+  std::size_t n = 0;
+  for (const auto& log : filesNamed(references, "executions.log")) {
+    const std::string text = readFile(log);
+    n += static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  }
+  return n;
+}
+
+TEST(TaskRunner, WorkersSharingAReferenceCacheImportEachReferenceOnce) {
+  // How often one import executes the file (the tracer may run it more than once)...
+  test::TempDir alone;
+  const std::atomic<bool> cancel{false};
+  TaskRunner(optionsIn(alone.path())).run(taskFor("alone", kReferenceCountingImports), cancel);
+  const std::size_t oneImport = executionsUnder(alone.path() / "references");
+  ASSERT_GT(oneImport, 0u);
+  // ...and two workers of one machine (their own state folders, one reference cache) sent it at once.
+  test::TempDir machine;
+  auto workerOptions = [&](const std::string& name) {
+    RunnerOptions o = optionsIn(machine.path() / name);
+    o.referenceDir = machine.path() / "references";
+    return o;
+  };
+  TaskRunner a(workerOptions("a")), b(workerOptions("b"));
+  nlohmann::json answerA, answerB;
+  std::thread other([&] { answerA = a.run(taskFor("on-a", kReferenceCountingImports), cancel).second; });
+  answerB = b.run(taskFor("on-b", kReferenceCountingImports), cancel).second;
+  other.join();
+  EXPECT_EQ(answerA.value("correctness", false), false) << "relu + 1 is not relu: " << answerA.dump();
+  EXPECT_EQ(answerA.value("error_code", ""), "CORRECTNESS_ERROR") << answerA.dump();
+  EXPECT_EQ(answerB.value("error_code", ""), "CORRECTNESS_ERROR") << answerB.dump();
+  EXPECT_EQ(executionsUnder(machine.path() / "references"), oneImport) << "the reference was imported more than once";
 }
 
 }  // namespace

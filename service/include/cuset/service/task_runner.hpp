@@ -17,7 +17,10 @@
 namespace cuset::service {
 
 struct RunnerOptions {
-  std::filesystem::path stateDir;     // references/<hash>/, work/<task>/
+  std::filesystem::path stateDir;  // work/<task>/ (and references/ when referenceDir is empty)
+  // Imported references, <hash>/ each: one folder every worker of a machine may share (a file lock per
+  // reference makes one of them import it); empty: stateDir/references.
+  std::filesystem::path referenceDir;
   std::filesystem::path cuset;        // the binary to run `eval` and `import` with (this one)
   std::string backend = "auto";       // what "cuda" (KernelGYM's default) means here: sim, cuda or auto
   std::filesystem::path problemsDir;  // a suite whose problem ids a request may name; empty: none
