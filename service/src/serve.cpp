@@ -5,8 +5,10 @@
 #include <httplib.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "cuset/common/error.hpp"
@@ -265,17 +267,73 @@ class Server {
     http_.Get(R"(/v1/tasks/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
       const auto r = store_->get(req.matches[1]);
       if (!r) return refuse(res, 404, "NOT_FOUND", fmt::format("no task '{}'", req.matches[1].str()));
-      json out = {{"task_id", r->id}, {"status", taskStateName(r->state)}, {"priority", priorityName(r->priority)}};
-      if (r->finished()) {
-        const json& result = r->result;
-        out["result"] = kernelGymView(result);
-        if (result.contains("record")) out["record"] = result["record"];
-        out["verdict"] = result.value("metadata", json::object()).value("verdict", json());
-        out["reason"] = result.value("metadata", json::object()).value("reason", json());
-        const std::string formula = r->request.value("reward", "kevin");
-        out["reward"] = {{"formula", formula}, {"value", rewardFor(formula, result)}};
+      reply(res, 200, nativeView(*r));
+    });
+    http_.Get("/v1/events", [this](const httplib::Request& req, httplib::Response& res) { events(req, res); });
+  }
+
+  // A task as /v1 shows it: with this project's verdict, reason and reward once finished.
+  static json nativeView(const TaskRecord& r) {
+    json out = {{"task_id", r.id}, {"status", taskStateName(r.state)}, {"priority", priorityName(r.priority)}};
+    if (r.finished()) {
+      const json& result = r.result;
+      out["result"] = kernelGymView(result);
+      if (result.contains("record")) out["record"] = result["record"];
+      out["verdict"] = result.value("metadata", json::object()).value("verdict", json());
+      out["reason"] = result.value("metadata", json::object()).value("reason", json());
+      const std::string formula = r.request.value("reward", "kevin");
+      out["reward"] = {{"formula", formula}, {"value", rewardFor(formula, result)}};
+    }
+    return out;
+  }
+
+  // GET /v1/events?tasks=a,b,c: server-sent events, one `result` event (the /v1 task) per task as it
+  // finishes, in the order they finish, then `end`; a comment every 15 s keeps idle connections open.
+  // A trainer takes each reward as it comes instead of waiting for a batch's slowest task.
+  void events(const httplib::Request& req, httplib::Response& res) {
+    std::vector<std::string> ids;
+    std::stringstream list(req.get_param_value("tasks"));
+    for (std::string part; std::getline(list, part, ',');) {
+      if (!part.empty() && std::find(ids.begin(), ids.end(), part) == ids.end()) ids.push_back(part);
+    }
+    if (ids.empty() || ids.size() > options_.limits.maxBatchTasks)
+      return refuse(res, 400, "VALIDATION_ERROR", fmt::format("'tasks' must name 1 to {} task ids, comma-separated", options_.limits.maxBatchTasks));
+    for (const auto& id : ids) {
+      if (!store_->get(id)) return refuse(res, 404, "NOT_FOUND", fmt::format("no task '{}'", id));
+    }
+    auto pending = std::make_shared<std::vector<std::string>>(std::move(ids));
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider("text/event-stream", [this, pending](std::size_t, httplib::DataSink& sink) {
+      const auto quietUntil = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+      for (;;) {
+        bool sent = false;
+        for (auto it = pending->begin(); it != pending->end();) {
+          const auto r = store_->get(*it);
+          if (r && !r->finished()) {
+            ++it;
+            continue;
+          }
+          // A task forgotten meanwhile (its result's time to live passed) ends its wait too.
+          const std::string event =
+              r ? "event: result\ndata: " + nativeView(*r).dump() + "\n\n" : "event: missing\ndata: " + json{{"task_id", *it}}.dump() + "\n\n";
+          if (!sink.write(event.data(), event.size())) return false;
+          it = pending->erase(it);
+          sent = true;
+        }
+        if (pending->empty()) {
+          const std::string end = "event: end\ndata: {}\n\n";
+          sink.write(end.data(), end.size());
+          sink.done();
+          return true;
+        }
+        if (sent) return true;
+        if (!sink.is_writable()) return false;
+        if (std::chrono::steady_clock::now() >= quietUntil) {
+          const std::string keepAlive = ": waiting\n\n";
+          return sink.write(keepAlive.data(), keepAlive.size());
+        }
+        store_->waitFinished(pending->front(), std::chrono::milliseconds(250));
       }
-      reply(res, 200, out);
     });
   }
 

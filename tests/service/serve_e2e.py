@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -94,6 +95,33 @@ while time.time() < deadline:
 need(native.get("verdict") == "correct" and native.get("reward") == {"formula": "ladder", "value": 0.4},
      f"/v1 gives the verdict and the ladder's 0.4 for correct without a GPU timing: {native}")
 need(call(server, "POST", "/v1/tasks", {**task("r", good), "reward": "money"})[0] == 400, "an unknown reward formula is 400")
+
+# Streaming: GET /v1/events sends each task's /v1 view as it finishes (server-sent events), then `end`.
+# A slow task first, two quick ones after it: the quick ones arrive before the slow one.
+streamed = ["ev-slow", "ev-quick-1", "ev-quick-2"]
+call(server, "POST", "/v1/tasks", task("ev-slow", good, num_correct_trials=100))
+call(server, "POST", "/v1/tasks", task("ev-quick-1", wrong, num_correct_trials=1))
+call(server, "POST", "/v1/tasks", task("ev-quick-2", good, num_correct_trials=1))
+events, event = [], None
+with urllib.request.urlopen(f"{server.url}/v1/events?tasks={','.join(streamed)}", timeout=600) as stream:
+    need(stream.headers.get("Content-Type", "").startswith("text/event-stream"), f"/v1/events is an event stream: {stream.headers}")
+    for raw_line in stream:
+        line = raw_line.decode().rstrip("\n")
+        if line.startswith("event: "):
+            event = line[len("event: "):]
+        elif line.startswith("data: "):
+            events.append((event, json.loads(line[len("data: "):])))
+            if event == "end":
+                break
+results = [data for kind, data in events if kind == "result"]
+need([kind for kind, _ in events] == ["result"] * 3 + ["end"], f"one result per task, then end: {events}")
+need(sorted(r["task_id"] for r in results) == sorted(streamed) and all(r["status"] == "completed" for r in results),
+     f"every task streamed once, finished: {results}")
+need(results[-1]["task_id"] == "ev-slow", f"results arrive as they finish, the slow one last: {[r['task_id'] for r in results]}")
+need({r["task_id"]: r["verdict"] for r in results} == {"ev-slow": "correct", "ev-quick-1": "wrong_answer", "ev-quick-2": "correct"},
+     f"each with its verdict: {results}")
+need(call(server, "GET", "/v1/events?tasks=nobody")[0] == 404, "streaming an unknown task is 404")
+need(call(server, "GET", "/v1/events?tasks=")[0] == 400, "streaming no task is 400")
 
 # Faults: every malformed request is one 400 naming what is wrong, never a crash.
 for raw, needle in [(b"{not json", "not JSON"), (json.dumps({**task("x", good), "num_correct_trials": "5"}).encode(), "num_correct_trials"),
