@@ -85,8 +85,8 @@ Expected<TaskRunner::Problem> TaskRunner::imported(const std::string& reference,
   const fs::path suite = dir / "suite";
   const fs::path failed = dir / "import-failed.txt";
   fs::create_directories(dir);
-  // One import per reference among every thread and process sharing this state folder (workers of one
-  // machine share it); the others wait and find the suite, or the recorded failure.
+  // One import per reference among every thread and process sharing this reference folder (the workers
+  // of one machine); the others wait and find the suite, or the recorded failure.
   const FileLock importing(dir / "import.lock");
   auto found = [&]() -> std::optional<Problem> {
     if (!fs::exists(suite / "level1")) return std::nullopt;

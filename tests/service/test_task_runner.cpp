@@ -16,9 +16,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// What every reference below ends with: KernelBench's input functions.
+const std::string kInputs = R"(
+
+def get_inputs():
+    return [torch.randn(64, 256)]
+
+
+def get_init_inputs():
+    return []
+)";
+
 // Its first import is killed by SIGKILL mid-trace, exactly as a worker's `kill -9` (or the OOM killer)
 // kills the tracer; the marker beside the file makes the second one import.
-constexpr const char* kReferenceKilledOnce = R"(import os
+const std::string kReferenceKilledOnce = R"(import os
 import signal
 
 import torch
@@ -35,26 +46,10 @@ else:
 class Model(nn.Module):
     def forward(self, x):
         return torch.relu(x)
+)" + kInputs;
 
-
-def get_inputs():
-    return [torch.randn(64, 256)]
-
-
-def get_init_inputs():
-    return []
-)";
-
-constexpr const char* kReferenceWithoutModel = R"(import torch
-
-
-def get_inputs():
-    return [torch.randn(64, 256)]
-
-
-def get_init_inputs():
-    return []
-)";
+const std::string kReferenceWithoutModel = R"(import torch
+)" + kInputs;
 
 constexpr const char* kSolution = R"(import torch
 import torch.nn as nn
@@ -66,7 +61,7 @@ class ModelNew(nn.Module):
 )";
 
 // Counts its executions where it may write (the import's tracer; not the judge's sandbox).
-constexpr const char* kReferenceCountingImports = R"(import os
+const std::string kReferenceCountingImports = R"(import os
 
 import torch
 import torch.nn as nn
@@ -81,15 +76,7 @@ except OSError:
 class Model(nn.Module):
     def forward(self, x):
         return torch.relu(x) + 1
-
-
-def get_inputs():
-    return [torch.randn(64, 256)]
-
-
-def get_init_inputs():
-    return []
-)";
+)" + kInputs;
 
 RunnerOptions optionsIn(const fs::path& state) {
   RunnerOptions o;

@@ -207,9 +207,7 @@ class Translator:
             return f"__uint_as_float(0x{op[2:]}u)" if ptype == "f32" else f"(({ctype})0x{op[2:]}u)"
         if re.fullmatch(r"0[dD][0-9a-fA-F]{16}", op) and ptype != "f32" and _bits(ptype) == 64:
             return f"__longlong_as_double((long long)0x{op[2:]}ull)" if ptype == "f64" else f"(({ctype})0x{op[2:]}ull)"
-        if re.fullmatch(r"0[fFdD][0-9a-fA-F]+", op):
-            raise Untranslatable(f"the literal {op} as .{ptype}")
-        if ptype in FLOATS:
+        if re.fullmatch(r"0[fFdD][0-9a-fA-F]+", op) or ptype in FLOATS:
             raise Untranslatable(f"the literal {op} as .{ptype}")
         if ptype == "pred":
             return "true" if _number(op) else "false"
@@ -501,50 +499,35 @@ class Translator:
     def passthrough(self, op, ops, line):
         """One PTX instruction as an asm statement whose operands are the C++ registers it names."""
         writes = PASSTHROUGH[op]
-        outputs, inputs = [], []
-        text = line
-
-        def operand(name, written):
-            c, rtype = self.reg(name)
-            if rtype not in ASM_CONSTRAINT:
-                raise Untranslatable(f"a predicate operand of `{line}`")
-            (outputs if written else inputs).append((c, rtype))
-
-        first_end = 0
+        outputs, inputs = [], []  # (C++ variable, C++ type), in operand order
+        first_end = 0  # where operand 0 (the one written, when the instruction writes) ends in the line
         if writes:
-            m = re.match(r"[a-z][\w.:]*\s*", text)
-            first = _split_operands(text[m.end():].rstrip(" ;"))[0]
-            first_end = m.end() + len(first)
-        placeholders = {}
+            m = re.match(r"[a-z][\w.:]*\s*", line)
+            first_end = m.end() + len(_split_operands(line[m.end():].rstrip(" ;"))[0])
 
         def substitute(match):
             name = match.group(0)
             if name == "global_smem":
                 self.uses_smem = True
-                key = ("in", "cuset_smem_base")
-                if key not in placeholders:
-                    placeholders[key] = len(placeholders)
-                    inputs.append(("cuset_smem_base", "unsigned"))
-                return f"@IN{inputs.index(('cuset_smem_base', 'unsigned'))}@"
-            if name not in self.regs:
-                if name in SPECIALS or name.startswith("%"):
-                    raise Untranslatable(f"the operand {name} of `{line}`")
+                variable, written = ("cuset_smem_base", "unsigned"), False
+            elif name in self.regs:
+                variable, written = self.regs[name], writes and match.start() < first_end
+                if variable[1] not in ASM_CONSTRAINT:
+                    raise Untranslatable(f"a predicate operand of `{line}`")
+            elif name in SPECIALS or name.startswith("%"):
+                raise Untranslatable(f"the operand {name} of `{line}`")
+            else:
                 return name
-            written = writes and match.start() < first_end
-            c, rtype = self.regs[name]
-            if rtype not in ASM_CONSTRAINT:
-                raise Untranslatable(f"a predicate operand of `{line}`")
             pool = outputs if written else inputs
-            if (c, rtype) not in pool:
-                pool.append((c, rtype))
-            return f"@{'OUT' if written else 'IN'}{pool.index((c, rtype))}@"
+            if variable not in pool:
+                pool.append(variable)
+            return f"@{'OUT' if written else 'IN'}{pool.index(variable)}@"
 
-        body = re.sub(r"%\w+(?:\.\w+)?|\bglobal_smem\b", substitute, text)
+        body = re.sub(r"%\w+(?:\.\w+)?|\bglobal_smem\b", substitute, line)
         if len(outputs) + len(inputs) > 30:
             raise Untranslatable(f"`{line}` has more than 30 operands")
         body = re.sub(r"@OUT(\d+)@", lambda m: f"%{int(m.group(1))}", body)
         body = re.sub(r"@IN(\d+)@", lambda m: f"%{len(outputs) + int(m.group(1))}", body)
-        body = re.sub(r"\$(L__\w+)", r"\1", body)
         outs = ", ".join(f'"={ASM_CONSTRAINT[t]}"({c})' for c, t in outputs)
         ins = ", ".join(f'"{ASM_CONSTRAINT[t]}"({c})' for c, t in inputs)
         return f'asm volatile("{body}" : {outs} : {ins} : "memory");'
