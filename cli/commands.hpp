@@ -6,12 +6,19 @@
 #include <string>
 #include <vector>
 
+namespace cuset {
+struct EvalConfig;
+}
+
 namespace cuset::cli {
 
 struct CommandContext {
   int exitCode = 0;
   std::vector<std::string> argv;  // recorded in run.json
 };
+
+// `cuset eval`'s command line (without "cuset eval") as the run's configuration; throws CLI::ParseError.
+EvalConfig evalConfigFromArguments(const std::vector<std::string>& args);
 
 void registerProblemsCommand(CLI::App& app, CommandContext& context);
 void registerEvalCommand(CLI::App& app, CommandContext& context);
@@ -34,5 +41,6 @@ void registerMergeAdapterCommand(CLI::App& app, CommandContext& context);
 void registerDoctorCommand(CLI::App& app, CommandContext& context);
 void registerServeCommand(CLI::App& app, CommandContext& context);
 void registerWorkerCommand(CLI::App& app, CommandContext& context);
+void registerEngineCommand(CLI::App& app, CommandContext& context);
 
 }  // namespace cuset::cli

@@ -237,17 +237,34 @@ void finishConfig(EvalOptions& o, const CommandContext& context) {
   }
 }
 
+void addEvalOptions(CLI::App* eval, EvalOptions& o) {
+  addInputOptions(eval, o);
+  addKernelBenchOptions(eval, o);
+  addBackendOptions(eval, o);
+  addRunOptions(eval, o);
+  addLimitOptions(eval, o);
+  addServerOptions(eval, o);
+}
+
 }  // namespace
+
+EvalConfig evalConfigFromArguments(const std::vector<std::string>& args) {
+  CLI::App app("cuset eval", "eval");
+  EvalOptions options;
+  addEvalOptions(&app, options);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+  app.parse(reversed);
+  CommandContext context;
+  context.argv = {"cuset", "eval"};
+  context.argv.insert(context.argv.end(), args.begin(), args.end());
+  finishConfig(options, context);
+  return options.config;
+}
 
 void registerEvalCommand(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<EvalOptions>();
   CLI::App* eval = app.add_subcommand("eval", "Compile and judge candidate kernels, writing RUN_DIR/results.jsonl");
-  addInputOptions(eval, *options);
-  addKernelBenchOptions(eval, *options);
-  addBackendOptions(eval, *options);
-  addRunOptions(eval, *options);
-  addLimitOptions(eval, *options);
-  addServerOptions(eval, *options);
+  addEvalOptions(eval, *options);
   eval->callback([options, &context] {
     finishConfig(*options, context);
     const EvalRunSummary summary = runEvaluation(options->config);

@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   cuset::cli::registerDoctorCommand(app, context);
   cuset::cli::registerServeCommand(app, context);
   cuset::cli::registerWorkerCommand(app, context);
+  cuset::cli::registerEngineCommand(app, context);
 
   try {
     app.parse(argc, argv);

@@ -17,6 +17,7 @@ struct RunnerFlags {
   std::string state = "serve-state";
   std::string referenceCache = (defaultCacheDir() / "references").string();
   double reclaimAfterSeconds = 60;
+  bool perTaskProcesses = false;
 };
 
 void addRunnerOptions(CLI::App* cmd, service::RunnerOptions& runner, RunnerFlags& flags) {
@@ -35,12 +36,21 @@ void addRunnerOptions(CLI::App* cmd, service::RunnerOptions& runner, RunnerFlags
   cmd->add_option("--reclaim-after", flags.reclaimAfterSeconds, "Redis queue: a task whose worker is silent this many seconds runs on another")
       ->capture_default_str()
       ->check(CLI::Range(3.0, 86400.0));
+  cmd->add_flag("--per-task-processes", flags.perTaskProcesses,
+                "Judge each task in a `cuset eval` process of its own instead of a warm `cuset engine` per worker (for measuring the difference)");
+  cmd->add_option("--engine-max-runs", runner.engineMaxRuns, "A warm engine is replaced after this many tasks")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--engine-max-mib", runner.engineMaxMiB, "A warm engine is replaced once it holds this many MiB resident")
+      ->capture_default_str()
+      ->check(CLI::Range(64, 1 << 20));
 }
 
 void finishRunnerOptions(service::RunnerOptions& runner, const RunnerFlags& flags) {
   runner.stateDir = std::filesystem::absolute(flags.state);
   runner.referenceDir = std::filesystem::absolute(flags.referenceCache);
   runner.cuset = executablePath();
+  runner.warmEngines = !flags.perTaskProcesses;
 }
 
 }  // namespace

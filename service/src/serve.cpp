@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -41,9 +42,13 @@ bool sameToken(const std::string& given, const std::string& known) {
   return diff == 0;
 }
 
-// What KernelGYM's API shows of a finished task: its fields, without the full record /v1 adds.
+// What KernelGYM's API shows of a finished task: its fields, without the full record and the stage
+// times /v1 adds.
 json kernelGymView(json result) {
-  if (result.is_object()) result.erase("record");
+  if (result.is_object()) {
+    result.erase("record");
+    result.erase("stages");
+  }
   return result;
 }
 
@@ -279,6 +284,10 @@ class Server {
       const json& result = r.result;
       out["result"] = kernelGymView(result);
       if (result.contains("record")) out["record"] = result["record"];
+      if (result.contains("stages")) {
+        out["stages"] = result["stages"];
+        out["stages"]["queue_ms"] = std::round(std::max(0.0, r.startedAt - r.submittedAt) * 10000) / 10;
+      }
       out["verdict"] = result.value("metadata", json::object()).value("verdict", json());
       out["reason"] = result.value("metadata", json::object()).value("reason", json());
       const std::string formula = r.request.value("reward", "kevin");

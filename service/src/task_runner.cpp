@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
+#include <iostream>
 #include <regex>
 
 #include "cuset/common/file_util.hpp"
@@ -15,7 +17,29 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using Clock = std::chrono::steady_clock;
+
 Unexpected fail(std::string message) { return Unexpected(std::move(message)); }
+
+double millisecondsSince(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+
+// Where a task's time went (the /v1 response's `stages`; the queue's wait is the server's to add): the
+// reference's import or lookup, starting an engine, the candidate's own stages as its record gives them
+// (translation into a launch plan, NVRTC and the simulator's host build, the trials with their checks),
+// and the harness's share (process start, the reference check, the run folder).
+nlohmann::json stageTimes(const nlohmann::json& record, double importMs, double engineStartMs, double totalMs) {
+  const nlohmann::json t = record.value("timings_ms", nlohmann::json::object());
+  const auto ms = [&](const char* name) { return t.contains(name) && t[name].is_number() ? t[name].get<double>() : 0.0; };
+  const double translate = ms("manifest") + ms("translate"), compile = ms("compile") + ms("sim_compile"), run = ms("run");
+  const auto rounded = [](double v) { return std::round(v * 10) / 10; };
+  return {{"import_ms", rounded(importMs)},
+          {"engine_start_ms", rounded(engineStartMs)},
+          {"translate_ms", rounded(translate)},
+          {"compile_ms", rounded(compile)},
+          {"run_ms", rounded(run)},
+          {"harness_ms", rounded(std::max(0.0, totalMs - importMs - engineStartMs - translate - compile - run))},
+          {"total_ms", rounded(totalMs)}};
+}
 
 std::string tail(const std::string& s, std::size_t n = 2000) { return s.size() > n ? s.substr(s.size() - n) : s; }
 
@@ -120,9 +144,71 @@ Expected<TaskRunner::Problem> TaskRunner::imported(const std::string& reference,
   return fail(std::string(kImportInterrupted) + interrupted);
 }
 
+TaskRunner::Engine& TaskRunner::engineSlot(std::size_t worker, const std::string& backend) {
+  const std::lock_guard lock(enginesMutex_);
+  return engines_[{worker, backend}];
+}
+
+TaskRunner::EvalOutcome TaskRunner::evalInProcess(const std::vector<std::string>& args, std::chrono::seconds timeout,
+                                                  const std::atomic<bool>& cancel) {
+  std::vector<std::string> command = {options_.cuset.string(), "eval"};
+  command.insert(command.end(), args.begin(), args.end());
+  const SubprocessResult r = runSubprocess(command, timeout, 1 << 20, &cancel);
+  return {.cancelled = r.cancelled, .timedOut = r.timedOut, .failure = tail(r.output)};
+}
+
+// The engine runs the task's trials in sandboxed children, as `cuset eval` does: an engine that ends
+// mid-task was ended by something else (the OOM killer, a harness defect), so the task is run once more
+// on a fresh engine, and if that fails too it is the machine's failure, never the kernel's.
+TaskRunner::EvalOutcome TaskRunner::evalInEngine(const std::vector<std::string>& args, std::chrono::seconds timeout, const std::atomic<bool>& cancel,
+                                                 std::size_t worker, const std::string& backend) {
+  Engine& engine = engineSlot(worker, backend);
+  EvalOutcome out;
+  std::string lost;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!engine.process || !engine.process->alive()) {
+      const auto start = Clock::now();
+      const fs::path log = options_.stateDir / "work" / fmt::format("engine-{}-{}.log", worker, backend);
+      engine = Engine{std::make_unique<LineProcess>(std::vector<std::string>{options_.cuset.string(), "engine"}, log), 0};
+      const LineProcess::Reply ready = engine.process->exchange("", options_.engineStartTimeout, &cancel);
+      out.engineStartMs += millisecondsSince(start);
+      if (ready.cancelled) return {.cancelled = true};
+      if (!ready.line) {
+        lost = fmt::format("the evaluation engine did not start ({}): {}", engine.process->ending(), tail(engine.process->stderrTail()));
+        engine.process.reset();
+        continue;
+      }
+    }
+    const LineProcess::Reply reply = engine.process->exchange(nlohmann::json{{"args", args}}.dump(), timeout, &cancel);
+    if (reply.cancelled || reply.timedOut) {
+      engine.process.reset();
+      out.cancelled = reply.cancelled;
+      out.timedOut = reply.timedOut;
+      return out;
+    }
+    if (!reply.line) {
+      lost = fmt::format("the evaluation engine ended mid-task ({}): {}", engine.process->ending(), tail(engine.process->stderrTail()));
+      std::cerr << "cuset: " << lost << "; running the task again on a new engine" << std::endl;
+      engine.process.reset();
+      continue;
+    }
+    ++engine.runs;
+    const nlohmann::json answer = nlohmann::json::parse(*reply.line, nullptr, false);
+    if (answer.is_discarded() || !answer.value("ok", false)) out.failure = answer.is_discarded() ? *reply.line : answer.value("error", std::string());
+    // What an engine keeps only grows: past its bounds it is replaced before the next task.
+    const std::size_t mib = answer.is_discarded() ? 0 : answer.value("rss_bytes", std::size_t{0}) >> 20;
+    if (engine.runs >= options_.engineMaxRuns || mib >= options_.engineMaxMiB) engine.process.reset();
+    return out;
+  }
+  out.failure = lost;
+  return out;
+}
+
 std::pair<TaskState, nlohmann::json> TaskRunner::run(const TaskRecord& task, const std::atomic<bool>& cancel, std::size_t worker) {
+  const auto started = Clock::now();
   const nlohmann::json& q = task.request;
   auto problem = problemFor(q.at("reference_code").get<std::string>(), cancel);
+  const double importMs = millisecondsSince(started);
   if (cancel) return {TaskState::cancelled, failureResponse(task.id, "CANCELLED", "cancelled")};
   if (!problem) {
     const bool interrupted = problem.error().starts_with(kImportInterrupted);
@@ -140,27 +226,25 @@ std::pair<TaskState, nlohmann::json> TaskRunner::run(const TaskRecord& task, con
   const std::string backend = asked == "sim" ? "sim" : asked == "gpu" ? "cuda" : options_.backend;
   const fs::path out = work / "run";
   const auto timeout = std::chrono::seconds(q.value("timeout", 300));
-  std::vector<std::string> command = {options_.cuset.string(),
-                                      "eval",
-                                      "--candidates",
-                                      candidates.string(),
-                                      "--problems",
-                                      problem->suite.string(),
-                                      "--backend",
-                                      backend,
-                                      "--trials",
-                                      std::to_string(q.value("num_correct_trials", 5)),
-                                      "--min-timing-samples",
-                                      std::to_string(q.value("num_perf_trials", 100)),
-                                      "--jobs",
-                                      std::to_string(options_.jobsPerTask),
-                                      "--out",
-                                      out.string(),
-                                      "--quiet"};
+  std::vector<std::string> args = {"--candidates",
+                                   candidates.string(),
+                                   "--problems",
+                                   problem->suite.string(),
+                                   "--backend",
+                                   backend,
+                                   "--trials",
+                                   std::to_string(q.value("num_correct_trials", 5)),
+                                   "--min-timing-samples",
+                                   std::to_string(q.value("num_perf_trials", 100)),
+                                   "--jobs",
+                                   std::to_string(options_.jobsPerTask),
+                                   "--out",
+                                   out.string(),
+                                   "--quiet"};
   // KernelGYM's "triton": the kernel is Triton, judged on the server's backend.
-  if (asked == "triton") command.insert(command.end(), {"--backend-lang", "triton"});
-  if (!options_.devices.empty()) command.insert(command.end(), {"--devices", std::to_string(options_.devices[worker % options_.devices.size()])});
-  const SubprocessResult r = runSubprocess(command, timeout, 1 << 20, &cancel);
+  if (asked == "triton") args.insert(args.end(), {"--backend-lang", "triton"});
+  if (!options_.devices.empty()) args.insert(args.end(), {"--devices", std::to_string(options_.devices[worker % options_.devices.size()])});
+  const EvalOutcome r = options_.warmEngines ? evalInEngine(args, timeout, cancel, worker, backend) : evalInProcess(args, timeout, cancel);
   std::pair<TaskState, nlohmann::json> outcome;
   if (r.cancelled) {
     outcome = {TaskState::cancelled, failureResponse(task.id, "CANCELLED", "cancelled while it ran")};
@@ -173,10 +257,11 @@ std::pair<TaskState, nlohmann::json> TaskRunner::run(const TaskRecord& task, con
     if (std::getline(results, line) && !line.empty()) {
       nlohmann::json record = nlohmann::json::parse(line);
       nlohmann::json response = responseFromResult(task.id, record);
+      response["stages"] = stageTimes(record, importMs, r.engineStartMs, millisecondsSince(started));
       response["record"] = std::move(record);  // the /v1 API's (a local run's results.jsonl line); KernelGYM's does not show it
       outcome = {response["status"] == "completed" ? TaskState::completed : TaskState::failed, std::move(response)};
     } else {
-      outcome = {TaskState::failed, failureResponse(task.id, "INTERNAL_ERROR", "the evaluation wrote no result: " + tail(r.output))};
+      outcome = {TaskState::failed, failureResponse(task.id, "INTERNAL_ERROR", "the evaluation wrote no result: " + tail(r.failure))};
     }
   }
   fs::remove_all(work, ec);

@@ -1,10 +1,17 @@
-// TaskRunner's imported references (task_runner.hpp): an import the machine interrupts is tried again and
-// never remembered as the reference's failure; one the reference itself fails is remembered.
+// TaskRunner (task_runner.hpp): an import the machine interrupts is tried again and never remembered as
+// the reference's failure, one the reference itself fails is remembered; a warm engine judges task after
+// task, is replaced after its runs, and one killed mid-task costs the task nothing but time.
 #include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "../test_util.hpp"
@@ -159,6 +166,89 @@ TEST(TaskRunner, WorkersSharingAReferenceCacheImportEachReferenceOnce) {
   EXPECT_EQ(answerA.value("error_code", ""), "CORRECTNESS_ERROR") << answerA.dump();
   EXPECT_EQ(answerB.value("error_code", ""), "CORRECTNESS_ERROR") << answerB.dump();
   EXPECT_EQ(executionsUnder(machine.path() / "references"), oneImport) << "the reference was imported more than once";
+}
+
+const std::string kReference = R"(import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+)" + kInputs;
+
+double engineStartMs(const nlohmann::json& body) { return body.at("stages").at("engine_start_ms").get<double>(); }
+
+TEST(TaskRunner, AWarmEngineJudgesTaskAfterTaskAndIsReplacedAfterItsRuns) {
+  test::TempDir state;
+  RunnerOptions o = optionsIn(state.path());
+  o.engineMaxRuns = 2;
+  TaskRunner runner(o);
+  const std::atomic<bool> cancel{false};
+  std::vector<nlohmann::json> answers;
+  for (int i = 0; i < 3; ++i) answers.push_back(runner.run(taskFor("warm-" + std::to_string(i), kReference), cancel).second);
+  for (const auto& a : answers) {
+    EXPECT_EQ(a.value("correctness", false), true) << a.dump();
+    for (const char* stage : {"import_ms", "engine_start_ms", "translate_ms", "compile_ms", "run_ms", "harness_ms", "total_ms"}) {
+      EXPECT_TRUE(a.at("stages").contains(stage)) << stage << ": " << a.dump();
+    }
+  }
+  EXPECT_GT(engineStartMs(answers[0]), 0.0) << "the first task starts the engine";
+  EXPECT_EQ(engineStartMs(answers[1]), 0.0) << "the second finds it warm";
+  EXPECT_GT(engineStartMs(answers[2]), 0.0) << "after --engine-max-runs 2 the engine is replaced";
+  // The per-task path says the same.
+  o.warmEngines = false;
+  o.stateDir = state.path() / "per-task";
+  const auto [finished, body] = TaskRunner(o).run(taskFor("per-task", kReference), cancel);
+  EXPECT_EQ(body.value("correctness", false), true) << body.dump();
+  EXPECT_EQ(engineStartMs(body), 0.0);
+}
+
+// This process's child `cuset engine`, or -1.
+pid_t engineChild() {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    int ppid = 0;
+    char state = 0;
+    std::istringstream(line.substr(close + 2)) >> state >> ppid;
+    if (ppid != ::getpid()) continue;
+    const std::string cmdline = readFile(e.path() / "cmdline");
+    if (cmdline.find(std::string("\0engine", 7)) != std::string::npos) return std::stoi(name);
+  }
+  return -1;
+}
+
+TEST(TaskRunner, AnEngineKilledMidTaskCostsTheTaskNothingButTime) {
+  test::TempDir state;
+  TaskRunner runner(optionsIn(state.path()));
+  const std::atomic<bool> cancel{false};
+  // Killed once its run has begun (run.json is written before any candidate is judged).
+  std::atomic<bool> killed{false};
+  std::thread killer([&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (fs::exists(state.path() / "work" / "killed" / "run" / "run.json")) {
+        if (const pid_t pid = engineChild(); pid > 0 && ::kill(pid, SIGKILL) == 0) killed = true;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  const auto [finished, body] = runner.run(taskFor("killed", kReference), cancel);
+  killer.join();
+  ASSERT_TRUE(killed) << "the engine was not killed mid-task: the test proves nothing";
+  EXPECT_EQ(finished, TaskState::completed) << body.dump();
+  EXPECT_EQ(body.value("correctness", false), true) << body.dump();
+  // A second task finds the replacement warm.
+  const auto [next, second] = runner.run(taskFor("after", kReference), cancel);
+  EXPECT_EQ(second.value("correctness", false), true) << second.dump();
+  EXPECT_EQ(engineStartMs(second), 0.0) << second.dump();
 }
 
 }  // namespace

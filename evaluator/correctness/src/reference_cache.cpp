@@ -1,5 +1,7 @@
 #include "cuset/evaluator/correctness/reference_cache.hpp"
 
+#include "cuset/common/hash.hpp"
+
 namespace cuset {
 
 std::vector<HostTensor> ReferenceCache::run(const Problem& problem, const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
@@ -7,7 +9,10 @@ std::vector<HostTensor> ReferenceCache::run(const Problem& problem, const std::v
   Entry* entry = nullptr;
   {
     std::lock_guard lock(mutex_);
-    auto& slot = entries_[{problem.id, numerics}];
+    // Not the id alone: an engine's runs judge against many suites, whose problems may share an id
+    // (every reference the service imports is level1/kb1_reference).
+    const std::string identity = problem.directory.string() + '\n' + problem.id + '\n' + hashString(problem.reference).hex();
+    auto& slot = entries_[{identity, numerics}];
     if (!slot) slot = std::make_unique<Entry>();
     entry = slot.get();
   }

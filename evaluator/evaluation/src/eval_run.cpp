@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cuset/common/error.hpp"
+#include "cuset/common/hash.hpp"
 #include "cuset/common/json_util.hpp"
 #include "cuset/common/log.hpp"
 #include "cuset/common/progress.hpp"
@@ -114,15 +115,13 @@ RunFolder::RunFolder(const EvalConfig& config, BackendKind backend)
 
 // NVRTC runs in helper processes: a compile that never ends is a compile_error, not a hung run.
 // Correctness references run on the GPU where the cuda backend runs and LibTorch has CUDA.
-EvalHarness::EvalHarness(const EvalConfig& config, const BackendChoice& backend)
-    : compiler(CompileOptions{.arch = backend.arch, .isolated = true, .timeout = config.compileTimeout},
+EvalHarness::EvalHarness(const EvalConfig& config, BackendChoice choice)
+    : backend(std::move(choice)),
+      compiler(CompileOptions{.arch = backend.arch, .isolated = true, .timeout = config.compileTimeout},
                config.useCache ? cacheRoot(config) / "nvrtc" : fs::path()),
       references(backend.kind == BackendKind::cuda && TorchReference::cudaAvailable()),
       jobs(workerCount(config)),
-      translator(translatorOptions(config, backend.kind, jobs, compiler)),
-      triton(&translator, config.kernelbench),
-      kernelbench(&translator, config.kernelbench),
-      kernelbenchCheck(config.kernelbench, backend.arch) {
+      translator(translatorOptions(config, backend.kind, jobs, compiler)) {
   if (backend.kind == BackendKind::sim) {
     // The worker loads each library from disk, so --no-cache gives the run a folder of its own, removed
     // when the run ends, instead of no folder. The precompiled prelude is toolchain state, not a
@@ -135,6 +134,29 @@ EvalHarness::EvalHarness(const EvalConfig& config, const BackendChoice& backend)
     sandbox = std::make_unique<SandboxPool>(jobs, config.sandbox);
   }
   sizeSet = runSizeSet(config, backend.kind);
+}
+
+// Every field the harness's constructor (and chooseBackend) reads; a field added there belongs here.
+std::string harnessKey(const EvalConfig& c) {
+  const auto ms = [](std::chrono::milliseconds d) { return d.count(); };
+  const nlohmann::json key = {
+      {"backend", backendName(c.backend)},
+      {"arch", c.arch},
+      {"compile_timeout", ms(c.compileTimeout)},
+      {"translate_timeout", ms(c.translateTimeout)},
+      {"jobs", c.jobs},
+      {"cache", c.useCache ? cacheRoot(c).string() : std::string()},
+      {"sizes", c.sizeSet},
+      {"large_mib", c.largeSizesMib},
+      {"sandbox",
+       {ms(c.sandbox.timeout), ms(c.sandbox.slowLimit), c.sandbox.memoryBytes, c.sandbox.hostThreads, c.sandbox.stackBytes, c.sandbox.sharedPayload}},
+      {"pch", c.precompiledPrelude},
+      {"codegen", {c.simCodegen.alignmentCheck, c.simCodegen.contractFma, c.simCodegen.optimization, c.simCodegen.tailReadCheck}},
+      {"cuda",
+       {c.cuda.timer, c.cuda.time, c.cuda.minSamples, c.cuda.maxRelStddev, c.cuda.minSeconds, c.cuda.maxSeconds, ms(c.cuda.trialTimeout),
+        c.cuda.device.value_or(-1), c.cuda.kernelbenchTiming, c.cuda.referenceTimingDir.string(), c.cuda.retimeReference}},
+      {"devices", c.devices}};
+  return key.dump();
 }
 
 namespace {
@@ -228,19 +250,47 @@ std::map<std::string, std::string> problemsWithoutSizeSet(const ProblemSuite& su
   return missing;
 }
 
+// What identifies a reference for the reference check's memory: its folder, id and text (an engine's
+// later run may judge against another suite, or the same folder rewritten).
+std::string referenceIdentity(const Problem& problem, const std::string& sizeSet) {
+  return ContentHasher()
+      .add(fs::absolute(problem.directory).string())
+      .add(problem.id)
+      .add(problem.reference)
+      .add(problem.origin ? problem.origin->source : std::string())
+      .add(sizeSet)
+      .digest()
+      .hex();
+}
+
 // Every reference the candidates still to judge need runs once first, in a helper under a time limit
-// (on the problem's cheapest set for the cuda backend: its `full` sizes are for the GPU).
+// (on the problem's cheapest set for the cuda backend: its `full` sizes are for the GPU), unless this
+// harness has run it before.
 std::map<std::string, std::string> checkReferences(const EvalConfig& config, const ProblemSuite& suite, const CandidateBatch& batch,
-                                                   const RunFolder& run, BackendKind backend, const std::string& sizeSet,
+                                                   const RunFolder& run, EvalHarness& harness,
                                                    const std::map<std::string, std::string>& unjudgeable) {
+  const BackendKind backend = harness.backend.kind;
   if (backend == BackendKind::compileOnly) return {};
+  const std::string sizeSet = backend == BackendKind::cuda ? "" : harness.sizeSet;
+  std::map<std::string, std::string> identities;  // problem id -> referenceIdentity
   std::set<std::string> needed;
   for (const auto& c : batch.candidates) {
-    if (suite.find(c.problemId) && !run.results.contains(c.key()) && !unjudgeable.contains(c.problemId)) needed.insert(c.problemId);
+    const Problem* p = suite.find(c.problemId);
+    if (!p || run.results.contains(c.key()) || unjudgeable.contains(c.problemId)) continue;
+    const std::string identity = referenceIdentity(*p, sizeSet);
+    identities[c.problemId] = identity;
+    if (!harness.checkedReferences.contains(identity)) needed.insert(c.problemId);
   }
-  std::map<std::string, std::string> broken =
-      findBrokenReferences(config.problemsDir, needed, backend == BackendKind::cuda ? "" : sizeSet, run.seed, config.referenceTimeout);
-  for (auto& [id, why] : broken) why = "this problem's reference cannot be run, so no kernel can be judged against it: " + why;
+  const std::map<std::string, std::string> found = findBrokenReferences(config.problemsDir, needed, sizeSet, run.seed, config.referenceTimeout);
+  for (const auto& id : needed) {
+    const auto it = found.find(id);
+    harness.checkedReferences[identities[id]] = it == found.end() ? std::string() : it->second;
+  }
+  std::map<std::string, std::string> broken;
+  for (const auto& [id, identity] : identities) {
+    const std::string& why = harness.checkedReferences[identity];
+    if (!why.empty()) broken[id] = "this problem's reference cannot be run, so no kernel can be judged against it: " + why;
+  }
   return broken;
 }
 
@@ -303,7 +353,24 @@ void collectResults(const CandidateBatch& batch, const RunFolder& run, std::vect
 }  // namespace
 }  // namespace detail
 
-EvalRunSummary runEvaluation(const EvalConfig& config) {
+EvaluationEngine::EvaluationEngine() = default;
+EvaluationEngine::~EvaluationEngine() = default;
+
+detail::EvalHarness& EvaluationEngine::harnessFor(const EvalConfig& config, bool& warm) {
+  using namespace detail;
+  // A remote judge is the run's own object: nothing of this machine's is kept for it.
+  const std::string key = config.remote ? std::string() : harnessKey(config);
+  warm = harness_ && !key.empty() && key == key_;
+  if (!warm) {
+    harness_.reset();  // its workers and devices go before the next ones start
+    BackendChoice backend = config.remote ? remoteBackend(config) : chooseBackend(config);
+    harness_ = std::make_unique<EvalHarness>(config, std::move(backend));
+    key_ = key;
+  }
+  return *harness_;
+}
+
+EvalRunSummary EvaluationEngine::run(const EvalConfig& config) {
   using namespace detail;
   const auto start = Clock::now();
   ProblemSuite suite = ProblemSuite::load(config.problemsDir);
@@ -312,14 +379,16 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
     suite.castFloat32To(config.kernelbench.precision == "fp16" ? DType::float16 : DType::bfloat16, Tolerance{1e-2, 1e-2});
   }
   const CandidateBatch batch = readCandidateBatch(config, suite);
-  const BackendChoice backend = config.remote ? remoteBackend(config) : chooseBackend(config);
-  if (backend.kind == BackendKind::sim && runSizeSet(config, backend.kind) == "small" && config.largeSizesMib > 0) {
+  EvalRunSummary summary;
+  EvalHarness& harness = harnessFor(config, summary.warmHarness);
+  const BackendChoice& backend = harness.backend;
+  if (backend.kind == BackendKind::sim && harness.sizeSet == "small" && config.largeSizesMib > 0) {
     suite.addLargeSizeSets({.maxBytes = config.largeSizesMib << 20});
   }
   RunFolder run(config, backend.kind);
-  EvalHarness harness(config, backend);
-  harness.unjudgeable = problemsWithoutSizeSet(suite, batch, backend.kind, harness.sizeSet);
-  harness.unjudgeable.merge(checkReferences(config, suite, batch, run, backend.kind, harness.sizeSet, harness.unjudgeable));
+  std::map<std::string, std::string> unjudgeable = problemsWithoutSizeSet(suite, batch, backend.kind, harness.sizeSet);
+  unjudgeable.merge(checkReferences(config, suite, batch, run, harness, unjudgeable));
+  const RunForms forms(config, harness);
   const EvalServices services{
       .suite = suite,
       .nvrtc = harness.compiler,
@@ -330,13 +399,12 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
       .correctness =
           CorrectnessOptions{.seed = run.seed, .trials = config.trials, .sizeSet = harness.sizeSet, .raceCheckCorrect = config.raceCheck == "all"},
       .cuda = backend.cuda.get(),
-      .unjudgeable = &harness.unjudgeable,
-      .frontends = {&harness.triton, &harness.kernelbench, &harness.manifest},
-      .secondOpinions = &harness.kernelbenchCheck,
+      .unjudgeable = &unjudgeable,
+      .frontends = {&forms.triton, &forms.kernelbench, &forms.manifest},
+      .secondOpinions = &forms.kernelbenchCheck,
       .remote = config.remote.get()};
-  nlohmann::json record = startRunRecord(config, suite, batch, backend, run, harness);
+  nlohmann::json record = startRunRecord(config, suite, batch, backend, run, harness, unjudgeable);
 
-  EvalRunSummary summary;
   summary.backend = backend.kind;
   summary.backendReason = backend.reason;
   summary.runDir = run.dir;
@@ -350,5 +418,7 @@ EvalRunSummary runEvaluation(const EvalConfig& config) {
   finishRunRecord(record, run.runJson, summary, batch.candidates.size(), backend);
   return summary;
 }
+
+EvalRunSummary runEvaluation(const EvalConfig& config) { return EvaluationEngine().run(config); }
 
 }  // namespace cuset

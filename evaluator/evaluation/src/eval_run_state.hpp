@@ -49,9 +49,12 @@ struct RunFolder {
   std::uint64_t seed = 0;
 };
 
-// What judges candidates: the compilers, the sandbox, the references, the worker count.
+// What judges candidates: the backend and its devices, the compilers, the sandbox's workers, the
+// references, the translator with its warm recorder. An EvaluationEngine keeps one between runs whose
+// configurations give the same harnessKey(); everything a run may change per run is elsewhere (RunForms).
 struct EvalHarness {
-  EvalHarness(const EvalConfig& config, const BackendChoice& backend);
+  EvalHarness(const EvalConfig& config, BackendChoice backend);
+  BackendChoice backend;
   NvrtcCompiler compiler;
   ReferenceCache references;
   std::size_t jobs = 1;
@@ -59,21 +62,32 @@ struct EvalHarness {
   std::unique_ptr<SimCompiler> simCompiler;
   std::unique_ptr<SandboxPool> sandbox;
   KernelBenchTranslator translator;
-  // The candidate forms this run reads, Triton's and KernelBench's before the manifest form (which
-  // takes the rest), and KernelBench's check as the second opinion.
+  std::string sizeSet;
+  // What the reference check at a run's start found, by problem (its folder, id and reference text) and
+  // size set: empty when the reference ran. A reference is not run again for each run of an engine.
+  std::map<std::string, std::string> checkedReferences;
+};
+
+// The fields of a configuration an EvalHarness is built from: two runs with the same key can share one.
+std::string harnessKey(const EvalConfig& config);
+
+// The candidate forms one run reads, Triton's and KernelBench's before the manifest form (which takes
+// the rest), and KernelBench's check as the second opinion: per run, as their options are.
+struct RunForms {
+  RunForms(const EvalConfig& config, const EvalHarness& harness)
+      : triton(&harness.translator, config.kernelbench),
+        kernelbench(&harness.translator, config.kernelbench),
+        kernelbenchCheck(config.kernelbench, harness.backend.arch) {}
   TritonFrontend triton;
   KernelBenchFrontend kernelbench;
   ManifestFrontend manifest;
   KernelBenchCheckSource kernelbenchCheck;
-  std::string sizeSet;
-  // problem id -> why its candidates cannot be judged in this run (the reference fails; no size set)
-  std::map<std::string, std::string> unjudgeable;
 };
 
 // run.json while the run is going: what makes the run comparable (a resume may change none of it) and
 // everything a report needs about where and how it ran. Refuses a resume that would mix two evaluations.
 nlohmann::json startRunRecord(const EvalConfig& config, const ProblemSuite& suite, const CandidateBatch& batch, const BackendChoice& backend,
-                              const RunFolder& run, const EvalHarness& harness);
+                              const RunFolder& run, const EvalHarness& harness, const std::map<std::string, std::string>& unjudgeable);
 // run.json once every candidate has a verdict.
 void finishRunRecord(nlohmann::json& record, const std::filesystem::path& runJson, const EvalRunSummary& summary, std::size_t candidates,
                      const BackendChoice& backend);

@@ -124,7 +124,7 @@ nlohmann::json simRecord(const EvalConfig& config, const EvalHarness& harness) {
 }  // namespace
 
 nlohmann::json startRunRecord(const EvalConfig& config, const ProblemSuite& suite, const CandidateBatch& batch, const BackendChoice& backend,
-                              const RunFolder& run, const EvalHarness& harness) {
+                              const RunFolder& run, const EvalHarness& harness, const std::map<std::string, std::string>& unjudgeable) {
   const nlohmann::json definition = runDefinition(config, suite, backend, harness.sizeSet);
   const bool resuming = config.resume && fs::exists(run.runJson);
   if (resuming) {
@@ -141,7 +141,7 @@ nlohmann::json startRunRecord(const EvalConfig& config, const ProblemSuite& suit
       {"backend_reason", backend.reason},
       {"arch", backend.arch},
       {"compile_timeout_ms", config.compileTimeout.count()},
-      {"unjudgeable_problems", harness.unjudgeable},
+      {"unjudgeable_problems", unjudgeable},
       {"seed", std::to_string(run.seed)},  // a string: JSON readers lose precision above 2^53
       {"problems_dir", fs::absolute(config.problemsDir).string()},
       {"candidates", fs::absolute(config.candidatesPath).string()},

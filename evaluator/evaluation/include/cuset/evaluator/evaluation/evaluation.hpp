@@ -69,6 +69,33 @@ struct EvalRunSummary {
   std::map<Verdict, std::size_t> counts;
   double seconds = 0.0;
   std::vector<std::filesystem::path> kernelbenchFiles;  // KernelBench's result files written (kernelbench_files.hpp)
+  bool warmHarness = false;                             // an EvaluationEngine's earlier run had started what judged it
+};
+
+namespace detail {
+struct EvalHarness;
+}
+
+// Runs evaluations one after another, keeping what judges them between runs (`cuset engine`,
+// docs/serve.md "Warm engines"): the backend and its devices, the sandbox's worker processes, the NVRTC
+// and host-build caches, the translator's warm recorder, the compiled references and which references
+// ran. Each run's candidates are still judged as `cuset eval` judges them: every trial in a sandboxed
+// child of its own. A run whose configuration changes what the harness is built from (harnessKey: the
+// backend, jobs, limits, caches) replaces it; one that only changes the candidates, problems, run
+// folder, trials, seed or KernelBench options keeps it. Not thread-safe: one run at a time.
+class EvaluationEngine {
+ public:
+  EvaluationEngine();
+  ~EvaluationEngine();
+  EvaluationEngine(const EvaluationEngine&) = delete;
+  EvaluationEngine& operator=(const EvaluationEngine&) = delete;
+  // Writes RUN_DIR/run.json and RUN_DIR/results.jsonl, as runEvaluation does.
+  EvalRunSummary run(const EvalConfig& config);
+
+ private:
+  detail::EvalHarness& harnessFor(const EvalConfig& config, bool& warm);
+  std::string key_;
+  std::unique_ptr<detail::EvalHarness> harness_;
 };
 
 // Runs a whole evaluation and writes RUN_DIR/run.json and RUN_DIR/results.jsonl.
