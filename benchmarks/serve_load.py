@@ -11,7 +11,7 @@ translated and built), then the same solutions again under new task ids (caches 
 --compare (issue #65's): the references are imported first (their own phase, not measured), then for each
 of --clients (e.g. 2,32) and each way of judging (`--per-task-processes`: a `cuset eval` process per task;
 warm: a `cuset engine` per worker) a server of its own with caches of its own, so that every kernel is new
-to the caches in every phase (the simulator's precompiled prelude, toolchain state, is copied in warm).
+to the caches in every phase (the simulator's precompiled prelude and the torch stand-in's, toolchain state, are copied in warm).
 
 With --fleet W the load goes through a fleet on loopback instead: redis-server, `cuset serve --queue
 redis://... --jobs 0` and W `cuset worker` processes sharing the --jobs between them (docs/serve.md "A
@@ -101,9 +101,12 @@ class Server:
 
     def __init__(self, name, extra=(), seed_cache=None):
         self.dir = os.path.join(args.work, name)
+        os.makedirs(self.dir, exist_ok=True)
         cache = os.path.join(self.dir, "cache")
-        if seed_cache and os.path.isdir(os.path.join(seed_cache, "cuset/sim-pch")):
-            shutil.copytree(os.path.join(seed_cache, "cuset/sim-pch"), os.path.join(cache, "cuset/sim-pch"))
+        # Toolchain state, not any kernel's: the simulator's precompiled prelude and the torch stand-in's.
+        for state in glob.glob(os.path.join(seed_cache or "/nonexistent", "cuset/sim-pch")) + glob.glob(
+                os.path.join(seed_cache or "/nonexistent", "cuset/kernelbench/host-pch-*")):
+            shutil.copytree(state, os.path.join(cache, os.path.relpath(state, seed_cache)))
         self.cache = cache
         env = dict(os.environ, XDG_CACHE_HOME=cache)
         self.helpers = []  # redis-server and the fleet's workers
@@ -122,7 +125,7 @@ class Server:
                                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
         self.proc = subprocess.Popen([args.cuset, "serve", "--port", "0", "--backend", "sim", "--rate", "0", *serve_args, "--state",
                                       os.path.join(self.dir, "state"), "--reference-cache", reference_cache, *([] if args.fleet else extra)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+                                     stdout=subprocess.PIPE, stderr=open(os.path.join(self.dir, "serve.log"), "w"), text=True, env=env)
         first = self.proc.stdout.readline()
         if "listening on http://" not in first:
             sys.exit(f"cuset serve did not start: {first}")
@@ -154,7 +157,7 @@ def header():
 def phase(server, name, pairs, clients, backend="sim"):
     def one(item):
         i, (level, number, solution, reference) = item
-        task_id = f"{name.replace(' ', '-')}-{i}-l{level}-{number}"
+        task_id = "-".join("".join(c for c in name if c.isalnum() or c == " ").split()) + f"-{i}-l{level}-{number}"
         start = time.time()
         status, body = server.call("POST", "/evaluate", {"task_id": task_id, "kernel_code": solution, "reference_code": reference, "backend": backend,
                                                          "timeout": 1800})
@@ -201,7 +204,7 @@ if not args.compare:
 # every kernel new. (The import phase's verdicts are its own: the same kernels, judged once.)
 importer = Server("import")
 header()
-phase(importer, "import references (not compared)", pairs, max(client_counts))
+phase(importer, "references imported (not compared)", pairs, max(client_counts))
 importer.stop()
 for clients in client_counts:
     for mode, extra in [("per-task processes", ["--per-task-processes"]), ("warm engines", [])]:

@@ -3,16 +3,29 @@
 #include "cuset/common/hash.hpp"
 
 namespace cuset {
+namespace {
+
+// Not the id alone: an engine's runs judge against many suites, whose problems may share an id (every
+// reference the service imports is level1/kb1_reference), and a run may cast a problem's float32
+// tensors (--precision) or add a size set.
+std::string identity(const Problem& problem) {
+  ContentHasher h;
+  h.add(problem.directory.string()).add(problem.id).add(problem.reference);
+  for (const auto* specs : {&problem.inputs, &problem.outputs}) {
+    for (const auto& t : *specs) h.add(t.name).add(std::string(dtypeName(t.dtype)));
+  }
+  for (const auto& set : problem.sizeSets) h.add(set.name);
+  return h.digest().hex();
+}
+
+}  // namespace
 
 std::vector<HostTensor> ReferenceCache::run(const Problem& problem, const std::vector<HostTensor>& inputs, const SizeBindings& sizes,
                                             Float32Numerics numerics, std::vector<UpdatedInput>* updated) {
   Entry* entry = nullptr;
   {
     std::lock_guard lock(mutex_);
-    // Not the id alone: an engine's runs judge against many suites, whose problems may share an id
-    // (every reference the service imports is level1/kb1_reference).
-    const std::string identity = problem.directory.string() + '\n' + problem.id + '\n' + hashString(problem.reference).hex();
-    auto& slot = entries_[{identity, numerics}];
+    auto& slot = entries_[{identity(problem), numerics}];
     if (!slot) slot = std::make_unique<Entry>();
     entry = slot.get();
   }
@@ -20,7 +33,8 @@ std::vector<HostTensor> ReferenceCache::run(const Problem& problem, const std::v
   if (!entry->compileError.empty()) throw ReferenceFailure(entry->compileError);
   if (!entry->reference) {
     try {
-      entry->reference = std::make_unique<TorchReference>(TorchReference::compile(problem, numerics));
+      entry->problem = std::make_unique<const Problem>(problem);
+      entry->reference = std::make_unique<TorchReference>(TorchReference::compile(*entry->problem, numerics));
     } catch (const std::exception& e) {
       entry->compileError = e.what();
       throw ReferenceFailure(entry->compileError);

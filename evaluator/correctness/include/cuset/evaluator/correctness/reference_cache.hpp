@@ -20,7 +20,8 @@ struct ReferenceFailure : Error {
   using Error::Error;
 };
 
-// Compiled TorchScript references, one per problem, shared by evaluation threads.
+// Compiled TorchScript references, one per problem, shared by evaluation threads (and by the runs of an
+// EvaluationEngine: a problem is known by its folder, id, reference text, tensors and size sets).
 class ReferenceCache {
  public:
   // Throws ReferenceFailure (the problem's file and LibTorch's message) when the reference fails; a
@@ -39,6 +40,9 @@ class ReferenceCache {
   bool onGpu_ = false;
   struct Entry {
     std::mutex mutex;
+    // The reference's own copy of its problem: a compiled reference reads the problem it was compiled
+    // from, and an engine's cache outlives the suite of the run that compiled it.
+    std::unique_ptr<const Problem> problem;
     std::unique_ptr<TorchReference> reference;
     std::string compileError;
   };
