@@ -159,8 +159,11 @@ def phase(server, name, pairs, clients, backend="sim"):
         i, (level, number, solution, reference) = item
         task_id = "-".join("".join(c for c in name if c.isalnum() or c == " ").split()) + f"-{i}-l{level}-{number}"
         start = time.time()
-        status, body = server.call("POST", "/evaluate", {"task_id": task_id, "kernel_code": solution, "reference_code": reference, "backend": backend,
-                                                         "timeout": 1800})
+        try:
+            status, body = server.call("POST", "/evaluate", {"task_id": task_id, "kernel_code": solution, "reference_code": reference,
+                                                             "backend": backend, "timeout": 1800})
+        except OSError as e:  # a reset connection: lost, as far as this client knows
+            status, body = 0, {"error_code": f"connection: {e}"}
         return task_id, status, body, time.time() - start
 
     start = time.time()
@@ -188,26 +191,41 @@ def phase(server, name, pairs, clients, backend="sim"):
 
 queue_kind = f"a Redis fleet of {args.fleet} worker process(es)" if args.fleet else "the embedded queue"
 print(f"{len(pairs)} CUDA-L1 solutions (levels {args.levels}), {args.jobs} worker(s) on {queue_kind}, sim backend")
-if not args.compare:
-    server = Server("serve")
-    header()
-    phase(server, "uncached", pairs, client_counts[0])
-    phase(server, "repeated", pairs, client_counts[0])
-    if triton_pairs:
-        # Their references are mostly imported by now (the same level-1 problems): the Triton kernels are new.
-        phase(server, "triton uncached", triton_pairs, client_counts[0], "triton")
-        phase(server, "triton repeated", triton_pairs, client_counts[0], "triton")
-    server.stop()
-    sys.exit(0)
+running = []  # stopped whatever happens: a server left behind would load the next phases
 
-# References first, under caches of their own: the phases after it find every reference imported and
-# every kernel new. (The import phase's verdicts are its own: the same kernels, judged once.)
-importer = Server("import")
-header()
-phase(importer, "references imported (not compared)", pairs, max(client_counts))
-importer.stop()
-for clients in client_counts:
-    for mode, extra in [("per-task processes", ["--per-task-processes"]), ("warm engines", [])]:
-        server = Server(f"{mode.split()[0]}-{clients}", extra, seed_cache=importer.cache)
-        phase(server, mode, pairs, clients)
+
+def start(*a, **k):
+    running.append(Server(*a, **k))
+    return running[-1]
+
+
+def stop(server):
+    running.remove(server)
+    server.stop()
+
+
+try:
+    header()
+    if not args.compare:
+        server = start("serve")
+        phase(server, "uncached", pairs, client_counts[0])
+        phase(server, "repeated", pairs, client_counts[0])
+        if triton_pairs:
+            # Their references are mostly imported by now (the same level-1 problems): the Triton kernels are new.
+            phase(server, "triton uncached", triton_pairs, client_counts[0], "triton")
+            phase(server, "triton repeated", triton_pairs, client_counts[0], "triton")
+        stop(server)
+    else:
+        # References first, under caches of their own: the phases after it find every reference imported
+        # and every kernel new. (The import phase's verdicts are its own: the same kernels, judged once.)
+        importer = start("import")
+        phase(importer, "references imported (not compared)", pairs, max(client_counts))
+        stop(importer)
+        for clients in client_counts:
+            for mode, extra in [("per-task processes", ["--per-task-processes"]), ("warm engines", [])]:
+                server = start(f"{mode.split()[0]}-{clients}", extra, seed_cache=importer.cache)
+                phase(server, mode, pairs, clients)
+                stop(server)
+finally:
+    for server in running:
         server.stop()

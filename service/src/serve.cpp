@@ -69,9 +69,10 @@ class Server {
     http_.set_payload_max_length(options_.maxBodyBytes);
     // cpp-httplib sets SO_REUSEPORT by default, which lets a second server bind the same port and take
     // half the requests with its own queue: only SO_REUSEADDR (a restart need not wait for TIME_WAIT).
-    http_.set_socket_options([](socket_t sock) {
+    http_.set_socket_options([this](socket_t sock) {
       int yes = 1;
       ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+      listening_ = sock;  // the last one made is the one bound
     });
     http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) { return admit(req, res); });
     // What cpp-httplib answers itself (no route, a body over the limit) is a JSON error too.
@@ -97,6 +98,10 @@ class Server {
     const int port =
         options_.port == 0 ? http_.bind_to_any_port(options_.host) : (http_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
     if (port < 0) throw makeError("cannot listen on {}:{} (in use, or not an address of this machine)", options_.host, options_.port);
+    // Debian's cpp-httplib (a library, its CPPHTTPLIB_LISTEN_BACKLOG fixed at 5) listens with a backlog
+    // of 5: a trainer's 32-64 clients connecting at once overflow it, and some are reset. Listening again
+    // on the bound socket only raises the backlog.
+    if (listening_ >= 0) ::listen(listening_, 1024);
     WorkerPool workers(*store_, runner_, options_.jobs);
     std::cout << fmt::format("cuset serve: listening on http://{}:{} ({} worker(s), backend {}, queue {}, state {})", options_.host, port,
                              options_.jobs, options_.runner.backend, store_->describe(), options_.runner.stateDir.string())
@@ -392,6 +397,7 @@ class Server {
   ServeOptions options_;
   std::unique_ptr<TaskQueue> store_;
   TaskRunner runner_;
+  socket_t listening_ = -1;
   RateLimiter limiter_;
   std::vector<std::string> tokens_;
   httplib::Server http_;
