@@ -45,6 +45,7 @@ ap.add_argument("--requests", type=int, default=24, help="solutions per level")
 ap.add_argument("--levels", default="1")
 ap.add_argument("--jobs", type=int, default=2)
 ap.add_argument("--compare", action="store_true", help="per-task processes against warm engines, every kernel new to the caches")
+ap.add_argument("--modes", default="per-task,warm", help="--compare: which ways of judging (per-task, warm)")
 ap.add_argument("--fleet", type=int, default=0, help="workers of a Redis fleet (0: the embedded queue)")
 here = os.path.dirname(os.path.abspath(__file__))
 ap.add_argument("--kernelbench", default=os.path.join(here, "../../shared/kernelbench"))
@@ -222,7 +223,8 @@ try:
         phase(importer, "references imported (not compared)", pairs, max(client_counts))
         stop(importer)
         for clients in client_counts:
-            for mode, extra in [("per-task processes", ["--per-task-processes"]), ("warm engines", [])]:
+            modes = {"per-task": ("per-task processes", ["--per-task-processes"]), "warm": ("warm engines", [])}
+            for mode, extra in [modes[m] for m in args.modes.split(",")]:
                 server = start(f"{mode.split()[0]}-{clients}", extra, seed_cache=importer.cache)
                 phase(server, mode, pairs, clients)
                 stop(server)

@@ -15,6 +15,7 @@
 #include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/evaluator/kernelbench/kernelbench_frontend.hpp"
 #include "cuset/evaluator/manifest/manifest_frontend.hpp"
+#include "cuset/evaluator/pipeline/reference_check.hpp"
 #include "cuset/evaluator/kernelbench/kernelbench_translator.hpp"
 #include "cuset/evaluator/results/results_log.hpp"
 #include "cuset/evaluator/triton/triton_frontend.hpp"
@@ -63,6 +64,7 @@ struct EvalHarness {
   std::unique_ptr<SandboxPool> sandbox;
   KernelBenchTranslator translator;
   std::string sizeSet;
+  ReferenceChecker referenceChecker;  // its helper process, kept between runs
   // What the reference check at a run's start found, by problem (its folder, id and reference text) and
   // size set: empty when the reference ran. A reference is not run again for each run of an engine.
   std::map<std::string, std::string> checkedReferences;

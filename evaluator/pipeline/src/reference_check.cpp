@@ -47,17 +47,26 @@ std::vector<std::string> askHelper(WorkerProcess& helper, const std::filesystem:
 
 }  // namespace
 
-std::map<std::string, std::string> findBrokenReferences(const std::filesystem::path& problemsDir, const std::set<std::string>& ids,
-                                                        const std::string& sizeSet, std::uint64_t seed, std::chrono::milliseconds timeout) {
+ReferenceChecker::ReferenceChecker() = default;
+ReferenceChecker::~ReferenceChecker() = default;
+
+std::map<std::string, std::string> ReferenceChecker::findBroken(const std::filesystem::path& problemsDir, const std::set<std::string>& ids,
+                                                                const std::string& sizeSet, std::uint64_t seed, std::chrono::milliseconds timeout) {
   std::map<std::string, std::string> broken;
-  WorkerProcess helper({std::string(kReferenceWorkerRole.name)}, false);
+  if (ids.empty()) return broken;
+  if (!helper_) helper_ = std::make_unique<WorkerProcess>(std::vector<std::string>{std::string(kReferenceWorkerRole.name)}, false);
   for (const auto& id : ids) {
-    const auto failures = askHelper(helper, problemsDir, id, sizeSet, seed, false, timeout, nullptr);
+    const auto failures = askHelper(*helper_, problemsDir, id, sizeSet, seed, false, timeout, nullptr);
     if (failures.empty()) continue;
     log::warn("{}: {}; its candidates are unsupported in this run", id, failures.front());
     broken[id] = failures.front();
   }
   return broken;
+}
+
+std::map<std::string, std::string> findBrokenReferences(const std::filesystem::path& problemsDir, const std::set<std::string>& ids,
+                                                        const std::string& sizeSet, std::uint64_t seed, std::chrono::milliseconds timeout) {
+  return ReferenceChecker().findBroken(problemsDir, ids, sizeSet, seed, timeout);
 }
 
 std::vector<ProblemCheckResult> checkProblemsIsolated(const std::filesystem::path& problemsDir, const std::vector<std::string>& ids,
@@ -81,7 +90,11 @@ int runReferenceWorker() {
     try {
       const auto& h = request.header;
       const std::string dir = h.at("problems_dir").get<std::string>();
-      auto& suite = suites[dir];
+      // A helper kept between runs (ReferenceChecker) sees a suite rewritten since it loaded it anew.
+      std::error_code ec;
+      const auto written = std::filesystem::last_write_time(std::filesystem::path(dir) / h.at("id").get<std::string>() / "problem.yaml", ec);
+      const std::string key = dir + '\n' + std::to_string(ec ? 0 : written.time_since_epoch().count());
+      auto& suite = suites[key];
       if (!suite) suite = std::make_unique<ProblemSuite>(ProblemSuite::load(dir));
       const Problem* problem = suite->find(h.at("id").get<std::string>());
       if (problem == nullptr) throw Error("no such problem");

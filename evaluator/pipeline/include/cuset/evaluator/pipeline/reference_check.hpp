@@ -6,8 +6,9 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <functional>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,7 +17,25 @@
 
 namespace cuset {
 
-// Problem id -> why its reference cannot be used; problems not in the map passed.
+class WorkerProcess;
+
+// The helper kept between checks, so that an EvaluationEngine's runs pay its start (LibTorch's load)
+// once. Its process starts on the first check, and again after one that killed it.
+class ReferenceChecker {
+ public:
+  ReferenceChecker();
+  ~ReferenceChecker();
+  ReferenceChecker(const ReferenceChecker&) = delete;
+  ReferenceChecker& operator=(const ReferenceChecker&) = delete;
+  // Problem id -> why its reference cannot be used; problems not in the map passed.
+  std::map<std::string, std::string> findBroken(const std::filesystem::path& problemsDir, const std::set<std::string>& ids, const std::string& sizeSet,
+                                                std::uint64_t seed, std::chrono::milliseconds timeout);
+
+ private:
+  std::unique_ptr<WorkerProcess> helper_;
+};
+
+// The same, with a helper of its own.
 std::map<std::string, std::string> findBrokenReferences(const std::filesystem::path& problemsDir, const std::set<std::string>& ids,
                                                         const std::string& sizeSet, std::uint64_t seed, std::chrono::milliseconds timeout);
 
