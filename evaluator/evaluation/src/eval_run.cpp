@@ -281,7 +281,8 @@ std::map<std::string, std::string> checkReferences(const EvalConfig& config, con
     identities[c.problemId] = identity;
     if (!harness.checkedReferences.contains(identity)) needed.insert(c.problemId);
   }
-  const std::map<std::string, std::string> found = harness.referenceChecker.findBroken(config.problemsDir, needed, sizeSet, run.seed, config.referenceTimeout);
+  const std::map<std::string, std::string> found =
+      harness.referenceChecker.findBroken(config.problemsDir, needed, sizeSet, run.seed, config.referenceTimeout);
   for (const auto& id : needed) {
     const auto it = found.find(id);
     harness.checkedReferences[identities[id]] = it == found.end() ? std::string() : it->second;

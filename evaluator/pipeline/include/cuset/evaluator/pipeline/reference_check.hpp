@@ -28,8 +28,8 @@ class ReferenceChecker {
   ReferenceChecker(const ReferenceChecker&) = delete;
   ReferenceChecker& operator=(const ReferenceChecker&) = delete;
   // Problem id -> why its reference cannot be used; problems not in the map passed.
-  std::map<std::string, std::string> findBroken(const std::filesystem::path& problemsDir, const std::set<std::string>& ids, const std::string& sizeSet,
-                                                std::uint64_t seed, std::chrono::milliseconds timeout);
+  std::map<std::string, std::string> findBroken(const std::filesystem::path& problemsDir, const std::set<std::string>& ids,
+                                                const std::string& sizeSet, std::uint64_t seed, std::chrono::milliseconds timeout);
 
  private:
   std::unique_ptr<WorkerProcess> helper_;
