@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
 #include "cuset/evaluator/evaluation/evaluation.hpp"
 
 namespace cuset::cli {
@@ -74,16 +76,17 @@ int serveEngine() {
   EvaluationEngine engine;
   std::size_t runs = 0;
   std::string line;
-  const std::string ready = nlohmann::json{{"status", "ready"}}.dump() + "\n";
-  if (::write(protocol, ready.data(), ready.size()) != static_cast<ssize_t>(ready.size())) return 1;
+  try {
+    writeAll(protocol, nlohmann::json{{"status", "ready"}}.dump() + "\n", "the reply pipe");
+  } catch (const Error&) {
+    return 1;
+  }
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
-    const std::string reply = serveRequest(engine, line, runs).dump() + "\n";
-    std::size_t done = 0;
-    while (done < reply.size()) {
-      const ssize_t n = ::write(protocol, reply.data() + done, reply.size() - done);
-      if (n <= 0) return 1;  // the client is gone
-      done += static_cast<std::size_t>(n);
+    try {
+      writeAll(protocol, serveRequest(engine, line, runs).dump() + "\n", "the reply pipe");
+    } catch (const Error&) {  // the client is gone
+      return 1;
     }
   }
   return 0;

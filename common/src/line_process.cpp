@@ -10,10 +10,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
 
 #include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
 
 extern char** environ;
 
@@ -78,16 +77,11 @@ LineProcess::Reply LineProcess::exchange(const std::string& request, std::chrono
   Reply reply;
   if (pid_ <= 0) return reply;
   if (!request.empty()) {
-    const std::string line = request + "\n";
-    std::size_t done = 0;
-    while (done < line.size()) {
-      const ssize_t n = ::write(requests_, line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        stop();
-        return reply;
-      }
-      done += static_cast<std::size_t>(n);
+    try {
+      writeAll(requests_, request + "\n", "the request pipe");
+    } catch (const Error&) {  // it has ended: no reply can come
+      stop();
+      return reply;
     }
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -123,10 +117,11 @@ LineProcess::Reply LineProcess::exchange(const std::string& request, std::chrono
 }
 
 std::string LineProcess::stderrTail(std::size_t bytes) const {
-  std::ifstream in(stderrFile_, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string s = text.str();
+  std::string s;
+  try {
+    s = readFile(stderrFile_);
+  } catch (const Error&) {  // no log to quote
+  }
   return s.size() > bytes ? s.substr(s.size() - bytes) : s;
 }
 

@@ -9,6 +9,9 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "cuset/common/error.hpp"
+#include "cuset/common/file_util.hpp"
+
 namespace cuset::detail {
 
 using nlohmann::json;
@@ -26,17 +29,6 @@ json requestJson(const RestrictedCommand& c) {
           {"memory_bytes", c.memoryBytes},
           {"timeout_ms", c.timeout.count()},
           {"max_output_bytes", c.maxOutputBytes}};
-}
-
-bool writeAll(int fd, const std::string& data) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 }  // namespace
@@ -87,9 +79,13 @@ void WarmRecorder::stop() {
 
 std::optional<std::string> WarmRecorder::exchange(const std::string& line, std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return std::nullopt;
-  if (!line.empty() && !writeAll(requests_, line + "\n")) {
-    stop();
-    return std::nullopt;
+  if (!line.empty()) {
+    try {
+      writeAll(requests_, line + "\n", "the warm recorder's request pipe");
+    } catch (const Error&) {  // it has ended
+      stop();
+      return std::nullopt;
+    }
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char buffer[65536];
