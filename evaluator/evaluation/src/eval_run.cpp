@@ -139,7 +139,7 @@ EvalHarness::EvalHarness(const EvalConfig& config, BackendChoice choice)
 // Every field the harness's constructor (and chooseBackend) reads; a field added there belongs here.
 std::string harnessKey(const EvalConfig& c) {
   const auto ms = [](std::chrono::milliseconds d) { return d.count(); };
-  const nlohmann::json key = {
+  nlohmann::json key = {
       {"backend", backendName(c.backend)},
       {"arch", c.arch},
       {"compile_timeout", ms(c.compileTimeout)},
@@ -151,11 +151,23 @@ std::string harnessKey(const EvalConfig& c) {
       {"sandbox",
        {ms(c.sandbox.timeout), ms(c.sandbox.slowLimit), c.sandbox.memoryBytes, c.sandbox.hostThreads, c.sandbox.stackBytes, c.sandbox.sharedPayload}},
       {"pch", c.precompiledPrelude},
-      {"codegen", {c.simCodegen.alignmentCheck, c.simCodegen.contractFma, c.simCodegen.optimization, c.simCodegen.tailReadCheck}},
-      {"cuda",
-       {c.cuda.timer, c.cuda.time, c.cuda.minSamples, c.cuda.maxRelStddev, c.cuda.minSeconds, c.cuda.maxSeconds, ms(c.cuda.trialTimeout),
-        c.cuda.device.value_or(-1), c.cuda.kernelbenchTiming, c.cuda.referenceTimingDir.string(), c.cuda.retimeReference}},
-      {"devices", c.devices}};
+      {"codegen", {c.simCodegen.alignmentCheck, c.simCodegen.contractFma, c.simCodegen.optimization, c.simCodegen.tailReadCheck}}};
+  // The GPU's options configure its worker, so they are part of the harness only where a GPU may be
+  // used: a trainer varying `num_perf_trials` per request must not rebuild a simulator's harness each time.
+  if (c.backend == BackendKind::cuda || c.backend == BackendKind::automatic) {
+    key["cuda"] = {c.cuda.timer,
+                   c.cuda.time,
+                   c.cuda.minSamples,
+                   c.cuda.maxRelStddev,
+                   c.cuda.minSeconds,
+                   c.cuda.maxSeconds,
+                   ms(c.cuda.trialTimeout),
+                   c.cuda.device.value_or(-1),
+                   c.cuda.kernelbenchTiming,
+                   c.cuda.referenceTimingDir.string(),
+                   c.cuda.retimeReference};
+    key["devices"] = c.devices;
+  }
   return key.dump();
 }
 

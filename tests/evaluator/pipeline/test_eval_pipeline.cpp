@@ -81,6 +81,29 @@ TEST(EvalPipeline, GivesEachCandidateOneVerdictWithAReason) {
   }
 }
 
+// An engine keeps its harness between runs unless the run changes what the harness is built from; the
+// GPU's timing options (a request's num_perf_trials) change nothing of a harness without a GPU.
+TEST(EvalPipeline, AnEngineKeepsItsHarnessUnlessTheRunChangesIt) {
+  test::TempDir dir;
+  test::writeText(dir / "batch.jsonl", line("level1/relu", 0, kGood));
+  EvaluationEngine engine;
+  EvalConfig c = configFor(dir);
+  const auto runIn = [&](const std::string& name) {
+    c.outDir = dir / name;
+    const EvalRunSummary s = engine.run(c);
+    EXPECT_EQ(s.results.at(0).verdict, Verdict::compiled) << name << ": " << s.results.at(0).reason;
+    return s.warmHarness;
+  };
+  EXPECT_FALSE(runIn("first"));
+  EXPECT_TRUE(runIn("same"));
+  c.cuda.minSamples += 7;
+  c.seed = 99;
+  EXPECT_TRUE(runIn("other-timing-options"));
+  c.jobs = 1;
+  EXPECT_FALSE(runIn("other-jobs"));
+  EXPECT_TRUE(runIn("again"));
+}
+
 TEST(EvalPipeline, ResumeSkipsFinishedCandidatesAndKeepsTheSeed) {
   test::TempDir dir;
   test::writeText(dir / "batch.jsonl", line("level1/relu", 0, kGood));
