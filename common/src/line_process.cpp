@@ -18,6 +18,29 @@ extern char** environ;
 
 namespace cuset {
 
+PipeLines::End PipeLines::next(int fd, std::string& line, std::chrono::steady_clock::time_point deadline, const std::atomic<bool>* cancel) {
+  char buffer[65536];
+  while (true) {
+    if (const auto end = pending_.find('\n'); end != std::string::npos) {
+      line = pending_.substr(0, end);
+      pending_.erase(0, end + 1);
+      return End::line;
+    }
+    if (cancel && cancel->load()) return End::cancelled;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return End::timedOut;
+    pollfd p{fd, POLLIN, 0};
+    // A cancellation is looked at every 100 ms; without one, the wait is the deadline's (in slices of 1 s).
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, cancel ? 100 : 1000)));
+    if (ready < 0 && errno != EINTR) return End::closed;
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return End::closed;  // the writer closed its end: it has ended
+    pending_.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
 LineProcess::LineProcess(const std::vector<std::string>& argv, const std::filesystem::path& stderrFile) : stderrFile_(stderrFile) {
   if (argv.empty()) throw Error("LineProcess: empty command");
   // A child that dies while a request is written must not take this process with it.
@@ -84,32 +107,14 @@ LineProcess::Reply LineProcess::exchange(const std::string& request, std::chrono
       return reply;
     }
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  char buffer[65536];
-  while (true) {
-    if (const auto end = pending_.find('\n'); end != std::string::npos) {
-      reply.line = pending_.substr(0, end);
-      pending_.erase(0, end + 1);
-      return reply;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (cancel && cancel->load()) {
-      reply.cancelled = true;
-      break;
-    }
-    if (left <= 0) {
-      reply.timedOut = true;
-      break;
-    }
-    pollfd fd{replies_, POLLIN, 0};
-    const int ready = ::poll(&fd, 1, static_cast<int>(std::min<long long>(left, cancel ? 100 : 1000)));
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    const ssize_t n = ::read(replies_, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // it closed its stdout: it has ended
-    pending_.append(buffer, static_cast<std::size_t>(n));
+  std::string line;
+  const PipeLines::End end = replyLines_.next(replies_, line, std::chrono::steady_clock::now() + timeout, cancel);
+  if (end == PipeLines::End::line) {
+    reply.line = std::move(line);
+    return reply;
   }
+  reply.timedOut = end == PipeLines::End::timedOut;
+  reply.cancelled = end == PipeLines::End::cancelled;
   stop();
   if (reply.timedOut) ending_ = "killed at its time limit";
   if (reply.cancelled) ending_ = "killed: cancelled";

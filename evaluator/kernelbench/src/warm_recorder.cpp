@@ -1,7 +1,6 @@
 #include "warm_recorder.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,25 +86,8 @@ std::optional<std::string> WarmRecorder::exchange(const std::string& line, std::
       return std::nullopt;
     }
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  char buffer[65536];
-  while (true) {
-    if (const auto end = pending_.find('\n'); end != std::string::npos) {
-      std::string answer = pending_.substr(0, end);
-      pending_.erase(0, end + 1);
-      return answer;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) break;
-    pollfd fd{responses_, POLLIN, 0};
-    const int ready = ::poll(&fd, 1, static_cast<int>(std::min<long long>(left, 1000)));
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    const ssize_t n = ::read(responses_, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    pending_.append(buffer, static_cast<std::size_t>(n));
-  }
+  std::string answer;
+  if (responseLines_.next(responses_, answer, std::chrono::steady_clock::now() + timeout) == PipeLines::End::line) return answer;
   stop();
   return std::nullopt;
 }

@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "cuset/common/line_process.hpp"
 #include "cuset/evaluator/sandbox/restricted_process.hpp"
 
 namespace cuset::detail {
@@ -38,7 +39,7 @@ class WarmRecorder {
   pid_t pid_ = -1;
   int requests_ = -1;
   int responses_ = -1;
-  std::string pending_;  // bytes of the next response already read
+  PipeLines responseLines_;
 };
 
 // Idle servers, one per concurrent translation at most; a server that cannot start is not tried again.

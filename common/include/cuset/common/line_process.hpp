@@ -14,6 +14,18 @@
 
 namespace cuset {
 
+// The lines a child writes on a pipe, read with a deadline: what every line protocol with a child
+// (a warm engine, the warm recorder) waits on. Bytes after a line stay for the next one.
+class PipeLines {
+ public:
+  enum class End { line, timedOut, cancelled, closed };
+  // The next line (without its '\n') in `line`; `closed` when the pipe ended or failed first.
+  End next(int fd, std::string& line, std::chrono::steady_clock::time_point deadline, const std::atomic<bool>* cancel = nullptr);
+
+ private:
+  std::string pending_;
+};
+
 class LineProcess {
  public:
   // Throws cuset::Error when the program cannot be started.
@@ -41,7 +53,8 @@ class LineProcess {
   pid_t pid_ = -1;
   int requests_ = -1, replies_ = -1;
   std::filesystem::path stderrFile_;
-  std::string pending_, ending_;
+  PipeLines replyLines_;
+  std::string ending_;
 };
 
 }  // namespace cuset
