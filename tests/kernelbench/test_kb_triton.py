@@ -102,6 +102,27 @@ for bad in (PTX.replace("ret;", "call.uni __assertfail, (%rd1);\n\tret;"),):
     except Verdict as v:
         check("PTX that calls a function, C++ form", v.status == "unsupported", v.reason)
 
+# For a GPU (the cuda backend): the PTX alone, no C++ form, and the entry's thread bound as the kernel's
+# __launch_bounds__, so that ptxas allocates registers for the threads Triton launches (its .reqntid).
+code, params, interpreted = kb_triton.cuda_of_ptx(PTX, "cuset_triton_0_k", simulated=False)
+check("the GPU's form is the PTX alone", interpreted == "" and "CUSET_SIM_KERNEL_LIBRARY" not in code and "asm volatile(" in code, code[:300])
+check("the GPU's form keeps .reqntid", 'extern "C" __global__ void __launch_bounds__(128) cuset_triton_0_k(' in code, code[:200])
+code, _, _ = kb_triton.cuda_of_ptx(PTX.replace(".reqntid 128", ".maxntid 64, 2, 1"), "k", simulated=False)
+check("a 3-d .maxntid is its product", "__launch_bounds__(128) k(" in code, code[:200])
+code, _, _ = kb_triton.cuda_of_ptx(PTX.replace(".reqntid 128", ""), "k", simulated=False)
+check("no bound, none made up", "__launch_bounds__" not in code, code[:200])
+for metadata, why in [({"num_ctas": 2}, "clusters"), ({"launch_pdl": True}, "launch_pdl"), ({"launch_cooperative_grid": True}, "launch_cooperative_grid")]:
+    try:
+        kb_triton._refuse_launch_options({"num_ctas": 1, **metadata})
+        failures.append(f"a launch with {why} was accepted")
+    except Verdict as v:
+        check(f"a launch with {why}", v.status == "unsupported" and why in v.reason, v.reason)
+kb_triton._refuse_launch_options({"num_ctas": 1, "cluster_dims": (1, 1, 1), "launch_pdl": False})  # Triton's defaults: nothing refused
+kb_triton.TARGETS.update({"sm_90a"})
+check("the plan names the architecture-specific target", kb_triton.recorded_sources().get("target") == "sm_90a", kb_triton.recorded_sources())
+kb_triton.TARGETS.clear()
+check("no architecture-specific target, none named", "target" not in kb_triton.recorded_sources(), kb_triton.recorded_sources())
+
 # Triton's binder specialises on data_ptr() % 16: a stand-in must have the GPU allocation's alignment
 # (256 bytes) plus the view's byte offset.
 base = torch.empty(1024, device="meta")

@@ -89,6 +89,9 @@ std::string runSizeSet(const EvalConfig& config, BackendKind backend) {
 TranslatorOptions translatorOptions(const EvalConfig& config, BackendKind backend, std::size_t jobs, const NvrtcCompiler& compiler) {
   TranslatorOptions o{.cacheDir = config.useCache ? cacheRoot(config) / "kernelbench" : fs::path(), .timeout = config.translateTimeout};
   o.deviceCompiler = &compiler;
+  // On a GPU, Triton's kernels are compiled as Triton compiles them there (for the run's architecture);
+  // the simulator runs Triton's sm_80 code.
+  if (backend == BackendKind::cuda) o.tritonCapability = archNumber(compiler.options().arch);
   o.sizeSets = {runSizeSet(config, backend)};
   // The simulator judges a scaled size set: the plan is also recorded and checked at the problem's own
   // (KernelBench's) sizes, where a launch valid when scaled may not be (a grid.y past 65,535).
@@ -132,6 +135,10 @@ EvalHarness::EvalHarness(const EvalConfig& config, BackendChoice choice)
         SimToolchain::fromBuild(), libraries,
         SimCompilerOptions{.pchDir = config.precompiledPrelude ? cacheRoot(config) / "sim-pch" : fs::path(), .codegen = config.simCodegen});
     sandbox = std::make_unique<SandboxPool>(jobs, config.sandbox);
+  }
+  if (const std::string specific = archSpecificTarget(backend.arch); backend.kind == BackendKind::cuda && !specific.empty()) {
+    archSpecificCompiler = std::make_unique<NvrtcCompiler>(CompileOptions{.arch = specific, .isolated = true, .timeout = config.compileTimeout},
+                                                           config.useCache ? cacheRoot(config) / "nvrtc" : fs::path());
   }
   sizeSet = runSizeSet(config, backend.kind);
 }
@@ -405,6 +412,7 @@ EvalRunSummary EvaluationEngine::run(const EvalConfig& config) {
   const EvalServices services{
       .suite = suite,
       .nvrtc = harness.compiler,
+      .nvrtcArchSpecific = harness.archSpecificCompiler.get(),
       .backend = backend.kind,
       .simCompiler = harness.simCompiler.get(),
       .sandbox = harness.sandbox.get(),

@@ -57,6 +57,7 @@ struct EvalHarness {
   EvalHarness(const EvalConfig& config, BackendChoice backend);
   BackendChoice backend;
   NvrtcCompiler compiler;
+  std::unique_ptr<NvrtcCompiler> archSpecificCompiler;  // the GPU's sm_XXa, for Triton's code there (cuda backend only)
   ReferenceCache references;
   std::size_t jobs = 1;
   std::optional<ScratchDir> uncachedLibraries;  // sim with --no-cache: the run's own library folder

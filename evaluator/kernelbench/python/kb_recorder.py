@@ -374,6 +374,7 @@ def main():
     patch_cuda_api()
     patch_compile()
     kb_triton.patch_triton()
+    kb_triton.configure(problem.get("triton_capability"))  # set for a GPU's recording (the cuda backend)
     kb_recording.mark_module_tensors()
     # torch 2.x imports torch._dynamo lazily, the first time one of its Python-implemented (meta) kernels
     # runs, and that import looks up and makes a cache folder (TORCHINDUCTOR_CACHE_DIR, which the

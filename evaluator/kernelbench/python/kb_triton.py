@@ -13,6 +13,13 @@ kernel's parameters whose body is that kernel's body as one inline-asm statement
 the statement's operands, Triton's `global_smem` into the block's dynamic shared memory). NVRTC compiles
 it, the simulator runs it with its out-of-bounds, race, uninitialised-read and fence checks.
 
+For a GPU (the `cuda` backend: the problem spec's `triton_capability`, the device's compute capability)
+the kernel is compiled as Triton compiles it on that GPU instead: for that capability (Hopper: `sm_90a`,
+wgmma and all), launched with that compile's threads and shared memory, its PTX wrapped the same way with
+the entry's `.reqntid`/`.maxntid` as `__launch_bounds__`, and no C++ translation (no simulator runs it).
+The plan then says which NVRTC target the code needs (`target`: `sm_90a`). Launch options the Driver
+API launch does not reproduce (clusters, cooperative grids, programmatic dependent launch) are refused.
+
 `triton.autotune` picks one configuration on the CPU: the first of those its pruning keeps (pre-hooks
 run as Triton runs them), recorded in the plan's log. Nothing here runs a kernel.
 """
@@ -35,7 +42,8 @@ except ImportError:  # a torch without Triton: no solution can import it either
 
 # Ampere: the newest target whose tensor-core instructions (mma.sync) the simulator runs; Hopper's wgmma
 # is not simulated, and its numerics (TF32 products for float32 tl.dot) are the same.
-ARCH = 80
+SIM_ARCH = 80
+ARCH = SIM_ARCH  # configure() sets a GPU's own for a recording the cuda backend runs
 # The PTX ISA Triton would target with the ptxas it ships (12.9): given, so that nothing asks ptxas.
 PTX_VERSION = 88
 
@@ -46,7 +54,16 @@ KERNELS = {}    # (kernel, signature, constexprs, attrs, options) -> compiled en
 BINDERS = {}    # id(kernel) -> Triton's binder for it (made once: it compiles a function)
 SOURCES = []    # the CUDA C++ of every compiled kernel, in compile order
 CHOICES = []    # the log: autotune's choices, kernels left to the PTX interpreter
+TARGETS = set()  # the `.target` of every compiled kernel's PTX
 _BACKEND = []   # Triton's CUDA backend for ARCH, made on first use
+
+
+def configure(capability):
+    """Compiles for a GPU of this compute capability (90 for sm_90) rather than for the simulator; None or
+    the simulator's own keeps the simulator's target."""
+    global ARCH
+    ARCH = int(capability) if capability else SIM_ARCH
+    _BACKEND.clear()
 
 
 def _target():
@@ -92,9 +109,10 @@ C_TYPES = {"ptr": ("void*", "l"), "u64": ("unsigned long long", "l"), "b64": ("u
            "f64": ("double", "d"), "u16": ("unsigned short", "h"), "b16": ("unsigned short", "h"), "u8": ("unsigned short", "h")}
 
 
-def cuda_of_ptx(ptx, name):
+def cuda_of_ptx(ptx, name, simulated=True):
     """The kernel of `ptx` as a CUDA C++ __global__ function named `name` (see the module's docstring),
-    its parameters, and "" or why it runs on the PTX interpreter rather than as translated C++."""
+    its parameters, and "" or why it runs on the PTX interpreter rather than as translated C++. Not
+    `simulated`: the GPU's form alone (no translation), with the entry's thread bound."""
     entry = re.search(r"\.visible\s+\.entry\s+(\w+)\s*\((.*?)\)", ptx, re.S)
     if entry is None:
         raise unsupported("Triton's PTX has no kernel entry")
@@ -130,12 +148,20 @@ def cuda_of_ptx(ptx, name):
     if "ld.param" in body:
         raise unsupported("Triton's PTX reads a kernel parameter the harness cannot bind")
     ins = [f'"{C_TYPES[t][1]}"(p{n})' for n, (_, t, _) in enumerate(params)]
-    code = f'extern "C" __global__ void {name}({args}) {{\n'
+    # The entry's thread bound, which ptxas allocates registers for, kept as the C++ kernel's.
+    bound = re.search(r"\.(?:reqntid|maxntid)\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", ptx[entry.end():body_start])
+    threads = 1
+    for dim in (bound.groups() if bound else ()):
+        threads *= int(dim or 1)
+    bounds = f"__launch_bounds__({threads}) " if bound and not simulated else ""
+    code = f'extern "C" __global__ void {bounds}{name}({args}) {{\n'
     if uses_smem:
         code += "  extern __shared__ __align__(16) unsigned char cuset_triton_smem[];\n"
         ins.append('"r"(static_cast<unsigned>(__cvta_generic_to_shared(cuset_triton_smem)))')
     text = "".join(f'    "{line}\\n"\n' for line in body.splitlines())
     code += f"  asm volatile(\n    \"{{\\n\"\n{text}    \"}}\"\n    :: {', '.join(ins)} : \"memory\");\n}}\n"
+    if not simulated:
+        return code, params, ""
     if not TRANSLATE_TO_CPP:
         return code, params, "the PTX interpreter is asked for"
     # Both shapes, one per compiler: the simulator's host build (which defines CUSET_SIM_KERNEL_LIBRARY)
@@ -145,6 +171,15 @@ def cuda_of_ptx(ptx, name):
     except Untranslatable as e:
         return code, params, f"{name} runs on the simulator's PTX interpreter: {e} is not translated to C++"
     return f"#ifdef CUSET_SIM_KERNEL_LIBRARY\n{HELPERS}{translated}#else\n{code}#endif\n", params, ""
+
+
+def _refuse_launch_options(metadata):
+    """What Triton's launcher would do that a plain Driver API launch of the plan does not."""
+    if metadata.get("num_ctas", 1) != 1 or tuple(metadata.get("cluster_dims", (1, 1, 1)) or (1, 1, 1)) not in ((1, 1, 1), (1,), ()):
+        raise unsupported(f"a Triton kernel launched as thread block clusters (num_ctas={metadata.get('num_ctas')}) is not run yet")
+    for option in ("launch_cooperative_grid", "launch_pdl"):
+        if metadata.get(option):
+            raise unsupported(f"a Triton kernel launched with {option}=True is not run yet")
 
 
 def _from_operand(load_type, register, n):
@@ -196,8 +231,14 @@ def launch(fn, args, kwargs, grid):
         ptx, metadata = _compile(fn, signature, constexprs, attrs, options)
         if metadata.get("global_scratch_size", 0) or metadata.get("profile_scratch_size", 0):
             raise unsupported("a Triton kernel that needs global scratch memory is not simulated")
+        simulated = ARCH == SIM_ARCH
+        if not simulated:
+            _refuse_launch_options(metadata)
         name = f"cuset_triton_{len(KERNELS)}_{metadata['name']}"
-        code, params, interpreted = cuda_of_ptx(ptx, name)
+        code, params, interpreted = cuda_of_ptx(ptx, name, simulated)
+        target = re.search(r"^\s*\.target\s+(\w+)", ptx, re.M)
+        if target:
+            TARGETS.add(target.group(1))
         if interpreted:
             CHOICES.append(interpreted)
         SOURCES.append(code)
@@ -247,5 +288,9 @@ def patch_triton():
 
 
 def recorded_sources():
-    """What the recording adds to the plan's device code and log."""
-    return {"device_source": "".join(SOURCES), "log": CHOICES}
+    """What the recording adds to the plan's device code and log, and the NVRTC target the code needs
+    where that is an architecture-specific one (Triton's Hopper code: sm_90a)."""
+    specific = sorted(t for t in TARGETS if t.endswith("a"))
+    if len(specific) > 1:
+        raise unsupported(f"Triton kernels for several architecture-specific targets: {', '.join(specific)}")
+    return {"device_source": "".join(SOURCES), "log": CHOICES, **({"target": specific[0]} if specific else {})}

@@ -106,6 +106,7 @@ bool records(const TranslatorOptions& options, const std::string& name) {
 // KernelBench file (with the constants the importer scaled) that builds its Model.
 json problemSpec(const Problem& p, const TranslatorOptions& options) {
   json spec = {{"id", p.id}, {"parameters", json::array()}, {"size_sets", json::object()}, {"origin", nullptr}};
+  if (options.tritonCapability) spec["triton_capability"] = options.tritonCapability;
   if (p.referenceArchive) spec["parameters"] = p.referenceArchive->attributes;
   if (p.origin && p.origin->suite == "kernelbench" && !p.origin->source.empty()) {
     json overrides = json::object();
@@ -235,6 +236,7 @@ class Session {
     // The Triton form: each Triton kernel it launched, compiled to PTX and wrapped as CUDA (kb_triton.py).
     if (const auto triton = recorded.find("triton"); triton != recorded.end() && triton->is_object()) {
       t.plan.deviceSource += triton->value("device_source", std::string());
+      t.plan.deviceArch = triton->value("target", std::string());
       for (const auto& line : triton->value("log", json::array())) t.log += line.get<std::string>() + "\n";
     }
     t.recorded = recorded.at("plans");
@@ -469,6 +471,7 @@ Translation KernelBenchTranslator::translate(const Problem& problem, std::string
     t.reason = j.at("reason");
     t.log = j.at("log");
     t.plan.deviceSource = j.at("device_source");
+    t.plan.deviceArch = j.value("device_arch", std::string());
     t.recorded = j.at("recorded");
     t.cacheHit = true;
   } else {
@@ -481,6 +484,7 @@ Translation KernelBenchTranslator::translate(const Problem& problem, std::string
                                    {"reason", t.reason},
                                    {"log", t.log.substr(0, 1 << 16)},
                                    {"device_source", t.plan.deviceSource},
+                                   {"device_arch", t.plan.deviceArch},
                                    {"recorded", t.recorded}}
                                   .dump());
     }

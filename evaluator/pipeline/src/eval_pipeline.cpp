@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <variant>
 
@@ -42,6 +43,23 @@ std::string archForDevice(const std::string& computeCapability) {
     if (a <= cc) best = std::max(best, a);
   }
   return fmt::format("compute_{}", best ? best : archs.back());
+}
+
+int archNumber(std::string_view arch) {
+  for (const std::string_view prefix : {"sm_", "compute_"}) {
+    if (!arch.starts_with(prefix)) continue;
+    arch.remove_prefix(prefix.size());
+    if (arch.ends_with('a')) arch.remove_suffix(1);
+    int number = 0;
+    const auto [end, error] = std::from_chars(arch.data(), arch.data() + arch.size(), number);
+    return error == std::errc() && end == arch.data() + arch.size() ? number : 0;
+  }
+  return 0;
+}
+
+std::string archSpecificTarget(const std::string& arch) {
+  if (arch.ends_with('a') || archNumber(arch) < 90) return {};
+  return arch + "a";
 }
 
 std::string_view backendName(BackendKind kind) {
@@ -207,7 +225,15 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
   const CandidatePlan& plan = *planned.plan;
   r.libraryOps = plan.libraryOps();
 
-  CompileOutput compiled = services.nvrtc.compile(plan.deviceSource, plan.kernelNames);
+  const NvrtcCompiler* nvrtc = &services.nvrtc;
+  if (!plan.deviceArch.empty() && plan.deviceArch != nvrtc->options().arch) {
+    nvrtc = services.nvrtcArchSpecific;
+    if (!nvrtc || nvrtc->options().arch != plan.deviceArch) {
+      return finishEarly(Verdict::unsupported, fmt::format("the candidate's device code is for {} and this run compiles for {}", plan.deviceArch,
+                                                           services.nvrtc.options().arch));
+    }
+  }
+  CompileOutput compiled = nvrtc->compile(plan.deviceSource, plan.kernelNames);
   r.timings.compileMs = compiled.milliseconds;
   r.compileCacheHit = compiled.cacheHit;
   const auto failure = compileFailure(compiled, compiled.log, frontend->launcher());

@@ -57,6 +57,19 @@ TEST(CudaBackend, ArchitectureFollowsTheDevice) {
   EXPECT_EQ(archForDevice(""), "sm_90");
 }
 
+// Triton's code for Hopper and newer needs the architecture-specific target (wgmma: sm_90a); the run's
+// own target stays the plain one, as load_inline's default flags are.
+TEST(CudaBackend, ArchitectureSpecificTargetsExistFromHopperOn) {
+  EXPECT_EQ(archNumber("sm_90"), 90);
+  EXPECT_EQ(archNumber("compute_120a"), 120);
+  EXPECT_EQ(archNumber("sm_9x"), 0);
+  EXPECT_EQ(archNumber("9.0"), 0);
+  EXPECT_EQ(archSpecificTarget("sm_90"), "sm_90a");
+  EXPECT_EQ(archSpecificTarget("compute_100"), "compute_100a");
+  EXPECT_EQ(archSpecificTarget("sm_80"), "");
+  EXPECT_EQ(archSpecificTarget("sm_90a"), "");
+}
+
 TEST(NvmlClockMonitor, NamesTheReasonsThatMatter) {
   EXPECT_EQ(describeThrottleReasons(0x1 | 0x2), "");  // idle, application clocks: not a slowdown
   EXPECT_EQ(describeThrottleReasons(0x4 | 0x40), "power cap, thermal slowdown (hardware)");

@@ -431,5 +431,36 @@ TEST(CudaBackendOnFakeDriver, KernelBenchSolutionsRunTheirPlans) {
   EXPECT_EQ(streams.size(), 1u) << "a launch ran outside the timed stream";
 }
 
+// A Triton solution on the cuda backend: recorded for the device's own architecture (the fake's 9.0:
+// Triton's sm_90a code), compiled by the run's architecture-specific NVRTC target, launched with that
+// compile's geometry and timed like any kernel. (The fake runs the kernel of the same name from the
+// simulator's recording: what a GPU computes is benchmarks/device/check.sh's to show.)
+TEST(CudaBackendOnFakeDriver, ATritonSolutionRunsItsCodeForTheDevicesArchitecture) {
+  if (!runSubprocess({pythonWithTorch(), "-c", "import triton"}, std::chrono::seconds(60)).ok()) GTEST_SKIP() << "no Python with Triton";
+  const std::string solution =
+      "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+      "def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+      "    inside = offsets < n\n    x = tl.load(x_ptr + offsets, mask=inside)\n    tl.store(y_ptr + offsets, tl.maximum(x, 0.0), mask=inside)\n\n\n"
+      "class ModelNew(nn.Module):\n    def forward(self, x):\n        y = torch.empty_like(x)\n"
+      "        relu_kernel[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)\n        return y\n";
+  const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
+  const Problem& relu = *suite.find("level1/relu");
+  const Translation simulated = KernelBenchTranslator(TranslatorOptions{}).translate(relu, solution);
+  const Translation gpu = KernelBenchTranslator(TranslatorOptions{.tritonCapability = 90}).translate(relu, solution);
+  ASSERT_TRUE(simulated.ok()) << simulated.reason << "\n" << simulated.log;
+  ASSERT_TRUE(gpu.ok()) << gpu.reason << "\n" << gpu.log;
+  ASSERT_EQ(gpu.plan.kernelNames, simulated.plan.kernelNames);
+  EXPECT_EQ(gpu.plan.deviceArch, "sm_90a");
+  const FakeGpuRun fake(simulated.plan.deviceSource, simulated.plan.kernelNames,
+                        nlohmann::json{{"problem", "level1/relu"}, {"sample", 0}, {"model", "triton"}, {"source", solution}}.dump() + "\n");
+  const EvalRunSummary s = fake.evaluate();
+  ASSERT_EQ(s.results.size(), 1u);
+  const EvalResult& r = s.results[0];
+  EXPECT_EQ(r.verdict, Verdict::correct) << r.reason << "\n" << r.compileLog;
+  EXPECT_EQ(r.form, "triton");
+  EXPECT_EQ(r.timingKind, "cuda_events");
+  EXPECT_EQ(fake.runRecord()["cuda"]["device"]["compute_capability"], "9.0");
+}
+
 }  // namespace
 }  // namespace cuset

@@ -11,6 +11,7 @@
 
 #include "cuset/common/file_util.hpp"
 #include "cuset/common/subprocess.hpp"
+#include "cuset/evaluator/compile/nvrtc_compiler.hpp"
 #include "cuset/evaluator/candidate/library_call.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/kernelbench/cuda_source_split.hpp"
@@ -389,6 +390,66 @@ TEST(KernelBenchTranslator, RecordsKernelsAndLibraryStepsAndCachesTheResult) {
   const Translation again = translator.translate(p, kSolution);
   EXPECT_TRUE(again.cacheHit);
   EXPECT_EQ(again.plan.plans.at("small").steps.size(), plan.steps.size());
+}
+
+const char* kTritonDot = R"(import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        x = tl.load(a + rm[:, None] * K + (k + rk)[None, :], mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        y = tl.load(b + (k + rk)[:, None] * N + rn[None, :], mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(x, y)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+class ModelNew(nn.Module):
+    def forward(self, A, B):
+        C = torch.empty((A.shape[0], B.shape[1]), device=A.device, dtype=A.dtype)
+        mm[(triton.cdiv(A.shape[0], 64), triton.cdiv(B.shape[1], 64))](A, B, C, A.shape[0], B.shape[1], A.shape[1], BM=64, BN=64, BK=16)
+        return C
+)";
+
+// The cuda backend's Triton plan: Triton's own code for the GPU's architecture (Hopper's wgmma, which
+// only sm_90a assembles), with that compile's shared memory and thread bound; the simulator's is sm_80.
+TEST(KernelBenchTranslator, ATritonKernelForAGpuIsCompiledAsTritonCompilesItThere) {
+  if (!runSubprocess({pythonWithTorch(), "-c", "import triton"}, std::chrono::seconds(60)).ok()) GTEST_SKIP() << "no Python with Triton";
+  const Problem p = parseProblem(
+      "name: mm\nlevel: 1\nsizes: {small: {M: 64, N: 64, K: 32}}\ninputs: {A: {dtype: float32, shape: [M, K]}, B: {dtype: float32, shape: [K, N]}}\n"
+      "outputs: {C: {dtype: float32, shape: [M, N]}}\nreference: |\n  def forward(A: Tensor, B: Tensor) -> Tensor:\n      return A @ B\n",
+      "mm/problem.yaml", "mm");
+  const Translation sim = KernelBenchTranslator(TranslatorOptions{}).translate(p, kTritonDot);
+  const Translation gpu = KernelBenchTranslator(TranslatorOptions{.tritonCapability = 90}).translate(p, kTritonDot);
+  ASSERT_TRUE(sim.ok()) << describeTranslation(sim) << "\n" << sim.log;
+  ASSERT_TRUE(gpu.ok()) << describeTranslation(gpu) << "\n" << gpu.log;
+  EXPECT_EQ(sim.plan.deviceArch, "");
+  EXPECT_NE(sim.plan.deviceSource.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+  EXPECT_EQ(gpu.plan.deviceArch, "sm_90a");
+  EXPECT_NE(gpu.plan.deviceSource.find("wgmma.mma_async.sync.aligned"), std::string::npos);
+  EXPECT_NE(gpu.plan.deviceSource.find("__launch_bounds__(128)"), std::string::npos);
+  EXPECT_EQ(gpu.plan.deviceSource.find("CUSET_SIM_KERNEL_LIBRARY"), std::string::npos);  // no simulator runs it
+  const KernelStep& simStep = sim.plan.plans.at("small").kernelSteps().at(0);
+  const KernelStep& gpuStep = gpu.plan.plans.at("small").kernelSteps().at(0);
+  EXPECT_EQ(gpuStep.block, simStep.block);
+  EXPECT_EQ(gpuStep.grid, simStep.grid);
+  EXPECT_GT(gpuStep.sharedBytes, 0u);  // Triton's own figure for this compile: wgmma reads its operands from shared memory
+
+  // NVRTC assembles the Hopper code for sm_90a only, and the cubin needs what Triton said it would.
+  const CompileOutput specific = NvrtcCompiler(CompileOptions{.arch = "sm_90a"}, {}).compile(gpu.plan.deviceSource, gpu.plan.kernelNames);
+  ASSERT_EQ(specific.status, CompileOutput::Status::ok) << specific.log;
+  EXPECT_TRUE(specific.isCubin);
+  EXPECT_EQ(specific.resources.at(gpu.plan.kernelNames.at(0)).maxThreads, 128u);  // Triton's .reqntid, kept
+  const CompileOutput plain = NvrtcCompiler(CompileOptions{.arch = "sm_90"}, {}).compile(gpu.plan.deviceSource, gpu.plan.kernelNames);
+  EXPECT_EQ(plain.status, CompileOutput::Status::compileError);
+  EXPECT_NE(plain.log.find("wgmma"), std::string::npos) << plain.log;
 }
 
 TEST(KernelBenchTranslator, RecordsOnlyTheSizeSetsTheRunJudges) {

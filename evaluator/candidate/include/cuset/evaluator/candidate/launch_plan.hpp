@@ -77,6 +77,9 @@ struct CandidatePlan {
   std::string deviceSource;                     // what NVRTC and the simulator compile
   std::vector<std::string> kernelNames;         // every kernel any plan launches
   std::map<std::string, LaunchPlan> plans;      // size set -> plan
+  // Empty: compiled for the run's architecture. Else the architecture-specific target the device code
+  // needs (Triton's Hopper code uses wgmma: sm_90a), which the run's GPU must be.
+  std::string deviceArch;
   std::vector<std::string> libraryOps() const;  // over every size set
 };
 

@@ -70,6 +70,9 @@ struct TranslatorOptions {
   // catch and fall back from as under KernelBench. Null: not checked here (the evaluation's compile
   // still fails such a plan).
   const NvrtcCompiler* deviceCompiler = nullptr;
+  // 0: Triton kernels are compiled for the simulator (sm_80). Else for a GPU of this compute capability
+  // (90: Hopper), as Triton compiles them there; the plan then names the NVRTC target that code needs.
+  int tritonCapability = 0;
 };
 
 namespace detail {

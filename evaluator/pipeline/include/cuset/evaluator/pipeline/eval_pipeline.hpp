@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cuset/evaluator/candidate/candidate.hpp"
@@ -32,11 +33,19 @@ std::optional<BackendKind> parseBackend(std::string_view name);
 // The NVRTC target for a device of compute capability "9.0": its own sm_XY cubin when NVRTC knows
 // it, else PTX (compute_XY) of the newest architecture NVRTC supports, for the driver to JIT.
 std::string archForDevice(const std::string& computeCapability);
+// The number of an NVRTC target ("sm_90" and "compute_90a": 90); 0 for anything else.
+int archNumber(std::string_view arch);
+// The architecture-specific target of a plain one ("sm_90": "sm_90a"), for architectures that have one
+// (9.0 and newer); empty otherwise, or where `arch` already is one.
+std::string archSpecificTarget(const std::string& arch);
 
 // What evaluating a candidate needs besides the candidate. The sim members are null for compile-only.
 struct EvalServices {
   const ProblemSuite& suite;
   const NvrtcCompiler& nvrtc;
+  // The same for the run architecture's architecture-specific target (sm_90a on a Hopper GPU), for plans
+  // whose device code needs it (CandidatePlan::deviceArch); null where the run has none.
+  const NvrtcCompiler* nvrtcArchSpecific = nullptr;
   BackendKind backend = BackendKind::compileOnly;
   const SimCompiler* simCompiler = nullptr;
   SandboxPool* sandbox = nullptr;
