@@ -3,6 +3,7 @@
 (parameters as operands, narrower parameters widened, shared memory, labels, what is refused), and the
 stand-in tensors Triton's binder specialises on having the alignment a GPU's allocation would give."""
 import os
+import re
 import sys
 
 import torch
@@ -85,8 +86,15 @@ code, params, interpreted = kb_triton.cuda_of_ptx(PTX, "cuset_triton_0_k")
 sim_part, gpu_part = code.split("#else\n")
 check("the simulator's build takes the C++ form", interpreted == "" and sim_part.startswith("#ifdef CUSET_SIM_KERNEL_LIBRARY\n")
       and "asm" not in sim_part.split("#endif")[-1], interpreted)
-check("NVRTC (a GPU) takes the PTX as Triton wrote it", "asm volatile(" in gpu_part and "mov.b64 %%rd1, %0" in gpu_part
+check("NVRTC (a GPU) takes the PTX as Triton wrote it", "asm volatile(" in gpu_part and "mov.b64 %%cuset_rd1, %0" in gpu_part
       and gpu_part.endswith("#endif\n"), gpu_part)
+# NVRTC names each operand after a register of the enclosing function (%rd1, %r3): the names Triton's
+# registers have. Declared again inside the asm statement, they would shadow the operand, and the
+# kernel would read an uninitialised register for its parameter on a GPU (the simulator binds operands
+# itself and never showed it). The GPU's form renames every register Triton declares.
+check("the GPU's form declares its registers apart", ".reg .b64 \t%%cuset_rd<4>;" in gpu_part and ".reg .pred \t%%cuset_p<2>;" in gpu_part
+      and re.search(r"%%(?:r|rd|p)\d", gpu_part) is None, gpu_part)
+check("special registers keep their names", "mov.u32 \t%%cuset_r1, %%tid.x;" in gpu_part, gpu_part)
 check("the C++ form's signature", 'extern "C" __global__ void cuset_triton_0_k(void* p0, unsigned int p1, float p2, void* p3)' in code, code)
 check("the C++ form's parameter reads", "v_rd1 = (unsigned long long)p0;" in code and "v_rd2 = ((unsigned long long)(((int)(p1))));" in code
       and "v_r3 = ((unsigned)__float_as_uint(p2));" in code, code)

@@ -148,29 +148,51 @@ def cuda_of_ptx(ptx, name, simulated=True):
     if "ld.param" in body:
         raise unsupported("Triton's PTX reads a kernel parameter the harness cannot bind")
     ins = [f'"{C_TYPES[t][1]}"(p{n})' for n, (_, t, _) in enumerate(params)]
-    # The entry's thread bound, which ptxas allocates registers for, kept as the C++ kernel's.
+    # The entry's thread bound, which ptxas allocates registers for, kept as the GPU's kernel's.
     bound = re.search(r"\.(?:reqntid|maxntid)\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", ptx[entry.end():body_start])
     threads = 1
     for dim in (bound.groups() if bound else ()):
         threads *= int(dim or 1)
-    bounds = f"__launch_bounds__({threads}) " if bound and not simulated else ""
+    gpu = _asm_kernel(name, args, _own_registers(body), ins, uses_smem, f"__launch_bounds__({threads}) " if bound else "")
+    if not simulated:
+        return gpu, params, ""
+    # One shape per compiler: the simulator's host build (which defines CUSET_SIM_KERNEL_LIBRARY) compiles
+    # the translation, or the PTX for its interpreter; NVRTC, for a GPU, the PTX as Triton wrote it.
+    if not TRANSLATE_TO_CPP:
+        return _per_compiler(_asm_kernel(name, args, body, ins, uses_smem, ""), gpu), params, "the PTX interpreter is asked for"
+    try:
+        translated = cpp_of_ptx(name, params, lines, args)
+    except Untranslatable as e:
+        return (_per_compiler(_asm_kernel(name, args, body, ins, uses_smem, ""), gpu), params,
+                f"{name} runs on the simulator's PTX interpreter: {e} is not translated to C++")
+    return _per_compiler(HELPERS + translated, gpu), params, ""
+
+
+def _per_compiler(simulator, gpu):
+    return f"#ifdef CUSET_SIM_KERNEL_LIBRARY\n{simulator}#else\n{gpu}#endif\n"
+
+
+def _asm_kernel(name, args, body, ins, uses_smem, bounds):
+    """A __global__ function whose body is `body` (PTX, its % escaped) as one asm statement."""
+    ins = list(ins)
     code = f'extern "C" __global__ void {bounds}{name}({args}) {{\n'
     if uses_smem:
         code += "  extern __shared__ __align__(16) unsigned char cuset_triton_smem[];\n"
         ins.append('"r"(static_cast<unsigned>(__cvta_generic_to_shared(cuset_triton_smem)))')
     text = "".join(f'    "{line}\\n"\n' for line in body.splitlines())
-    code += f"  asm volatile(\n    \"{{\\n\"\n{text}    \"}}\"\n    :: {', '.join(ins)} : \"memory\");\n}}\n"
-    if not simulated:
-        return code, params, ""
-    if not TRANSLATE_TO_CPP:
-        return code, params, "the PTX interpreter is asked for"
-    # Both shapes, one per compiler: the simulator's host build (which defines CUSET_SIM_KERNEL_LIBRARY)
-    # compiles the translation; NVRTC, for a GPU, the PTX as Triton wrote it.
-    try:
-        translated = cpp_of_ptx(name, params, lines, args)
-    except Untranslatable as e:
-        return code, params, f"{name} runs on the simulator's PTX interpreter: {e} is not translated to C++"
-    return f"#ifdef CUSET_SIM_KERNEL_LIBRARY\n{HELPERS}{translated}#else\n{code}#endif\n", params, ""
+    return code + f"  asm volatile(\n    \"{{\\n\"\n{text}    \"}}\"\n    :: {', '.join(ins)} : \"memory\");\n}}\n"
+
+
+def _own_registers(body):
+    """Triton's registers renamed apart from the compiler's. NVRTC substitutes each operand with a
+    register of the enclosing function (%r3, %rd1: the names Triton's PTX uses too), and the asm
+    statement's own `.reg` declarations would shadow it: the parameter read would be Triton's
+    uninitialised register of the same name. `body` has its % escaped (%%)."""
+    declared = sorted(set(re.findall(r"\.reg\s+\.\w+\s+%%([A-Za-z_]\w*?)<\d+>", body)), key=len, reverse=True)
+    if not declared:
+        return body
+    names = "|".join(re.escape(d) for d in declared)
+    return re.sub(r"%%(" + names + r")(?=<|\d)", r"%%cuset_\1", body)
 
 
 def _refuse_launch_options(metadata):

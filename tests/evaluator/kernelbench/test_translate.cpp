@@ -7,6 +7,8 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 #include <variant>
 
 #include "cuset/common/file_util.hpp"
@@ -447,6 +449,24 @@ TEST(KernelBenchTranslator, ATritonKernelForAGpuIsCompiledAsTritonCompilesItTher
   ASSERT_EQ(specific.status, CompileOutput::Status::ok) << specific.log;
   EXPECT_TRUE(specific.isCubin);
   EXPECT_EQ(specific.resources.at(gpu.plan.kernelNames.at(0)).maxThreads, 128u);  // Triton's .reqntid, kept
+  // The asm statement declares Triton's registers; NVRTC passes the parameters in registers of the
+  // enclosing function. Names shared between the two would shadow the parameters: the kernel would read
+  // uninitialised registers on a GPU.
+  const CompileOutput ptx = NvrtcCompiler(CompileOptions{.arch = "compute_90a"}, {}).compile(gpu.plan.deviceSource, gpu.plan.kernelNames);
+  ASSERT_EQ(ptx.status, CompileOutput::Status::ok) << ptx.log;
+  const std::string text(reinterpret_cast<const char*>(ptx.image.data()), ptx.image.size());
+  const std::size_t asmStart = text.find("// begin inline asm");
+  ASSERT_NE(asmStart, std::string::npos);
+  const auto declared = [&](std::size_t from, std::size_t to) {
+    std::set<std::string> names;
+    static const std::regex kReg(R"(\.reg\s+\.\w+\s+%(\w+)<)");
+    for (std::sregex_iterator it(text.begin() + from, text.begin() + to, kReg), end; it != end; ++it) names.insert((*it)[1]);
+    return names;
+  };
+  const std::set<std::string> outer = declared(0, asmStart), inner = declared(asmStart, text.size());
+  EXPECT_FALSE(outer.empty());
+  EXPECT_FALSE(inner.empty());
+  for (const std::string& name : inner) EXPECT_FALSE(outer.contains(name)) << "%" << name << " shadows the compiler's own registers";
   const CompileOutput plain = NvrtcCompiler(CompileOptions{.arch = "sm_90"}, {}).compile(gpu.plan.deviceSource, gpu.plan.kernelNames);
   EXPECT_EQ(plain.status, CompileOutput::Status::compileError);
   EXPECT_NE(plain.log.find("wgmma"), std::string::npos) << plain.log;
