@@ -19,7 +19,15 @@ Every disagreement is classified:
                  (its README: "a few labels may be off")
   defect         none of these: a defect of CuSeT or a true GPU-only failure; listed one by one
 
+With --gpu-compile ARCH (sm_90) the same solutions are not judged: each is translated as the cuda backend
+translates it on a GPU of that architecture (`cuset translate --gpu-arch ARCH --compile`: Triton's kernels
+compiled as Triton compiles them there, wrapped, NVRTC to a cubin for the architecture-specific target),
+beside the simulator's form (Triton's sm_80 code) compiled for ARCH as a simulator run compiles it, and
+the table counts what records, what compiles, what uses Hopper's wgmma, and the kernels' registers and
+spills. No GPU is needed; what the GPU computes and how fast is benchmarks/device/check.sh's.
+
 usage: triton_agreement.py CUSET SUITE TRITON_ROOT OUT [--levels 1,2] [--per-problem 1] [--first-problems N] [--kernelbench-gpu ada]
+                           [--gpu-compile sm_90]
   SUITE        `cuset import kernelbench ../shared/kernelbench/KernelBench --levels 1,2`
   TRITON_ROOT  ../shared/triton-solutions
 """
@@ -44,6 +52,7 @@ ap.add_argument("--kernelbench-gpu", default="ada", help="the GPU class kernelbe
 ap.add_argument("--jobs", default="2")
 ap.add_argument("--first-problems", type=int, default=0, help="only the first N problems of each level by number (0: all)")
 ap.add_argument("--reuse", action="store_true", help="judge only what the run folder lacks (cuset eval resumes)")
+ap.add_argument("--gpu-compile", default="", metavar="ARCH", help="translate and compile for a GPU of this architecture instead of judging")
 args = ap.parse_args()
 
 levels = [int(x) for x in args.levels.split(",")]
@@ -82,6 +91,60 @@ for path, label in chosen.items():
     origin_of[name] = label
 if unmatched:
     print(f"{len(unmatched)} solution(s) answer no problem of the suite (not imported or not simulable): {', '.join(unmatched[:5])}")
+
+
+
+def translated(path, problem, gpu_arch):
+    cmd = [args.cuset, "translate", path, "--problem", problem, "--problems", args.suite, "--compile", "--json"]
+    p = subprocess.run(cmd + (["--gpu-arch", gpu_arch] if gpu_arch else []), capture_output=True, text=True, errors="replace")
+    try:
+        return json.loads(p.stdout)
+    except json.JSONDecodeError:
+        return {"verdict": "harness_error", "reason": (p.stderr or p.stdout)[-300:]}
+
+
+def gpu_compile_table():
+    """Per level: the GPU's form (--gpu-compile) beside the simulator's, both through NVRTC."""
+    import concurrent.futures
+    jobs = []
+    for level in sorted(os.listdir(candidates)):
+        for problem in sorted(os.listdir(os.path.join(candidates, level))):
+            for name in sorted(os.listdir(os.path.join(candidates, level, problem))):
+                jobs.append((level, f"{level}/{problem}", os.path.join(candidates, level, problem, name)))
+    start = time.time()
+    with concurrent.futures.ThreadPoolExecutor(int(args.jobs)) as pool:
+        gpu = list(pool.map(lambda j: translated(j[2], j[1], args.gpu_compile), jobs))
+        sim = list(pool.map(lambda j: translated(j[2], j[1], ""), jobs))
+    print(f"{len(jobs)} Triton solutions translated twice and compiled in {time.time() - start:.0f} s (--gpu-compile {args.gpu_compile})")
+    for level in sorted({j[0] for j in jobs}):
+        rows = [(g, m) for j, g, m in zip(jobs, gpu, sim) if j[0] == level]
+        print(f"\n{level}\n")
+        print("| form | solutions | a plan | compiled | kernels | target | wgmma | registers (median, max) | spilling kernels | not compiled, first reasons |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for label, pick in ((f"GPU ({args.gpu_compile})", 0), ("simulator's (sm_80 code)", 1)):
+            results = [r[pick] for r in rows]
+            plans = [r for r in results if r.get("verdict") == "plan"]
+            built = [r for r in plans if r.get("compiled", {}).get("ok")]
+            kernels = [k for r in built for k in r["compiled"]["kernels"].values()]
+            registers = sorted(k["registers"] for k in kernels)
+            wgmma = sum("wgmma.mma_async" in r["device_source"] for r in built)
+            targets = ", ".join(sorted({r["compiled"]["arch"] for r in built})) or "-"
+            failed = collections.Counter(re.sub(r"\s+", " ", next((line for line in r["compiled"]["log"].splitlines() if "error" in line), "?"))[:90]
+                                         for r in plans if not r.get("compiled", {}).get("ok"))
+            median = f"{registers[len(registers) // 2]}, {registers[-1]}" if registers else "-"
+            print(f"| {label} | {len(results)} | {len(plans)} | {len(built)} | {len(kernels)} | {targets} | {wgmma} | {median} | "
+                  f"{sum(k['local_bytes'] > 0 for k in kernels)} | {'; '.join(f'{v}x {k}' for k, v in failed.most_common(2)) or '-'} |")
+        verdicts = collections.Counter(g.get("verdict") for g, _ in rows if g.get("verdict") != "plan")
+        if verdicts:
+            print(f"\nno plan for the GPU: {', '.join(f'{k} {v}' for k, v in verdicts.most_common())}")
+        differ = [(j[2], g.get("reason", "")) for j, g, m in zip(jobs, gpu, sim) if j[0] == level and (g.get("verdict") == "plan") != (m.get("verdict") == "plan")]
+        for path, reason in differ:
+            print(f"  a plan in one form only: {os.path.basename(path)}: {reason[:160]}")
+
+
+if args.gpu_compile:
+    gpu_compile_table()
+    sys.exit(0)
 
 run = os.path.join(args.out, "run")
 if not args.reuse:

@@ -27,6 +27,13 @@ if [[ -x "$cuset" ]]; then
   "$cuset" import kernelbench "$root/tests/data/kernelbench_fixture" --out "$suite" --jobs 2 --quiet
   cp -rL "$root/tests/data/kernelbench_solutions/." "$suite/"
   du -sh "$suite"
+  # The Triton fixtures, as candidates of the same problems (check.sh's `triton` stage).
+  triton="$root/.deps/kernelbench-triton-candidates"
+  rm -rf "$triton"
+  for f in "$root"/tests/data/kernelbench_modelnew/level1/*/triton_*.py; do
+    mkdir -p "$triton/level1/$(basename "$(dirname "$f")")"
+    cp "$f" "$triton/level1/$(basename "$(dirname "$f")")/"
+  done
 else
   echo "no $cuset: build first to carry the imported KernelBench fixtures (check.sh skips that step)"
 fi

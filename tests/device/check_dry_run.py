@@ -23,7 +23,7 @@ run = subprocess.run(["bash", os.path.join(source, "benchmarks/device/check.sh")
                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
 out = run.stdout
 failures = []
-for stage in ("build", "gpu_tests", "suite", "agreement", "kernelbench"):
+for stage in ("build", "gpu_tests", "suite", "agreement", "kernelbench", "triton"):
     if not re.search(rf"stage {stage} \(limit \d+ s\)", out):
         failures.append(f"stage {stage} did not start")
     if not re.search(rf"stage {stage}: (exit \d+|out of time)", out):
