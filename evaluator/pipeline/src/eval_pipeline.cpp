@@ -225,10 +225,15 @@ static EvalResult judgeCandidate(const Candidate& candidate, const EvalServices&
   const CandidatePlan& plan = *planned.plan;
   r.libraryOps = plan.libraryOps();
 
+  // Code for an architecture-specific target (Triton's for Hopper: sm_90a) needs a compiler for that
+  // target, cubin (sm_90a) or PTX (compute_90a) as the run compiles.
+  const auto serves = [&](const NvrtcCompiler* c) {
+    return c && c->options().arch.ends_with('a') && archNumber(c->options().arch) == archNumber(plan.deviceArch);
+  };
   const NvrtcCompiler* nvrtc = &services.nvrtc;
-  if (!plan.deviceArch.empty() && plan.deviceArch != nvrtc->options().arch) {
+  if (!plan.deviceArch.empty() && !serves(nvrtc)) {
     nvrtc = services.nvrtcArchSpecific;
-    if (!nvrtc || nvrtc->options().arch != plan.deviceArch) {
+    if (!serves(nvrtc)) {
       return finishEarly(Verdict::unsupported, fmt::format("the candidate's device code is for {} and this run compiles for {}", plan.deviceArch,
                                                            services.nvrtc.options().arch));
     }
