@@ -112,9 +112,19 @@ def gpu_compile_table():
             for name in sorted(os.listdir(os.path.join(candidates, level, problem))):
                 jobs.append((level, f"{level}/{problem}", os.path.join(candidates, level, problem, name)))
     start = time.time()
+    done = [0]
+
+    def one(job, gpu_arch):
+        r = translated(job[2], job[1], gpu_arch)
+        done[0] += 1
+        if done[0] % 10 == 0 or done[0] == 2 * len(jobs):
+            rate = done[0] / (time.time() - start)
+            print(f"translated {done[0]}/{2 * len(jobs)}, {rate:.2f}/s, ETA {(2 * len(jobs) - done[0]) / rate:.0f} s", file=sys.stderr, flush=True)
+        return r
+
     with concurrent.futures.ThreadPoolExecutor(int(args.jobs)) as pool:
-        gpu = list(pool.map(lambda j: translated(j[2], j[1], args.gpu_compile), jobs))
-        sim = list(pool.map(lambda j: translated(j[2], j[1], ""), jobs))
+        gpu = list(pool.map(lambda j: one(j, args.gpu_compile), jobs))
+        sim = list(pool.map(lambda j: one(j, ""), jobs))
     print(f"{len(jobs)} Triton solutions translated twice and compiled in {time.time() - start:.0f} s (--gpu-compile {args.gpu_compile})")
     for level in sorted({j[0] for j in jobs}):
         rows = [(g, m) for j, g, m in zip(jobs, gpu, sim) if j[0] == level]
