@@ -34,8 +34,8 @@ DeviceCodeReport compileDeviceCode(const CandidatePlan& plan, const std::string&
   r.text = fmt::format("\ncompiled for {}: {}\n", target, r.ok ? "ok" : "FAILED");
   if (!r.ok) r.text += out.log;
   for (const auto& [name, k] : out.resources) {
-    r.json["kernels"][name] = {{"registers", k.registers}, {"static_shared_bytes", k.staticSharedBytes}, {"max_threads", k.maxThreads},
-                               {"local_bytes", k.localBytes}};
+    r.json["kernels"][name] = {
+        {"registers", k.registers}, {"static_shared_bytes", k.staticSharedBytes}, {"max_threads", k.maxThreads}, {"local_bytes", k.localBytes}};
     r.text += fmt::format("   {}: {} registers, {} B static shared, {} B local{}\n", name, k.registers, k.staticSharedBytes, k.localBytes,
                           k.maxThreads ? fmt::format(", at most {} threads", k.maxThreads) : "");
   }
@@ -76,7 +76,8 @@ void registerTranslateCommand(CLI::App& app, CommandContext& context) {
       if (!extracted || !isKernelBenchSolution(*extracted)) throw makeError("{}: not a KernelBench solution (no ModelNew)", o->solution.string());
       source = *extracted;
     }
-    if (!o->gpuArch.empty() && !archNumber(o->gpuArch)) throw makeError("--gpu-arch '{}' is not a CUDA architecture (expected e.g. sm_90)", o->gpuArch);
+    if (!o->gpuArch.empty() && !archNumber(o->gpuArch))
+      throw makeError("--gpu-arch '{}' is not a CUDA architecture (expected e.g. sm_90)", o->gpuArch);
     const KernelBenchTranslator translator(TranslatorOptions{.cacheDir = o->noCache ? std::filesystem::path() : defaultCacheDir() / "kernelbench",
                                                              .tritonCapability = archNumber(o->gpuArch)});
     const Translation t = translator.translate(*problem, source);

@@ -74,9 +74,9 @@ struct LaunchPlan {
 // A candidate as the backends see it: its device code and a launch plan per size set of its problem,
 // whichever form it came in.
 struct CandidatePlan {
-  std::string deviceSource;                     // what NVRTC and the simulator compile
-  std::vector<std::string> kernelNames;         // every kernel any plan launches
-  std::map<std::string, LaunchPlan> plans;      // size set -> plan
+  std::string deviceSource;                 // what NVRTC and the simulator compile
+  std::vector<std::string> kernelNames;     // every kernel any plan launches
+  std::map<std::string, LaunchPlan> plans;  // size set -> plan
   // Empty: compiled for the run's architecture. Else the architecture-specific target the device code
   // needs (Triton's Hopper code uses wgmma: sm_90a), which the run's GPU must be.
   std::string deviceArch;
