@@ -147,6 +147,9 @@ def gpu_compile_table():
         verdicts = collections.Counter(g.get("verdict") for g, _ in rows if g.get("verdict") != "plan")
         if verdicts:
             print(f"\nno plan for the GPU: {', '.join(f'{k} {v}' for k, v in verdicts.most_common())}")
+            reasons = collections.Counter(re.sub(r"[\d_]+", "#", g.get("reason", ""))[:100] for g, _ in rows if g.get("verdict") != "plan")
+            for reason, n in reasons.most_common(6):
+                print(f"  {n}x {reason}")
         differ = [(j[2], g.get("reason", "")) for j, g, m in zip(jobs, gpu, sim) if j[0] == level and (g.get("verdict") == "plan") != (m.get("verdict") == "plan")]
         for path, reason in differ:
             print(f"  a plan in one form only: {os.path.basename(path)}: {reason[:160]}")
