@@ -102,21 +102,27 @@ stage_agreement() {
   done
 }
 
+# judge_deps NAME SUITE CANDIDATES: the candidates of .deps/CANDIDATES judged and timed on the GPU against
+# .deps/SUITE (KernelBench's cuda_event timing beside CuSeT's), the run in $out/NAME, its table printed
+# (or the table script's line saying why not); 1 only when fetch-deps.sh did not make them.
+judge_deps() {
+  local name="$1" suite=".deps/$2" cands=".deps/$3"
+  [[ -d "$suite" && -d "$cands" ]] || { log "no $suite or $cands (fetch-deps.sh makes them)"; return 1; }
+  rm -rf "$out/$name"
+  timeout 40 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --jobs 4 --problems "$suite" \
+    --candidates "$cands" --out "$out/$name" --seed 1 --kernelbench-timing -q > "$out/$name.log" 2>&1
+  log "$name exit $?"
+  tail -3 "$out/$name.log"
+  python3 benchmarks/device/check_tables.py suite "$out/$name" || true
+}
+
 stage_kernelbench() {
   # KernelBench fixtures imported with the project's torch (archives written by 2.15): correct and
   # wrong_answer as expected show that this LibTorch loads and runs them. Then 20 real level-1
   # solutions (CUDA-L1's, copied into .deps by fetch-deps.sh with the problems they answer).
   local ran=0
   for pair in "kernelbench-fixture-suite:kernelbench-fixture-suite" "kernelbench-l1-suite:kernelbench-l1-solutions"; do
-    local suite=".deps/${pair%%:*}" cands=".deps/${pair##*:}" name="${pair%%:*}"
-    [[ -d "$suite" && -d "$cands" ]] || { log "no $suite or $cands (fetch-deps.sh makes them)"; continue; }
-    ran=1
-    rm -rf "$out/$name"
-    timeout 40 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --jobs 4 --problems "$suite" \
-      --candidates "$cands" --out "$out/$name" --seed 1 --kernelbench-timing -q > "$out/$name.log" 2>&1
-    log "$name exit $?"
-    tail -3 "$out/$name.log"
-    python3 benchmarks/device/check_tables.py suite "$out/$name"
+    judge_deps "${pair%%:*}" "${pair%%:*}" "${pair##*:}" && ran=1
   done
   [[ $ran == 1 ]]
 }
@@ -125,15 +131,8 @@ stage_triton() {
   # Expected as on the simulator (the fixtures' `# expect:` lines) except where only the simulator can
   # see it: a 1-byte overread (triton_unmasked_tail) and a race between programs (triton_programs_race)
   # may pass on a GPU. The verdicts and timings are the table; the reasons are in the run folder.
-  local suite=".deps/kernelbench-fixture-suite" cands=".deps/kernelbench-triton-candidates"
-  [[ -d "$suite" && -d "$cands" ]] || { log "no $suite or $cands (fetch-deps.sh makes them)"; return 1; }
   python3 -c "import triton; print('triton', triton.__version__)" || { log "this torch has no Triton"; return 1; }
-  rm -rf "$out/triton"
-  timeout 40 "$cuset" eval --backend cuda --sizes full --trials 1 --max-timing-seconds 1 --jobs 4 --problems "$suite" \
-    --candidates "$cands" --out "$out/triton" --seed 1 --kernelbench-timing -q > "$out/triton.log" 2>&1
-  log "triton exit $?"
-  tail -3 "$out/triton.log"
-  python3 benchmarks/device/check_tables.py suite "$out/triton"
+  judge_deps triton kernelbench-fixture-suite kernelbench-triton-candidates
 }
 
 if [[ "${1:-}" == --stage ]]; then

@@ -31,8 +31,8 @@ if [[ -x "$cuset" ]]; then
   triton="$root/.deps/kernelbench-triton-candidates"
   rm -rf "$triton"
   for f in "$root"/tests/data/kernelbench_modelnew/level1/*/triton_*.py; do
-    mkdir -p "$triton/level1/$(basename "$(dirname "$f")")"
-    cp "$f" "$triton/level1/$(basename "$(dirname "$f")")/"
+    problem="$triton/level1/$(basename "$(dirname "$f")")"
+    mkdir -p "$problem" && cp "$f" "$problem/"
   done
 else
   echo "no $cuset: build first to carry the imported KernelBench fixtures (check.sh skips that step)"
