@@ -137,8 +137,9 @@ EvalHarness::EvalHarness(const EvalConfig& config, BackendChoice choice)
     sandbox = std::make_unique<SandboxPool>(jobs, config.sandbox);
   }
   if (const std::string specific = archSpecificTarget(backend.arch); backend.kind == BackendKind::cuda && !specific.empty()) {
-    archSpecificCompiler = std::make_unique<NvrtcCompiler>(CompileOptions{.arch = specific, .isolated = true, .timeout = config.compileTimeout},
-                                                           config.useCache ? cacheRoot(config) / "nvrtc" : fs::path());
+    CompileOptions options = compiler.options();  // the run's compiler in all but the target
+    options.arch = specific;
+    archSpecificCompiler = std::make_unique<NvrtcCompiler>(std::move(options), compiler.cacheDir());
   }
   sizeSet = runSizeSet(config, backend.kind);
 }
