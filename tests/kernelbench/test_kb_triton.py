@@ -140,6 +140,60 @@ for offset in (0, 1, 3, 4, 64):
     check(f"alignment of a view at element {offset}", proxy.data_ptr() % 256 == offset * 4 % 256 and proxy.dtype == view.dtype,
           (proxy.data_ptr() % 256, offset * 4))
 
+# triton.autotune for a GPU: each kept configuration's launch is captured for the GPU worker to time;
+# one whose shared memory no block can have is left out as Triton's timing leaves it out (OutOfResources),
+# and the first that fits is then the step's own; a pre_hook keeps the CPU's choice on the GPU too.
+if kb_triton.triton is not None:
+    import triton
+
+    class FakeKernel:
+        """Stands for a JITFunction: its launch, captured or recorded, as kb_triton.launch makes it."""
+        arg_names = ["x", "n", "BLOCK"]
+        recorded = []
+
+        def __init__(self):
+            def k(x, n, BLOCK):
+                pass
+            self.fn = k  # what Autotuner reads its name from
+
+        def run(self, *args, BLOCK, **kwargs):
+            step = {"kernel": f"k{BLOCK}", "grid": [4096 // BLOCK, 1, 1], "block": [128, 1, 1], "shared": BLOCK * 1024, "args": []}
+            if BLOCK == 512:
+                raise kb_triton.unsupported("a configuration this harness does not run")
+            if kb_triton._CAPTURED:
+                kb_triton._CAPTURED[-1].append(step)
+            else:
+                FakeKernel.recorded.append(dict(step, autotune=kb_triton._TUNED[-1] if kb_triton._TUNED else None))
+
+    def tune(blocks, pre_hook=None):
+        t = triton.autotune(configs=[triton.Config({"BLOCK": b}, pre_hook=pre_hook) for b in blocks], key=["n"])(FakeKernel())
+        kb_triton.autotuned(t, (torch.empty(4), 4096), {})
+
+    kb_triton.configure(90)
+    kb_triton.CHOICES.clear()
+    FakeKernel.recorded.clear()
+    tune([256, 128, 512, 64])
+    step = FakeKernel.recorded[-1]
+    tuned = step["autotune"] or {}
+    check("the step is the first configuration that fits a block", step["kernel"] == "k128", step)
+    check("every configuration Triton would time, in order", [a["kernel"] for a in tuned.get("alternatives", [])] == ["k128", "k64"], tuned)
+    check("configurations named as Triton prints them", [c.split(",")[0] for c in tuned.get("configs", [])] == ["BLOCK: 128", "BLOCK: 64"], tuned)
+    check("Triton's tuning key: the key arguments and the tensors' dtypes", tuned.get("key") == "k(4096, torch.float32)", tuned)
+    log = "\n".join(kb_triton.CHOICES)
+    check("the configuration over the shared memory limit is named", "BLOCK: 256" in log and "262144 bytes of shared memory" in log, log)
+    check("the configuration not run here is named", "BLOCK: 512" in log and "not timed on the GPU" in log, log)
+    kb_triton.CHOICES.clear()
+    tune([128, 64], pre_hook=lambda nargs: None)
+    check("a pre_hook: the first configuration on the GPU too", FakeKernel.recorded[-1]["kernel"] == "k128" and FakeKernel.recorded[-1]["autotune"] is None,
+          FakeKernel.recorded[-1])
+    check("a pre_hook is named", "pre_hook" in "\n".join(kb_triton.CHOICES), kb_triton.CHOICES)
+    kb_triton.configure(None)
+    kb_triton.CHOICES.clear()
+    tune([128, 64])
+    check("the simulator's recording carries no configurations", FakeKernel.recorded[-1]["autotune"] is None, FakeKernel.recorded[-1])
+    check("the simulator's log names its choice", len(kb_triton.CHOICES) == 1 and kb_triton.CHOICES[0].startswith("autotune k: BLOCK: 128")
+          and kb_triton.CHOICES[0].endswith("(the first of 2 kept)"), kb_triton.CHOICES)
+
 if failures:
     print("\n".join(failures))
     sys.exit(1)

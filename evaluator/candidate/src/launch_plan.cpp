@@ -68,7 +68,27 @@ std::string PlanArg::describe() const {
 std::vector<std::string> LaunchPlan::kernelNames() const {
   std::vector<std::string> out;
   for (const auto& s : steps) {
-    if (s.kind == PlanStep::Kind::kernel) pushDistinct(out, s.kernel.kernel);
+    if (s.kind != PlanStep::Kind::kernel) continue;
+    pushDistinct(out, s.kernel.kernel);
+    if (s.kernel.autotune) {
+      for (const auto& a : s.kernel.autotune->alternatives) pushDistinct(out, a.kernel);
+    }
+  }
+  return out;
+}
+
+bool LaunchPlan::autotuned() const {
+  return std::any_of(steps.begin(), steps.end(), [](const PlanStep& s) { return s.kind == PlanStep::Kind::kernel && s.kernel.autotune; });
+}
+
+LaunchPlan LaunchPlan::tuned(const std::map<std::string, std::size_t>& chosen) const {
+  LaunchPlan out = *this;
+  for (auto& s : out.steps) {
+    if (s.kind != PlanStep::Kind::kernel || !s.kernel.autotune) continue;
+    const auto tuning = s.kernel.autotune;
+    const auto it = chosen.find(tuning->key);
+    if (it != chosen.end() && it->second < tuning->alternatives.size()) s.kernel = tuning->alternatives[it->second];
+    s.kernel.autotune = nullptr;
   }
   return out;
 }
@@ -107,6 +127,11 @@ nlohmann::json LaunchPlan::toJson() const {
     for (const auto& a : s.kernel.args) args.push_back(a.describe());
     j["steps"].push_back(
         {{"kernel", s.kernel.kernel}, {"grid", s.kernel.grid}, {"block", s.kernel.block}, {"shared_bytes", s.kernel.sharedBytes}, {"args", args}});
+    if (s.kernel.autotune) {
+      nlohmann::json kernels = nlohmann::json::array();
+      for (const auto& a : s.kernel.autotune->alternatives) kernels.push_back(a.kernel);
+      j["steps"].back()["autotune"] = {{"key", s.kernel.autotune->key}, {"configs", s.kernel.autotune->configs}, {"kernels", kernels}};
+    }
   }
   return j;
 }

@@ -86,6 +86,28 @@ PlanBuffers problemBuffers(const Problem& problem, const SizeBindings& sizes) {
   return out;
 }
 
+namespace {
+
+std::optional<PlanViolation> checkKernelStep(const std::string& where, const KernelStep& k, const PlanBuffers& buffers) {
+  const auto widen = [](const std::array<std::uint32_t, 3>& a) { return std::array<std::int64_t, 3>{a[0], a[1], a[2]}; };
+  if (auto v = checkLaunchConfiguration(where, widen(k.grid), widen(k.block), k.sharedBytes)) return v;
+  for (const auto& a : k.args) {
+    if (a.kind == PlanArg::Kind::scalar && (a.bytes.empty() || a.bytes.size() > LaunchLimits::maxScalarBytes)) {
+      return violation(PlanViolation::Kind::malformed, fmt::format("{}: a scalar argument of {} bytes", where, a.bytes.size()));
+    }
+    if (a.kind != PlanArg::Kind::buffer) continue;
+    const PlanBuffer* b = find(buffers, a.buffer);
+    if (!b) return violation(PlanViolation::Kind::malformed, fmt::format("{}: an argument names an unknown buffer '{}'", where, a.buffer));
+    if (a.byteOffset < 0 || a.byteOffset > b->bytes()) {
+      return violation(PlanViolation::Kind::pointerOutOfBounds,
+                       fmt::format("{}: a pointer {} bytes into '{}', which has {}", where, a.byteOffset, a.buffer, b->bytes()));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<PlanViolation> validatePlan(const LaunchPlan& plan, PlanBuffers buffers) {
   for (const auto& s : plan.scratch) {
     const auto count = elementCount(s.shape);
@@ -108,20 +130,19 @@ std::optional<PlanViolation> validatePlan(const LaunchPlan& plan, PlanBuffers bu
       if (v) return PlanViolation{v->kind, where + ": " + v->message};
       continue;
     }
-    const KernelStep& k = step.kernel;
-    const auto widen = [](const std::array<std::uint32_t, 3>& a) { return std::array<std::int64_t, 3>{a[0], a[1], a[2]}; };
-    if (auto v = checkLaunchConfiguration(where, widen(k.grid), widen(k.block), k.sharedBytes)) return v;
-    for (const auto& a : k.args) {
-      if (a.kind == PlanArg::Kind::scalar && (a.bytes.empty() || a.bytes.size() > LaunchLimits::maxScalarBytes)) {
-        return violation(PlanViolation::Kind::malformed, fmt::format("{}: a scalar argument of {} bytes", where, a.bytes.size()));
-      }
-      if (a.kind != PlanArg::Kind::buffer) continue;
-      const PlanBuffer* b = find(buffers, a.buffer);
-      if (!b) return violation(PlanViolation::Kind::malformed, fmt::format("{}: an argument names an unknown buffer '{}'", where, a.buffer));
-      if (a.byteOffset < 0 || a.byteOffset > b->bytes()) {
-        return violation(PlanViolation::Kind::pointerOutOfBounds,
-                         fmt::format("{}: a pointer {} bytes into '{}', which has {}", where, a.byteOffset, a.buffer, b->bytes()));
-      }
+    if (auto v = checkKernelStep(where, step.kernel, buffers)) return v;
+    if (!step.kernel.autotune) continue;
+    const AutotunedLaunch& tuning = *step.kernel.autotune;
+    if (tuning.alternatives.empty() || tuning.alternatives.size() != tuning.configs.size() ||
+        tuning.alternatives.size() > AutotunedLaunch::maxConfigurations) {
+      return violation(PlanViolation::Kind::malformed, fmt::format("{}: {} autotuned configurations for {} launches (at most {})", where,
+                                                                   tuning.configs.size(), tuning.alternatives.size(),
+                                                                   AutotunedLaunch::maxConfigurations));
+    }
+    for (std::size_t i = 0; i < tuning.alternatives.size(); ++i) {
+      const KernelStep& a = tuning.alternatives[i];
+      if (a.autotune) return violation(PlanViolation::Kind::malformed, fmt::format("{}: an autotuned configuration is autotuned itself", where));
+      if (auto v = checkKernelStep(fmt::format("{}, configuration {} ({})", where, i + 1, a.kernel), a, buffers)) return v;
     }
   }
   return std::nullopt;

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <optional>
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/log.hpp"
@@ -145,16 +147,24 @@ TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
   sandbox::Message request;
   nlohmann::json symbols = nlohmann::json::object();
   for (const auto& [name, symbol] : job.compiled->loweredNames) symbols[name] = symbol;
-  request.header = {
-      {"op", "run"}, {"symbols", symbols}, {"launches", stepsToJson(*job.plan, *job.layout)}, {"timing", timingRule(options_, device_)}};
+  request.header = {{"op", job.autotune ? "autotune" : "run"},
+                    {"symbols", symbols},
+                    {"launches", stepsToJson(*job.plan, *job.layout)},
+                    {"timing", timingRule(options_, device_)}};
   request.header["timing"]["enabled"] = job.time;
   if (job.time && !job.reference.is_null()) request.header["reference"] = job.reference;
   if (job.time && job.checks.is_object()) {
     request.header["region_bytes"] = job.checks.at("region_bytes");
     for (const char* key : {"outputs", "check_sample", "fresh_region"}) request.header["timing"][key] = job.checks.at(key);
   }
-  const auto limit = options_.trialTimeout +
-                     (job.time ? std::chrono::milliseconds(static_cast<long long>(options_.maxSeconds * 2000)) : std::chrono::milliseconds(0));
+  auto limit = options_.trialTimeout +
+               (job.time ? std::chrono::milliseconds(static_cast<long long>(options_.maxSeconds * 2000)) : std::chrono::milliseconds(0));
+  if (job.autotune) {
+    // Triton spends ~0.13 s timing a configuration; a second each leaves room for a slow kernel.
+    for (const auto& s : job.plan->steps) {
+      if (s.kind == PlanStep::Kind::kernel && s.kernel.autotune) limit += std::chrono::seconds(1) * s.kernel.autotune->alternatives.size();
+    }
+  }
 
   std::lock_guard lock(mutex_);  // load and run on the same worker
   TrialRun run;
@@ -179,7 +189,11 @@ TrialRun CudaWorkerPool::run(Job& job, nlohmann::json* timing) {
   run.status = parseTrialStatus(reply->header.value("status", ""));
   run.message = reply->header.value("message", "");
   run.kernelMs = reply->header.value("kernel_ms", 0.0);
-  if (run.status == TrialRun::Status::ok) reply->moveBytesTo(job.region);
+  if (job.autotune) {
+    job.autotuned = reply->header.value("autotune", nlohmann::json::array());
+  } else if (run.status == TrialRun::Status::ok) {
+    reply->moveBytesTo(job.region);
+  }
   if (timing && reply->header.contains("timing")) *timing = reply->header["timing"];
   return run;
 }
@@ -217,12 +231,58 @@ nlohmann::json referenceInputs(const RegionLayout& layout) {
   return inputs;
 }
 
+// Triton's autotuning on this GPU, before the first trial as Triton's is at the first call: the plan
+// with each autotuned launch's fastest configuration, the choices in the result's log; nullopt with the
+// verdict set when a configuration fails (a fault while timing it fails the call on a GPU too).
+std::optional<LaunchPlan> autotunedOnGpu(const Problem& problem, const LaunchPlan& plan, const RegionLayout& layout, const CompileOutput& compiled,
+                                         CudaWorkerPool& pool, const CorrectnessOptions& options, EvalResult& result) {
+  const SizeBindings& sizes = problem.sizes(options.sizeSet);
+  // Inputs of its own: nothing the tuning leaves behind is seen by a trial.
+  const std::vector<HostTensor> inputs = drawInputs(problem, sizes, options.seed, static_cast<std::uint64_t>(options.trials + 3), false);
+  CudaWorkerPool::Job job{.compiled = &compiled, .plan = &plan, .layout = &layout, .region = layout.fill(inputs, 0), .autotune = true};
+  const TrialRun run = pool.run(job, nullptr);
+  if (run.status != TrialRun::Status::ok) {
+    result.verdict = run.status == TrialRun::Status::timeout ? Verdict::timeout : Verdict::runtime_error;
+    result.reason = fmt::format("autotuning on the GPU: {}", run.message);
+    return std::nullopt;
+  }
+  std::map<std::string, std::size_t> chosen;
+  std::string log = "\n--- autotuning on the GPU (Triton's autotuner: each configuration's median, 20th and 80th percentile) ---\n";
+  for (const auto& c : job.autotuned) {
+    const std::string key = c.at("key");
+    const auto index = c.at("chosen").get<std::size_t>();
+    const auto step = std::find_if(plan.steps.begin(), plan.steps.end(),
+                                   [&](const PlanStep& s) { return s.kind == PlanStep::Kind::kernel && s.kernel.autotune && s.kernel.autotune->key == key; });
+    if (step == plan.steps.end() || index >= step->kernel.autotune->configs.size()) {
+      result.verdict = Verdict::runtime_error;
+      result.reason = fmt::format("autotuning on the GPU: the worker chose configuration {} for '{}', which the plan does not have", index, key);
+      return std::nullopt;
+    }
+    chosen[key] = index;
+    const auto& configs = step->kernel.autotune->configs;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const nlohmann::json& ms = c.at("ms").at(i);
+      log += fmt::format("{} {}: {}: {}\n", i == index ? "chosen " : "       ", key, configs[i],
+                         ms.is_null() ? std::string("refused by the GPU (out of resources)")
+                                      : fmt::format("{:.4g} ms ({:.4g}, {:.4g})", ms.at(0).get<double>(), ms.at(1).get<double>(), ms.at(2).get<double>()));
+    }
+  }
+  result.compileLog += log;
+  return plan.tuned(chosen);
+}
+
 }  // namespace
 
-void runCudaBackend(const Problem& problem, const LaunchPlan& plan, const CompileOutput& compiled, CudaWorkerPool& pool, ReferenceCache& references,
-                    const CorrectnessOptions& options, EvalResult& result) {
+void runCudaBackend(const Problem& problem, const LaunchPlan& recorded, const CompileOutput& compiled, CudaWorkerPool& pool,
+                    ReferenceCache& references, const CorrectnessOptions& options, EvalResult& result) {
   const SizeBindings& sizes = problem.sizes(options.sizeSet);
-  const RegionLayout layout = RegionLayout::plan(problem, plan, sizes);
+  const RegionLayout layout = RegionLayout::plan(problem, recorded, sizes);
+  std::optional<LaunchPlan> tuned;
+  if (recorded.autotuned()) {
+    tuned = autotunedOnGpu(problem, recorded, layout, compiled, pool, options, result);
+    if (!tuned) return;
+  }
+  const LaunchPlan& plan = tuned ? *tuned : recorded;
   const auto start = std::chrono::steady_clock::now();
   const TrialExecutor execute = [&](std::vector<std::byte>& region, const TrialRequest&) {
     CudaWorkerPool::Job job{.compiled = &compiled, .plan = &plan, .layout = &layout, .region = std::move(region)};

@@ -17,6 +17,7 @@
 
 #include "cuda_handles.hpp"
 #include "gpu_measurement.hpp"
+#include "triton_benchmark.hpp"
 
 #include "cuset/common/error.hpp"
 #include "cuset/common/file_util.hpp"
@@ -158,9 +159,7 @@ class GpuSession {
   // check, so that what was timed is judged too (docs/exploits.md: launch counting, warm-up detection,
   // pointer-keyed caching).
   nlohmann::json run(const nlohmann::json& header, std::span<std::byte> payload) {
-    const auto found = modules_.find(header.at("module").get<std::string>());
-    if (found == modules_.end()) throw Error("run request: its module was not loaded by this worker");
-    const Module& module = *found->second.module;
+    const Module& module = loaded(header);
     const nlohmann::json timing = header.value("timing", nlohmann::json::object());
     const bool timed = timing.value("enabled", false);
     const std::size_t regionBytes = header.value("region_bytes", payload.size());
@@ -235,7 +234,88 @@ class GpuSession {
     return reply;
   }
 
+  // Triton's autotuning, before the trials (triton.runtime.autotuner.Autotuner.run): the plan's steps run
+  // in order on the region; at an autotuned launch whose key has no choice yet, each configuration is
+  // timed as Triton times it (triton_benchmark.hpp) and the fastest is kept for the key and run; one the
+  // driver refuses (too many resources, too much shared memory) is infinitely slow, as Triton's
+  // OutOfResources is. Nothing after the last autotuned launch runs. The reply lists each choice:
+  // {key, chosen, ms: per configuration [median, p20, p80] or null}.
+  nlohmann::json autotune(const nlohmann::json& header, std::span<const std::byte> region) {
+    const Module& module = loaded(header);
+    const nlohmann::json& steps = header.at("launches");
+    DeviceMemory device(cuda_, region.size());
+    cuda_(cuda_.driver().cuMemcpyHtoD(device.get(), region.data(), region.size()), "copying the region to the GPU");
+    std::vector<PreparedLaunch> launches = prepare(steps, header.at("symbols"), module, device.get());
+    region_ = {device.get(), region.size()};
+    std::size_t last = 0;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].contains("autotune")) last = i + 1;
+    }
+    if (!benchCache_) benchCache_ = std::make_unique<DeviceMemory>(cuda_, detail::kTritonBenchCacheBytes);
+    nlohmann::json choices = nlohmann::json::array();
+    std::map<std::string, PreparedLaunch> chosen;
+    for (std::size_t i = 0; i < last; ++i) {
+      if (!steps[i].contains("autotune")) {
+        runStep(launches[i]);
+        continue;
+      }
+      const nlohmann::json& tuning = steps[i]["autotune"];
+      const std::string key = tuning.at("key");
+      auto found = chosen.find(key);
+      if (found == chosen.end()) {
+        nlohmann::json times = nlohmann::json::array();
+        std::optional<std::pair<std::size_t, std::array<double, 3>>> fastest;
+        std::vector<std::optional<PreparedLaunch>> configurations;
+        for (const auto& alternative : tuning.at("alternatives")) {
+          configurations.push_back(launchable(alternative, header.at("symbols"), module, device.get()));
+          std::optional<detail::TritonTiming> t;
+          if (configurations.back()) t = timeConfiguration(*configurations.back());
+          times.push_back(t ? nlohmann::json(t->ms) : nlohmann::json(nullptr));
+          if (t && (!fastest || t->ms < fastest->second)) fastest = {{configurations.size() - 1, t->ms}};
+        }
+        if (!fastest) {
+          throw CudaFailure{fmt::format("autotuning {}: the GPU refuses every configuration (out of resources), as Triton's launch would", key),
+                            false};
+        }
+        choices.push_back({{"key", key}, {"chosen", fastest->first}, {"ms", times}});
+        found = chosen.emplace(key, std::move(*configurations[fastest->first])).first;
+      }
+      runStep(found->second);  // the chosen configuration's own call, as Autotuner.run makes it
+    }
+    cuda_(cuda_.driver().cuStreamSynchronize(stream_), "running the kernels");
+    return {{"status", trialStatusName(TrialRun::Status::ok)}, {"autotune", choices}};
+  }
+
  private:
+  const Module& loaded(const nlohmann::json& header) const {
+    const auto found = modules_.find(header.at("module").get<std::string>());
+    if (found == modules_.end()) throw Error("run request: its module was not loaded by this worker");
+    return *found->second.module;
+  }
+
+  // A configuration's launch, or nullopt where the driver refuses what it asks for (a resource error,
+  // not the candidate's fault at this point: Triton skips such a configuration).
+  std::optional<PreparedLaunch> launchable(const nlohmann::json& launch, const nlohmann::json& symbols, const Module& module, CUdeviceptr base) {
+    try {
+      return std::move(prepare(nlohmann::json::array({launch}), symbols, module, base).front());
+    } catch (const CudaFailure& f) {
+      if (f.sticky) throw;
+      return std::nullopt;
+    }
+  }
+
+  std::optional<detail::TritonTiming> timeConfiguration(PreparedLaunch& p) {
+    const CUresult first = launch(p);
+    if (first == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || first == CUDA_ERROR_INVALID_VALUE) return std::nullopt;
+    cuda_(first, "cuLaunchKernel");
+    return detail::tritonDoBench(cuda_, stream_, *benchCache_, [&] { cuda_(launch(p), "cuLaunchKernel"); });
+  }
+
+  CUresult launch(PreparedLaunch& p) {
+    return cuda_.driver().cuLaunchKernel(p.function, p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1], p.block[2], p.shared, stream_,
+                                         p.params.data(), nullptr);
+  }
+
   std::vector<PreparedLaunch> prepare(const nlohmann::json& launches, const nlohmann::json& symbols, const Module& module, CUdeviceptr base) {
     std::vector<PreparedLaunch> out;
     for (const auto& l : launches) {
@@ -280,15 +360,14 @@ class GpuSession {
   }
 
   void runLaunches(std::vector<PreparedLaunch>& launches) {
-    for (auto& p : launches) {
-      if (p.library) {
-        runLibraryStep(*p.library);
-        continue;
-      }
-      cuda_(cuda_.driver().cuLaunchKernel(p.function, p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1], p.block[2], p.shared, stream_,
-                                          p.params.data(), nullptr),
-            "cuLaunchKernel");
-    }
+    for (auto& p : launches) runStep(p);
+  }
+
+  void runStep(PreparedLaunch& p) {
+    if (p.library)
+      runLibraryStep(*p.library);
+    else
+      cuda_(launch(p), "cuLaunchKernel");
   }
 
   // A library step between the kernels: LibTorch on this GPU (the primary context, which the worker
@@ -379,6 +458,7 @@ class GpuSession {
   std::uint64_t useClock_ = 0;
   std::size_t moduleLimit_ = moduleCacheLimit();
   std::unique_ptr<CuptiKernelTimer> timer_;
+  std::unique_ptr<DeviceMemory> benchCache_;  // Triton's L2-clearing buffer, made at the first autotuning
   std::optional<std::string> cuptiError_;
   std::unique_ptr<NvmlClockMonitor> clocks_;  // null when NVML is unavailable: throttling not detected
   std::uint64_t iterationIds_ = 0;            // unique across measurements: CUPTI's external correlation ids
@@ -452,6 +532,8 @@ int runCudaWorker(std::optional<int> payloadFd, std::optional<int> device) {
         reply({{{"status", trialStatusName(TrialRun::Status::ok)}, {"device", session->describeDevice()}, {"device_count", count}}});
       } else if (op == "load") {
         reply({session->load(request->header, request->bytes())});
+      } else if (op == "autotune") {
+        reply({session->autotune(request->header, request->bytes())});
       } else {
         nlohmann::json header = session->run(request->header, request->bytes());
         reply({std::move(header), std::move(request->payload), request->shared});

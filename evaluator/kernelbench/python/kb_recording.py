@@ -498,8 +498,20 @@ class Recorder:
                 args.append(a)
         step = {"kernel": {"name": launch["kernel"], "grid": launch["grid"], "block": launch["block"],
                            "shared": launch["shared"], "args": args, "library": launch.get("library", "")}}
+        if "autotune" in launch:  # the other configurations take the same tensors, at the same offsets
+            tuned = launch["autotune"]
+            step["kernel"]["autotune"] = {"key": tuned["key"], "configs": tuned["configs"], "alternatives": [
+                {"name": alt["kernel"], "grid": alt["grid"], "block": alt["block"], "shared": alt["shared"],
+                 "args": [self.alternative_arg(a) for a in alt["args"]]} for alt in tuned["alternatives"]]}
         self.note_init_write(step, written, False, [b for b, _, _ in accesses])
         self.append(step, f"kernel {launch['kernel']}", accesses)
+
+    def alternative_arg(self, a):
+        if "buffer" not in a:
+            return a
+        if a["buffer"] >= len(self.buffers):
+            raise unsupported("a kernel argument points outside every tensor")
+        return {"buffer": Ref(self.buffers[a["buffer"]]), "byte_offset": a["byte_offset"]}
 
     def record_gemm(self, g):
         """cublasSgemm(StridedBatched): C = alpha op(A) op(B) + beta C on column-major matrices, recorded

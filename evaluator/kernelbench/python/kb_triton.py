@@ -21,14 +21,17 @@ The plan then says which NVRTC target the code needs (`target`: `sm_90a`). Launc
 API launch does not reproduce (clusters, cooperative grids, programmatic dependent launch) are refused.
 
 `triton.autotune` picks one configuration on the CPU: the first of those its pruning keeps (pre-hooks
-run as Triton runs them), recorded in the plan's log. Nothing here runs a kernel.
+run as Triton runs them), recorded in the plan's log. For a GPU the launch also carries every kept
+configuration's launch (`autotune.alternatives`, the first the step's own), which the GPU worker times as
+Triton's autotuner does before the trials, keeping the fastest (docs/candidate-format.md, "On a GPU").
+Nothing here runs a kernel.
 """
 import re
 
 import torch
 
 from kb_ptx_cpp import HELPERS, Untranslatable, cpp_of_ptx
-from kb_sandbox import unsupported
+from kb_sandbox import Verdict, unsupported
 
 try:
     import triton
@@ -56,6 +59,8 @@ SOURCES = []    # the CUDA C++ of every compiled kernel, in compile order
 CHOICES = []    # the log: autotune's choices, kernels left to the PTX interpreter
 TARGETS = set()  # the `.target` of every compiled kernel's PTX
 _BACKEND = []   # Triton's CUDA backend for ARCH, made on first use
+_CAPTURED = []  # while an autotuned launch's configurations are recorded: a list per configuration
+_TUNED = []     # the autotune entry the next recorded launch carries (for a GPU)
 
 
 def configure(capability):
@@ -284,21 +289,87 @@ def launch(fn, args, kwargs, grid):
             plan_args.append(_scalar(runtime[n], ptype))
     if min(g[:3]) <= 0:
         return None  # an empty grid launches nothing (as on a GPU)
-    kb_recording.current().record_launch({"kernel": kernel["name"], "grid": g[:3], "block": [kernel["threads"], 1, 1],
-                                          "shared": kernel["shared"], "args": plan_args, "library": "triton"})
+    step = {"kernel": kernel["name"], "grid": g[:3], "block": [kernel["threads"], 1, 1], "shared": kernel["shared"], "args": plan_args,
+            "library": "triton"}
+    if _CAPTURED:
+        _CAPTURED[-1].append(step)
+        return None
+    if _TUNED:
+        step["autotune"] = _TUNED.pop()
+    kb_recording.current().record_launch(step)
     return None
 
 
 def autotuned(tuner, args, kwargs):
-    """Autotuner.run on the CPU: the first configuration its pruning keeps, deterministically."""
+    """Autotuner.run: the first configuration its pruning keeps, deterministically; for a GPU, with every
+    kept configuration's launch beside it for the GPU worker to time (see the module's docstring).
+
+    Autotuning's own reset (`reset_to_zero` after timing) is not recorded: Triton does it only on the call
+    that tunes, and KernelBench's trials are later calls of the same forward, so a kernel that needs it to
+    be right is wrong there, as it is here."""
     tuner.nargs = dict(zip(tuner.arg_names, args))
     configs = tuner.prune_configs(kwargs) if len(tuner.configs) > 1 else tuner.configs
     config = configs[0]
-    CHOICES.append(f"autotune {getattr(tuner.fn, '__name__', 'kernel')}: {config} (the first of {len(configs)} kept)")
+    name = getattr(getattr(tuner, "base_fn", tuner.fn), "__name__", "kernel")
+    tuned = _configurations(tuner, name, args, kwargs, configs) if ARCH != SIM_ARCH and len(configs) > 1 else None
+    if tuned:
+        config = tuned.pop("kept")[0]
+        if len(tuned["alternatives"]) > 1:
+            _TUNED[:] = [tuned]
+            CHOICES.append(f"autotune {name}: {len(tuned['configs'])} of {len(configs)} kept configurations to time on the GPU, "
+                           f"{config} the first")
+    if not _TUNED:
+        CHOICES.append(f"autotune {name}: {config} (the first of {len(configs)} kept)")
     full = {**tuner.nargs, **kwargs, **config.all_kwargs()}
     if config.pre_hook:
         config.pre_hook(full)
-    return tuner.fn.run(*args, **kwargs, **config.all_kwargs())
+    try:
+        return tuner.fn.run(*args, **kwargs, **config.all_kwargs())
+    finally:
+        _TUNED.clear()
+
+
+# The dynamic shared memory a block can have on the GPUs the cuda backend runs (sm_90's opt-in maximum,
+# LaunchLimits::maxSharedBytes): a configuration asking for more is one Triton's timing skips
+# (OutOfResources at its launch).
+SHARED_OPTIN = 232448
+
+
+def _configurations(tuner, name, args, kwargs, configs):
+    """Each kept configuration's launch for the GPU worker to time, and the configurations those are
+    (`kept`), or None where the launches cannot be timed that way (then the first configuration is the
+    GPU's too, and the log says why)."""
+    if any(c.pre_hook for c in configs):
+        CHOICES.append(f"autotune {name}: a configuration has a pre_hook, which the GPU worker does not run; the first is taken there too")
+        return None
+    nargs = {**tuner.nargs, **kwargs}
+    # Triton's tuning key: the values of the key arguments and every tensor's dtype.
+    key = [repr(nargs[k]) for k in tuner.keys if k in nargs] + [str(v.dtype) for k, v in nargs.items() if k in tuner.arg_names and hasattr(v, "dtype")]
+    tuned = {"key": f"{name}({', '.join(key)})", "configs": [], "alternatives": [], "kept": []}
+    from triton.compiler.errors import CompileTimeAssertionFailure
+    from triton.runtime.errors import OutOfResources
+    for n, c in enumerate(configs):
+        _CAPTURED.append([])
+        try:
+            tuner.fn.run(*args, **kwargs, **c.all_kwargs())
+        except (OutOfResources, CompileTimeAssertionFailure, Verdict) as e:  # Triton's timing: infinitely slow; or unsupported here
+            if n == 0:
+                raise  # the CPU's configuration: its failure is the recording's
+            CHOICES.append(f"autotune {name}: {c} is not timed on the GPU: {e}")
+            continue
+        finally:
+            steps = _CAPTURED.pop()
+        if len(steps) != 1:
+            CHOICES.append(f"autotune {name}: a configuration makes {len(steps)} launches; the first configuration is taken on the GPU too")
+            return None
+        if steps[0]["shared"] > SHARED_OPTIN:
+            CHOICES.append(f"autotune {name}: {c} is not timed on the GPU: its {steps[0]['shared']} bytes of shared memory are over the "
+                           f"{SHARED_OPTIN} a block can have")
+            continue
+        tuned["configs"].append(str(c))
+        tuned["alternatives"].append(steps[0])
+        tuned["kept"].append(c)
+    return tuned if tuned["kept"] else None
 
 
 def patch_triton():

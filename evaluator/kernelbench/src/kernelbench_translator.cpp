@@ -422,6 +422,12 @@ std::string describeTranslation(const Translation& t) {
       for (const auto& a : s.kernel.args) args.push_back(a.describe());
       out += fmt::format("  {:>2}. kernel {}<<<[{}], [{}], {}>>>({})\n", ++n, s.kernel.kernel, fmt::join(s.kernel.grid, ", "),
                          fmt::join(s.kernel.block, ", "), s.kernel.sharedBytes, fmt::join(args, ", "));
+      if (!s.kernel.autotune) continue;
+      for (std::size_t i = 0; i < s.kernel.autotune->alternatives.size(); ++i) {
+        const KernelStep& a = s.kernel.autotune->alternatives[i];
+        out += fmt::format("      autotuned on the GPU, configuration {}: {} as {}<<<[{}], [{}], {}>>>\n", i + 1, s.kernel.autotune->configs[i],
+                           a.kernel, fmt::join(a.grid, ", "), fmt::join(a.block, ", "), a.sharedBytes);
+      }
     }
   }
   return out;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "cuset/evaluator/candidate/plan_validator.hpp"
@@ -177,24 +178,38 @@ class Converter {
   }
 
   PlanStep step(const nlohmann::json& s) const {
-    PlanStep out;
     if (s.contains("library")) return libraryStep(s.at("library"));
     const auto& k = s.at("kernel");
-    out.kernel.kernel = k.at("name").get<std::string>();
-    if (out.kernel.kernel.empty() || out.kernel.kernel.find_first_of("\"'\n;{}") != std::string::npos) {
-      refuse(Verdict::invalid_submission, fmt::format("the recording launches a kernel named '{}'", out.kernel.kernel));
+    PlanStep out;
+    out.kernel = kernelStep(k);
+    if (k.contains("autotune")) {
+      const auto& recorded = k.at("autotune");
+      auto tuning = std::make_shared<AutotunedLaunch>();
+      tuning->key = recorded.at("key").get<std::string>();
+      tuning->configs = recorded.at("configs").get<std::vector<std::string>>();
+      for (const auto& a : recorded.at("alternatives")) tuning->alternatives.push_back(kernelStep(a));  // validatePlan checks the rest
+      out.kernel.autotune = std::move(tuning);
     }
-    const std::string where = fmt::format("the launch of {}", out.kernel.kernel);
+    return out;
+  }
+
+  KernelStep kernelStep(const nlohmann::json& k) const {
+    KernelStep out;
+    out.kernel = k.at("name").get<std::string>();
+    if (out.kernel.empty() || out.kernel.find_first_of("\"'\n;{}") != std::string::npos) {
+      refuse(Verdict::invalid_submission, fmt::format("the recording launches a kernel named '{}'", out.kernel));
+    }
+    const std::string where = fmt::format("the launch of {}", out.kernel);
     const auto grid = k.at("grid").get<std::array<std::int64_t, 3>>();
     const auto block = k.at("block").get<std::array<std::int64_t, 3>>();
     const auto shared = k.at("shared").get<std::int64_t>();
     refuseIf(checkLaunchConfiguration(where, grid, block, shared));  // before narrowing
     for (std::size_t d = 0; d < 3; ++d) {
-      out.kernel.grid[d] = static_cast<std::uint32_t>(grid[d]);
-      out.kernel.block[d] = static_cast<std::uint32_t>(block[d]);
+      out.grid[d] = static_cast<std::uint32_t>(grid[d]);
+      out.block[d] = static_cast<std::uint32_t>(block[d]);
     }
-    out.kernel.sharedBytes = static_cast<std::uint32_t>(shared);
-    for (const auto& a : k.at("args")) out.kernel.args.push_back(argument(a, where));
+    out.sharedBytes = static_cast<std::uint32_t>(shared);
+    for (const auto& a : k.at("args")) out.args.push_back(argument(a, where));
     return out;
   }
 

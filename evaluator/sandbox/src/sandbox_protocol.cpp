@@ -157,10 +157,14 @@ nlohmann::json libraryCallToJson(const LibraryStep& step, const RegionLayout& la
 nlohmann::json stepsToJson(const LaunchPlan& plan, const RegionLayout& layout) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& s : plan.steps) {
-    if (s.kind == PlanStep::Kind::kernel)
-      out.push_back(launchesToJson({s.kernel}, layout)[0]);
-    else
+    if (s.kind == PlanStep::Kind::library) {
       out.push_back({{"library", libraryCallToJson(s.library, layout)}});
+      continue;
+    }
+    out.push_back(launchesToJson({s.kernel}, layout)[0]);
+    if (s.kernel.autotune) {
+      out.back()["autotune"] = {{"key", s.kernel.autotune->key}, {"alternatives", launchesToJson(s.kernel.autotune->alternatives, layout)}};
+    }
   }
   return out;
 }

@@ -60,6 +60,67 @@ TEST(PlanValidator, PointersMayStartAnywhereInTheirBufferUpToItsEnd) {
   EXPECT_NE(unknown->message.find("unknown buffer 'z'"), std::string::npos);
 }
 
+// A Triton launch autotuned on a GPU: every configuration the worker may choose is held to the same
+// rules as the step itself, and there are not so many that timing them could outlast a run.
+LaunchPlan autotunedLaunch(std::vector<KernelStep> alternatives) {
+  LaunchPlan plan = oneLaunch({PlanArg::pointer("x"), PlanArg::pointer("y")});
+  auto tuning = std::make_shared<AutotunedLaunch>();
+  tuning->key = "k(32, torch.float32)";
+  for (std::size_t i = 0; i < alternatives.size(); ++i) tuning->configs.push_back("BLOCK: " + std::to_string(64 << i));
+  tuning->alternatives = std::move(alternatives);
+  plan.steps[0].kernel.autotune = std::move(tuning);
+  return plan;
+}
+
+TEST(PlanValidator, EveryAutotunedConfigurationIsCheckedAsTheLaunchItself) {
+  KernelStep a = oneLaunch({PlanArg::pointer("x"), PlanArg::pointer("y")}).steps[0].kernel;
+  KernelStep b = a;
+  b.kernel = "k2";
+  b.block = {128, 1, 1};
+  EXPECT_FALSE(validatePlan(autotunedLaunch({a, b}), twoBuffers()));
+
+  KernelStep past = b;
+  past.args[1] = PlanArg::pointer("y", 129);
+  const auto pointer = validatePlan(autotunedLaunch({a, past}), twoBuffers());
+  ASSERT_TRUE(pointer);
+  EXPECT_EQ(pointer->kind, Kind::pointerOutOfBounds);
+  EXPECT_NE(pointer->message.find("configuration 2 (k2): a pointer 129 bytes into 'y'"), std::string::npos) << pointer->message;
+
+  KernelStep wide = b;
+  wide.block = {2048, 1, 1};
+  const auto geometry = validatePlan(autotunedLaunch({a, wide}), twoBuffers());
+  ASSERT_TRUE(geometry);
+  EXPECT_EQ(geometry->kind, Kind::launchConfiguration);
+
+  const auto none = validatePlan(autotunedLaunch({}), twoBuffers());
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->kind, Kind::malformed);
+  const auto many = validatePlan(autotunedLaunch(std::vector<KernelStep>(AutotunedLaunch::maxConfigurations + 1, a)), twoBuffers());
+  ASSERT_TRUE(many);
+  EXPECT_NE(many->message.find("at most 64"), std::string::npos) << many->message;
+  LaunchPlan unnamed = autotunedLaunch({a, b});
+  std::const_pointer_cast<AutotunedLaunch>(unnamed.steps[0].kernel.autotune)->configs.pop_back();
+  EXPECT_TRUE(validatePlan(unnamed, twoBuffers()));
+}
+
+TEST(LaunchPlan, AnAutotunedLaunchBecomesTheConfigurationChosenForItsKey) {
+  KernelStep a = oneLaunch({PlanArg::pointer("x"), PlanArg::pointer("y")}).steps[0].kernel;
+  KernelStep b = a;
+  b.kernel = "k2";
+  b.grid = {1, 1, 1};
+  const LaunchPlan plan = autotunedLaunch({a, b});
+  EXPECT_TRUE(plan.autotuned());
+  EXPECT_EQ(plan.kernelNames(), (std::vector<std::string>{"k", "k2"}));  // the module must hold every configuration
+  const LaunchPlan second = plan.tuned({{"k(32, torch.float32)", 1}});
+  EXPECT_FALSE(second.autotuned());
+  EXPECT_EQ(second.steps[0].kernel.kernel, "k2");
+  EXPECT_EQ(second.steps[0].kernel.grid, (std::array<std::uint32_t, 3>{1, 1, 1}));
+  const LaunchPlan unchosen = plan.tuned({{"another(1)", 1}});
+  EXPECT_EQ(unchosen.steps[0].kernel.kernel, "k");
+  EXPECT_FALSE(unchosen.autotuned());
+  EXPECT_EQ(plan.toJson()["steps"][0]["autotune"]["kernels"], (nlohmann::json{"k", "k2"}));
+}
+
 TEST(PlanValidator, ScratchBuffersAreNamedAndSized) {
   LaunchPlan plan = oneLaunch({PlanArg::pointer("w", 64)});
   EXPECT_TRUE(validatePlan(plan, twoBuffers()));  // w is nobody's buffer yet

@@ -3,8 +3,10 @@
 // supervisor-worker protocol, module loading, argument packing, region copies, the correctness
 // checks on the returned region, sticky errors, hangs and the event-timed measurement all run here.
 // What it cannot show is anything about a real GPU: those checks are benchmarks/device/check.sh.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -460,6 +462,51 @@ TEST(CudaBackendOnFakeDriver, ATritonSolutionRunsItsCodeForTheDevicesArchitectur
   EXPECT_EQ(r.form, "triton");
   EXPECT_EQ(r.timingKind, "cuda_events");
   EXPECT_EQ(fake.runRecord()["cuda"]["device"]["compute_capability"], "9.0");
+}
+
+// triton.autotune on the cuda backend: before the trials the worker times each configuration as Triton's
+// autotuner does and keeps the fastest, whose code the trials and the timing then run. (The fake runs a
+// kernel by its name from a simulator library: here one solution launching both configurations.)
+TEST(CudaBackendOnFakeDriver, AnAutotunedTritonKernelIsTunedOnTheGpuBeforeItsTrials) {
+  if (!runSubprocess({pythonWithTorch(), "-c", "import triton"}, std::chrono::seconds(60)).ok()) GTEST_SKIP() << "no Python with Triton";
+  const std::string kernel =
+      "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n{}@triton.jit\n"
+      "def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+      "    inside = offsets < n\n    x = tl.load(x_ptr + offsets, mask=inside)\n    tl.store(y_ptr + offsets, tl.maximum(x, 0.0), mask=inside)\n\n\n"
+      "class ModelNew(nn.Module):\n    def forward(self, x):\n        y = torch.empty_like(x)\n        n = x.numel()\n{}        return y\n";
+  const std::string autotuned = fmt::format(
+      fmt::runtime(kernel),
+      "@triton.autotune(configs=[triton.Config({'BLOCK': 256}, num_warps=2), triton.Config({'BLOCK': 1024}, num_warps=4)], key=['n'])\n",
+      "        relu_kernel[lambda meta: (triton.cdiv(n, meta['BLOCK']),)](x, y, n)\n");
+  const std::string both = fmt::format(fmt::runtime(kernel), "",
+                                       "        relu_kernel[(triton.cdiv(n, 256),)](x, y, n, BLOCK=256, num_warps=2)\n"
+                                       "        relu_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024, num_warps=4)\n");
+  const ProblemSuite suite = ProblemSuite::load(CUSET_PROBLEMS_DIR);
+  const Problem& relu = *suite.find("level1/relu");
+  const Translation simulated = KernelBenchTranslator(TranslatorOptions{}).translate(relu, both);
+  const Translation gpu = KernelBenchTranslator(TranslatorOptions{.tritonCapability = 90}).translate(relu, autotuned);
+  ASSERT_TRUE(simulated.ok()) << simulated.reason << "\n" << simulated.log;
+  ASSERT_TRUE(gpu.ok()) << gpu.reason << "\n" << gpu.log;
+  ASSERT_EQ(gpu.plan.kernelNames, simulated.plan.kernelNames);  // the configurations' kernels, under the names the fake runs
+  const FakeGpuRun fake(simulated.plan.deviceSource, simulated.plan.kernelNames,
+                        nlohmann::json{{"problem", "level1/relu"}, {"sample", 0}, {"model", "triton"}, {"source", autotuned}}.dump() + "\n");
+  const EvalRunSummary s = fake.evaluate();
+  ASSERT_EQ(s.results.size(), 1u);
+  const EvalResult& r = s.results[0];
+  EXPECT_EQ(r.verdict, Verdict::correct) << r.reason << "\n" << r.compileLog;
+  EXPECT_EQ(r.timingKind, "cuda_events");
+  const std::size_t log = r.compileLog.find("--- autotuning on the GPU");
+  ASSERT_NE(log, std::string::npos) << r.compileLog;
+  const std::string tuning = r.compileLog.substr(log);
+  EXPECT_NE(tuning.find("relu_kernel("), std::string::npos) << tuning;
+  EXPECT_NE(tuning.find("BLOCK: 256, num_warps: 2"), std::string::npos) << tuning;
+  EXPECT_NE(tuning.find("BLOCK: 1024, num_warps: 4"), std::string::npos) << tuning;
+  EXPECT_EQ(std::count(tuning.begin(), tuning.end(), '\n'), 3) << tuning;  // the heading and one line per configuration
+  EXPECT_EQ(tuning.find("refused"), std::string::npos) << tuning;
+  const std::size_t chosen = tuning.find("\nchosen ");
+  ASSERT_NE(chosen, std::string::npos) << tuning;
+  EXPECT_EQ(tuning.find("\nchosen ", chosen + 1), std::string::npos) << tuning;  // one choice for the one key
+  EXPECT_NE(tuning.find(" ms ("), std::string::npos) << tuning;
 }
 
 }  // namespace

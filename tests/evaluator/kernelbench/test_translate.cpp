@@ -472,6 +472,71 @@ TEST(KernelBenchTranslator, ATritonKernelForAGpuIsCompiledAsTritonCompilesItTher
   EXPECT_NE(plain.log.find("wgmma"), std::string::npos) << plain.log;
 }
 
+const char* kTritonAutotuned = R"(import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=2), triton.Config({"BLOCK": 1024}, num_warps=4)], key=["n"])
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offsets < n
+    tl.store(y_ptr + offsets, tl.maximum(tl.load(x_ptr + offsets, mask=inside), 0.0), mask=inside)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        n = x.numel()
+        relu_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
+        return y
+)";
+
+// triton.autotune: the simulator runs the first configuration; for a GPU the launch also carries every
+// kept configuration's own launch (grid after its meta, its warps), for the GPU worker to time.
+TEST(KernelBenchTranslator, AnAutotunedTritonLaunchCarriesEveryConfigurationForTheGpuToTime) {
+  if (!runSubprocess({pythonWithTorch(), "-c", "import triton"}, std::chrono::seconds(60)).ok()) GTEST_SKIP() << "no Python with Triton";
+  const Problem p = parseProblem(
+      "name: r\nlevel: 1\nsizes: {small: {N: 4096}}\ninputs: {x: {dtype: float32, shape: [N]}}\noutputs: {y: {dtype: float32, shape: [N]}}\n"
+      "reference: |\n  def forward(x: Tensor) -> Tensor:\n      return torch.relu(x)\n",
+      "r/problem.yaml", "r");
+  const Translation sim = KernelBenchTranslator(TranslatorOptions{}).translate(p, kTritonAutotuned);
+  const Translation gpu = KernelBenchTranslator(TranslatorOptions{.tritonCapability = 90}).translate(p, kTritonAutotuned);
+  ASSERT_TRUE(sim.ok()) << describeTranslation(sim) << "\n" << sim.log;
+  ASSERT_TRUE(gpu.ok()) << describeTranslation(gpu) << "\n" << gpu.log;
+  EXPECT_FALSE(sim.plan.plans.at("small").autotuned());
+  EXPECT_NE(sim.log.find("autotune relu_kernel: BLOCK: 256, num_warps: 2"), std::string::npos) << sim.log;
+  EXPECT_EQ(sim.plan.kernelNames.size(), 1u);
+
+  const LaunchPlan& plan = gpu.plan.plans.at("small");
+  ASSERT_TRUE(plan.autotuned());
+  const KernelStep step = plan.kernelSteps().at(0);
+  ASSERT_TRUE(step.autotune);
+  EXPECT_EQ(step.autotune->key, "relu_kernel(4096, torch.float32, torch.float32)");
+  ASSERT_EQ(step.autotune->alternatives.size(), 2u);
+  EXPECT_EQ(step.autotune->configs[1].rfind("BLOCK: 1024, num_warps: 4", 0), 0u) << step.autotune->configs[1];
+  const KernelStep& first = step.autotune->alternatives[0];
+  const KernelStep& second = step.autotune->alternatives[1];
+  EXPECT_EQ(first.kernel, step.kernel);  // the step is the first configuration, as on the CPU
+  EXPECT_EQ(first.grid[0], 16u);
+  EXPECT_EQ(first.block[0], 64u);
+  EXPECT_EQ(second.grid[0], 4u);
+  EXPECT_EQ(second.block[0], 128u);
+  EXPECT_NE(second.kernel, first.kernel);
+  EXPECT_EQ(second.args.size(), first.args.size());
+  EXPECT_EQ(second.args[0].buffer, "x");
+  EXPECT_EQ(gpu.plan.kernelNames, (std::vector<std::string>{first.kernel, second.kernel}));
+  EXPECT_NE(describeTranslation(gpu).find("autotuned on the GPU, configuration 2: BLOCK: 1024"), std::string::npos) << describeTranslation(gpu);
+  EXPECT_EQ(plan.tuned({{step.autotune->key, 1}}).kernelSteps().at(0).kernel, second.kernel);
+  // Both configurations are in the module the GPU loads.
+  EXPECT_EQ(gpu.plan.deviceArch, "sm_90a");
+  const CompileOutput compiled = NvrtcCompiler(CompileOptions{.arch = "sm_90a"}, {}).compile(gpu.plan.deviceSource, gpu.plan.kernelNames);
+  ASSERT_EQ(compiled.status, CompileOutput::Status::ok) << compiled.log;
+  EXPECT_EQ(compiled.resources.at(second.kernel).maxThreads, 128u);
+}
+
 TEST(KernelBenchTranslator, RecordsOnlyTheSizeSetsTheRunJudges) {
   if (!pythonHasTorch()) GTEST_SKIP() << "no Python with torch";
   const Problem p = parseProblem(

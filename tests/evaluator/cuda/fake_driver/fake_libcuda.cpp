@@ -390,6 +390,8 @@ CUresult fakeMemsetD8(CUdeviceptr dst, unsigned char value, std::size_t bytes) {
   return CUDA_SUCCESS;
 }
 
+CUresult fakeMemsetD8Async(CUdeviceptr dst, unsigned char value, std::size_t bytes, CUstream) { return fakeMemsetD8(dst, value, bytes); }
+
 CUresult fakeStreamCreate(CUstream* stream, unsigned) {
   FAKE_GUARD();
   auto s = std::make_unique<CUstream_st>();
@@ -485,6 +487,7 @@ const std::map<std::string_view, void*>& entryPoints() {
       {"cuMemcpyDtoH", entry<PFN_cuMemcpyDtoH_v3020>(&fakeMemcpyDtoH)},
       {"cuMemcpyDtoDAsync", entry<PFN_cuMemcpyDtoDAsync_v3020>(&fakeMemcpyDtoDAsync)},
       {"cuMemsetD8", entry<PFN_cuMemsetD8_v3020>(&fakeMemsetD8)},
+      {"cuMemsetD8Async", entry<PFN_cuMemsetD8Async_v3020>(&fakeMemsetD8Async)},
       {"cuStreamCreate", entry<PFN_cuStreamCreate_v2000>(&fakeStreamCreate)},
       {"cuStreamDestroy", entry<PFN_cuStreamDestroy_v4000>(&fakeStreamDestroy)},
       {"cuStreamSynchronize", entry<PFN_cuStreamSynchronize_v2000>(&fakeStreamSynchronize)},

@@ -5,8 +5,9 @@
 // A `/*@cuset` manifest becomes one (planFromManifest); a KernelBench solution is recorded into one
 // (evaluator/kernelbench/).
 #include <array>
-#include <map>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -37,12 +38,25 @@ struct PlanArg {
   std::string describe() const;  // "x+16", "int32 4096", "float32 0.5"
 };
 
+struct AutotunedLaunch;
+
 struct KernelStep {
   std::string kernel;  // an extern "C" symbol or a C++ name expression (k<float>)
   std::array<std::uint32_t, 3> grid{1, 1, 1};
   std::array<std::uint32_t, 3> block{1, 1, 1};
   std::uint32_t sharedBytes = 0;
   std::vector<PlanArg> args;
+  std::shared_ptr<const AutotunedLaunch> autotune;  // null: the launch has one configuration
+};
+
+// A Triton launch under `triton.autotune`, recorded for a GPU: the launch each kept configuration makes
+// (this step's own first, the one the CPU runs). The GPU worker times them before the trials as Triton's
+// autotuner does, and the fastest is the step from then on (LaunchPlan::tuned).
+struct AutotunedLaunch {
+  static constexpr std::size_t maxConfigurations = 64;  // each costs ~0.13 s of GPU time to time
+  std::string key;                                      // Triton's tuning key: launches that share it share one choice
+  std::vector<std::string> configs;                     // as Triton prints each configuration
+  std::vector<KernelStep> alternatives;                 // one per configuration
 };
 
 struct PlanStep {
@@ -69,6 +83,10 @@ struct LaunchPlan {
   bool usesLibrary() const;
   std::vector<KernelStep> kernelSteps() const;  // the kernel steps alone, in order
   nlohmann::json toJson() const;                // for `cuset translate` and results
+  bool autotuned() const;                       // whether a step has configurations for the GPU to choose from
+  // The plan with each autotuned step replaced by the configuration chosen for its key (an index into
+  // its alternatives); a key not in `chosen` keeps the first.
+  LaunchPlan tuned(const std::map<std::string, std::size_t>& chosen) const;
 };
 
 // A candidate as the backends see it: its device code and a launch plan per size set of its problem,

@@ -64,6 +64,10 @@ class CudaWorkerPool {
     bool time = false;
     nlohmann::json reference;  // with `time`: {problem_file, size_set, inputs} to time the reference too
     nlohmann::json checks;     // with `time`: {region_bytes, outputs, check_sample, fresh_region}
+    // Triton's autotuning instead of a trial: the plan's autotuned launches are timed on the region and
+    // `autotuned` receives the worker's choices ([{key, chosen, ms}]); the region does not come back.
+    bool autotune = false;
+    nlohmann::json autotuned;
   };
   // `timing` receives the worker's timing object when job.time.
   TrialRun run(Job& job, nlohmann::json* timing);
@@ -131,7 +135,8 @@ ReferenceTimingKey referenceTimingKey(ReferenceTimingCache& cache, const Problem
 // GPU timing for correct candidates, flagging a time below the problem's speed of light as
 // hack_suspected. A plan with library steps is timed only where LibTorch has CUDA (the steps run on
 // the GPU, between the kernels, and are timed with them); elsewhere they run on the host and the
-// candidate is judged but not timed.
+// candidate is judged but not timed. A plan with Triton's autotuned launches is first autotuned on the
+// GPU (the choices end the result's compile log) and judged and timed with the chosen configurations.
 void runCudaBackend(const Problem& problem, const LaunchPlan& plan, const CompileOutput& compiled, CudaWorkerPool& pool, ReferenceCache& references,
                     const CorrectnessOptions& options, EvalResult& result);
 

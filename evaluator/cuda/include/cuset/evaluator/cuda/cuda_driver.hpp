@@ -45,6 +45,7 @@ inline constexpr int kCudaDriverApiVersion = 12000;
   X(cuMemcpyDtoH, PFN_cuMemcpyDtoH_v3020)                                \
   X(cuMemcpyDtoDAsync, PFN_cuMemcpyDtoDAsync_v3020)                      \
   X(cuMemsetD8, PFN_cuMemsetD8_v3020)                                    \
+  X(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020)                          \
   X(cuStreamCreate, PFN_cuStreamCreate_v2000)                            \
   X(cuStreamDestroy, PFN_cuStreamDestroy_v4000)                          \
   X(cuStreamSynchronize, PFN_cuStreamSynchronize_v2000)                  \

@@ -58,7 +58,8 @@ nlohmann::json launchesToJson(const std::vector<KernelStep>& launches, const Reg
 LibraryStep placedIn(LibraryStep step, const RegionLayout& layout);
 nlohmann::json libraryCallToJson(const LibraryStep& step, const RegionLayout& layout);
 // Every step of a plan for a worker that runs them all (the GPU worker): kernels as launchesToJson
-// gives them, library steps as {"library": call}.
+// gives them, library steps as {"library": call}; an autotuned launch carries {"autotune": {"key",
+// "alternatives": its configurations' launches}}.
 nlohmann::json stepsToJson(const LaunchPlan& plan, const RegionLayout& layout);
 // A worker's "status" field ("ok", "runtime_error", ...) and back.
 TrialRun::Status parseTrialStatus(const std::string& status);
