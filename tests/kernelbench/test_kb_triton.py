@@ -187,6 +187,10 @@ if kb_triton.triton is not None:
     check("a pre_hook: the first configuration on the GPU too", FakeKernel.recorded[-1]["kernel"] == "k128" and FakeKernel.recorded[-1]["autotune"] is None,
           FakeKernel.recorded[-1])
     check("a pre_hook is named", "pre_hook" in "\n".join(kb_triton.CHOICES), kb_triton.CHOICES)
+    kb_triton.CHOICES.clear()
+    tune([256, 64])
+    check("one configuration left: no timing, that one taken", FakeKernel.recorded[-1]["kernel"] == "k64" and FakeKernel.recorded[-1]["autotune"] is None
+          and "the only one of 2 kept configurations" in kb_triton.CHOICES[-1], (FakeKernel.recorded[-1], kb_triton.CHOICES))
     kb_triton.configure(None)
     kb_triton.CHOICES.clear()
     tune([128, 64])

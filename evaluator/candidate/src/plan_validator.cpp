@@ -135,9 +135,9 @@ std::optional<PlanViolation> validatePlan(const LaunchPlan& plan, PlanBuffers bu
     const AutotunedLaunch& tuning = *step.kernel.autotune;
     if (tuning.alternatives.empty() || tuning.alternatives.size() != tuning.configs.size() ||
         tuning.alternatives.size() > AutotunedLaunch::maxConfigurations) {
-      return violation(PlanViolation::Kind::malformed, fmt::format("{}: {} autotuned configurations for {} launches (at most {})", where,
-                                                                   tuning.configs.size(), tuning.alternatives.size(),
-                                                                   AutotunedLaunch::maxConfigurations));
+      return violation(PlanViolation::Kind::malformed,
+                       fmt::format("{}: {} autotuned configurations for {} launches (at most {})", where, tuning.configs.size(),
+                                   tuning.alternatives.size(), AutotunedLaunch::maxConfigurations));
     }
     for (std::size_t i = 0; i < tuning.alternatives.size(); ++i) {
       const KernelStep& a = tuning.alternatives[i];

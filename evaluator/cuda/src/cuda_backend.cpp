@@ -251,8 +251,9 @@ std::optional<LaunchPlan> autotunedOnGpu(const Problem& problem, const LaunchPla
   for (const auto& c : job.autotuned) {
     const std::string key = c.at("key");
     const auto index = c.at("chosen").get<std::size_t>();
-    const auto step = std::find_if(plan.steps.begin(), plan.steps.end(),
-                                   [&](const PlanStep& s) { return s.kind == PlanStep::Kind::kernel && s.kernel.autotune && s.kernel.autotune->key == key; });
+    const auto step = std::find_if(plan.steps.begin(), plan.steps.end(), [&](const PlanStep& s) {
+      return s.kind == PlanStep::Kind::kernel && s.kernel.autotune && s.kernel.autotune->key == key;
+    });
     if (step == plan.steps.end() || index >= step->kernel.autotune->configs.size()) {
       result.verdict = Verdict::runtime_error;
       result.reason = fmt::format("autotuning on the GPU: the worker chose configuration {} for '{}', which the plan does not have", index, key);
@@ -263,8 +264,9 @@ std::optional<LaunchPlan> autotunedOnGpu(const Problem& problem, const LaunchPla
     for (std::size_t i = 0; i < configs.size(); ++i) {
       const nlohmann::json& ms = c.at("ms").at(i);
       log += fmt::format("{} {}: {}: {}\n", i == index ? "chosen " : "       ", key, configs[i],
-                         ms.is_null() ? std::string("refused by the GPU (out of resources)")
-                                      : fmt::format("{:.4g} ms ({:.4g}, {:.4g})", ms.at(0).get<double>(), ms.at(1).get<double>(), ms.at(2).get<double>()));
+                         ms.is_null()
+                             ? std::string("refused by the GPU (out of resources)")
+                             : fmt::format("{:.4g} ms ({:.4g}, {:.4g})", ms.at(0).get<double>(), ms.at(1).get<double>(), ms.at(2).get<double>()));
     }
   }
   result.compileLog += log;

@@ -318,7 +318,9 @@ def autotuned(tuner, args, kwargs):
             _TUNED[:] = [tuned]
             CHOICES.append(f"autotune {name}: {len(tuned['configs'])} of {len(configs)} kept configurations to time on the GPU, "
                            f"{config} the first")
-    if not _TUNED:
+        else:
+            CHOICES.append(f"autotune {name}: {config}, the only one of {len(configs)} kept configurations the GPU can run")
+    elif not _TUNED:
         CHOICES.append(f"autotune {name}: {config} (the first of {len(configs)} kept)")
     full = {**tuner.nargs, **kwargs, **config.all_kwargs()}
     if config.pre_hook:

@@ -474,10 +474,10 @@ TEST(CudaBackendOnFakeDriver, AnAutotunedTritonKernelIsTunedOnTheGpuBeforeItsTri
       "def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
       "    inside = offsets < n\n    x = tl.load(x_ptr + offsets, mask=inside)\n    tl.store(y_ptr + offsets, tl.maximum(x, 0.0), mask=inside)\n\n\n"
       "class ModelNew(nn.Module):\n    def forward(self, x):\n        y = torch.empty_like(x)\n        n = x.numel()\n{}        return y\n";
-  const std::string autotuned = fmt::format(
-      fmt::runtime(kernel),
-      "@triton.autotune(configs=[triton.Config({'BLOCK': 256}, num_warps=2), triton.Config({'BLOCK': 1024}, num_warps=4)], key=['n'])\n",
-      "        relu_kernel[lambda meta: (triton.cdiv(n, meta['BLOCK']),)](x, y, n)\n");
+  const std::string autotuned =
+      fmt::format(fmt::runtime(kernel),
+                  "@triton.autotune(configs=[triton.Config({'BLOCK': 256}, num_warps=2), triton.Config({'BLOCK': 1024}, num_warps=4)], key=['n'])\n",
+                  "        relu_kernel[lambda meta: (triton.cdiv(n, meta['BLOCK']),)](x, y, n)\n");
   const std::string both = fmt::format(fmt::runtime(kernel), "",
                                        "        relu_kernel[(triton.cdiv(n, 256),)](x, y, n, BLOCK=256, num_warps=2)\n"
                                        "        relu_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024, num_warps=4)\n");
