@@ -23,8 +23,10 @@ With --gpu-compile ARCH (sm_90) the same solutions are not judged: each is trans
 translates it on a GPU of that architecture (`cuset translate --gpu-arch ARCH --compile`: Triton's kernels
 compiled as Triton compiles them there, wrapped, NVRTC to a cubin for the architecture-specific target),
 beside the simulator's form (Triton's sm_80 code) compiled for ARCH as a simulator run compiles it, and
-the table counts what records, what compiles, what uses Hopper's wgmma, and the kernels' registers and
-spills. No GPU is needed; what the GPU computes and how fast is benchmarks/device/check.sh's.
+the table counts what records, what compiles, what uses Hopper's wgmma, the kernels' registers and
+spills, the autotuned launches (each carries every configuration the GPU worker will time, all of them
+compiled) and what translating took. No GPU is needed; what the GPU computes and how fast is
+benchmarks/device/check.sh's.
 
 usage: triton_agreement.py CUSET SUITE TRITON_ROOT OUT [--levels 1,2] [--per-problem 1] [--first-problems N] [--kernelbench-gpu ada]
                            [--gpu-compile sm_90]
@@ -129,8 +131,9 @@ def gpu_compile_table():
     for level in sorted({j[0] for j in jobs}):
         rows = [(g, m) for j, g, m in zip(jobs, gpu, sim) if j[0] == level]
         print(f"\n{level}\n")
-        print("| form | solutions | a plan | compiled | kernels | target | wgmma | registers (median, max) | spilling kernels | not compiled, first reasons |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("| form | solutions | a plan | compiled | kernels | target | wgmma | registers (median, max) | spilling kernels | autotuned launches "
+              "(configurations each: median, max) | translated in (median) | not compiled, first reasons |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for label, pick in ((f"GPU ({args.gpu_compile})", 0), ("simulator's (sm_80 code)", 1)):
             results = [r[pick] for r in rows]
             plans = [r for r in results if r.get("verdict") == "plan"]
@@ -142,8 +145,15 @@ def gpu_compile_table():
             failed = collections.Counter(re.sub(r"\s+", " ", next((line for line in r["compiled"]["log"].splitlines() if "error" in line), "?"))[:90]
                                          for r in plans if not r.get("compiled", {}).get("ok"))
             median = f"{registers[len(registers) // 2]}, {registers[-1]}" if registers else "-"
+            # Autotuned launches, for a GPU: each carries every configuration its worker will time (one size set: the first).
+            tuned = sorted(len(s["kernel"]["autotune"]["configs"]) for r in plans for s in next(iter(r.get("plans", {}).values()), {}).get("steps", [])
+                           if "autotune" in s.get("kernel", {}))
+            configurations = f"{len(tuned)} ({tuned[len(tuned) // 2]}, {tuned[-1]})" if tuned else "0"
+            ms = sorted(r.get("milliseconds", 0) for r in plans if not r.get("cache_hit"))
+            took = f"{ms[len(ms) // 2] / 1000:.1f} s" if ms else "-"
             print(f"| {label} | {len(results)} | {len(plans)} | {len(built)} | {len(kernels)} | {targets} | {wgmma} | {median} | "
-                  f"{sum(k['local_bytes'] > 0 for k in kernels)} | {'; '.join(f'{v}x {k}' for k, v in failed.most_common(2)) or '-'} |")
+                  f"{sum(k['local_bytes'] > 0 for k in kernels)} | {configurations} | {took} | "
+                  f"{'; '.join(f'{v}x {k}' for k, v in failed.most_common(2)) or '-'} |")
         verdicts = collections.Counter(g.get("verdict") for g, _ in rows if g.get("verdict") != "plan")
         if verdicts:
             print(f"\nno plan for the GPU: {', '.join(f'{k} {v}' for k, v in verdicts.most_common())}")
