@@ -29,7 +29,7 @@ compiled) and what translating took. No GPU is needed; what the GPU computes and
 benchmarks/device/check.sh's.
 
 usage: triton_agreement.py CUSET SUITE TRITON_ROOT OUT [--levels 1,2] [--per-problem 1] [--first-problems N] [--kernelbench-gpu ada]
-                           [--gpu-compile sm_90]
+                           [--gpu-compile sm_90] [--autotuned]
   SUITE        `cuset import kernelbench ../shared/kernelbench/KernelBench --levels 1,2`
   TRITON_ROOT  ../shared/triton-solutions
 """
@@ -55,6 +55,7 @@ ap.add_argument("--jobs", default="2")
 ap.add_argument("--first-problems", type=int, default=0, help="only the first N problems of each level by number (0: all)")
 ap.add_argument("--reuse", action="store_true", help="judge only what the run folder lacks (cuset eval resumes)")
 ap.add_argument("--gpu-compile", default="", metavar="ARCH", help="translate and compile for a GPU of this architecture instead of judging")
+ap.add_argument("--autotuned", action="store_true", help="only solutions that use @triton.autotune")
 args = ap.parse_args()
 
 levels = [int(x) for x in args.levels.split(",")]
@@ -67,6 +68,8 @@ for label in labels:
     if not m or int(m.group(1)) not in levels or not label.get("is_triton_modelnew") or label["correct"] is None:
         continue
     if args.first_problems and int(m.group(2)) > args.first_problems:
+        continue
+    if args.autotuned and "triton.autotune" not in open(os.path.join(llm, label["kernel"]), errors="replace").read():
         continue
     key = (label["kernel"].split("/code/")[0], label["correct"])
     if counts[key] >= args.per_problem:

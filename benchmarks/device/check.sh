@@ -130,7 +130,8 @@ stage_kernelbench() {
 stage_triton() {
   # Expected as on the simulator (the fixtures' `# expect:` lines) except where only the simulator can
   # see it: a 1-byte overread (triton_unmasked_tail) and a race between programs (triton_programs_race)
-  # may pass on a GPU. The verdicts and timings are the table; the reasons are in the run folder.
+  # may pass on a GPU. The verdicts and timings are the table, then each autotuned launch's configurations
+  # as the GPU worker timed them (triton_autotuned); the reasons are in the run folder.
   python3 -c "import triton; print('triton', triton.__version__)" || { log "this torch has no Triton"; return 1; }
   judge_deps triton kernelbench-fixture-suite kernelbench-triton-candidates
 }

@@ -37,6 +37,11 @@ def suite(run):
         kb_cand = f(kb.get("candidate", {}).get("mean_ms"))
         kb_sp = f"{kb['speedup']:10.2f}" if "speedup" in kb else f"{'-':>10}"
         print(f"{r['problem']:34} {r['verdict']:15} {f(ref)} {f(cand)} {sp} {spread:7.2%} {kb_cand} {kb_sp}  {r.get('reason', '')[:60]}")
+    # Triton's autotuning on the GPU: each configuration's times and the choice, from the result's log.
+    for r in rows:
+        log = r.get("compile_log", "")
+        if "--- autotuning on the GPU" in log:
+            print(f"{r['problem']} sample {r.get('sample')}: {log[log.index('--- autotuning on the GPU'):].strip()}")
 
 
 

@@ -500,9 +500,12 @@ class Recorder:
                            "shared": launch["shared"], "args": args, "library": launch.get("library", "")}}
         if "autotune" in launch:  # the other configurations take the same tensors, at the same offsets
             tuned = launch["autotune"]
+            # An alternative's arguments are written only where they differ from the step's (a configuration
+            # sets constexprs, which are no arguments): a recording with thousands of launches stays small.
             step["kernel"]["autotune"] = {"key": tuned["key"], "configs": tuned["configs"], "alternatives": [
                 {"name": alt["kernel"], "grid": alt["grid"], "block": alt["block"], "shared": alt["shared"],
-                 "args": [self.alternative_arg(a) for a in alt["args"]]} for alt in tuned["alternatives"]]}
+                 **({} if alt["args"] == launch["args"] else {"args": [self.alternative_arg(a) for a in alt["args"]]})}
+                for alt in tuned["alternatives"]]}
         self.note_init_write(step, written, False, [b for b, _, _ in accesses])
         self.append(step, f"kernel {launch['kernel']}", accesses)
 

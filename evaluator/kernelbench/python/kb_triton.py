@@ -56,6 +56,7 @@ TRANSLATE_TO_CPP = True
 KERNELS = {}    # (kernel, signature, constexprs, attrs, options) -> compiled entry
 BINDERS = {}    # id(kernel) -> Triton's binder for it (made once: it compiles a function)
 SOURCES = []    # the CUDA C++ of every compiled kernel, in compile order
+NAMES = []      # their kernels' names, in the same order
 CHOICES = []    # the log: autotune's choices, kernels left to the PTX interpreter
 TARGETS = set()  # the `.target` of every compiled kernel's PTX
 _BACKEND = []   # Triton's CUDA backend for ARCH, made on first use
@@ -269,6 +270,7 @@ def launch(fn, args, kwargs, grid):
         if interpreted:
             CHOICES.append(interpreted)
         SOURCES.append(code)
+        NAMES.append(name)
         KERNELS[key] = {"name": name, "params": params, "shared": metadata["shared"], "threads": 32 * metadata["num_warps"]}
     kernel = KERNELS[key]
     meta = dict(zip(fn.arg_names, values))
@@ -388,4 +390,9 @@ def recorded_sources():
     specific = sorted(t for t in TARGETS if t.endswith("a"))
     if len(specific) > 1:
         raise unsupported(f"Triton kernels for several architecture-specific targets: {', '.join(specific)}")
-    return {"device_source": "".join(SOURCES), "log": CHOICES, **({"target": specific[0]} if specific else {})}
+    out = {"device_source": "".join(SOURCES), "log": CHOICES, **({"target": specific[0]} if specific else {})}
+    if ARCH != SIM_ARCH:
+        # Each kernel's code on its own: the translator assembles each autotuned configuration alone and
+        # leaves out those ptxas refuses, as Triton's timing skips a PTXASError.
+        out["kernels"] = [{"name": n, "code": c} for n, c in zip(NAMES, SOURCES)]
+    return out

@@ -23,6 +23,7 @@
 #include "cuset/evaluator/sandbox/restricted_process.hpp"
 #include "cuset/evaluator/kernelbench/cuda_source_split.hpp"
 #include "host_build.hpp"
+#include "triton_configurations.hpp"
 #include "warm_recorder.hpp"
 #include "cuset/evaluator/kernelbench/recorded_plan.hpp"
 #include "cuset/evaluator/problem/large_sizes.hpp"
@@ -147,7 +148,8 @@ const TranslatorFiles& files() {
 std::string translatorDigest() {
   ContentHasher h;
   // The C++ half of the translator (splitter, host build, device check): bumped when what it makes changes.
-  h.add("cuset-kb-translate-v12");  // v11: construction compared; PYBIND11_MODULE with functions=[...] fails; "not a member of torch" asks the real
+  h.add("cuset-kb-translate-v13");  // v13: Triton configurations ptxas refuses left out; v11: construction compared; PYBIND11_MODULE with
+                                    // functions=[...] fails; "not a member of torch" asks the real
                                     // headers
   std::vector<fs::path> headers;
   for (const fs::path& folder : {files().standinInclude, files().kernelbenchPython}) {
@@ -235,9 +237,10 @@ class Session {
     t.plan.deviceSource = std::string(kDevicePrelude) + launchedDeviceCode(deviceParts, recorded.at("plans"));
     // The Triton form: each Triton kernel it launched, compiled to PTX and wrapped as CUDA (kb_triton.py).
     if (const auto triton = recorded.find("triton"); triton != recorded.end() && triton->is_object()) {
-      t.plan.deviceSource += triton->value("device_source", std::string());
       t.plan.deviceArch = triton->value("target", std::string());
       for (const auto& line : triton->value("log", json::array())) t.log += line.get<std::string>() + "\n";
+      const std::string arch = t.plan.deviceArch.empty() ? fmt::format("sm_{}", options_.tritonCapability) : t.plan.deviceArch;
+      t.plan.deviceSource += detail::assembledConfigurations(*triton, recorded.at("plans"), arch, t.log);
     }
     t.recorded = recorded.at("plans");
     return t;

@@ -187,13 +187,17 @@ class Converter {
       auto tuning = std::make_shared<AutotunedLaunch>();
       tuning->key = recorded.at("key").get<std::string>();
       tuning->configs = recorded.at("configs").get<std::vector<std::string>>();
-      for (const auto& a : recorded.at("alternatives")) tuning->alternatives.push_back(kernelStep(a));  // validatePlan checks the rest
+      for (const auto& a : recorded.at("alternatives")) {
+        tuning->alternatives.push_back(kernelStep(a, &out.kernel.args));  // validatePlan checks the rest
+      }
       out.kernel.autotune = std::move(tuning);
     }
     return out;
   }
 
-  KernelStep kernelStep(const nlohmann::json& k) const {
+  // `sameArgs`: the arguments of a launch that writes none of its own (an autotuned configuration's are
+  // the step's unless the recording says otherwise).
+  KernelStep kernelStep(const nlohmann::json& k, const std::vector<PlanArg>* sameArgs = nullptr) const {
     KernelStep out;
     out.kernel = k.at("name").get<std::string>();
     if (out.kernel.empty() || out.kernel.find_first_of("\"'\n;{}") != std::string::npos) {
@@ -209,6 +213,10 @@ class Converter {
       out.block[d] = static_cast<std::uint32_t>(block[d]);
     }
     out.sharedBytes = static_cast<std::uint32_t>(shared);
+    if (sameArgs && !k.contains("args")) {
+      out.args = *sameArgs;
+      return out;
+    }
     for (const auto& a : k.at("args")) out.args.push_back(argument(a, where));
     return out;
   }

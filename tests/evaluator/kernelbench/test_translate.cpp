@@ -18,6 +18,7 @@
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/kernelbench/cuda_source_split.hpp"
 #include "cuset/evaluator/kernelbench/kernelbench_translator.hpp"
+#include "triton_configurations.hpp"
 #include "cuset/evaluator/kernelbench/recorded_plan.hpp"
 #include "test_util.hpp"
 
@@ -535,6 +536,51 @@ TEST(KernelBenchTranslator, AnAutotunedTritonLaunchCarriesEveryConfigurationForT
   const CompileOutput compiled = NvrtcCompiler(CompileOptions{.arch = "sm_90a"}, {}).compile(gpu.plan.deviceSource, gpu.plan.kernelNames);
   ASSERT_EQ(compiled.status, CompileOutput::Status::ok) << compiled.log;
   EXPECT_EQ(compiled.resources.at(second.kernel).maxThreads, 128u);
+}
+
+// A configuration ptxas refuses is one Triton's timing skips (PTXASError): left out of the launch, its
+// code out of the module; the first it leaves becomes the step, and one left is no longer autotuned.
+TEST(KernelBenchTranslator, AnAutotunedConfigurationPtxasRefusesIsLeftOut) {
+  const json triton = {{"device_source", "whole"},
+                       {"kernels",
+                        {{{"name", "bad"}, {"code", "extern \"C\" __global__ void bad(float* p) { asm volatile(\"not.an.instruction;\"); }\n"}},
+                         {{"name", "good"}, {"code", "extern \"C\" __global__ void good(float* p) { p[0] = 1.0f; }\n"}}}}};
+  const json args = json::array({{{"buffer", "x"}, {"byte_offset", 0}}});
+  json plans = {{"small",
+                 {{"steps",
+                   {{{"kernel",
+                      {{"name", "bad"},
+                       {"grid", {4, 1, 1}},
+                       {"block", {64, 1, 1}},
+                       {"shared", 0},
+                       {"args", args},
+                       {"autotune",
+                        {{"key", "k(4096)"},
+                         {"configs", {"BLOCK: 64", "BLOCK: 256"}},
+                         {"alternatives",
+                          {{{"name", "bad"}, {"grid", {4, 1, 1}}, {"block", {64, 1, 1}}, {"shared", 0}},
+                           {{"name", "good"}, {"grid", {1, 1, 1}}, {"block", {256, 1, 1}}, {"shared", 0}}}}}}}}}}}}}};
+  std::string log;
+  const std::string source = detail::assembledConfigurations(triton, plans, "sm_90", log);
+  EXPECT_EQ(source, triton["kernels"][1]["code"].get<std::string>());  // the refused kernel's code is gone
+  const json& kernel = plans["small"]["steps"][0]["kernel"];
+  EXPECT_EQ(kernel["name"], "good");
+  EXPECT_EQ(kernel["grid"], json({1, 1, 1}));
+  EXPECT_EQ(kernel["block"], json({256, 1, 1}));
+  EXPECT_EQ(kernel["args"], args);
+  EXPECT_FALSE(kernel.contains("autotune"));
+  EXPECT_NE(log.find("autotune k(4096): BLOCK: 64 is not timed on the GPU: ptxas refuses it"), std::string::npos) << log;
+
+  // Nothing refused: the launches as they were, and only the launched kernels' code (a configuration the
+  // recorder left out, for its shared memory, is compiled and never launched).
+  json kept = plans;
+  std::string quiet;
+  kept["small"]["steps"][0]["kernel"]["autotune"] = {
+      {"key", "k"}, {"configs", {"a", "b"}}, {"alternatives", {{{"name", "good"}}, {{"name", "good"}}}}};
+  const json unlaunched = {{"kernels", {triton["kernels"][1], {{"name", "big"}, {"code", "// never launched\n"}}}}};
+  EXPECT_EQ(detail::assembledConfigurations(unlaunched, kept, "sm_90", quiet), triton["kernels"][1]["code"].get<std::string>());
+  EXPECT_TRUE(kept["small"]["steps"][0]["kernel"].contains("autotune"));
+  EXPECT_EQ(quiet, "");
 }
 
 TEST(KernelBenchTranslator, RecordsOnlyTheSizeSetsTheRunJudges) {
