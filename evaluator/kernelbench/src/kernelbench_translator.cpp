@@ -23,7 +23,6 @@
 #include "cuset/evaluator/sandbox/restricted_process.hpp"
 #include "cuset/evaluator/kernelbench/cuda_source_split.hpp"
 #include "host_build.hpp"
-#include "triton_configurations.hpp"
 #include "warm_recorder.hpp"
 #include "cuset/evaluator/kernelbench/recorded_plan.hpp"
 #include "cuset/evaluator/problem/large_sizes.hpp"
@@ -240,7 +239,7 @@ class Session {
       t.plan.deviceArch = triton->value("target", std::string());
       for (const auto& line : triton->value("log", json::array())) t.log += line.get<std::string>() + "\n";
       const std::string arch = t.plan.deviceArch.empty() ? fmt::format("sm_{}", options_.tritonCapability) : t.plan.deviceArch;
-      t.plan.deviceSource += detail::assembledConfigurations(*triton, recorded.at("plans"), arch, t.log);
+      t.plan.deviceSource += assembledTritonConfigurations(*triton, recorded.at("plans"), arch, t.log);
     }
     t.recorded = recorded.at("plans");
     return t;

@@ -18,7 +18,6 @@
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/kernelbench/cuda_source_split.hpp"
 #include "cuset/evaluator/kernelbench/kernelbench_translator.hpp"
-#include "triton_configurations.hpp"
 #include "cuset/evaluator/kernelbench/recorded_plan.hpp"
 #include "test_util.hpp"
 
@@ -561,7 +560,7 @@ TEST(KernelBenchTranslator, AnAutotunedConfigurationPtxasRefusesIsLeftOut) {
                           {{{"name", "bad"}, {"grid", {4, 1, 1}}, {"block", {64, 1, 1}}, {"shared", 0}},
                            {{"name", "good"}, {"grid", {1, 1, 1}}, {"block", {256, 1, 1}}, {"shared", 0}}}}}}}}}}}}}};
   std::string log;
-  const std::string source = detail::assembledConfigurations(triton, plans, "sm_90", log);
+  const std::string source = assembledTritonConfigurations(triton, plans, "sm_90", log);
   EXPECT_EQ(source, triton["kernels"][1]["code"].get<std::string>());  // the refused kernel's code is gone
   const json& kernel = plans["small"]["steps"][0]["kernel"];
   EXPECT_EQ(kernel["name"], "good");
@@ -578,7 +577,7 @@ TEST(KernelBenchTranslator, AnAutotunedConfigurationPtxasRefusesIsLeftOut) {
   kept["small"]["steps"][0]["kernel"]["autotune"] = {
       {"key", "k"}, {"configs", {"a", "b"}}, {"alternatives", {{{"name", "good"}}, {{"name", "good"}}}}};
   const json unlaunched = {{"kernels", {triton["kernels"][1], {{"name", "big"}, {"code", "// never launched\n"}}}}};
-  EXPECT_EQ(detail::assembledConfigurations(unlaunched, kept, "sm_90", quiet), triton["kernels"][1]["code"].get<std::string>());
+  EXPECT_EQ(assembledTritonConfigurations(unlaunched, kept, "sm_90", quiet), triton["kernels"][1]["code"].get<std::string>());
   EXPECT_TRUE(kept["small"]["steps"][0]["kernel"].contains("autotune"));
   EXPECT_EQ(quiet, "");
 }
