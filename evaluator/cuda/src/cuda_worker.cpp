@@ -76,6 +76,7 @@ class GpuSession {
   }
   ~GpuSession() {
     timer_.reset();
+    benchCache_.reset();
     modules_.clear();
     if (stream_) cuda_.driver().cuStreamDestroy(stream_);
     if (context_) cuda_.driver().cuDevicePrimaryCtxRelease(device_);
