@@ -11,6 +11,7 @@
 #include "cuset/evaluator/evaluation/evaluation.hpp"
 #include "cuset/evaluator/problem/problem_suite.hpp"
 #include "cuset/evaluator/problem/torch_reference.hpp"
+#include "triton_benchmark.hpp"
 #include "test_util.hpp"
 
 namespace cuset {
@@ -68,6 +69,19 @@ TEST(CudaBackend, ArchitectureSpecificTargetsExistFromHopperOn) {
   EXPECT_EQ(archSpecificTarget("compute_100"), "compute_100a");
   EXPECT_EQ(archSpecificTarget("sm_80"), "");
   EXPECT_EQ(archSpecificTarget("sm_90a"), "");
+}
+
+// Triton's autotuner compares configurations by do_bench's torch.quantile(times, [0.5, 0.2, 0.8]):
+// linear interpolation between order statistics. The expected values are torch's own.
+TEST(TritonBenchmark, QuantilesAreTorchs) {
+  using detail::quantileOf;
+  EXPECT_DOUBLE_EQ(quantileOf({1, 2, 3, 4}, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(quantileOf({4, 3, 2, 1}, 0.2), 1.6);
+  EXPECT_NEAR(quantileOf({1, 2, 3, 4}, 0.8), 3.4000000000000004, 1e-15);
+  EXPECT_DOUBLE_EQ(quantileOf({5}, 0.2), 5.0);
+  EXPECT_NEAR(quantileOf({0.3, 0.1, 0.2, 0.9, 0.5, 0.25, 0.7}, 0.2), 0.21000000000000002, 1e-15);
+  EXPECT_NEAR(quantileOf({0.3, 0.1, 0.2, 0.9, 0.5, 0.25, 0.7}, 0.8), 0.6600000000000001, 1e-15);
+  EXPECT_DOUBLE_EQ(quantileOf({}, 0.5), 0.0);
 }
 
 TEST(NvmlClockMonitor, NamesTheReasonsThatMatter) {
