@@ -306,7 +306,7 @@ class GpuSession {
   }
 
   std::optional<detail::TritonTiming> timeConfiguration(PreparedLaunch& p) {
-    const CUresult first = launch(p);
+    const CUresult first = launch(p);  // do_bench's settling run
     if (first == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || first == CUDA_ERROR_INVALID_VALUE) return std::nullopt;
     cuda_(first, "cuLaunchKernel");
     return detail::tritonDoBench(cuda_, stream_, *benchCache_, [&] { cuda_(launch(p), "cuLaunchKernel"); });

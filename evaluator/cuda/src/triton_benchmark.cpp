@@ -18,8 +18,7 @@ double quantileOf(std::vector<double> values, double q) {
 TritonTiming tritonDoBench(const Cuda& cuda, CUstream stream, const DeviceMemory& cache, const std::function<void()>& enqueue) {
   const CudaDriver& d = cuda.driver();
   const auto clearCache = [&] { cuda(d.cuMemsetD8Async(cache.get(), 0, cache.bytes(), stream), "clearing L2 between autotuning runs"); };
-  enqueue();
-  cuda(d.cuStreamSynchronize(stream), "an autotuned configuration");
+  cuda(d.cuStreamSynchronize(stream), "an autotuned configuration");  // the settling run, the caller's
 
   // The estimate includes the clearing, as Triton's does.
   Event begin(cuda), end(cuda);

@@ -18,6 +18,8 @@ struct TritonTiming {
 };
 
 // `cache`: Triton's 256 MB L2-clearing buffer. `enqueue` puts one run of the configuration on `stream`.
+// The caller has enqueued do_bench's first, settling run already (the launch that shows whether the driver
+// takes the configuration at all).
 TritonTiming tritonDoBench(const Cuda& cuda, CUstream stream, const DeviceMemory& cache, const std::function<void()>& enqueue);
 
 // torch.quantile's linear interpolation, as do_bench summarises its times.
