@@ -322,7 +322,7 @@ def autotuned(tuner, args, kwargs):
                            f"{config} the first")
         else:
             CHOICES.append(f"autotune {name}: {config}, the only one of {len(configs)} kept configurations the GPU can run")
-    elif not _TUNED:
+    else:
         CHOICES.append(f"autotune {name}: {config} (the first of {len(configs)} kept)")
     full = {**tuner.nargs, **kwargs, **config.all_kwargs()}
     if config.pre_hook:
@@ -390,9 +390,11 @@ def recorded_sources():
     specific = sorted(t for t in TARGETS if t.endswith("a"))
     if len(specific) > 1:
         raise unsupported(f"Triton kernels for several architecture-specific targets: {', '.join(specific)}")
-    out = {"device_source": "".join(SOURCES), "log": CHOICES, **({"target": specific[0]} if specific else {})}
-    if ARCH != SIM_ARCH:
-        # Each kernel's code on its own: the translator assembles each autotuned configuration alone and
-        # leaves out those ptxas refuses, as Triton's timing skips a PTXASError.
+    out = {"log": CHOICES, **({"target": specific[0]} if specific else {})}
+    if ARCH == SIM_ARCH:
+        out["device_source"] = "".join(SOURCES)
+    else:
+        # Each kernel's code on its own (the device code is theirs, joined): the translator assembles each
+        # autotuned configuration alone and leaves out those ptxas refuses, as Triton's timing skips a PTXASError.
         out["kernels"] = [{"name": n, "code": c} for n, c in zip(NAMES, SOURCES)]
     return out

@@ -302,43 +302,55 @@ std::variant<LaunchPlan, PlanRefusal> planFromRecording(const nlohmann::json& re
 
 namespace {
 
+// Every kernel launch of the recording's plans, as its JSON.
 template <class F>
-void forEachAutotunedLaunch(nlohmann::json& plans, F&& f) {
+void forEachKernelLaunch(nlohmann::json& plans, F&& f) {
   for (auto& [set, plan] : plans.items()) {
     for (auto& step : plan.at("steps")) {
-      if (step.contains("kernel") && step["kernel"].contains("autotune")) f(step["kernel"]);
+      if (step.contains("kernel")) f(step["kernel"]);
     }
   }
+}
+
+// The kernels a launch may run: its own and, autotuned, each configuration's.
+template <class F>
+void forEachLaunchedKernel(const nlohmann::json& kernel, F&& f) {
+  f(kernel.at("name").get<std::string>());
+  if (!kernel.contains("autotune")) return;
+  for (const auto& a : kernel["autotune"].at("alternatives")) f(a.at("name").get<std::string>());
 }
 
 }  // namespace
 
 std::string assembledTritonConfigurations(const nlohmann::json& triton, nlohmann::json& plans, const std::string& arch, std::string& log) {
-  const std::string whole = triton.value("device_source", std::string());
-  if (!triton.contains("kernels")) return whole;
+  if (!triton.contains("kernels")) return triton.value("device_source", std::string());  // the simulator's: no configurations
+  std::string every;
   std::map<std::string, std::string> code;
-  for (const auto& k : triton.at("kernels")) code[k.at("name").get<std::string>()] = k.at("code").get<std::string>();
-  std::set<std::string> configurations;
-  forEachAutotunedLaunch(plans, [&](nlohmann::json& kernel) {
-    for (const auto& a : kernel["autotune"].at("alternatives")) configurations.insert(a.at("name").get<std::string>());
-  });
-  if (configurations.empty()) return whole;
+  for (const auto& k : triton.at("kernels")) every += code[k.at("name").get<std::string>()] = k.at("code").get<std::string>();
+  bool autotuned = false;
+  forEachKernelLaunch(plans, [&](nlohmann::json& kernel) { autotuned = autotuned || kernel.contains("autotune"); });
+  if (!autotuned) return every;
 
   std::map<std::string, std::string> refused;  // kernel -> ptxas's first error
   try {
     const NvrtcCompiler compiler(CompileOptions{.arch = arch, .lineinfo = false}, {});
-    for (const auto& name : configurations) {
-      const auto it = code.find(name);
-      if (it == code.end()) continue;  // not Triton's: the module's build will say
-      const CompileOutput built = compiler.compile(it->second, {name});
-      if (built.status == CompileOutput::Status::compileError) refused[name] = firstErrorLine(built.log);
-    }
+    std::set<std::string> assembled;
+    forEachKernelLaunch(plans, [&](nlohmann::json& kernel) {
+      if (!kernel.contains("autotune")) return;
+      forEachLaunchedKernel(kernel, [&](const std::string& name) {
+        const auto it = code.find(name);
+        if (it == code.end() || !assembled.insert(name).second) return;  // not Triton's (the module's build will say), or done
+        const CompileOutput built = compiler.compile(it->second, {name});
+        if (built.status == CompileOutput::Status::compileError) refused[name] = firstErrorLine(built.log);
+      });
+    });
   } catch (const std::exception& e) {
     log += fmt::format("autotuned configurations not assembled alone for {}: {}\n", arch, e.what());
-    return whole;
+    return every;
   }
   std::set<std::string> said;
-  forEachAutotunedLaunch(plans, [&](nlohmann::json& kernel) {
+  forEachKernelLaunch(plans, [&](nlohmann::json& kernel) {
+    if (!kernel.contains("autotune")) return;
     nlohmann::json& tuning = kernel["autotune"];
     nlohmann::json kept = nlohmann::json::array(), names = nlohmann::json::array();
     for (std::size_t i = 0; i < tuning.at("alternatives").size(); ++i) {
@@ -367,19 +379,10 @@ std::string assembledTritonConfigurations(const nlohmann::json& triton, nlohmann
   // The code of every kernel a launch still names: not a configuration left out, here or by the recorder
   // (one over the shared memory a block can have is compiled, never launched, and may not assemble).
   std::set<std::string> launched;
-  for (auto& [set, plan] : plans.items()) {
-    for (const auto& step : plan.at("steps")) {
-      if (!step.contains("kernel")) continue;
-      launched.insert(step["kernel"].at("name").get<std::string>());
-      if (step["kernel"].contains("autotune")) {
-        for (const auto& a : step["kernel"]["autotune"].at("alternatives")) launched.insert(a.at("name").get<std::string>());
-      }
-    }
-  }
+  forEachKernelLaunch(plans, [&](nlohmann::json& kernel) { forEachLaunchedKernel(kernel, [&](const std::string& n) { launched.insert(n); }); });
   std::string source;
   for (const auto& k : triton.at("kernels")) {
-    const std::string name = k.at("name");
-    if (launched.contains(name)) source += k.at("code").get<std::string>();
+    if (launched.contains(k.at("name").get<std::string>())) source += k.at("code").get<std::string>();
   }
   return source;
 }

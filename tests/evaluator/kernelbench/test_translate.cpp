@@ -540,8 +540,7 @@ TEST(KernelBenchTranslator, AnAutotunedTritonLaunchCarriesEveryConfigurationForT
 // A configuration ptxas refuses is one Triton's timing skips (PTXASError): left out of the launch, its
 // code out of the module; the first it leaves becomes the step, and one left is no longer autotuned.
 TEST(KernelBenchTranslator, AnAutotunedConfigurationPtxasRefusesIsLeftOut) {
-  const json triton = {{"device_source", "whole"},
-                       {"kernels",
+  const json triton = {{"kernels",
                         {{{"name", "bad"}, {"code", "extern \"C\" __global__ void bad(float* p) { asm volatile(\"not.an.instruction;\"); }\n"}},
                          {{"name", "good"}, {"code", "extern \"C\" __global__ void good(float* p) { p[0] = 1.0f; }\n"}}}}};
   const json args = json::array({{{"buffer", "x"}, {"byte_offset", 0}}});
