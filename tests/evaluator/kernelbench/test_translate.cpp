@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -472,28 +473,6 @@ TEST(KernelBenchTranslator, ATritonKernelForAGpuIsCompiledAsTritonCompilesItTher
   EXPECT_NE(plain.log.find("wgmma"), std::string::npos) << plain.log;
 }
 
-const char* kTritonAutotuned = R"(import torch
-import torch.nn as nn
-import triton
-import triton.language as tl
-
-
-@triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=2), triton.Config({"BLOCK": 1024}, num_warps=4)], key=["n"])
-@triton.jit
-def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    inside = offsets < n
-    tl.store(y_ptr + offsets, tl.maximum(tl.load(x_ptr + offsets, mask=inside), 0.0), mask=inside)
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        y = torch.empty_like(x)
-        n = x.numel()
-        relu_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
-        return y
-)";
-
 // triton.autotune: the simulator runs the first configuration; for a GPU the launch also carries every
 // kept configuration's own launch (grid after its meta, its warps), for the GPU worker to time.
 TEST(KernelBenchTranslator, AnAutotunedTritonLaunchCarriesEveryConfigurationForTheGpuToTime) {
@@ -502,8 +481,10 @@ TEST(KernelBenchTranslator, AnAutotunedTritonLaunchCarriesEveryConfigurationForT
       "name: r\nlevel: 1\nsizes: {small: {N: 4096}}\ninputs: {x: {dtype: float32, shape: [N]}}\noutputs: {y: {dtype: float32, shape: [N]}}\n"
       "reference: |\n  def forward(x: Tensor) -> Tensor:\n      return torch.relu(x)\n",
       "r/problem.yaml", "r");
-  const Translation sim = KernelBenchTranslator(TranslatorOptions{}).translate(p, kTritonAutotuned);
-  const Translation gpu = KernelBenchTranslator(TranslatorOptions{.tritonCapability = 90}).translate(p, kTritonAutotuned);
+  const std::string autotuned =
+      readFile(std::filesystem::path(CUSET_SOURCE_DIR) / "tests/data/kernelbench_modelnew/level1/kb1_rectifier/triton_autotuned.py");
+  const Translation sim = KernelBenchTranslator(TranslatorOptions{}).translate(p, autotuned);
+  const Translation gpu = KernelBenchTranslator(TranslatorOptions{.tritonCapability = 90}).translate(p, autotuned);
   ASSERT_TRUE(sim.ok()) << describeTranslation(sim) << "\n" << sim.log;
   ASSERT_TRUE(gpu.ok()) << describeTranslation(gpu) << "\n" << gpu.log;
   EXPECT_FALSE(sim.plan.plans.at("small").autotuned());
